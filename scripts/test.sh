@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs Wayside's test suite on a fresh machine: installs what the tests need
+# (Chromium for fixity replays, Redis for the networked index) when missing,
+# then vets, checks formatting and runs every test with the race detector.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "test.sh: installing ${need[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+go version
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+go vet ./...
+go build ./...
+go test -race -timeout 40m "$@" ./...
