@@ -1,0 +1,62 @@
+// Package testenv locates test material shared by Wayside's tests: the
+// repository root and the ../shared directory beside it (real WARC corpus,
+// notes, benchmark generator).
+package testenv
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// RepoRoot returns the directory holding go.mod, walking up from the current
+// directory (tests run in their package directory).
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatalf("testenv: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// SharedDir returns ../shared beside the repository, or skips the test with a
+// clear message when it is absent (e.g. on a user's clone).
+func SharedDir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(filepath.Dir(RepoRoot(t)), "shared")
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Skipf("testenv: %s is absent: this test needs the shared corpus checked out beside the repository", dir)
+	}
+	return dir
+}
+
+// CorpusWARCs returns the paths of the real-world WARC files in
+// ../shared/corpus/warc, skipping the test when the corpus is absent.
+func CorpusWARCs(t testing.TB) []string {
+	t.Helper()
+	dir := filepath.Join(SharedDir(t), "corpus", "warc")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Skipf("testenv: cannot read %s: %v", dir, err)
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	if len(out) == 0 {
+		t.Skipf("testenv: %s holds no WARC files", dir)
+	}
+	return out
+}
