@@ -3,9 +3,217 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/wayside-archive/wayside/crawl"
+	"github.com/wayside-archive/wayside/dedupindex"
 )
 
-// runCrawl is owned by the crawl work; it replaces this placeholder.
+const crawlUsage = `[flags] URL...
+
+Crawls the given URLs into WARC files, deduplicating payloads at crawl time:
+a payload already archived becomes a revisit record pointing at the original.
+WARC and CDXJ files go to --warc-dir; the dedup index (embedded pebble) lives
+in WARC-DIR/dedup-index unless --index is given, so re-running the same
+command writes revisits for everything unchanged.`
+
+// crawlFlags are the flags of `wayside crawl`, shared with `wayside demo`.
+type crawlFlags struct {
+	warcDir, index, scope, prefixes, verify, version, userAgent, match string
+	depth, maxPages, parallel                                            int
+	delay, timeout, maxTime                                              time.Duration
+	maxFileSize, maxBody, minSize                                        int64
+	robots, conditional, noDedup, verbose, quiet                         bool
+}
+
+func (f *crawlFlags) register(fs interface {
+	StringVar(*string, string, string, string)
+	IntVar(*int, string, int, string)
+	Int64Var(*int64, string, int64, string)
+	DurationVar(*time.Duration, string, time.Duration, string)
+	BoolVar(*bool, string, bool, string)
+}) {
+	fs.StringVar(&f.warcDir, "warc-dir", "warcs", "directory for WARC and CDXJ files")
+	fs.StringVar(&f.index, "index", "", "dedup index directory (default WARC-DIR/"+crawl.IndexSubdir+")")
+	fs.StringVar(&f.scope, "scope", dedupindex.DefaultScope, "dedup scope (collection) captures are filed under")
+	fs.StringVar(&f.prefixes, "prefix", "", "comma-separated URL prefixes to stay within (default: the seeds' hosts)")
+	fs.IntVar(&f.depth, "depth", -1, "link hops to follow from the seeds (-1: no limit)")
+	fs.IntVar(&f.maxPages, "max-pages", 10000, "maximum URLs to fetch (0: no limit)")
+	fs.DurationVar(&f.delay, "delay", 0, "pause between requests to the same host")
+	fs.StringVar(&f.userAgent, "user-agent", crawl.DefaultUserAgent, "User-Agent header")
+	fs.BoolVar(&f.robots, "robots", false, "fetch, record and obey robots.txt")
+	fs.StringVar(&f.verify, "verify", "size", "collision check on a digest match: size (lengths equal) or bytes (re-read the original)")
+	fs.BoolVar(&f.conditional, "conditional", false, "send If-None-Match/If-Modified-Since for URLs archived before; 304 → server-not-modified revisit")
+	fs.StringVar(&f.version, "warc-version", "1.1", "WARC version to write: 1.0 or 1.1")
+	fs.Int64Var(&f.maxFileSize, "max-file-size", crawl.DefaultMaxFileSize, "rotate WARC files at this size in bytes")
+	fs.Int64Var(&f.maxBody, "max-body", 256<<20, "cut bodies longer than this many bytes (WARC-Truncated: length; 0: no limit)")
+	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "connect and response-header timeout")
+	fs.DurationVar(&f.maxTime, "max-time", 5*time.Minute, "cut a fetch still receiving after this long (WARC-Truncated: time; 0: no limit)")
+	fs.IntVar(&f.parallel, "parallel", 4, "concurrent fetches")
+	fs.StringVar(&f.match, "match", "digest", "dedup matching: digest (URL-agnostic) or url (same URL only)")
+	fs.Int64Var(&f.minSize, "min-size", 1, "smallest payload in bytes that is deduplicated")
+	fs.BoolVar(&f.noDedup, "no-dedup", false, "write every response in full")
+	fs.BoolVar(&f.verbose, "v", false, "verbose logging")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress line")
+}
+
 func runCrawl(ctx context.Context, e *env, args []string) error {
-	return errors.New("crawl: not built yet")
+	fs := newFlagSet(e, "crawl", crawlUsage)
+	var f crawlFlags
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return usagef("crawl: no URL given")
+	}
+	_, err := crawlOnce(ctx, e, &f, fs.Args(), "crawl")
+	return err
+}
+
+// crawlSummary is what one crawl did.
+type crawlSummary struct {
+	rec     crawl.Stats
+	crawler crawl.CrawlStats
+	writer  crawl.WriterStats
+	elapsed time.Duration
+}
+
+// crawlOnce runs one crawl with flags f and prints progress and a summary.
+func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label string) (*crawlSummary, error) {
+	var seeds []*url.URL
+	for _, s := range urls {
+		u, err := crawl.ParseSeed(s)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		seeds = append(seeds, u)
+	}
+	var prefixes []string
+	if f.prefixes != "" {
+		prefixes = strings.Split(f.prefixes, ",")
+	}
+	scope, err := crawl.NewScope(seeds, prefixes)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	verify, err := crawl.ParseVerify(f.verify)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	if f.version != crawl.Version10 && f.version != crawl.Version11 {
+		return nil, usagef("crawl: --warc-version must be 1.0 or 1.1, not %q", f.version)
+	}
+	match, err := dedupindex.ParseMatch(f.match)
+	if err != nil {
+		return nil, usagef("crawl: --match: %v", err)
+	}
+	log := e.logger(f.verbose)
+	s, err := crawl.Open(crawl.Config{
+		WARCDir: f.warcDir, IndexDir: f.index, NoDedup: f.noDedup,
+		Policy: dedupindex.Policy{Match: match, MinPayloadSize: f.minSize, Scope: f.scope},
+		Writer: crawl.WriterOptions{Version: f.version, MaxFileSize: f.maxFileSize,
+			Info: []crawl.Field{{Name: "http-header-user-agent", Value: f.userAgent}, {Name: "isPartOf", Value: f.scope},
+				{Name: "robots", Value: map[bool]string{true: "obey", false: "ignore"}[f.robots]}}},
+		Recorder: crawl.Options{Verify: verify, Conditional: f.conditional, MaxBody: f.maxBody, MaxDuration: f.maxTime,
+			Timeout: f.timeout, Allow: scope.Allow, MaxConnsPerHost: max(f.parallel, 1), Logger: log},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if rep := s.Writer.Recovery(); len(rep.Files) > 0 {
+		fmt.Fprintf(e.stderr, "recovered %d unfinished WARC file(s) from an earlier run (%d with an incomplete last record, saved as *.partial-tail)\n",
+			len(rep.Files), rep.PartialTails)
+	}
+	c, err := crawl.NewCrawler(crawl.CrawlConfig{Seeds: seeds, Recorder: s.Recorder, Scope: scope, MaxDepth: f.depth,
+		MaxPages: f.maxPages, Delay: f.delay, UserAgent: f.userAgent, Robots: f.robots, Parallel: f.parallel, Logger: log})
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	start := time.Now()
+	stopProgress := func() {}
+	if !f.quiet {
+		stopProgress = progress(e.stderr, label, start, s, c)
+	}
+	runErr := c.Run(ctx)
+	stopProgress()
+	sum := &crawlSummary{rec: s.Recorder.Stats(), crawler: c.Stats(), elapsed: time.Since(start)}
+	closeErr := s.Close()
+	sum.writer = s.Writer.Stats()
+	printSummary(e.stdout, label, f.warcDir, sum)
+	if closeErr != nil {
+		return sum, closeErr
+	}
+	if runErr != nil && errors.Is(runErr, context.Canceled) {
+		fmt.Fprintln(e.stderr, "crawl: interrupted; files closed cleanly")
+		return sum, nil
+	}
+	return sum, runErr
+}
+
+// progress prints one status line a second on w until stopped.
+func progress(w io.Writer, label string, start time.Time, s *crawl.Session, c *crawl.Crawler) func() {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				r, cs, ws := s.Recorder.Stats(), c.Stats(), s.Writer.Stats()
+				fmt.Fprintf(w, "%s %5.0fs  pages %d  queued %d  responses %d  revisits %d  written %s  errors %d\n",
+					label, time.Since(start).Seconds(), cs.Pages, cs.Queued, r.Responses, r.RevisitsDigest+r.RevisitsNotMod,
+					humanBytes(ws.StoredBytes), r.Errors+cs.Errors)
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+func printSummary(w io.Writer, label, dir string, s *crawlSummary) {
+	r := s.rec
+	fmt.Fprintf(w, "%s summary (%s, WARCs in %s)\n", label, s.elapsed.Round(time.Millisecond), dir)
+	fmt.Fprintf(w, "  pages fetched        %d (errors %d, out of scope %d, robots.txt skipped %d)\n",
+		s.crawler.Pages, s.crawler.Errors+r.Errors, s.crawler.OutOfScope, s.crawler.Robots)
+	fmt.Fprintf(w, "  records              %d in %d file(s)\n", s.writer.Records, s.writer.Files)
+	fmt.Fprintf(w, "  responses            %d (truncated %d)\n", r.Responses, r.Truncated)
+	fmt.Fprintf(w, "  revisits             %d identical-payload-digest, %d server-not-modified\n", r.RevisitsDigest, r.RevisitsNotMod)
+	fmt.Fprintf(w, "  bytes written        %s raw, %s stored (gzip)\n", humanBytes(s.writer.RawBytes), humanBytes(s.writer.StoredBytes))
+	fmt.Fprintf(w, "  payload bytes saved  %s by revisits (of %s received)\n", humanBytes(r.SavedBytes), humanBytes(r.PayloadBytes))
+	fmt.Fprintf(w, "  collisions           %d   pending claims %d   conditional requests %d\n", r.Collisions, r.Pending, r.ConditionalSent)
+	if len(r.Skipped) > 0 {
+		var ks []string
+		for k := range r.Skipped {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		var parts []string
+		for _, k := range ks {
+			parts = append(parts, fmt.Sprintf("%s %d", k, r.Skipped[k]))
+		}
+		fmt.Fprintf(w, "  not deduplicated     %s\n", strings.Join(parts, ", "))
+	}
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }

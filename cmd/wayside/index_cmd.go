@@ -2,10 +2,267 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/dedupindex/pebble"
+	"github.com/wayside-archive/wayside/digest"
 )
 
-// runIndex is owned by the index work; it replaces this placeholder.
+const indexUsage = `<import|stats|lookup> [flags] [args]
+
+  import [--index DIR] [--scope NAME] [--match digest|url] [--format auto|warc|cdx|cdxj] [--strict] FILE...
+      seed the dedup index from earlier crawls: HTTP responses of WARC files, or
+      CDX / CDXJ lines. Revisits are never taken as originals.
+  stats  [--index DIR] [--check] [--json]
+      count originals per scope; --check verifies the index's invariants.
+  lookup [--index DIR] [--scope NAME] DIGEST
+      print the original for a payload digest (any encoding) as JSON, or
+      "not found" (exit status 1).
+  lookup [--index DIR] [--scope NAME] --url URL [DIGEST]
+      print the originals archived for URL, oldest first; with DIGEST, the
+      original under the same-URL policy.
+
+The index directory defaults to ./` + dedupindex.DefaultDir + `.`
+
+// errNotFound makes `index lookup` exit with status 1 after printing
+// "not found".
+var errNotFound = errors.New("index lookup: not found")
+
 func runIndex(ctx context.Context, e *env, args []string) error {
-	return errors.New("index: not built yet")
+	if len(args) == 0 {
+		fmt.Fprintf(e.stderr, "usage: wayside index %s\n", indexUsage)
+		return usagef("index: no subcommand given (import, stats or lookup)")
+	}
+	switch args[0] {
+	case "import":
+		return runIndexImport(ctx, e, args[1:])
+	case "stats":
+		return runIndexStats(ctx, e, args[1:])
+	case "lookup":
+		return runIndexLookup(ctx, e, args[1:])
+	case "-h", "--help", "help":
+		fmt.Fprintf(e.stdout, "usage: wayside index %s\n", indexUsage)
+		return nil
+	}
+	fmt.Fprintf(e.stderr, "usage: wayside index %s\n", indexUsage)
+	return usagef("index: unknown subcommand %q", args[0])
+}
+
+// openExistingIndex opens an index directory that must already exist.
+func openExistingIndex(dir string) (*pebble.Index, error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("index: no index at %s (use --index, or import into it first)", dir)
+	}
+	ix, err := pebble.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("index: %w (is a crawl or the sidecar using it?)", err)
+	}
+	return ix, nil
+}
+
+func runIndexImport(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "index import", "[flags] FILE...")
+	dir := fs.String("index", dedupindex.DefaultDir, "index directory")
+	scope := fs.String("scope", dedupindex.DefaultScope, "scope (collection) the originals are filed under")
+	match := fs.String("match", "digest", "dedup matching the crawl will use: digest (URL-agnostic) or url (same URL)")
+	format := fs.String("format", "auto", "input format: auto, warc, cdx or cdxj")
+	strict := fs.Bool("strict", false, "stop at the first bad record")
+	batch := fs.Int("batch", 1000, "originals per durable write")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return usagef("index import: no files given")
+	}
+	m, err := dedupindex.ParseMatch(*match)
+	if err != nil {
+		return usagef("index import: %v", err)
+	}
+	f, err := dedupindex.ParseFormat(*format)
+	if err != nil {
+		return usagef("index import: %v", err)
+	}
+	ix, err := pebble.Open(*dir)
+	if err != nil {
+		return fmt.Errorf("index import: %w (is a crawl or the sidecar using it?)", err)
+	}
+	start := time.Now()
+	last := start
+	opts := dedupindex.ImportOptions{Scope: *scope, Match: m, Format: f, Strict: *strict, BatchSize: *batch}
+	if !*quiet {
+		opts.Progress = func(file string, s dedupindex.ImportStats) {
+			if now := time.Now(); now.Sub(last) >= time.Second {
+				last = now
+				fmt.Fprintf(e.stderr, "import: %s: %d records read, %d originals added, %.1f MB, %s\n",
+					file, s.Records, s.Originals, float64(s.Bytes)/1e6, now.Sub(start).Round(time.Second))
+			}
+		}
+	}
+	st, ierr := dedupindex.Import(ctx, ix, fs.Args(), opts)
+	cerr := ix.Close()
+	for _, be := range st.Errors {
+		fmt.Fprintln(e.stderr, "bad record:", be)
+	}
+	if st.Bad > int64(len(st.Errors)) {
+		fmt.Fprintf(e.stderr, "... and %d more bad records\n", st.Bad-int64(len(st.Errors)))
+	}
+	printImportSummary(e.stdout, st, time.Since(start))
+	if ierr != nil {
+		return fmt.Errorf("index import: %w", ierr)
+	}
+	if cerr != nil {
+		return fmt.Errorf("index import: %w", cerr)
+	}
+	if st.Bad > 0 {
+		return fmt.Errorf("index import: %d bad records skipped (listed above); everything else was imported", st.Bad)
+	}
+	return nil
+}
+
+func printImportSummary(w io.Writer, st dedupindex.ImportStats, took time.Duration) {
+	fmt.Fprintf(w, "files:             %d\n", len(st.Files))
+	fmt.Fprintf(w, "records read:      %d\n", st.Records)
+	fmt.Fprintf(w, "originals added:   %d\n", st.Originals)
+	fmt.Fprintf(w, "already present:   %d\n", st.Present)
+	fmt.Fprintf(w, "revisits skipped:  %d\n", st.Revisits)
+	fmt.Fprintf(w, "other skipped:     %d\n", st.Skipped)
+	fmt.Fprintf(w, "bad records:       %d\n", st.Bad)
+	fmt.Fprintf(w, "time:              %s\n", took.Round(time.Millisecond))
+}
+
+func runIndexStats(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "index stats", "[flags]")
+	dir := fs.String("index", dedupindex.DefaultDir, "index directory")
+	check := fs.Bool("check", false, "verify the index's invariants")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usagef("index stats: unexpected arguments %q", fs.Args())
+	}
+	ix, err := openExistingIndex(*dir)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	st, err := ix.Stats(ctx)
+	if err != nil {
+		return fmt.Errorf("index stats: %w", err)
+	}
+	var checkErr error
+	if *check {
+		checkErr = ix.Check(ctx)
+	}
+	if *asJSON {
+		out := struct {
+			dedupindex.Stats
+			Dir     string `json:"dir"`
+			Checked bool   `json:"checked,omitempty"`
+			OK      *bool  `json:"ok,omitempty"`
+		}{Stats: st, Dir: *dir, Checked: *check}
+		if *check {
+			ok := checkErr == nil
+			out.OK = &ok
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(e.stdout, "index:      %s\n", *dir)
+		fmt.Fprintf(e.stdout, "originals:  %d\n", st.Originals)
+		fmt.Fprintf(e.stdout, "disk:       %.1f MB", float64(st.DiskBytes)/1e6)
+		if st.Originals > 0 {
+			fmt.Fprintf(e.stdout, " (%.0f B per original)", float64(st.DiskBytes)/float64(st.Originals))
+		}
+		fmt.Fprintln(e.stdout)
+		names := make([]string, 0, len(st.Scopes))
+		for s := range st.Scopes {
+			names = append(names, s)
+		}
+		sort.Strings(names)
+		for _, s := range names {
+			fmt.Fprintf(e.stdout, "scope %-20q %d\n", s, st.Scopes[s])
+		}
+		if *check && checkErr == nil {
+			fmt.Fprintln(e.stdout, "check:      ok")
+		}
+	}
+	if checkErr != nil {
+		return fmt.Errorf("index stats: %w", checkErr)
+	}
+	return nil
+}
+
+func runIndexLookup(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "index lookup", "[flags] DIGEST | --url URL [DIGEST]")
+	dir := fs.String("index", dedupindex.DefaultDir, "index directory")
+	scope := fs.String("scope", dedupindex.DefaultScope, "scope to look in")
+	uri := fs.String("url", "", "look up by URL: the originals archived for it, or with DIGEST the same-URL original")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 || (fs.NArg() == 0 && *uri == "") {
+		fs.Usage()
+		return usagef("index lookup: want one DIGEST, or --url URL")
+	}
+	var dig string
+	if fs.NArg() == 1 {
+		d, err := digest.Normalize(fs.Arg(0))
+		if err != nil {
+			return usagef("index lookup: %v", err)
+		}
+		dig = d
+	}
+	ix, err := openExistingIndex(*dir)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	enc := json.NewEncoder(e.stdout)
+	if dig == "" {
+		origs, err := ix.ByURL(ctx, *scope, dedupindex.URLKey(*uri))
+		if err != nil {
+			return fmt.Errorf("index lookup: %w", err)
+		}
+		if len(origs) == 0 {
+			fmt.Fprintln(e.stdout, "not found")
+			return fmt.Errorf("%w: no original of %s in scope %q", errNotFound, *uri, *scope)
+		}
+		for _, o := range origs {
+			if err := enc.Encode(o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	k := dedupindex.Key{Scope: *scope, Digest: dig}
+	if *uri != "" {
+		k.URL = dedupindex.URLKey(*uri)
+	}
+	o, ok, err := ix.Lookup(ctx, k)
+	if err != nil {
+		return fmt.Errorf("index lookup: %w", err)
+	}
+	if !ok {
+		fmt.Fprintln(e.stdout, "not found")
+		where := ""
+		if *uri != "" {
+			where = " for " + *uri
+		}
+		return fmt.Errorf("%w: %s%s in scope %q", errNotFound, dig, where, *scope)
+	}
+	enc.SetIndent("", "  ")
+	return enc.Encode(o)
 }

@@ -2,10 +2,104 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+
+	"github.com/wayside-archive/wayside/dedupindex/pebble"
+	"github.com/wayside-archive/wayside/sidecar"
 )
 
-// runServe is owned by the serve work; it replaces this placeholder.
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// runServe runs the sidecar daemon until SIGINT/SIGTERM (ctx cancel).
 func runServe(ctx context.Context, e *env, args []string) error {
-	return errors.New("serve: not built yet")
+	fs := newFlagSet(e, "serve", "[flags]")
+	configPath := fs.String("config", "", "YAML config file (see examples/heritrix/wayside.yaml)")
+	dataDir := fs.String("data-dir", "", "data directory (overrides data_dir)")
+	unix := fs.String("unix", "", `Unix socket path (overrides listen.unix; "-" disables)`)
+	tcp := fs.String("tcp", "", "loopback TCP address, e.g. 127.0.0.1:8181 (overrides listen.tcp)")
+	tokenFile := fs.String("token-file", "", "file holding the TCP bearer token (overrides listen.token_file)")
+	indexPath := fs.String("index", "", "dedup index directory (overrides index.path)")
+	scope := fs.String("scope", "", "default dedup scope (overrides index.scope)")
+	var watch stringList
+	fs.Var(&watch, "watch", "WARC directory to ingest (repeatable; adds to ingest.dirs)")
+	poll := fs.Duration("poll", 0, "WARC directory poll interval (overrides ingest.poll_interval)")
+	logLevel := fs.String("log-level", "", "debug, info, warn or error (overrides log.level)")
+	logFormat := fs.String("log-format", "", "text or json (overrides log.format)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("serve: unexpected argument %q", fs.Arg(0))
+	}
+	var cfg sidecar.Config
+	if *configPath != "" {
+		var err error
+		if cfg, err = sidecar.LoadConfig(*configPath, e.getenv); err != nil {
+			return err
+		}
+	}
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&cfg.DataDir, *dataDir)
+	set(&cfg.Listen.Unix, *unix)
+	set(&cfg.Listen.TCP, *tcp)
+	set(&cfg.Listen.TokenFile, *tokenFile)
+	set(&cfg.Index.Path, *indexPath)
+	set(&cfg.Index.Scope, *scope)
+	set(&cfg.Log.Level, *logLevel)
+	set(&cfg.Log.Format, *logFormat)
+	cfg.Ingest.Dirs = append(cfg.Ingest.Dirs, watch...)
+	if *poll != 0 {
+		cfg.Ingest.PollInterval = *poll
+	}
+	cfg.Defaults()
+	if err := cfg.ResolveToken(); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log := newServeLogger(e, cfg.Log)
+	idx, err := pebble.Open(cfg.Index.Path, pebble.WithLogger(log.With("component", "pebble")))
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	srv, err := sidecar.New(cfg, sidecar.Options{Index: idx, Logger: log, Version: buildVersion()})
+	if err != nil {
+		idx.Close()
+		return fmt.Errorf("serve: %w", err)
+	}
+	runErr := srv.Run(ctx)
+	if err := idx.Close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("serve: close index: %w", err)
+	}
+	return runErr
+}
+
+func newServeLogger(e *env, lc sidecar.LogConfig) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(lc.Level))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if lc.Format == "json" {
+		return slog.New(slog.NewJSONHandler(e.stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, opts))
+}
+
+// buildVersion is the module version the binary was built from.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
 }

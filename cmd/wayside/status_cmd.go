@@ -2,10 +2,190 @@ package main
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/wayside-archive/wayside/sidecar"
+	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/sidecar/client"
+	"github.com/wayside-archive/wayside/sidecar/loadgen"
 )
 
-// runStatus is owned by the status work; it replaces this placeholder.
+const statusUsage = `[flags] [status | lookup <digest> | ingest | cdx <url> | metrics | bench]
+
+  status           daemon status: index, ingest totals, dedup counters (default)
+  lookup <digest>  look a payload digest up in the dedup index
+  ingest           ingest progress per WARC file
+  cdx <url>        the CDX answer for a URL (as Heritrix and Zeno get it)
+  metrics          the Prometheus metrics text
+  bench            load test: seed originals, then look digests up for -duration`
+
+// runStatus queries a running sidecar daemon.
 func runStatus(ctx context.Context, e *env, args []string) error {
-	return errors.New("status: not built yet")
+	fs := newFlagSet(e, "status", statusUsage)
+	addr := fs.String("addr", "", "daemon address: Unix socket path or http://127.0.0.1:PORT (default $WAYSIDE_ADDR or wayside-data/wayside.sock)")
+	tokenFile := fs.String("token-file", "", "file holding the TCP token (default $WAYSIDE_TOKEN)")
+	asJSON := fs.Bool("json", false, "print the daemon's JSON answer")
+	scope := fs.String("scope", "", "dedup scope (lookup, bench; default: the daemon's)")
+	target := fs.String("url", "", "lookup: target URI for a same-URL key")
+	duration := fs.Duration("duration", 60*time.Second, "bench: measured duration")
+	workers := fs.Int("workers", 16, "bench: concurrent connections")
+	seed := fs.Int("seed", 100000, "bench: originals to commit before measuring")
+	hit := fs.Float64("hit-ratio", 0.5, "bench: share of lookups for seeded digests")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cmd, rest := "status", []string(nil)
+	if fs.NArg() > 0 {
+		cmd, rest = fs.Arg(0), fs.Args()[1:]
+	}
+	a := *addr
+	if a == "" {
+		a = e.getenv("WAYSIDE_ADDR")
+	}
+	if a == "" {
+		a = "wayside-data/wayside.sock"
+	}
+	token := e.getenv("WAYSIDE_TOKEN")
+	if *tokenFile != "" {
+		b, err := os.ReadFile(*tokenFile)
+		if err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		token = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+	}
+	opts := []client.Option{client.WithToken(token)}
+	if cmd == "bench" {
+		opts = append(opts, client.WithMaxIdleConns(*workers*2), client.WithTimeout(10*time.Second))
+	}
+	c, err := client.New(a, opts...)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	defer c.Close()
+	printJSON := func(v any) error {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	switch cmd {
+	case "status":
+		if len(rest) > 0 {
+			return usagef("status: unexpected argument %q", rest[0])
+		}
+		var st sidecar.Status
+		if err := c.Status(ctx, &st); err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		if *asJSON {
+			return printJSON(st)
+		}
+		fmt.Fprintf(e.stdout, "wayside sidecar %s, up %s\n", st.Version, time.Duration(st.UptimeSeconds*float64(time.Second)).Round(time.Second))
+		fmt.Fprintf(e.stdout, "listening:  unix %s  tcp %s\n", orNone(st.Unix), orNone(st.TCP))
+		fmt.Fprintf(e.stdout, "index:      %d originals, %d pending claims\n", st.Index.Originals, st.Index.Pending)
+		fmt.Fprintf(e.stdout, "dedup:      %d lookups, %d claims, %d revisits, %d bytes saved\n", st.Lookups, st.Claims, st.Revisits, st.BytesSaved)
+		fmt.Fprintf(e.stdout, "ingest:     %d files, %d records, %d originals, %d revisits, %d bytes, %d bytes behind, %d errors\n",
+			len(st.Ingest.Files), st.Ingest.Records, st.Ingest.Originals, st.Ingest.Revisits, st.Ingest.Bytes, st.Ingest.LagBytes, st.Ingest.Errors)
+		if st.Ingest.LastError != "" {
+			fmt.Fprintf(e.stdout, "last error: %s\n", st.Ingest.LastError)
+		}
+		return nil
+	case "lookup":
+		if len(rest) != 1 {
+			return usagef("status lookup: want one digest")
+		}
+		o, found, err := c.Lookup(ctx, api.Key{Scope: *scope, Digest: rest[0], TargetURI: *target})
+		if err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		if *asJSON {
+			return printJSON(api.LookupResult{Found: found, Original: ptrIf(found, o)})
+		}
+		if !found {
+			fmt.Fprintf(e.stdout, "%s: not in the index\n", rest[0])
+			return nil
+		}
+		fmt.Fprintf(e.stdout, "%s: original %s %s %s\n  %s offset %d length %d, payload %d bytes, status %d %s\n",
+			o.Digest, o.TargetURI, o.Date.Format(time.RFC3339), o.RecordID, o.File, o.Offset, o.Length, o.PayloadLength, o.Status, o.MIME)
+		return nil
+	case "ingest":
+		st, err := c.Ingest(ctx)
+		if err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		if *asJSON {
+			return printJSON(st)
+		}
+		tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "FILE\tSIZE\tOFFSET\tRECORDS\tSTATE")
+		for _, f := range st.Files {
+			state := "reading"
+			switch {
+			case f.Truncated:
+				state = fmt.Sprintf("TRUNCATED at %d", f.TruncatedAt)
+			case f.Done:
+				state = "done"
+			case f.Open:
+				state = "open"
+			}
+			if f.Error != "" {
+				state += " (" + f.Error + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", f.Name, f.Size, f.Offset, f.Records, state)
+		}
+		tw.Flush()
+		fmt.Fprintf(e.stdout, "%d records, %d originals, %d bytes behind, %d errors\n", st.Records, st.Originals, st.LagBytes, st.Errors)
+		return nil
+	case "cdx":
+		if len(rest) != 1 {
+			return usagef("status cdx: want one URL")
+		}
+		body, err := c.CDX(ctx, url.Values{"url": {rest[0]}})
+		if err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		fmt.Fprint(e.stdout, body)
+		return nil
+	case "metrics":
+		m, err := c.Metrics(ctx)
+		if err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		fmt.Fprint(e.stdout, m)
+		return nil
+	case "bench":
+		fmt.Fprintf(e.stderr, "bench: seeding %d originals, then %d workers look digests up for %s\n", *seed, *workers, *duration)
+		r, err := loadgen.Run(ctx, c, loadgen.Options{Seed: *seed, Workers: *workers, Duration: *duration, Scope: *scope, HitRatio: *hit, Progress: e.stderr})
+		if err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		if *asJSON {
+			return printJSON(r)
+		}
+		fmt.Fprintln(e.stdout, r)
+		if r.FirstError != "" {
+			fmt.Fprintln(e.stdout, "first error:", r.FirstError)
+		}
+		return nil
+	}
+	return usagef("status: unknown command %q", cmd)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func ptrIf[T any](ok bool, v T) *T {
+	if !ok {
+		return nil
+	}
+	return &v
 }

@@ -1,0 +1,130 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"net"
+	"sync"
+)
+
+// exchange collects the raw bytes of one HTTP request/response exchange as
+// they cross the connection (after TLS, before any HTTP parsing).
+type exchange struct {
+	req, resp bytes.Buffer
+	remote    net.Addr
+	conn      *recConn
+}
+
+// recConn wraps a connection and appends every byte written or read to the
+// exchange currently attached to it. The transport attaches an exchange when
+// it hands the connection to a request (httptrace GotConn, before the request
+// is written) and the recorder detaches it once the response body has been
+// read to its end, so on a kept-alive connection each exchange sees exactly
+// its own request and response: HTTP/1.1 without pipelining never has bytes
+// of two exchanges in flight on one connection. Bytes read while no exchange
+// is attached (a server talking out of turn on an idle connection) are not
+// recorded; net/http rejects them as unsolicited anyway.
+type recConn struct {
+	net.Conn
+	mu sync.Mutex
+	ex *exchange
+}
+
+func (c *recConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.mu.Lock()
+		if c.ex != nil {
+			c.ex.resp.Write(p[:n])
+		}
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+func (c *recConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if n > 0 {
+		c.mu.Lock()
+		if c.ex != nil {
+			c.ex.req.Write(p[:n])
+		}
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+// attach makes ex the exchange recorded on c. A retry of the same request on
+// another connection attaches afresh, dropping what the failed attempt saw.
+func (c *recConn) attach(ex *exchange) {
+	c.mu.Lock()
+	if ex.conn != nil && ex.conn != c {
+		ex.conn.detach(ex)
+	}
+	ex.req.Reset()
+	ex.resp.Reset()
+	ex.remote = c.Conn.RemoteAddr()
+	ex.conn = c
+	c.ex = ex
+	c.mu.Unlock()
+}
+
+func (c *recConn) detach(ex *exchange) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.ex == ex {
+		c.ex = nil
+	}
+	c.mu.Unlock()
+}
+
+// snapshot returns copies-free views of the captured bytes after detaching.
+func (ex *exchange) finish() (req, resp []byte) {
+	if ex.conn != nil {
+		ex.conn.detach(ex)
+	}
+	return ex.req.Bytes(), ex.resp.Bytes()
+}
+
+type dialer struct {
+	d   net.Dialer
+	tls *tls.Config
+}
+
+func (d *dialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := d.d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &recConn{Conn: c}, nil
+}
+
+// dialTLS dials and handshakes itself so the recorded bytes are the
+// plaintext HTTP/1.1 exchange inside TLS; ALPN offers only http/1.1.
+func (d *dialer) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {
+	raw, err := d.d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	cfg := &tls.Config{}
+	if d.tls != nil {
+		cfg = d.tls.Clone()
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = host
+	}
+	cfg.NextProtos = []string{"http/1.1"}
+	tc := tls.Client(raw, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		raw.Close()
+		return nil, err
+	}
+	return &recConn{Conn: tc}, nil
+}

@@ -1,0 +1,365 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/temoto/robotstxt"
+)
+
+// CrawlConfig configures a Crawler.
+type CrawlConfig struct {
+	// Seeds are the start URLs.
+	Seeds []*url.URL
+	// Recorder carries every fetch (required).
+	Recorder *Recorder
+	// Scope limits what is fetched (default: the seeds' hosts). Use the
+	// same Scope as the Recorder's Allow.
+	Scope *Scope
+	// MaxDepth is the number of link hops followed from a seed (-1: no
+	// limit). Redirects do not count as a hop.
+	MaxDepth int
+	// MaxPages bounds the URLs fetched (0: no limit).
+	MaxPages int
+	// Delay is the pause between two requests to the same host.
+	Delay time.Duration
+	// UserAgent is sent with every request.
+	UserAgent string
+	// AcceptEncoding is sent with every request (default "gzip"): archives
+	// keep the encoding the server chose.
+	AcceptEncoding string
+	// Robots fetches (and records) robots.txt per host and obeys it.
+	Robots bool
+	// Parallel is the number of concurrent fetches (default 1).
+	Parallel int
+	// Logger receives per-URL errors at debug level.
+	Logger *slog.Logger
+}
+
+// DefaultUserAgent identifies Wayside's crawler.
+const DefaultUserAgent = "Wayside/1.0 (+https://github.com/wayside-archive/wayside)"
+
+// CrawlStats are a crawler's counters.
+type CrawlStats struct {
+	Pages      int64 // URLs fetched and recorded
+	Errors     int64 // fetches that failed
+	Queued     int64 // URLs waiting
+	OutOfScope int64 // links dropped as out of scope
+	Robots     int64 // URLs skipped by robots.txt
+}
+
+// Crawler is a bounded, polite breadth-first crawler on top of a Recorder.
+type Crawler struct {
+	cfg    CrawlConfig
+	client *http.Client
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []item
+	seen    map[string]bool
+	busy    int
+	started int
+	hosts   map[string]*hostState
+	done    bool
+
+	pages, errs, oos, robotsSkipped atomic.Int64
+}
+
+type item struct {
+	u     *url.URL
+	depth int
+}
+
+type hostState struct {
+	mu     sync.Mutex
+	next   time.Time
+	robots *robotstxt.Group
+	loaded bool
+}
+
+// NewCrawler returns a crawler; Run starts it.
+func NewCrawler(cfg CrawlConfig) (*Crawler, error) {
+	if cfg.Recorder == nil {
+		return nil, errors.New("crawl: crawler needs a Recorder")
+	}
+	if len(cfg.Seeds) == 0 {
+		return nil, errors.New("crawl: no seed URLs")
+	}
+	if cfg.Scope == nil {
+		s, err := NewScope(cfg.Seeds, nil)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Scope = s
+	}
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = 1
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = DefaultUserAgent
+	}
+	if cfg.AcceptEncoding == "" {
+		cfg.AcceptEncoding = "gzip"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Crawler{cfg: cfg, log: cfg.Logger, seen: map[string]bool{}, hosts: map[string]*hostState{}}
+	c.cond = sync.NewCond(&c.mu)
+	c.client = &http.Client{
+		Transport:     cfg.Recorder,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	for _, s := range cfg.Seeds {
+		c.enqueueLocked(s, 0)
+	}
+	return c, nil
+}
+
+// Stats returns a snapshot of the counters.
+func (c *Crawler) Stats() CrawlStats {
+	c.mu.Lock()
+	q := int64(len(c.queue))
+	c.mu.Unlock()
+	return CrawlStats{Pages: c.pages.Load(), Errors: c.errs.Load(), Queued: q, OutOfScope: c.oos.Load(), Robots: c.robotsSkipped.Load()}
+}
+
+func (c *Crawler) enqueueLocked(u *url.URL, depth int) {
+	key := u.String()
+	if c.seen[key] {
+		return
+	}
+	if err := c.cfg.Scope.Allow(u); err != nil {
+		c.oos.Add(1)
+		return
+	}
+	c.seen[key] = true
+	c.queue = append(c.queue, item{u: u, depth: depth})
+	c.cond.Broadcast()
+}
+
+// Run crawls until the frontier is empty, MaxPages is reached or ctx is
+// cancelled; fetches in flight when ctx is cancelled are abandoned without
+// recording anything partial.
+func (c *Crawler) Run(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.done = true
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	})
+	defer stop()
+	var wg sync.WaitGroup
+	for i := 0; i < c.cfg.Parallel; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				it, ok := c.next()
+				if !ok {
+					return
+				}
+				c.visit(ctx, it)
+				c.mu.Lock()
+				c.busy--
+				c.cond.Broadcast()
+				c.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	c.cfg.Recorder.CloseIdleConnections()
+	return ctx.Err()
+}
+
+func (c *Crawler) next() (item, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		if c.done || (c.cfg.MaxPages > 0 && c.started >= c.cfg.MaxPages) {
+			return item{}, false
+		}
+		if len(c.queue) > 0 {
+			it := c.queue[0]
+			c.queue = c.queue[1:]
+			c.busy++
+			c.started++
+			return it, true
+		}
+		if c.busy == 0 {
+			return item{}, false
+		}
+		c.cond.Wait()
+	}
+}
+
+func (c *Crawler) host(u *url.URL) *hostState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.hosts[u.Host]
+	if h == nil {
+		h = &hostState{}
+		c.hosts[u.Host] = h
+	}
+	return h
+}
+
+// polite waits until the host may be contacted again and books the next
+// slot.
+func (c *Crawler) polite(ctx context.Context, h *hostState) error {
+	h.mu.Lock()
+	now := time.Now()
+	wait := h.next.Sub(now)
+	if wait < 0 {
+		wait = 0
+	}
+	h.next = now.Add(wait + c.cfg.Delay)
+	h.mu.Unlock()
+	if wait == 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *Crawler) visit(ctx context.Context, it item) {
+	h := c.host(it.u)
+	if c.cfg.Robots && it.u.Path != "/robots.txt" {
+		if !c.robotsAllow(ctx, h, it.u) {
+			c.robotsSkipped.Add(1)
+			return
+		}
+	}
+	if err := c.polite(ctx, h); err != nil {
+		return
+	}
+	resp, res, err := c.get(ctx, it.u)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.errs.Add(1)
+			c.log.Debug("crawl: fetch failed", "url", it.u.String(), "err", err)
+		}
+		return
+	}
+	c.pages.Add(1)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		if loc := resp.Header.Get("Location"); loc != "" {
+			if u, err := it.u.Parse(loc); err == nil {
+				u.Fragment, u.RawFragment = "", ""
+				c.mu.Lock()
+				c.enqueueLocked(u, it.depth)
+				c.mu.Unlock()
+			}
+		}
+	}
+	if c.cfg.MaxDepth >= 0 && it.depth >= c.cfg.MaxDepth {
+		return
+	}
+	mime := mimeOf(resp.Header.Get("Content-Type"))
+	enc := resp.Header.Get("Content-Encoding")
+	if resp.StatusCode == http.StatusNotModified && res.Original != nil {
+		// The page is unchanged: follow the links of the archived copy.
+		hdr, payload, err := c.cfg.Recorder.ReadOriginalResponse(ctx, *res.Original)
+		if err != nil {
+			c.errs.Add(1)
+			c.log.Warn("crawl: cannot read the original of a 304 to follow its links", "url", it.u.String(), "err", err)
+			return
+		}
+		body, mime, enc = payload, mimeOf(hdr.Get("Content-Type")), hdr.Get("Content-Encoding")
+	}
+	if resp.StatusCode >= 400 {
+		return
+	}
+	links := extractLinks(it.u, mime, decodeContent(body, enc, 32<<20))
+	c.mu.Lock()
+	for _, l := range links {
+		c.enqueueLocked(l, it.depth+1)
+	}
+	c.mu.Unlock()
+}
+
+func (c *Crawler) get(ctx context.Context, u *url.URL) (*http.Response, *Result, error) {
+	res := &Result{}
+	req, err := http.NewRequestWithContext(WithResult(ctx, res), http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("crawl: %s: %w", u, err)
+	}
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+	req.Header.Set("Accept-Encoding", c.cfg.AcceptEncoding)
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	return resp, res, nil
+}
+
+func (c *Crawler) robotsAllow(ctx context.Context, h *hostState, u *url.URL) bool {
+	h.mu.Lock()
+	loaded := h.loaded
+	h.mu.Unlock()
+	if !loaded {
+		c.loadRobots(ctx, h, u)
+	}
+	h.mu.Lock()
+	g := h.robots
+	h.mu.Unlock()
+	if g == nil {
+		return true
+	}
+	p := u.EscapedPath()
+	if u.RawQuery != "" {
+		p += "?" + u.RawQuery
+	}
+	return g.Test(p)
+}
+
+// loadRobots fetches robots.txt once per host (recorded like any fetch).
+func (c *Crawler) loadRobots(ctx context.Context, h *hostState, u *url.URL) {
+	c.mu.Lock()
+	key := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}).String()
+	first := !c.seen[key]
+	c.seen[key] = true
+	c.mu.Unlock()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.loaded {
+		return
+	}
+	h.loaded = true
+	if !first {
+		return
+	}
+	ru := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}
+	resp, _, err := c.get(ctx, ru)
+	if err != nil {
+		c.errs.Add(1)
+		return
+	}
+	c.pages.Add(1)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	body = decodeContent(body, resp.Header.Get("Content-Encoding"), 1<<20)
+	data, err := robotstxt.FromStatusAndBytes(resp.StatusCode, body)
+	if err != nil {
+		return
+	}
+	h.robots = data.FindGroup(c.cfg.UserAgent)
+}

@@ -1,0 +1,202 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/digest"
+)
+
+// fetched is one completed exchange, ready to be recorded.
+type fetched struct {
+	uri       string
+	date      time.Time
+	ip        string
+	rawReq    []byte
+	rawResp   []byte
+	resp      *httpResponse
+	truncated string
+	notModOf  *dedupindex.Original // validators sent came from this original
+}
+
+// record decides between a full response and a revisit, writes the records,
+// waits until they are durable and then commits or cancels the claim.
+//
+// Ordering (no revisit may point at a record that is not durable, no index
+// entry may point at nothing): a digest is claimed (pending) before the full
+// response is written; the claim is committed only after the fsync covering
+// the record; any failure cancels it. A pending claim of another fetch makes
+// this one write a full response without committing. Revisits are written
+// only for committed originals.
+func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
+	p := x.resp
+	ver := r.opts.Writer.Version()
+	scope := ""
+	if r.opts.Dedup != nil {
+		scope = r.opts.Dedup.Policy().Scope
+	}
+	respID, reqID := NewRecordID(), NewRecordID()
+	meta := &captureMeta{status: p.status, mime: mimeOf(p.header.Get("Content-Type")), digest: p.digest,
+		payloadLength: int64(len(p.payload)), etag: p.header.Get("ETag"), lastMod: p.header.Get("Last-Modified"), scope: scope}
+	var (
+		orig   *dedupindex.Original
+		ticket *dedupindex.Ticket
+		prof   string
+	)
+	switch {
+	case x.notModOf != nil && p.status == 304:
+		orig, prof = x.notModOf, NotModifiedProfile(ver)
+	case r.opts.Dedup != nil && x.truncated == "":
+		dec, err := r.opts.Dedup.Decide(ctx, dedupindex.Candidate{URI: x.uri, Status: p.status, Digest: p.digest,
+			PayloadLength: int64(len(p.payload)), Date: x.date})
+		switch {
+		case err != nil:
+			r.st.errors.Add(1)
+			r.log.Warn("crawl: dedup decision failed; writing a full response", "uri", x.uri, "err", err)
+		case dec.Action == dedupindex.WriteRevisit:
+			o := dec.Original
+			if r.confirm(ctx, x, &o) {
+				orig, prof = &o, IdenticalPayloadProfile(ver)
+			}
+		case dec.Action == dedupindex.WriteResponseAndCommit:
+			t := dec.Ticket
+			ticket = &t
+		case dec.Reason == dedupindex.ReasonPending:
+			r.st.pending.Add(1)
+		default:
+			r.skip(string(dec.Reason))
+		}
+	}
+
+	resp := &Record{Type: "response", ID: respID, Date: x.date, capture: meta}
+	resp.Fields = []Field{{"WARC-Target-URI", x.uri}}
+	if x.ip != "" {
+		resp.Fields = append(resp.Fields, Field{"WARC-IP-Address", x.ip})
+	}
+	resp.Fields = append(resp.Fields, Field{"WARC-Concurrent-To", reqID}, Field{"Content-Type", "application/http; msgtype=response"})
+	if orig != nil {
+		resp.Type = "revisit"
+		origDigest := orig.Digest
+		if d, err := digest.Normalize(origDigest); err == nil {
+			origDigest = d
+		}
+		resp.Fields = append(resp.Fields,
+			Field{"WARC-Profile", prof},
+			Field{"WARC-Payload-Digest", origDigest},
+			Field{"WARC-Refers-To", angle(orig.RecordID)},
+			Field{"WARC-Refers-To-Target-URI", orig.TargetURI},
+			Field{"WARC-Refers-To-Date", orig.Date.UTC().Format(time.RFC3339Nano)},
+		)
+		if p.status != 304 {
+			// The body is dropped: only the status line and headers stay.
+			resp.Fields = append(resp.Fields, Field{"WARC-Truncated", "length"})
+			resp.Block = x.rawResp[:p.headLen]
+		} else {
+			resp.Block = x.rawResp
+		}
+		meta.digest, meta.payloadLength, meta.profile = origDigest, orig.PayloadLength, prof
+		meta.revisitOf = &refMeta{recordID: angle(orig.RecordID), targetURI: orig.TargetURI, date: orig.Date.UTC()}
+	} else {
+		resp.Fields = append(resp.Fields, Field{"WARC-Payload-Digest", p.digest})
+		if x.truncated != "" {
+			resp.Fields = append(resp.Fields, Field{"WARC-Truncated", x.truncated})
+		}
+		resp.Block = x.rawResp
+	}
+	reqRec := &Record{Type: "request", ID: reqID, Date: x.date, capture: &captureMeta{scope: scope}}
+	reqRec.Fields = []Field{{"WARC-Target-URI", x.uri}}
+	if x.ip != "" {
+		reqRec.Fields = append(reqRec.Fields, Field{"WARC-IP-Address", x.ip})
+	}
+	reqRec.Fields = append(reqRec.Fields, Field{"WARC-Concurrent-To", respID}, Field{"Content-Type", "application/http; msgtype=request"})
+	reqRec.Block = x.rawReq
+
+	cancel := func() {
+		if ticket != nil {
+			if err := r.opts.Dedup.Cancel(ctx, *ticket); err != nil {
+				r.log.Warn("crawl: dedup cancel failed", "uri", x.uri, "err", err)
+			}
+		}
+	}
+	wr, err := r.opts.Writer.Write(resp, reqRec)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("crawl: record %s: %w", x.uri, err)
+	}
+	caps, err := r.opts.Writer.WaitDurable(ctx, wr)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("crawl: record %s: %w", x.uri, err)
+	}
+	if ticket != nil {
+		pl := wr.Placements[0]
+		o := dedupindex.Original{Digest: p.digest, TargetURI: x.uri, Date: x.date, RecordID: respID,
+			File: pl.File, Offset: pl.Offset, Length: pl.Length, PayloadLength: int64(len(p.payload)),
+			Status: p.status, MIME: meta.mime, ETag: meta.etag, LastModified: meta.lastMod}
+		if err := r.opts.Dedup.Commit(ctx, *ticket, o); err != nil {
+			// The record is durable; only the dedup opportunity is lost.
+			r.st.errors.Add(1)
+			r.log.Warn("crawl: dedup commit failed", "uri", x.uri, "err", err)
+			cancel()
+		}
+	}
+	switch {
+	case orig == nil:
+		r.st.responses.Add(1)
+	case p.status == 304:
+		r.st.revNotMod.Add(1)
+		r.st.saved.Add(orig.PayloadLength)
+	default:
+		r.st.revDigest.Add(1)
+		r.st.saved.Add(int64(len(p.payload)))
+	}
+	if x.truncated != "" && orig == nil {
+		r.st.truncated.Add(1)
+	}
+	if r.opts.Subscriber != nil {
+		for _, c := range caps {
+			r.opts.Subscriber.OnCapture(ctx, c)
+		}
+	}
+	return &Result{Captures: caps, Original: orig, Truncated: resp.Get("WARC-Truncated")}, nil
+}
+
+// confirm runs the collision check for a digest match; false means "write a
+// full response" (counted and logged).
+func (r *Recorder) confirm(ctx context.Context, x *fetched, o *dedupindex.Original) bool {
+	n := int64(len(x.resp.payload))
+	if o.PayloadLength != n {
+		r.st.collisions.Add(1)
+		r.log.Warn("crawl: digest matches but payload length differs; writing a full response",
+			"uri", x.uri, "digest", x.resp.digest, "length", n, "original", o.TargetURI, "original_length", o.PayloadLength)
+		return false
+	}
+	if r.opts.Verify != VerifyBytes {
+		return true
+	}
+	payload, err := r.ReadOriginal(ctx, *o)
+	if err != nil {
+		r.st.collisions.Add(1)
+		r.log.Warn("crawl: cannot re-read the original to verify a digest match; writing a full response",
+			"uri", x.uri, "original", o.TargetURI, "file", o.File, "offset", o.Offset, "err", err)
+		return false
+	}
+	if !bytes.Equal(payload, x.resp.payload) {
+		r.st.collisions.Add(1)
+		r.log.Warn("crawl: digest collision: payload differs byte for byte; writing a full response",
+			"uri", x.uri, "digest", x.resp.digest, "original", o.TargetURI, "file", o.File, "offset", o.Offset)
+		return false
+	}
+	return true
+}
+
+func angle(id string) string {
+	if len(id) > 0 && id[0] == '<' {
+		return id
+	}
+	return "<" + id + ">"
+}
+

@@ -1,0 +1,102 @@
+package crawl
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/digest"
+)
+
+// ReadOriginal re-reads the payload of an original from its WARC file (in
+// the writer's directory or OriginalDirs, under its final name or with the
+// ".open" suffix while it is still being written) and checks it against the
+// original's payload digest.
+func (r *Recorder) ReadOriginal(ctx context.Context, o dedupindex.Original) ([]byte, error) {
+	dirs := append([]string{r.opts.Writer.Dir()}, r.opts.OriginalDirs...)
+	return ReadPayload(dirs, o)
+}
+
+// ReadPayload reads the HTTP payload of the response record o points at,
+// looking for o.File in dirs.
+func ReadPayload(dirs []string, o dedupindex.Original) ([]byte, error) {
+	p, err := readOriginal(dirs, o)
+	if err != nil {
+		return nil, err
+	}
+	return p.payload, nil
+}
+
+func readOriginal(dirs []string, o dedupindex.Original) (*httpResponse, error) {
+	if o.File == "" || filepath.Base(o.File) != o.File {
+		return nil, fmt.Errorf("crawl: original %s: bad file name %q", o.RecordID, o.File)
+	}
+	var f *os.File
+	var err error
+	for _, d := range dirs {
+		for _, name := range []string{o.File, o.File + openSuffix} {
+			if f, err = os.Open(filepath.Join(d, name)); err == nil {
+				break
+			}
+		}
+		if f != nil {
+			break
+		}
+	}
+	if f == nil {
+		return nil, fmt.Errorf("crawl: original %s: WARC file %s not found in %v", o.RecordID, o.File, dirs)
+	}
+	defer f.Close()
+	block, err := readBlockAt(f, o.Offset, o.Length)
+	if err != nil {
+		return nil, fmt.Errorf("crawl: original %s in %s at offset %d: %w", o.RecordID, o.File, o.Offset, err)
+	}
+	p, err := parseResponse(block)
+	if err != nil {
+		return nil, fmt.Errorf("crawl: original %s in %s at offset %d: %w", o.RecordID, o.File, o.Offset, err)
+	}
+	if want, err := digest.Normalize(o.Digest); err == nil && want != p.digest {
+		return nil, fmt.Errorf("crawl: original %s in %s at offset %d: payload digest %s, index says %s", o.RecordID, o.File, o.Offset, p.digest, want)
+	}
+	return p, nil
+}
+
+// readBlockAt reads the record block of the gzip member at off.
+func readBlockAt(f *os.File, off, length int64) ([]byte, error) {
+	var src io.Reader = io.NewSectionReader(f, off, 1<<62)
+	if length > 0 {
+		src = io.NewSectionReader(f, off, length)
+	}
+	zr, err := gzip.NewReader(bufio.NewReader(src))
+	if err != nil {
+		return nil, err
+	}
+	zr.Multistream(false)
+	hdr, _, block, err := readRecordBlock(bufio.NewReader(zr))
+	if err != nil {
+		return nil, err
+	}
+	if t := hdr.Get("Warc-Type"); t != "response" {
+		return nil, errors.New("record is a " + t + ", not a response")
+	}
+	return block, nil
+}
+
+// ReadOriginalResponse is ReadOriginal returning the original's HTTP
+// response header too.
+func (r *Recorder) ReadOriginalResponse(ctx context.Context, o dedupindex.Original) (http.Header, []byte, error) {
+	dirs := append([]string{r.opts.Writer.Dir()}, r.opts.OriginalDirs...)
+	p, err := readOriginal(dirs, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.header, p.payload, nil
+}

@@ -1,0 +1,352 @@
+package crawl
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/wayside-archive/wayside/crawl/sitetest"
+	"github.com/wayside-archive/wayside/dedupindex"
+	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
+)
+
+func openTestSession(t testing.TB, dir string, ro Options, wo WriterOptions) *Session {
+	t.Helper()
+	s, err := Open(Config{WARCDir: dir, Writer: wo, Recorder: ro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestWireExactChunkedGzip serves a chunked, gzip-encoded response from a
+// raw TCP listener that keeps the exact bytes it sent, on a kept-alive
+// connection carrying two exchanges, and checks each response block equals
+// those bytes and the payload digest is over the de-chunked (still gzipped)
+// entity.
+func TestWireExactChunkedGzip(t *testing.T) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(bytes.Repeat([]byte("wire exact chunked gzip payload\n"), 200))
+	zw.Close()
+	entity := gz.Bytes()
+	var sent [][]byte
+	var mu sync.Mutex
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		br := bufio.NewReader(conn)
+		for i := 0; i < 2; i++ {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, req.Body)
+			var b bytes.Buffer
+			fmt.Fprintf(&b, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\nX-Exchange: %d\r\n\r\n", i)
+			for off := 0; off < len(entity); off += 97 {
+				end := min(off+97, len(entity))
+				fmt.Fprintf(&b, "%x;ext=1\r\n", end-off)
+				b.Write(entity[off:end])
+				b.WriteString("\r\n")
+			}
+			b.WriteString("0\r\nX-Trailer: yes\r\n\r\n")
+			mu.Lock()
+			sent = append(sent, b.Bytes())
+			mu.Unlock()
+			conn.Write(b.Bytes())
+		}
+	}()
+	dir := t.TempDir()
+	s := openTestSession(t, dir, Options{}, WriterOptions{})
+	client := &http.Client{Transport: s.Recorder}
+	base := "http://" + ln.Addr().String()
+	for i := 0; i < 2; i++ {
+		resp, err := client.Get(fmt.Sprintf("%s/page%d", base, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !bytes.Equal(body, entity) || resp.Header.Get("Content-Encoding") != "gzip" {
+			t.Fatalf("caller got %d bytes (encoding %q), want the %d-byte gzip entity", len(body), resp.Header.Get("Content-Encoding"), len(entity))
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs := readDir(t, dir)
+	var got [][]byte
+	for _, wr := range recs {
+		if wr.rec.Type != "response" {
+			continue
+		}
+		f := filepath.Join(dir, wr.file)
+		blk := rawBlock(t, f, wr.rec.Offset, wr.rec.Length)
+		got = append(got, blk)
+		if wr.rec.DeclaredPayloadDigest != digestOf(entity) {
+			t.Errorf("payload digest %s, want digest of the de-chunked gzip entity %s", wr.rec.DeclaredPayloadDigest, digestOf(entity))
+		}
+		if wr.rec.Header("WARC-IP-Address") != "127.0.0.1" {
+			t.Errorf("WARC-IP-Address %q", wr.rec.Header("WARC-IP-Address"))
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || len(sent) != 2 {
+		t.Fatalf("%d response records, %d responses sent", len(got), len(sent))
+	}
+	for i := range got {
+		if !bytes.Equal(got[i], sent[i]) {
+			t.Errorf("exchange %d: response block (%d bytes) differs from the bytes the server sent (%d)", i, len(got[i]), len(sent[i]))
+		}
+	}
+	validateStrict(t, dir)
+}
+
+func rawBlock(t testing.TB, path string, off, length int64) []byte {
+	f, err := openFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, err := readBlockAt(f, off, length)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestConcurrentIdenticalFetches fetches the same payload under many URLs
+// from many goroutines at once: claims race, some fetches see a pending
+// claim, and no revisit may dangle.
+func TestConcurrentIdenticalFetches(t *testing.T) {
+	payload := bytes.Repeat([]byte("same bytes everywhere "), 500)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write(payload)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	s := openTestSession(t, dir, Options{MaxConnsPerHost: 32}, WriterOptions{MaxFileSize: 64 << 10})
+	client := &http.Client{Transport: s.Recorder}
+	const n = 64
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := client.Get(fmt.Sprintf("%s/copy/%d", srv.URL, i))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}()
+	}
+	wg.Wait()
+	st := s.Recorder.Stats()
+	ix := s.Index
+	if err := s.Writer.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st.Responses+st.RevisitsDigest != n || st.RevisitsDigest == 0 || st.Responses != 1+st.Pending {
+		t.Errorf("stats %+v: want %d records, one claimed original plus pending full responses, the rest revisits", st, n)
+	}
+	var uris []string
+	for i := 0; i < n; i++ {
+		uris = append(uris, fmt.Sprintf("%s/copy/%d", srv.URL, i))
+	}
+	checkReferences(t, dir, ix, uris)
+	validateStrict(t, dir)
+	ix.Close()
+}
+
+// TestTruncation cuts a body by size and a slow body by time.
+func TestTruncation(t *testing.T) {
+	site := sitetest.New()
+	srv, err := sitetest.Start(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, tc := range []struct {
+		name string
+		ro   Options
+		path string
+		want string
+	}{
+		{"length", Options{MaxBody: 10 << 10}, "/img/banner.jpg", "length"},
+		{"time", Options{MaxDuration: 100 * time.Millisecond}, "/media/talk.bin", "time"},
+		{"none", Options{MaxBody: 1 << 20, MaxDuration: 5 * time.Second}, "/media/talk.bin", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTestSession(t, dir, tc.ro, WriterOptions{})
+			res := &Result{}
+			req, _ := http.NewRequestWithContext(WithResult(context.Background(), res), "GET", srv.URL+tc.path, nil)
+			resp, err := s.Recorder.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			full := site.Resource(tc.path).Body
+			if tc.want != "" && len(body) >= len(full) {
+				t.Errorf("body not cut: %d of %d bytes", len(body), len(full))
+			}
+			if !bytes.HasPrefix(full, body) {
+				t.Errorf("caller's body is not a prefix of the resource")
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if res.Truncated != tc.want {
+				t.Errorf("Result.Truncated %q, want %q", res.Truncated, tc.want)
+			}
+			n := 0
+			for _, wr := range readDir(t, dir) {
+				if wr.rec.Type == "response" {
+					n++
+					if got := wr.rec.Header("WARC-Truncated"); got != tc.want {
+						t.Errorf("WARC-Truncated %q, want %q", got, tc.want)
+					}
+				}
+			}
+			if n != 1 {
+				t.Fatalf("%d response records", n)
+			}
+			validateStrict(t, dir)
+		})
+	}
+}
+
+// TestRotation writes enough to rotate several times; every file is
+// complete, starts with a warcinfo record and stays near the size limit.
+func TestRotation(t *testing.T) {
+	site := sitetest.New()
+	srv, err := sitetest.Start(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := t.TempDir()
+	const limit = 40 << 10
+	crawlSite(t, srv, dir, crawlOpts{parallel: 2, maxFileSize: limit})
+	files := warcFiles(t, dir, true)
+	if len(files) < 3 {
+		t.Fatalf("%d files, want rotation into ≥ 3", len(files))
+	}
+	perFile := map[string][]string{}
+	for _, wr := range readDir(t, dir) {
+		perFile[wr.file] = append(perFile[wr.file], wr.rec.Type)
+		if wr.rec.Type == "warcinfo" && wr.rec.Header("WARC-Filename") != wr.file {
+			t.Errorf("warcinfo WARC-Filename %q in %s", wr.rec.Header("WARC-Filename"), wr.file)
+		}
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		if strings.HasSuffix(name, openSuffix) {
+			t.Errorf("%s left open", name)
+		}
+		if !strings.HasPrefix(name, DefaultPrefix+"-") || len(strings.Split(name, "-")) < 4 {
+			t.Errorf("file name %s is not PREFIX-TIMESTAMP-SERIAL-HOST.warc.gz", name)
+		}
+		if types := perFile[name]; len(types) < 2 || types[0] != "warcinfo" {
+			t.Errorf("%s: records %v: want warcinfo first and at least one more", name, types)
+		}
+	}
+	validateStrict(t, dir)
+}
+
+// TestBadURL: malformed and refused URLs give errors naming the URL.
+func TestBadURL(t *testing.T) {
+	for _, in := range []string{"http://exa mple.com/", "ftp://example.com/x", "not a url", "http:///nohost", "://x"} {
+		_, err := ParseSeed(in)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", in)) {
+			t.Errorf("ParseSeed(%q) = %v, want an error naming the URL", in, err)
+		}
+	}
+	dir := t.TempDir()
+	seed, _ := ParseSeed("http://127.0.0.1:1/")
+	scope, _ := NewScope(nil, nil)
+	_ = seed
+	s := openTestSession(t, dir, Options{Allow: scope.Allow}, WriterOptions{})
+	defer s.Close()
+	_, err := (&http.Client{Transport: s.Recorder}).Get("http://elsewhere.example/page")
+	if err == nil || !strings.Contains(err.Error(), "http://elsewhere.example/page") || !strings.Contains(err.Error(), "out of scope") {
+		t.Errorf("out-of-scope fetch: %v", err)
+	}
+}
+
+// TestCollyAttach records a colly crawl of the site at the transport level;
+// colly sees 404 and 304 responses in OnResponse.
+func TestCollyAttach(t *testing.T) {
+	site := sitetest.New()
+	srv, err := sitetest.Start(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := t.TempDir()
+	statuses := map[int]int{}
+	for round := 0; round < 2; round++ {
+		s, err := Open(Config{WARCDir: dir, Recorder: Options{Conditional: round == 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := colly.NewCollector()
+		Attach(c, s.Recorder)
+		var mu sync.Mutex
+		c.OnResponse(func(r *colly.Response) {
+			mu.Lock()
+			statuses[r.StatusCode]++
+			mu.Unlock()
+		})
+		for _, p := range []string{"/", "/missing.html", "/blog/", "/img/photo.jpg"} {
+			if err := c.Visit(srv.URL + p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Wait()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if statuses[404] != 2 || statuses[304] != 2 || statuses[200] != 4 {
+		t.Errorf("colly saw statuses %v, want 404×2, 304×2 (conditional round), 200×4", statuses)
+	}
+	types := countTypes(t, dir)
+	if types["revisit "+ProfileServerNotModified11] != 2 || types["revisit "+ProfileIdenticalPayloadDigest11] != 1 || types["request"] != 8 {
+		t.Errorf("records %v", types)
+	}
+	ix, err := dipebble.Open(filepath.Join(dir, IndexSubdir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	checkReferences(t, dir, ix, siteURLs(srv))
+	validateStrict(t, dir)
+	_ = dedupindex.DefaultScope
+}

@@ -1,0 +1,591 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+
+	wayside "github.com/wayside-archive/wayside"
+)
+
+// Defaults for WriterOptions.
+const (
+	DefaultPrefix      = "WAYSIDE"
+	DefaultMaxFileSize = 1 << 30 // 1 GiB, as Heritrix
+	openSuffix         = ".open"
+	warcGzSuffix       = ".warc.gz"
+)
+
+// WriterOptions configures a Writer.
+type WriterOptions struct {
+	// Dir is the directory WARC files are written to; it is created if
+	// missing.
+	Dir string
+	// Prefix starts every file name (default DefaultPrefix).
+	Prefix string
+	// Version is the WARC version written: Version11 (default) or Version10.
+	Version string
+	// MaxFileSize rotates to a new file before a record batch would make the
+	// current file larger than this (default DefaultMaxFileSize). A single
+	// batch larger than the limit still goes into one file.
+	MaxFileSize int64
+	// CompressionLevel is the gzip level (1–9, default 6 via 0).
+	CompressionLevel int
+	// Hostname names this machine in file names and warcinfo (default
+	// os.Hostname).
+	Hostname string
+	// Info holds extra warcinfo fields (software, operator, robots, ...).
+	Info []Field
+	// NoCDXJ disables the CDXJ file written beside each WARC file.
+	NoCDXJ bool
+	// Logger receives recovery reports and warnings (default: discard).
+	Logger *slog.Logger
+	// Now is the clock (default time.Now); tests may pin it.
+	Now func() time.Time
+}
+
+// Placement locates a written record.
+type Placement struct {
+	File   string // final base name (without .open)
+	Offset int64
+	Length int64
+}
+
+// Written is the receipt of one Write: where each record went and the
+// sequence number WaitDurable waits for.
+type Written struct {
+	Placements []Placement
+	captures   []wayside.Capture
+	seq        uint64
+}
+
+// WriterStats counts what a Writer wrote.
+type WriterStats struct {
+	Files        int   // files opened
+	Records      int64 // records written (warcinfo included)
+	RawBytes     int64 // uncompressed record bytes
+	StoredBytes  int64 // bytes on disk
+	Syncs        int64 // fsync calls on WARC files
+	RecoveryErrs int   // partial tails found on start
+}
+
+// Writer writes WARC records into gzip-compressed WARC files, one gzip
+// member per record, with a warcinfo record at the start of every file,
+// size-based rotation and Heritrix-style names
+// (PREFIX-TIMESTAMP17-SERIAL-HOST.warc.gz). A file carries an ".open" suffix
+// while it is written and is renamed when closed.
+//
+// Durability is group-committed: Write appends records; WaitDurable returns
+// once an fsync covering them has completed. Concurrent waiters share one
+// fsync. After each fsync the CDXJ lines of the newly durable records are
+// appended to the CDXJ file beside the WARC file (NAME.cdxj), in write order.
+//
+// A Writer is safe for concurrent use.
+type Writer struct {
+	opts    WriterOptions
+	log     *slog.Logger
+	version string
+	gzPool  sync.Pool
+	cdxLine func(wayside.Capture) (string, error)
+
+	mu         sync.Mutex
+	cond       *sync.Cond
+	f          *os.File
+	name       string // final base name of the current file
+	size       int64
+	warcinfoID string
+	infoLen    int64
+	serial     int
+	written    uint64 // seq of the last written batch
+	synced     uint64 // seq covered by the last completed fsync
+	syncing    bool
+	failed     error
+	closed     bool
+	pending    []pendingLine // CDXJ lines of written, not yet durable records
+	cdx        *os.File      // CDXJ file of the current WARC file
+	cdxName    string
+	stats      WriterStats
+	recovery   RecoveryReport
+
+	// chunkPause, set only by tests before the first Write, pauses between
+	// the write(2) calls of one record so a crash test's kill lands inside
+	// a record often (fault injection).
+	chunkPause time.Duration
+}
+
+type pendingLine struct {
+	seq  uint64
+	file string
+	line string
+}
+
+// OpenWriter prepares dir, recovers leftover ".open" files from an earlier
+// crash (see Recover) and returns a Writer. Files are created lazily on the
+// first Write.
+func OpenWriter(opts WriterOptions) (*Writer, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("crawl: writer: no directory")
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultPrefix
+	}
+	switch opts.Version {
+	case "":
+		opts.Version = Version11
+	case Version10, Version11:
+	default:
+		return nil, fmt.Errorf("crawl: writer: unsupported WARC version %q (want 1.0 or 1.1)", opts.Version)
+	}
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = DefaultMaxFileSize
+	}
+	if opts.CompressionLevel == 0 {
+		opts.CompressionLevel = 6
+	}
+	if opts.CompressionLevel < gzip.BestSpeed || opts.CompressionLevel > gzip.BestCompression {
+		return nil, fmt.Errorf("crawl: writer: gzip level %d out of range 1-9", opts.CompressionLevel)
+	}
+	if opts.Hostname == "" {
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			h = "localhost"
+		}
+		opts.Hostname = h
+	}
+	opts.Hostname = sanitizeHost(opts.Hostname)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("crawl: open warc dir: %w", err)
+	}
+	w := &Writer{opts: opts, log: opts.Logger, version: opts.Version}
+	w.cond = sync.NewCond(&w.mu)
+	level := opts.CompressionLevel
+	w.gzPool.New = func() any {
+		zw, _ := gzip.NewWriterLevel(io.Discard, level)
+		return zw
+	}
+	if !opts.NoCDXJ {
+		w.cdxLine = cdxjLine
+	}
+	rep, err := Recover(opts.Dir, RecoverOptions{Logger: opts.Logger, NoCDXJ: opts.NoCDXJ})
+	w.recovery = rep
+	w.stats.RecoveryErrs = rep.PartialTails
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Recovery returns the report of the recovery run by OpenWriter.
+func (w *Writer) Recovery() RecoveryReport { return w.recovery }
+
+// Version returns the WARC version written.
+func (w *Writer) Version() string { return w.version }
+
+// Dir returns the WARC directory.
+func (w *Writer) Dir() string { return w.opts.Dir }
+
+// Stats returns counters.
+func (w *Writer) Stats() WriterStats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stats
+}
+
+func sanitizeHost(h string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_':
+			return r
+		}
+		return '_'
+	}, h)
+}
+
+// compress serialises and gzips each record into its own member.
+func (w *Writer) compress(recs []*Record, warcinfoID string, raw *int64) ([][]byte, error) {
+	zw := w.gzPool.Get().(*gzip.Writer)
+	defer w.gzPool.Put(zw)
+	var plain bytes.Buffer
+	out := make([][]byte, len(recs))
+	for i, r := range recs {
+		plain.Reset()
+		r.marshal(&plain, w.version, warcinfoID)
+		*raw += int64(plain.Len())
+		var z bytes.Buffer
+		z.Grow(plain.Len()/3 + 64)
+		zw.Reset(&z)
+		if _, err := zw.Write(plain.Bytes()); err != nil {
+			return nil, fmt.Errorf("crawl: gzip record: %w", err)
+		}
+		if err := zw.Close(); err != nil {
+			return nil, fmt.Errorf("crawl: gzip record: %w", err)
+		}
+		out[i] = z.Bytes()
+	}
+	return out, nil
+}
+
+// Write appends recs, in order, to the current file (all to the same file)
+// and returns where they went. The records are not durable before
+// WaitDurable returns.
+func (w *Writer) Write(recs ...*Record) (Written, error) {
+	if len(recs) == 0 {
+		return Written{}, nil
+	}
+	w.mu.Lock()
+	infoID := w.warcinfoID
+	w.mu.Unlock()
+	var raw int64
+	members, err := w.compress(recs, infoID, &raw)
+	if err != nil {
+		return Written{}, err
+	}
+	total := int64(0)
+	for _, m := range members {
+		total += int64(len(m))
+	}
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return Written{}, errors.New("crawl: writer is closed")
+	}
+	if w.failed != nil {
+		return Written{}, w.failed
+	}
+	for w.f != nil && w.size+total > w.opts.MaxFileSize && w.size > w.infoLen {
+		if err := w.closeFileLocked(w.name); err != nil {
+			return Written{}, err
+		}
+		if w.failed != nil {
+			return Written{}, w.failed
+		}
+	}
+	if w.f == nil {
+		if err := w.openFileLocked(); err != nil {
+			return Written{}, err
+		}
+	}
+	if w.warcinfoID != infoID {
+		raw = 0
+		if members, err = w.compress(recs, w.warcinfoID, &raw); err != nil {
+			return Written{}, err
+		}
+	}
+	start := w.size
+	wr := Written{Placements: make([]Placement, len(recs))}
+	for i, m := range members {
+		if err := writeChunked(w.f, m, w.chunkPause); err != nil {
+			w.undoLocked(start, err)
+			return Written{}, fmt.Errorf("crawl: write %s: %w", w.name+openSuffix, err)
+		}
+		wr.Placements[i] = Placement{File: w.name, Offset: w.size, Length: int64(len(m))}
+		w.size += int64(len(m))
+	}
+	w.written++
+	wr.seq = w.written
+	w.stats.Records += int64(len(recs))
+	w.stats.RawBytes += raw
+	w.stats.StoredBytes += w.size - start
+	for i, r := range recs {
+		if r.capture == nil {
+			continue
+		}
+		c := r.toCapture(wr.Placements[i])
+		wr.captures = append(wr.captures, c)
+		if w.cdxLine != nil {
+			line, err := w.cdxLine(c)
+			if err != nil {
+				w.log.Warn("crawl: no CDXJ line for record", "uri", c.URI, "err", err)
+				continue
+			}
+			w.pending = append(w.pending, pendingLine{seq: wr.seq, file: w.name, line: line})
+		}
+	}
+	return wr, nil
+}
+
+// writeChunk is the largest single write(2) issued: a big record goes to
+// the file in several writes, as when streaming, so a crash can leave a
+// partial record that recovery must (and does) handle.
+const writeChunk = 16 << 10
+
+func writeChunked(f *os.File, b []byte, pause time.Duration) error {
+	for len(b) > 0 {
+		n := min(len(b), writeChunk)
+		if _, err := f.Write(b[:n]); err != nil {
+			return err
+		}
+		b = b[n:]
+		if pause > 0 && len(b) > 0 {
+			time.Sleep(pause)
+		}
+	}
+	return nil
+}
+
+// undoLocked cuts a failed partial write off the file so later records stay
+// readable; if that fails too the writer refuses further writes.
+func (w *Writer) undoLocked(start int64, cause error) {
+	if err := w.f.Truncate(start); err == nil {
+		if _, err := w.f.Seek(start, io.SeekStart); err == nil {
+			w.size = start
+			return
+		}
+	}
+	w.failed = fmt.Errorf("crawl: %s is unusable after a failed write: %w", w.name+openSuffix, cause)
+}
+
+// WaitDurable blocks until the records of wr are on stable storage (an fsync
+// covering them completed) and their CDXJ lines are appended, then returns
+// their captures (records written with capture metadata only).
+func (w *Writer) WaitDurable(ctx context.Context, wr Written) ([]wayside.Capture, error) {
+	if wr.seq == 0 {
+		return nil, nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.synced < wr.seq {
+		if w.failed != nil {
+			return nil, w.failed
+		}
+		if w.syncing {
+			w.cond.Wait()
+			continue
+		}
+		if err := w.syncLocked(); err != nil {
+			return nil, err
+		}
+	}
+	return wr.captures, nil
+}
+
+// syncLocked makes everything written so far durable. It drops the lock
+// around the fsync so writers keep appending (group commit).
+func (w *Writer) syncLocked() error {
+	w.syncing = true
+	target := w.written
+	f := w.f
+	var lines []pendingLine
+	n := 0
+	for n < len(w.pending) && w.pending[n].seq <= target {
+		n++
+	}
+	lines = append(lines, w.pending[:n]...)
+	w.pending = append(w.pending[:0:0], w.pending[n:]...)
+	w.mu.Unlock()
+	var err error
+	if f != nil {
+		err = f.Sync()
+	}
+	w.mu.Lock()
+	w.syncing = false
+	w.stats.Syncs++
+	defer w.cond.Broadcast()
+	if err != nil {
+		w.failed = fmt.Errorf("crawl: fsync %s: %w", w.name+openSuffix, err)
+		return w.failed
+	}
+	w.synced = target
+	w.appendCDXJLocked(lines)
+	return nil
+}
+
+// appendCDXJLocked appends lines to the CDXJ files of their WARC files.
+// CDXJ files are derived data: a failure is logged, never fatal, and
+// recovery rebuilds the CDXJ file of an ".open" WARC file.
+func (w *Writer) appendCDXJLocked(lines []pendingLine) {
+	var buf bytes.Buffer
+	flush := func() {
+		if buf.Len() == 0 || w.cdx == nil {
+			buf.Reset()
+			return
+		}
+		if _, err := w.cdx.Write(buf.Bytes()); err != nil {
+			w.log.Warn("crawl: append CDXJ", "file", w.cdxName, "err", err)
+		}
+		buf.Reset()
+	}
+	for _, l := range lines {
+		name := cdxjName(l.file)
+		if name != w.cdxName {
+			flush()
+			w.openCDXJLocked(name)
+		}
+		buf.WriteString(l.line)
+		buf.WriteByte('\n')
+	}
+	flush()
+}
+
+func (w *Writer) openCDXJLocked(name string) {
+	if w.cdx != nil {
+		w.cdx.Close()
+	}
+	w.cdx, w.cdxName = nil, name
+	f, err := os.OpenFile(filepath.Join(w.opts.Dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		w.log.Warn("crawl: open CDXJ", "file", name, "err", err)
+		return
+	}
+	w.cdx = f
+}
+
+// cdxjName returns the CDXJ file name beside a WARC file.
+func cdxjName(warc string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(warc, ".gz"), ".warc") + ".cdxj"
+}
+
+func (w *Writer) openFileLocked() error {
+	now := w.opts.Now().UTC()
+	var f *os.File
+	var name string
+	for tries := 0; ; tries++ {
+		name = fmt.Sprintf("%s-%s-%05d-%s%s", w.opts.Prefix, now.Format("20060102150405")+fmt.Sprintf("%03d", now.Nanosecond()/1e6),
+			w.serial, w.opts.Hostname, warcGzSuffix)
+		w.serial++
+		var err error
+		f, err = os.OpenFile(filepath.Join(w.opts.Dir, name+openSuffix), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			if _, err := os.Stat(filepath.Join(w.opts.Dir, name)); err == nil {
+				f.Close()
+				os.Remove(filepath.Join(w.opts.Dir, name+openSuffix))
+				continue
+			}
+			break
+		}
+		if !os.IsExist(err) || tries > 1000 {
+			return fmt.Errorf("crawl: create warc file: %w", err)
+		}
+	}
+	info := &Record{Type: "warcinfo", ID: NewRecordID(), Date: recordDate(now, w.version), isInfo: true}
+	info.Fields = []Field{{"WARC-Filename", name}, {"Content-Type", "application/warc-fields"}}
+	fields := append([]Field{
+		{"software", "Wayside (github.com/wayside-archive/wayside)"},
+		{"format", "WARC File Format " + w.version},
+		{"conformsTo", conformsTo(w.version)},
+		{"hostname", w.opts.Hostname},
+	}, w.opts.Info...)
+	info.Block = warcinfoBlock(fields)
+	var raw int64
+	members, err := w.compress([]*Record{info}, "", &raw)
+	if err == nil {
+		_, err = f.Write(members[0])
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(filepath.Join(w.opts.Dir, name+openSuffix))
+		return fmt.Errorf("crawl: write warcinfo to %s: %w", name+openSuffix, err)
+	}
+	// The new directory entry must survive a crash before any record in it
+	// is reported durable.
+	if err := syncDir(w.opts.Dir); err != nil {
+		f.Close()
+		return fmt.Errorf("crawl: sync warc dir: %w", err)
+	}
+	w.f, w.name, w.size, w.warcinfoID = f, name, int64(len(members[0])), info.ID
+	w.infoLen = w.size
+	w.stats.Files++
+	w.stats.Records++
+	w.stats.RawBytes += raw
+	w.stats.StoredBytes += w.size
+	w.log.Debug("crawl: opened WARC file", "file", name+openSuffix)
+	return nil
+}
+
+func conformsTo(version string) string {
+	if version == Version10 {
+		return "http://bibnum.bnf.fr/WARC/WARC_ISO_28500_version1_latestdraft.pdf"
+	}
+	return "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
+}
+
+// closeFileLocked makes the current file durable, appends its remaining
+// CDXJ lines and renames it to its final name. name is the file the caller
+// means to close; if another goroutine rotated it meanwhile, nothing is done.
+func (w *Writer) closeFileLocked(name string) error {
+	for w.syncing {
+		w.cond.Wait()
+	}
+	if w.f == nil || w.name != name {
+		return nil
+	}
+	if w.synced < w.written {
+		if err := w.syncLocked(); err != nil {
+			return err
+		}
+		for w.syncing { // a sync started by syncLocked's unlock window
+			w.cond.Wait()
+		}
+	}
+	if w.cdx != nil {
+		if err := w.cdx.Sync(); err != nil {
+			w.log.Warn("crawl: sync CDXJ", "file", w.cdxName, "err", err)
+		}
+		w.cdx.Close()
+		w.cdx, w.cdxName = nil, ""
+	}
+	if err := w.f.Close(); err != nil {
+		w.failed = fmt.Errorf("crawl: close %s: %w", w.name+openSuffix, err)
+		return w.failed
+	}
+	w.f = nil
+	open := filepath.Join(w.opts.Dir, w.name+openSuffix)
+	if err := os.Rename(open, filepath.Join(w.opts.Dir, w.name)); err != nil {
+		w.failed = fmt.Errorf("crawl: rename %s: %w", open, err)
+		return w.failed
+	}
+	if err := syncDir(w.opts.Dir); err != nil {
+		w.failed = fmt.Errorf("crawl: sync warc dir: %w", err)
+		return w.failed
+	}
+	w.log.Debug("crawl: closed WARC file", "file", w.name)
+	w.name, w.size, w.warcinfoID = "", 0, ""
+	return nil
+}
+
+// Rotate closes the current file (making it durable and renaming it); the
+// next Write opens a new one.
+func (w *Writer) Rotate() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.closeFileLocked(w.name)
+}
+
+// Close makes everything durable, closes and renames the current file.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	err := w.closeFileLocked(w.name)
+	w.closed = true
+	w.cond.Broadcast()
+	return err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,34 @@
+// Package pebble is the embedded, durable dedupindex.Index backend, stored
+// in a CockroachDB Pebble LSM directory. It is Wayside's default index.
+//
+// # Semantics
+//
+// Pending claims live only in this process's memory: a claimer that dies (or
+// an index that is closed or restarted) leaves no claim behind. Claims are
+// atomic per key. Commit, Put and PutBatch are durable when they return
+// (pebble.Sync; concurrent commits share one fsync through Pebble's group
+// commit). A Commit of a ticket issued by an earlier run of the index (lost
+// to a restart) stores the original if its key has none — the caller made
+// the record durable before committing, so it may always be indexed — and
+// otherwise keeps the existing (first) original.
+//
+// # Layout
+//
+// All keys start with a one-byte tag:
+//
+//	0x01 "version"                          → format version (uvarint)
+//	0x02 scope name                         → scope id (uvarint)
+//	0x03 kind id(uvarint)                   → interned string (kind 'f' WARC file name, 'm' MIME type)
+//	0x04 scope id                           → originals in scope (merged int64 counter)
+//	0x10 scope id alg sum [urlhash]         → original (compact varint record)
+//	0x11 scope id surthash date alg sum [urlhash] → empty (by-URL secondary index)
+//
+// scope id is a uvarint, alg a one-byte algorithm code followed by the raw
+// digest bytes, urlhash and surthash the first 8 bytes of the SHA-256 of a
+// SURT key (urlhash only for same-URL keys), date the original's WARC-Date
+// as big-endian nanoseconds since 1970 with the sign bit flipped, so by-URL
+// scans return originals oldest first. Values encode the target URI, date,
+// record id (16 bytes when it is a urn:uuid), interned file and MIME ids,
+// offset, lengths and status as varints; the digest is taken from the key.
+// Tables use Bloom filters, so lookups of absent digests rarely touch disk.
+package pebble

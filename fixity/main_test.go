@@ -1,0 +1,74 @@
+package fixity
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/wayside-archive/wayside/fixity/testarchive"
+)
+
+var update = flag.Bool("update", false, "rewrite expected output in testdata/")
+
+// env is one test archive and one shared browser for the Chromium tests of
+// this package; every replay still gets a fresh incognito profile.
+type testEnv struct {
+	arch *testarchive.Server
+	cfg  *Config
+	rep  *Replayer
+}
+
+func chromiumPath(t testing.TB) string {
+	t.Helper()
+	p := findChromium()
+	if _, err := exec.LookPath(p); err != nil {
+		t.Skipf("fixity: no Chromium binary (%s): install chromium to run the replay tests", p)
+	}
+	return p
+}
+
+// newEnv starts a test archive with the built-in site and a replayer.
+func newEnv(t testing.TB, opts ...func(*ReplayOptions)) *testEnv {
+	t.Helper()
+	arch, err := testarchive.New("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { arch.Close() })
+	if _, err := arch.LoadBuiltin(); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := NewConfig(Archive{Name: "testarchive", Hosts: []string{arch.Host(), arch.AliasHost()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := ReplayOptions{Config: cfg, ExecPath: chromiumPath(t), Quiet: 400 * time.Millisecond, HardCap: 4 * time.Second, RawTimeout: 2 * time.Second}
+	for _, f := range opts {
+		f(&o)
+	}
+	rep, err := NewReplayer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rep.Close() })
+	return &testEnv{arch: arch, cfg: cfg, rep: rep}
+}
+
+func (e *testEnv) replay(t testing.TB, urir string) *Manifest {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	m, err := e.rep.Replay(ctx, e.arch.URIM(testarchive.SiteTS, urir))
+	if err != nil {
+		t.Fatalf("replay %s: %v", urir, err)
+	}
+	return m
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(m.Run())
+}

@@ -1,0 +1,541 @@
+package fixity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/wayside-archive/wayside/fixity/merkle"
+)
+
+// ErrOutOfScope is wrapped by errors for URI-Ms fixity refuses to replay.
+var ErrOutOfScope = errors.New("fixity: target out of scope")
+
+// ReplayOptions configures a Replayer.
+type ReplayOptions struct {
+	// Config lists the archives that may be replayed. Required.
+	Config *Config
+	// ExecPath is the Chromium binary; default: chromium, chromium-browser,
+	// google-chrome from PATH, or /usr/bin/chromium.
+	ExecPath string
+	// Quiet is how long the network must be idle (no request in flight, no
+	// event) before the page counts as loaded. Default 750ms.
+	Quiet time.Duration
+	// HardCap bounds the wait for one page; requests still pending then are
+	// recorded as timeouts. Default 30s.
+	HardCap time.Duration
+	// RawTimeout bounds each raw (id_) fetch. Default 20s.
+	RawTimeout time.Duration
+	// FreshBrowser starts a new browser process with a new temporary
+	// user-data-dir for every replay. Otherwise one browser is shared and
+	// every replay runs in a new incognito browser context (a fresh
+	// profile: no cache, cookies, storage or service workers carried over).
+	FreshBrowser bool
+	// Transport is used for raw fetches; default a new http.Transport
+	// without proxy.
+	Transport http.RoundTripper
+	// Logger receives debug and warning messages; default discards.
+	Logger *slog.Logger
+	// BodyBuffer is the per-resource network buffer given to the browser
+	// (Network.enable maxResourceBufferSize); default 64 MiB, total 8x.
+	BodyBuffer int64
+}
+
+// Replayer replays URI-Ms in headless Chromium and builds manifests. It is
+// safe for concurrent use: each Replay runs in its own tab and profile.
+type Replayer struct {
+	opts   ReplayOptions
+	cfg    *Config
+	log    *slog.Logger
+	client *http.Client
+
+	mu      sync.Mutex
+	bctx    context.Context
+	bcancel context.CancelFunc
+	acancel context.CancelFunc
+	version string
+	ua      string
+}
+
+// NewReplayer checks opts and returns a Replayer. The browser starts on the
+// first Replay.
+func NewReplayer(opts ReplayOptions) (*Replayer, error) {
+	if opts.Config == nil || len(opts.Config.Archives) == 0 {
+		return nil, errors.New("fixity: new replayer: no archives configured")
+	}
+	if opts.Quiet <= 0 {
+		opts.Quiet = 750 * time.Millisecond
+	}
+	if opts.HardCap <= 0 {
+		opts.HardCap = 30 * time.Second
+	}
+	if opts.RawTimeout <= 0 {
+		opts.RawTimeout = 20 * time.Second
+	}
+	if opts.BodyBuffer <= 0 {
+		opts.BodyBuffer = 64 << 20
+	}
+	if opts.ExecPath == "" {
+		opts.ExecPath = findChromium()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Replayer{opts: opts, cfg: opts.Config, log: opts.Logger}
+	tr := opts.Transport
+	if tr == nil {
+		tr = &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 8, IdleConnTimeout: 30 * time.Second, ResponseHeaderTimeout: opts.RawTimeout}
+	}
+	r.client = &http.Client{
+		Transport: tr,
+		// Redirects are followed by rawFetch itself, hop by hop, in scope.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return r, nil
+}
+
+// findChromium returns the first Chromium-like binary on PATH.
+func findChromium() string {
+	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	return "/usr/bin/chromium"
+}
+
+// allocatorOptions are the browser flags: headless, no sandbox (runs as
+// root in containers), no GPU, no background traffic, no component updates,
+// no first-run, no sync, site isolation off so every frame's requests reach
+// the page's network and fetch interception.
+func (r *Replayer) allocatorOptions() []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(r.opts.ExecPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-breakpad", true),
+		chromedp.Flag("disable-domain-reliability", true),
+		chromedp.Flag("disable-client-side-phishing-detection", true),
+		chromedp.Flag("safebrowsing-disable-auto-update", true),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("password-store", "basic"),
+		chromedp.Flag("use-mock-keychain", true),
+		chromedp.Flag("disable-features", "SitePerProcess,IsolateOrigins,Translate,OptimizationHints,MediaRouter,InterestFeedContentSuggestions"),
+		chromedp.Flag("disable-site-isolation-trials", true),
+		chromedp.Flag("no-proxy-server", true),
+	}
+}
+
+// startBrowser launches a browser and returns its root chromedp context.
+func (r *Replayer) startBrowser() (context.Context, context.CancelFunc, error) {
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), r.allocatorOptions()...)
+	bctx, bcancel := chromedp.NewContext(actx)
+	cancel := func() { bcancel(); acancel() }
+	if err := chromedp.Do(bctx); err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("fixity: start browser %s: %w", r.opts.ExecPath, err)
+	}
+	v, err := chromedp.CallBrowser(bctx, browser.GetVersion, cdp.Empty{})
+	if err != nil {
+		cancel()
+		return nil, nil, fmt.Errorf("fixity: browser version: %w", err)
+	}
+	r.mu.Lock()
+	r.version, r.ua = v.Product, v.UserAgent
+	r.mu.Unlock()
+	return bctx, cancel, nil
+}
+
+// shared returns the shared browser, starting or restarting it (after a
+// crash) as needed.
+func (r *Replayer) shared() (context.Context, error) {
+	r.mu.Lock()
+	if r.bctx != nil && r.bctx.Err() == nil {
+		b := r.bctx
+		r.mu.Unlock()
+		return b, nil
+	}
+	if r.bcancel != nil {
+		r.bcancel()
+		r.bctx, r.bcancel = nil, nil
+	}
+	r.mu.Unlock()
+	bctx, cancel, err := r.startBrowser()
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.bctx != nil && r.bctx.Err() == nil { // another goroutine won
+		cancel()
+		return r.bctx, nil
+	}
+	r.bctx, r.bcancel = bctx, cancel
+	return bctx, nil
+}
+
+// BrowserVersion returns the product string of the browser, once started.
+func (r *Replayer) BrowserVersion() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.version
+}
+
+// Close stops the browser.
+func (r *Replayer) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.bcancel != nil {
+		r.bcancel()
+		r.bctx, r.bcancel = nil, nil
+	}
+	if t, ok := r.client.Transport.(*http.Transport); ok {
+		t.CloseIdleConnections()
+	}
+	return nil
+}
+
+// Replay loads urim in a fresh profile, waits until the network is quiet
+// (or the hard cap), collects every resource, fetches the raw counterparts,
+// and returns the sealed manifest. Failures of the replay itself that are
+// worth retrying (browser crash) are returned as errors; 5xx answers and
+// timeouts give a manifest with Context.Transient set. A URI-M outside the
+// configured archives gives an error wrapping ErrOutOfScope.
+func (r *Replayer) Replay(ctx context.Context, urim string) (*Manifest, error) {
+	arch, _, err := r.cfg.CheckTarget(urim)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOutOfScope, err)
+	}
+	if _, ok := ParseURIM(urim); !ok {
+		return nil, fmt.Errorf("%w: fixity: target %q: not a URI-M (no /<timestamp>/<URI-R> in the path)", ErrOutOfScope, urim)
+	}
+	var bctx context.Context
+	if r.opts.FreshBrowser {
+		b, cancel, err := r.startBrowser()
+		if err != nil {
+			return nil, err
+		}
+		defer cancel()
+		bctx = b
+	} else if bctx, err = r.shared(); err != nil {
+		return nil, err
+	}
+
+	canon, _ := r.cfg.Canonical(urim)
+	m := &Manifest{Format: ManifestFormat, URIM: urim, CanonicalURIM: canon, Archive: arch.Name}
+	m.Context = Context{PolicyVersion: PolicyVersion, PolicyDigest: r.cfg.Digest(), Started: time.Now().UTC()}
+	r.mu.Lock()
+	m.Context.Browser, m.Context.UserAgent = r.version, r.ua
+	r.mu.Unlock()
+
+	reqs, bodies, settled, errs, err := r.load(ctx, bctx, urim)
+	if err != nil {
+		if bctx.Err() != nil {
+			return nil, fmt.Errorf("fixity: replay %s: browser died: %w", urim, err)
+		}
+		return nil, fmt.Errorf("fixity: replay %s: %w", urim, err)
+	}
+	m.Context.Settled = settled
+	m.Context.Errors = append(m.Context.Errors, errs...)
+	r.build(ctx, m, reqs, bodies, arch)
+	m.Context.Finished = time.Now().UTC()
+	m.Seal()
+	return m, nil
+}
+
+type bodyResult struct {
+	hash merkle.Hash
+	n    int64
+	err  error
+}
+
+// load runs the browser part of a replay.
+func (r *Replayer) load(ctx context.Context, bctx context.Context, urim string) ([]trackedReq, map[network.RequestID]bodyResult, string, []string, error) {
+	var tctx context.Context
+	var tcancel context.CancelFunc
+	if r.opts.FreshBrowser {
+		tctx, tcancel = chromedp.NewContext(bctx)
+	} else {
+		tctx, tcancel = chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
+	}
+	defer tcancel()
+	stop := context.AfterFunc(ctx, tcancel)
+	defer stop()
+
+	tr := newTracker()
+	if err := chromedp.Listen(tctx, tr.onEvent); err != nil {
+		return nil, nil, "", nil, fmt.Errorf("listen: %w", err)
+	}
+	paused := chromedp.Events(tctx, fetch.RequestPaused)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.interceptLoop(tctx, paused, tr)
+	}()
+	defer func() { tcancel(); wg.Wait() }()
+
+	buf := r.opts.BodyBuffer
+	total := 8 * buf
+	if _, err := chromedp.Call(tctx, network.Enable, network.EnableParams{MaxTotalBufferSize: &total, MaxResourceBufferSize: &buf}); err != nil {
+		return nil, nil, "", nil, fmt.Errorf("network enable: %w", err)
+	}
+	if _, err := chromedp.Call(tctx, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}); err != nil {
+		return nil, nil, "", nil, fmt.Errorf("disable cache: %w", err)
+	}
+	if _, err := chromedp.Call(tctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}}); err != nil {
+		return nil, nil, "", nil, fmt.Errorf("fetch enable: %w", err)
+	}
+
+	start := time.Now()
+	deadline := start.Add(r.opts.HardCap)
+	var errs []string
+	nctx, ncancel := context.WithDeadline(tctx, deadline)
+	nav, err := chromedp.Call(nctx, page.Navigate, page.NavigateParams{URL: urim})
+	ncancel()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, nil, "", nil, ctx.Err()
+	case err != nil && bctx.Err() != nil:
+		return nil, nil, "", nil, err
+	case err != nil:
+		errs = append(errs, "navigate: "+err.Error())
+	case nav.ErrorText != "":
+		errs = append(errs, "navigate: "+nav.ErrorText)
+	}
+
+	settled := "cap"
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, nil, "", nil, ctx.Err()
+		case <-bctx.Done():
+			return nil, nil, "", nil, fmt.Errorf("browser exited while loading: %w", context.Cause(bctx))
+		case now := <-tick.C:
+			inflight, last := tr.state()
+			if inflight == 0 && now.Sub(last) >= r.opts.Quiet && now.Sub(start) >= r.opts.Quiet {
+				settled = "quiet"
+				break wait
+			}
+			if now.After(deadline) {
+				break wait
+			}
+		}
+	}
+
+	// Fetch the bodies now, before anything navigates or evicts them.
+	reqs := tr.snapshot()
+	bodies := map[network.RequestID]bodyResult{}
+	for i := range reqs {
+		q := &reqs[i]
+		if !r.needsBody(q) {
+			continue
+		}
+		res, err := chromedp.Call(tctx, network.GetResponseBody, network.GetResponseBodyParams{RequestID: q.id})
+		if err != nil {
+			bodies[q.id] = bodyResult{err: err}
+			continue
+		}
+		bodies[q.id] = bodyResult{hash: merkle.Sum(res.Body), n: int64(len(res.Body))}
+	}
+	return reqs, bodies, settled, errs, nil
+}
+
+// interceptLoop answers every paused request: in-scope requests continue,
+// everything else fails as blocked by the client (the tracker records it as
+// a live-web or non-http resource).
+func (r *Replayer) interceptLoop(tctx context.Context, paused iter.Seq2[fetch.EventRequestPaused, error], tr *tracker) {
+	for ev, err := range paused {
+		if err != nil {
+			return
+		}
+		if ev.Request == nil {
+			continue
+		}
+		if r.allowed(ev.Request.URL) {
+			_, err = chromedp.Call(tctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+		} else {
+			r.log.Debug("fixity: blocked request outside the archive list", "url", ev.Request.URL)
+			_, err = chromedp.Call(tctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
+			if ev.NetworkID != "" {
+				tr.markBlocked(ev.NetworkID, ev.Request.URL)
+			}
+		}
+		if err != nil && tctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// allowed reports whether the browser may load u during a replay.
+func (r *Replayer) allowed(u string) bool {
+	pu, err := url.Parse(u)
+	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") {
+		return false
+	}
+	return r.cfg.ArchiveFor(pu.Host) != nil
+}
+
+// needsBody reports whether the rewritten body of q is hashed.
+func (r *Replayer) needsBody(q *trackedReq) bool {
+	if q.resp == nil || !q.done || q.failed != "" {
+		return false
+	}
+	if _, why := r.cfg.exclusion(q.chain()...); why != "" {
+		return false
+	}
+	return hasEntity(int(q.resp.Status)) && !isText(contentTypeOf(q.resp))
+}
+
+func hasEntity(status int) bool {
+	return status >= 200 && status < 300 && status != 204
+}
+
+func contentTypeOf(resp *network.Response) string {
+	for k, v := range resp.Headers {
+		if strings.EqualFold(k, "content-type") {
+			return fmt.Sprint(v)
+		}
+	}
+	return resp.MimeType
+}
+
+// build turns tracked requests into manifest resources and fetches raw
+// counterparts.
+func (r *Replayer) build(ctx context.Context, m *Manifest, reqs []trackedReq, bodies map[network.RequestID]bodyResult, arch *Archive) {
+	for i := range reqs {
+		q := &reqs[i]
+		pu, err := url.Parse(q.first)
+		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") {
+			continue // data:, blob:, about: are not network resources
+		}
+		eff, why := r.cfg.exclusion(q.chain()...)
+		res := Resource{URL: eff, Type: q.typ, Excluded: why}
+		if eff != q.first {
+			res.RequestedURL = q.first
+		}
+		res.Key = r.cfg.URIR(eff)
+		if canon, isM := r.cfg.Canonical(eff); isM {
+			res.URIM = canon
+			pm, _ := ParseURIM(eff)
+			res.Datetime = pm.Datetime
+		}
+		if res.Excluded == "live-web" {
+			m.Context.LiveWeb = append(m.Context.LiveWeb, q.first)
+		}
+		res.Rewritten = r.rewrittenResponse(q, bodies)
+		if res.Included() && res.Rewritten.Body == "" {
+			res.Rewritten.Body = BodyNone
+		}
+		if b, ok := bodies[q.id]; ok && b.err != nil {
+			m.Context.Transient = true
+			m.Context.Errors = append(m.Context.Errors, fmt.Sprintf("body of %s: %v", q.first, b.err))
+		}
+		m.Resources = append(m.Resources, res)
+	}
+	if len(m.Resources) == 0 {
+		m.Context.Transient = true
+		m.Context.Errors = append(m.Context.Errors, "no resource was loaded")
+	}
+	if !arch.NoRaw {
+		r.fetchRaws(ctx, m)
+	}
+	r.markTransient(m)
+}
+
+func (r *Replayer) rewrittenResponse(q *trackedReq, bodies map[network.RequestID]bodyResult) *Response {
+	p := &Response{FinalURL: q.url}
+	p.FinalURIM, _ = r.cfg.Canonical(q.url)
+	for _, h := range q.hops {
+		c, _ := r.cfg.Canonical(h.url)
+		p.Redirects = append(p.Redirects, Hop{Status: h.status, URIM: c})
+	}
+	switch {
+	case !q.done:
+		p.Outcome, p.Body = OutcomeTimeout, BodyNone
+		return p
+	case q.failed != "" && (q.blocked || strings.Contains(q.failed, "ERR_BLOCKED_BY_CLIENT")):
+		p.Outcome, p.Error, p.Body = OutcomeBlocked, q.failed, BodyNone
+		return p
+	case q.failed != "" || q.resp == nil:
+		p.Outcome, p.Error, p.Body = OutcomeFailed, q.failed, BodyNone
+		return p
+	}
+	p.Outcome, p.Status = OutcomeOK, int(q.resp.Status)
+	p.MIME = q.resp.MimeType
+	p.Headers = r.cfg.selectHeaders(q.url, func(f func(string, string)) {
+		for k, v := range q.resp.Headers {
+			f(k, fmt.Sprint(v))
+		}
+	})
+	switch {
+	case !hasEntity(p.Status):
+		p.Body = BodyNone
+	case isText(contentTypeOf(q.resp)):
+		p.Body = BodyTextRewritten
+	default:
+		if b, ok := bodies[q.id]; ok && b.err == nil {
+			p.Body, p.BodyHash, p.BodyLength = BodyHashed, b.hash, b.n
+		} else {
+			p.Body = BodyNone
+		}
+	}
+	return p
+}
+
+// markTransient flags replays that met a 5xx, a timeout or a failed main
+// document: they are retried and never compared as changes.
+func (r *Replayer) markTransient(m *Manifest) {
+	for i := range m.Resources {
+		res := &m.Resources[i]
+		if !res.Included() {
+			continue
+		}
+		for _, side := range []struct {
+			name string
+			p    *Response
+		}{{"rewritten", res.Rewritten}, {"raw", res.Raw}} {
+			p := side.p
+			if p == nil {
+				continue
+			}
+			if p.Outcome == OutcomeTimeout || (p.Outcome == OutcomeOK && p.Status >= 500) {
+				m.Context.Transient = true
+				m.Context.Errors = append(m.Context.Errors, fmt.Sprintf("%s %s: %s", side.name, res.URL, p.statusField()))
+			}
+		}
+	}
+	if len(m.Resources) > 0 {
+		if main := m.Resources[0].Rewritten; main != nil && main.Outcome != OutcomeOK {
+			m.Context.Transient = true
+			m.Context.Errors = append(m.Context.Errors, fmt.Sprintf("main document %s: %s %s", m.Resources[0].URL, main.Outcome, main.Error))
+		}
+	}
+}

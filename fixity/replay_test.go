@@ -1,0 +1,262 @@
+package fixity
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wayside-archive/wayside/fixity/testarchive"
+	"github.com/wayside-archive/wayside/internal/testenv"
+)
+
+func mustVerify(t testing.TB, m *Manifest) {
+	t.Helper()
+	if err := Verify(m); err != nil {
+		t.Fatal(err)
+	}
+	b := m.Marshal()
+	back, err := ParseManifest(b, "round-trip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Recompute(back) != m.Root {
+		t.Fatalf("manifest does not recompute to its root after a JSON round trip")
+	}
+}
+
+// record writes m to testdata/manifests/<name>.json when -update is set:
+// the corpus of real manifests the offline tests recompute and classify.
+func record(t testing.TB, name string, m *Manifest) {
+	t.Helper()
+	if !*update {
+		return
+	}
+	if err := os.WriteFile(filepath.Join("testdata", "manifests", name+".json"), m.Marshal(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func includedKeys(m *Manifest) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range m.Resources {
+		if r.Included() {
+			out[r.Key] = true
+		}
+	}
+	return out
+}
+
+// TestReplayDeterministicRoot replays the deterministic page five times in
+// fresh incognito profiles of one browser and once in a fresh browser
+// process: every root is the same although the banner, the replay script
+// and their timestamps differ on every replay.
+func TestReplayDeterministicRoot(t *testing.T) {
+	e := newEnv(t)
+	var first *Manifest
+	for i := range 5 {
+		m := e.replay(t, testarchive.PageDeterministic)
+		mustVerify(t, m)
+		if m.Context.Transient {
+			t.Fatalf("replay %d transient: %v", i, m.Context.Errors)
+		}
+		if first == nil {
+			first = m
+			keys := includedKeys(m)
+			for _, k := range []string{testarchive.PageDeterministic, testarchive.Logo, testarchive.Photo, testarchive.Style, testarchive.App, testarchive.JSAdded, testarchive.BG} {
+				if !keys[k] {
+					t.Errorf("resource %s missing from the composite memento (have %v)", k, keys)
+				}
+			}
+			banners := 0
+			for _, r := range m.Resources {
+				if strings.Contains(r.URL, "/static/") {
+					banners++
+					if r.Included() {
+						t.Errorf("replay infrastructure %s is part of the root", r.URL)
+					}
+				}
+			}
+			if banners < 2 {
+				t.Errorf("expected the banner image and replay script to be recorded as excluded, found %d", banners)
+			}
+			continue
+		}
+		if m.Root != first.Root {
+			t.Fatalf("replay %d: root %s, first replay %s; change: %+v", i, m.Root, first.Root, Compare(first, m))
+		}
+	}
+	fresh := newEnv(t, func(o *ReplayOptions) { o.FreshBrowser = true })
+	// Same archive content on a different port gives different URI-Ms, so
+	// compare the fresh-browser replay against its own archive's baseline.
+	a := fresh.replay(t, testarchive.PageDeterministic)
+	b := fresh.replay(t, testarchive.PageDeterministic)
+	if a.Root != b.Root || a.RawRoot != b.RawRoot {
+		t.Fatalf("fresh browser processes gave roots %s and %s", a.Root, b.Root)
+	}
+	if a.RewrittenRoot == first.RewrittenRoot {
+		t.Fatal("two archives on different ports gave the same rewritten root: the URI-M host is not hashed")
+	}
+}
+
+// TestInjectedChanges injects each kind of change the study found and
+// checks the class and the resource Compare names.
+func TestInjectedChanges(t *testing.T) {
+	e := newEnv(t)
+	base := e.replay(t, testarchive.PageDeterministic)
+	if base.Context.Transient {
+		t.Fatalf("baseline transient: %v", base.Context.Errors)
+	}
+	record(t, "baseline", base)
+	cases := []struct {
+		name  string
+		urir  string
+		fault testarchive.Fault
+		class Class
+		key   string
+	}{
+		{"extra resource", testarchive.PageDeterministic, testarchive.Fault{ExtraHTML: `<img src="/extra.png">`}, ClassSet, "http://example.test/extra.png"},
+		{"status flip", testarchive.Logo, testarchive.Fault{Status: 404}, ClassStatus, testarchive.Logo},
+		{"header change", testarchive.Logo, testarchive.Fault{Header: map[string]string{"Server": "OtherServer/2.0"}}, ClassURIMHeader, testarchive.Logo},
+		{"redirect, same entity", testarchive.BG, testarchive.Fault{RedirectTo: "20190101000000"}, ClassURIMHeader, testarchive.BG},
+		{"changed image", testarchive.Logo, testarchive.Fault{Body: []byte("\x89PNG\r\n\x1a\nnot really")}, ClassRepresentation, testarchive.Logo},
+		{"changed script", testarchive.App, testarchive.Fault{Body: []byte("var i = new Image(); i.src = '/js-added.png'; document.body.appendChild(i); var changed = 1;\n")}, ClassRepresentation, testarchive.App},
+		{"redirect to another memento", testarchive.Logo, testarchive.Fault{RedirectTo: testarchive.LogoTS2}, ClassURIMRepresentation, testarchive.Logo},
+		{"timeout", testarchive.Logo, testarchive.Fault{Hang: true}, ClassTimeout, testarchive.Logo},
+		{"live-web leak", testarchive.PageDeterministic, testarchive.Fault{ExtraHTML: `<script>new Image().src = 'http://live-web' + '.invalid/x.gif';</script>`}, ClassNone, ""},
+		{"archive host alias", testarchive.PageDeterministic, testarchive.Fault{AliasLinks: true}, ClassNone, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e.arch.ClearFaults()
+			e.arch.Inject(c.urir, c.fault)
+			defer e.arch.ClearFaults()
+			m := e.replay(t, testarchive.PageDeterministic)
+			mustVerify(t, m)
+			record(t, strings.NewReplacer(", ", "-", " ", "-").Replace(c.name), m)
+			ch := Compare(base, m)
+			if ch.Class != c.class {
+				t.Fatalf("class %s, want %s; resources %+v notes %v", ch.Class, c.class, ch.Resources, ch.Notes)
+			}
+			if c.key == "" {
+				if len(ch.Resources) != 0 {
+					t.Fatalf("unexpected changed resources %+v", ch.Resources)
+				}
+			} else if len(ch.Resources) != 1 || ch.Resources[0].Key != c.key {
+				t.Fatalf("changed resources %+v, want exactly %s", ch.Resources, c.key)
+			}
+			switch c.name {
+			case "timeout":
+				if !m.Context.Transient {
+					t.Error("a replay with a timed-out resource is not marked transient")
+				}
+			case "live-web leak":
+				if len(m.Context.LiveWeb) == 0 || !strings.Contains(m.Context.LiveWeb[0], "live-web.invalid") {
+					t.Errorf("live-web leak not recorded: %v", m.Context.LiveWeb)
+				}
+			case "archive host alias":
+				aliased := false
+				for _, r := range m.Resources {
+					aliased = aliased || strings.Contains(r.URL, e.arch.AliasHost())
+				}
+				if !aliased {
+					t.Error("the alias fault did not make the page load anything through the alias host")
+				}
+			}
+		})
+	}
+}
+
+// TestReplayBlocksOtherHosts checks that the browser cannot reach a host
+// outside the archive list during replay (here another loopback server,
+// i.e. a private-network target) and that the attempt is recorded.
+func TestReplayBlocksOtherHosts(t *testing.T) {
+	var hits atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte("reached"))
+	}))
+	defer other.Close()
+	e := newEnv(t)
+	target := other.URL + "/pixel.gif"
+	e.arch.Inject(testarchive.PageDeterministic, testarchive.Fault{ExtraHTML: `<script>var u = '` +
+		strings.Replace(target, "http://", "http:/' + '/", 1) + `'; new Image().src = u; fetch(u).catch(function(){}); location.href = u;</script>`})
+	m := e.replay(t, testarchive.PageDeterministic)
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the browser reached a host outside the archive list %d time(s)", n)
+	}
+	found := false
+	for _, u := range m.Context.LiveWeb {
+		found = found || strings.HasPrefix(u, other.URL)
+	}
+	if !found {
+		t.Fatalf("blocked requests to %s not recorded as live-web leakage: %v", other.URL, m.Context.LiveWeb)
+	}
+	for _, r := range m.Resources {
+		if strings.HasPrefix(r.URL, other.URL) && (r.Included() || r.Rewritten.Outcome != OutcomeBlocked) {
+			t.Errorf("leaked resource %s: excluded %q outcome %s", r.URL, r.Excluded, r.Rewritten.Outcome)
+		}
+	}
+}
+
+// TestReplayRefusesTargets checks the scope rules for the URI-M itself.
+func TestReplayRefusesTargets(t *testing.T) {
+	cfg, err := NewConfig(Archive{Name: "a", Hosts: []string{"archive.example", "127.0.0.1:8080"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReplayer(ReplayOptions{Config: cfg, ExecPath: "/nonexistent/chromium"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, u := range []string{
+		"file:///etc/passwd",
+		"data:text/html,<h1>hi</h1>",
+		"javascript:alert(1)",
+		"http://10.0.0.1/web/20200101000000/http://example.com/",
+		"http://127.0.0.1:9999/web/20200101000000/http://example.com/",
+		"http://169.254.169.254/latest/meta-data/",
+		"http://archive.example.evil.test/web/20200101000000/http://example.com/",
+		"http://archive.example/not-a-memento",
+	} {
+		_, err := r.Replay(context.Background(), u)
+		if !errors.Is(err, ErrOutOfScope) {
+			t.Errorf("Replay(%q) = %v, want ErrOutOfScope (the browser path must not even be tried)", u, err)
+		}
+	}
+}
+
+// TestReplayRealWARC replays the IANA home page from a real pywb-recorded
+// WARC twice and checks the root is stable and the page composite.
+func TestReplayRealWARC(t *testing.T) {
+	dir := testenv.SharedDir(t)
+	e := newEnv(t)
+	if _, err := e.arch.LoadWARCFile(filepath.Join(dir, "corpus", "warc", "pywb-iana.warc.gz")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	u := e.arch.URIM("20140126200624", "http://www.iana.org/")
+	a, err := e.rep.Replay(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.rep.Replay(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustVerify(t, a)
+	if n := len(includedKeys(a)); n < 5 {
+		t.Fatalf("IANA page replayed with %d included resources, want a composite memento", n)
+	}
+	if a.Root != b.Root {
+		t.Fatalf("real WARC replays differ: %+v", Compare(a, b))
+	}
+}

@@ -1,0 +1,247 @@
+package fixity
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"time"
+)
+
+// Report is the data of a fixity report: per-archive share of changed
+// mementos per sweep, counts per change class, and per-memento changes.
+type Report struct {
+	Generated time.Time       `json:"generated"`
+	Sweeps    []string        `json:"sweeps"`
+	Archives  []ArchiveReport `json:"archives"`
+	Classes   []ClassCount    `json:"classes"`
+	Mementos  []MementoReport `json:"mementos"`
+	Totals    map[string]int  `json:"totals"`
+}
+
+// ArchiveReport is one row of the heatmap.
+type ArchiveReport struct {
+	Archive string      `json:"archive"`
+	Cells   []SweepCell `json:"cells"` // one per Report.Sweeps entry
+}
+
+// SweepCell is the result of one sweep for one archive.
+type SweepCell struct {
+	Sweep     string  `json:"sweep"`
+	Compared  int     `json:"compared"`  // comparable replays
+	Changed   int     `json:"changed"`   // of which changed
+	Transient int     `json:"transient"` // not compared
+	Share     float64 `json:"share"`     // Changed / Compared, -1 when nothing was compared
+}
+
+// ClassCount counts records of one class.
+type ClassCount struct {
+	Class Class `json:"class"`
+	Count int   `json:"count"`
+}
+
+// MementoReport is the drill-down of one URI-M.
+type MementoReport struct {
+	URIM          string        `json:"urim"`
+	Archive       string        `json:"archive"`
+	Replays       int           `json:"replays"`
+	DistinctRoots int           `json:"distinct_roots"`
+	Accepted      int           `json:"accepted_states"`
+	Transient     int           `json:"transient"`
+	Changes       []ChangeEvent `json:"changes,omitempty"`
+}
+
+// ChangeEvent is one recorded change.
+type ChangeEvent struct {
+	Sweep     string           `json:"sweep"`
+	Time      time.Time        `json:"time"`
+	Class     Class            `json:"class"`
+	Root      string           `json:"root"`
+	Manifest  string           `json:"manifest"`
+	Resources []ResourceChange `json:"resources"`
+}
+
+// BuildReport aggregates history records.
+func BuildReport(recs []Record) *Report {
+	r := &Report{Generated: time.Now().UTC(), Totals: map[string]int{}}
+	sweepSet := map[string]bool{}
+	type cellKey struct{ arch, sweep string }
+	cells := map[cellKey]*SweepCell{}
+	archSet := map[string]bool{}
+	classes := map[Class]int{}
+	mem := map[string]*MementoReport{}
+	roots := map[string]map[string]bool{}
+	archOf := map[string]string{}
+	for _, rec := range recs {
+		m := mem[rec.URIM]
+		if m == nil {
+			m = &MementoReport{URIM: rec.URIM}
+			mem[rec.URIM] = m
+			roots[rec.URIM] = map[string]bool{}
+		}
+		if rec.Kind == KindAccept {
+			m.Accepted++
+			continue
+		}
+		if rec.Archive != "" {
+			archOf[rec.URIM] = rec.Archive
+		}
+	}
+	for _, rec := range recs {
+		if rec.Kind != KindReplay {
+			continue
+		}
+		m := mem[rec.URIM]
+		arch := archOf[rec.URIM]
+		if arch == "" {
+			arch = "(unknown)"
+		}
+		m.Archive = arch
+		m.Replays++
+		r.Totals["replays"]++
+		classes[rec.Class]++
+		sweep := rec.Sweep
+		if sweep == "" {
+			sweep = rec.Time.Format(time.RFC3339)
+		}
+		sweepSet[sweep] = true
+		archSet[arch] = true
+		c := cells[cellKey{arch, sweep}]
+		if c == nil {
+			c = &SweepCell{Sweep: sweep}
+			cells[cellKey{arch, sweep}] = c
+		}
+		if rec.Transient || rec.Class == ClassTransient {
+			c.Transient++
+			m.Transient++
+			r.Totals["transient"]++
+			continue
+		}
+		if rec.Root != "" {
+			roots[rec.URIM][rec.Root] = true
+		}
+		c.Compared++
+		if rec.Class.IsChange() {
+			c.Changed++
+			r.Totals["changed"]++
+			m.Changes = append(m.Changes, ChangeEvent{Sweep: sweep, Time: rec.Time, Class: rec.Class, Root: rec.Root, Manifest: rec.Manifest, Resources: rec.Changed})
+		}
+	}
+	for s := range sweepSet {
+		r.Sweeps = append(r.Sweeps, s)
+	}
+	sort.Strings(r.Sweeps)
+	var archs []string
+	for a := range archSet {
+		archs = append(archs, a)
+	}
+	sort.Strings(archs)
+	for _, a := range archs {
+		ar := ArchiveReport{Archive: a}
+		for _, s := range r.Sweeps {
+			c := cells[cellKey{a, s}]
+			if c == nil {
+				c = &SweepCell{Sweep: s}
+			}
+			c.Share = -1
+			if c.Compared > 0 {
+				c.Share = float64(c.Changed) / float64(c.Compared)
+			}
+			ar.Cells = append(ar.Cells, *c)
+		}
+		r.Archives = append(r.Archives, ar)
+	}
+	for _, c := range append(ChangeClasses(), ClassNone, ClassAccepted, ClassTransient) {
+		r.Classes = append(r.Classes, ClassCount{Class: c, Count: classes[c]})
+	}
+	for u, m := range mem {
+		if m.Replays == 0 {
+			continue
+		}
+		m.DistinctRoots = len(roots[u])
+		r.Mementos = append(r.Mementos, *m)
+	}
+	sort.Slice(r.Mementos, func(i, j int) bool {
+		if len(r.Mementos[i].Changes) != len(r.Mementos[j].Changes) {
+			return len(r.Mementos[i].Changes) > len(r.Mementos[j].Changes)
+		}
+		return r.Mementos[i].URIM < r.Mementos[j].URIM
+	})
+	return r
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("fixity: write report: %w", err)
+	}
+	return nil
+}
+
+// WriteHTML writes a self-contained HTML page (inline CSS and SVG, no
+// external assets, no scripts).
+func (r *Report) WriteHTML(w io.Writer) error {
+	if err := reportTmpl.Execute(w, r); err != nil {
+		return fmt.Errorf("fixity: write report: %w", err)
+	}
+	return nil
+}
+
+const cellW, cellH, labelW = 22, 22, 180
+
+// heatColor maps a share of changed mementos to a colour: white (0) to dark
+// red (1), grey when nothing was compared.
+func heatColor(share float64) string {
+	if share < 0 {
+		return "#e0e0e0"
+	}
+	l := 97 - share*62
+	return fmt.Sprintf("hsl(0,75%%,%.0f%%)", l)
+}
+
+var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"heat":   heatColor,
+	"pct":    func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) },
+	"x":      func(i int) int { return labelW + i*cellW },
+	"y":      func(i int) int { return 30 + i*cellH },
+	"width":  func(n int) int { return labelW + n*cellW + 20 },
+	"height": func(n int) int { return 40 + n*cellH },
+	"ty":     func(i int) int { return 30 + i*cellH + 15 },
+	"inc":    func(i int) int { return i + 1 },
+	"cw":     func() int { return cellW - 2 },
+	"ch":     func() int { return cellH - 2 },
+}).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Wayside replay fixity report</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:72em}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left;vertical-align:top}
+code{font-size:.9em;word-break:break-all}.c-set{color:#a00}.c-timeout{color:#777}
+details{margin:.3em 0}summary{cursor:pointer}
+</style></head><body>
+<h1>Replay fixity report</h1>
+<p>Generated {{.Generated.Format "2006-01-02 15:04:05 MST"}}: {{index .Totals "replays"}} replays, {{index .Totals "changed"}} changes, {{index .Totals "transient"}} transient (not compared).</p>
+<h2>Share of mementos changed per sweep</h2>
+<svg xmlns="http://www.w3.org/2000/svg" width="{{width (len .Sweeps)}}" height="{{height (len .Archives)}}" role="img" aria-label="heatmap">
+<text x="0" y="18" font-size="12">archive \ sweep →</text>
+{{range $i, $s := .Sweeps}}<text x="{{x $i}}" y="26" font-size="9">{{inc $i}}</text>{{end}}
+{{range $j, $a := .Archives}}<text x="0" y="{{ty $j}}" font-size="12">{{$a.Archive}}</text>
+{{range $i, $c := $a.Cells}}<rect x="{{x $i}}" y="{{y $j}}" width="{{cw}}" height="{{ch}}" fill="{{heat $c.Share}}"><title>{{$a.Archive}} sweep {{$c.Sweep}}: {{$c.Changed}}/{{$c.Compared}} changed{{if ge $c.Share 0.0}} ({{pct $c.Share}}){{end}}, {{$c.Transient}} transient</title></rect>{{end}}
+{{end}}</svg>
+<p>White: no change; dark red: every compared memento changed; grey: nothing comparable.</p>
+<h2>Sweeps</h2>
+<ol>{{range .Sweeps}}<li><code>{{.}}</code></li>{{end}}</ol>
+<h2>Records per class</h2>
+<table><tr><th>class</th><th>records</th></tr>
+{{range .Classes}}<tr><td class="c-{{.Class}}">{{.Class}}</td><td>{{.Count}}</td></tr>{{end}}</table>
+<h2>Mementos</h2>
+{{range .Mementos}}<details{{if .Changes}} open{{end}}><summary><code>{{.URIM}}</code> — {{.Replays}} replays, {{.DistinctRoots}} distinct roots, {{.Accepted}} accepted states, {{len .Changes}} changes, {{.Transient}} transient</summary>
+{{if .Changes}}<table><tr><th>sweep</th><th>class</th><th>root</th><th>resources that changed</th></tr>
+{{range .Changes}}<tr><td><code>{{.Sweep}}</code></td><td class="c-{{.Class}}">{{.Class}}</td><td><code>{{printf "%.16s" .Root}}</code></td><td>{{range .Resources}}<div><b>{{.Class}}</b> <code>{{.Key}}</code>: {{.Detail}}</div>{{end}}</td></tr>{{end}}
+</table>{{end}}</details>
+{{end}}
+</body></html>
+`))

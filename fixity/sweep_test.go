@@ -1,0 +1,166 @@
+package fixity
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/wayside-archive/wayside/fixity/testarchive"
+)
+
+func newSweeper(t *testing.T, e *testEnv, parallel int) (*Sweeper, *History) {
+	t.Helper()
+	h, err := OpenHistory(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	s, err := NewSweeper(SweeperOptions{Replayer: e.rep, Config: e.cfg, History: h, Parallel: parallel, Retries: 1, RetryDelay: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, h
+}
+
+func lastRecord(t *testing.T, h *History, urim string) Record {
+	t.Helper()
+	recs := h.Records()
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Kind == KindReplay && recs[i].URIM == urim {
+			return recs[i]
+		}
+	}
+	t.Fatalf("no replay record for %s", urim)
+	return Record{}
+}
+
+// TestSweepJSRandomSettles sweeps a page that picks one of two images at
+// random: its roots stay within two states, the second state is reported
+// as a change (class Set) only the first time it appears, and the memento
+// then settles into its accepted-state set.
+func TestSweepJSRandomSettles(t *testing.T) {
+	e := newEnv(t)
+	s, h := newSweeper(t, e, 1)
+	u := e.arch.URIM(testarchive.SiteTS, testarchive.PageRandom)
+	canon, _ := e.cfg.Canonical(u)
+	ctx := context.Background()
+	changes := 0
+	for i := range 8 {
+		res, err := s.Run(ctx, []string{u})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := lastRecord(t, h, canon)
+		if rec.Transient {
+			t.Fatalf("sweep %d transient: %v", i, rec.Errors)
+		}
+		if rec.Class.IsChange() {
+			changes++
+			if rec.Class != ClassSet {
+				t.Fatalf("sweep %d: a random image choice classified %s, want set", i, rec.Class)
+			}
+			for _, rc := range rec.Changed {
+				if rc.Key != testarchive.SiteHost+"/r/a.png" && rc.Key != testarchive.SiteHost+"/r/b.png" {
+					t.Fatalf("sweep %d: change blamed on %s", i, rc.Key)
+				}
+			}
+		}
+		if res.Total != 1 {
+			t.Fatalf("sweep result %+v", res)
+		}
+	}
+	st := h.State(canon)
+	if len(st.Seen) > 2 {
+		t.Fatalf("%d distinct roots for a page with two states", len(st.Seen))
+	}
+	if changes > 1 {
+		t.Fatalf("%d changes reported; a two-state page must settle after the first sighting of its second state", changes)
+	}
+	for root, n := range st.Seen {
+		if n >= 2 && !containsHash(st.Accepted, root) {
+			t.Fatalf("root %s seen %d times but not accepted", root, n)
+		}
+	}
+	if err := h.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSweepTransientNotCompared checks that a 5xx is retried, recorded as
+// transient, and that the next good replay is compared with the last
+// comparable one (no change), not with the transient one.
+func TestSweepTransientNotCompared(t *testing.T) {
+	e := newEnv(t)
+	s, h := newSweeper(t, e, 2)
+	page := e.arch.URIM(testarchive.SiteTS, testarchive.PageDeterministic)
+	leak := e.arch.URIM(testarchive.SiteTS, testarchive.PageLeak)
+	canon, _ := e.cfg.Canonical(page)
+	ctx := context.Background()
+	if _, err := s.Run(ctx, []string{page, leak}); err != nil {
+		t.Fatal(err)
+	}
+	e.arch.Inject(testarchive.Logo, testarchive.Fault{Status: 503})
+	before := e.arch.Requests()
+	res, err := s.Run(ctx, []string{page})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := lastRecord(t, h, canon)
+	if !rec.Transient || rec.Class != ClassTransient || rec.Attempts != 2 {
+		t.Fatalf("503 replay: %+v, want transient after 2 attempts", rec)
+	}
+	if res.Changed != 0 || e.arch.Requests()-before < 10 {
+		t.Fatalf("sweep result %+v (archive requests %d)", res, e.arch.Requests()-before)
+	}
+	e.arch.ClearFaults()
+	if _, err := s.Run(ctx, []string{page}); err != nil {
+		t.Fatal(err)
+	}
+	if rec := lastRecord(t, h, canon); rec.Class != ClassNone {
+		t.Fatalf("replay after the transient error: class %s, want none; %+v", rec.Class, rec.Changed)
+	}
+	// A changed memento is reported against the last comparable replay.
+	e.arch.Inject(testarchive.Logo, testarchive.Fault{Status: 404})
+	if _, err := s.Run(ctx, []string{page}); err != nil {
+		t.Fatal(err)
+	}
+	if rec := lastRecord(t, h, canon); rec.Class != ClassStatus || len(rec.Changed) != 1 || rec.Changed[0].Key != testarchive.Logo {
+		t.Fatalf("status flip: %+v", rec)
+	}
+	rep := BuildReport(h.Records())
+	if len(rep.Archives) != 1 || len(rep.Sweeps) != 4 || rep.Totals["changed"] != 1 || rep.Totals["transient"] != 1 {
+		t.Fatalf("report: archives %+v sweeps %d totals %v", rep.Archives, len(rep.Sweeps), rep.Totals)
+	}
+}
+
+// TestSweepSurvivesBrowserCrash kills the shared browser between sweeps;
+// the next sweep restarts it and records comparable replays.
+func TestSweepSurvivesBrowserCrash(t *testing.T) {
+	e := newEnv(t)
+	s, h := newSweeper(t, e, 2)
+	page := e.arch.URIM(testarchive.SiteTS, testarchive.PageDeterministic)
+	canon, _ := e.cfg.Canonical(page)
+	ctx := context.Background()
+	if _, err := s.Run(ctx, []string{page}); err != nil {
+		t.Fatal(err)
+	}
+	e.rep.mu.Lock()
+	proc := chromedp.FromContext(e.rep.bctx).Browser.Process()
+	e.rep.mu.Unlock()
+	if proc == nil {
+		t.Fatal("no browser process to kill")
+	}
+	if err := proc.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	proc.Wait()
+	if _, err := s.Run(ctx, []string{page}); err != nil {
+		t.Fatal(err)
+	}
+	rec := lastRecord(t, h, canon)
+	if rec.Transient || rec.Class != ClassNone {
+		t.Fatalf("after a browser crash: %+v", rec)
+	}
+}

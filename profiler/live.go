@@ -1,0 +1,530 @@
+package profiler
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/profiler/mementomap"
+	"github.com/wayside-archive/wayside/profiler/ukvs"
+	"github.com/wayside-archive/wayside/surt"
+)
+
+// LiveOptions tunes a live map.
+type LiveOptions struct {
+	// Compact, when set, compacts the map file on every merge with these
+	// options; nil keeps one line per captured key.
+	Compact *mementomap.CompactOptions
+	// Interval is Run's merge period (default 1 minute).
+	Interval time.Duration
+	// MaxPending makes Run merge early once this many keys are pending in
+	// memory (default 100000).
+	MaxPending int
+	// Name is the archive's name, written in a new map's !meta.
+	Name string
+	// Logger receives Run's reports (default: discard).
+	Logger *slog.Logger
+}
+
+// Live is a MementoMap kept current from capture events: recent captures
+// are held in memory (go-memdb) and merged into the map file by Compact
+// (atomically replaced); lookups answer from both, so a captured URI is
+// never answered negatively. It implements wayside.Subscriber.
+//
+// A crash loses only the captures not yet merged; rebuild them by feeding
+// the CDXJ index written since (FeedCDXJ): replayed counts are marked as
+// upper bounds since some may already be in the file.
+type Live struct {
+	path string
+	opts LiveOptions
+	db   *memdb.MemDB
+
+	mu     sync.RWMutex // guards m (swapped by Compact)
+	m      *mementomap.Map
+	closed bool
+
+	compactMu sync.Mutex
+	pending   atomic.Int64
+	kick      chan struct{}
+}
+
+type liveKey struct {
+	Key      string
+	M, R     int64
+	Replayed bool
+}
+
+type liveURI struct {
+	URI string
+}
+
+func liveSchema() *memdb.DBSchema {
+	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
+		"keys": {Name: "keys", Indexes: map[string]*memdb.IndexSchema{
+			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "Key"}},
+		}},
+		"uris": {Name: "uris", Indexes: map[string]*memdb.IndexSchema{
+			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "URI"}},
+		}},
+	}}
+}
+
+// OpenLive opens (or starts) the live map at path. Temporary files a crash
+// left beside it are removed; the file itself is only ever replaced
+// atomically, so it is the last completed merge.
+func OpenLive(path string, opts LiveOptions) (*Live, error) {
+	if opts.Interval <= 0 {
+		opts.Interval = time.Minute
+	}
+	if opts.MaxPending <= 0 {
+		opts.MaxPending = 100000
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	db, err := memdb.NewMemDB(liveSchema())
+	if err != nil {
+		return nil, fmt.Errorf("profiler: live: %w", err)
+	}
+	if err := mementomap.RemoveStaleTemps(path); err != nil {
+		return nil, fmt.Errorf("profiler: live: %w", err)
+	}
+	l := &Live{path: path, opts: opts, db: db, kick: make(chan struct{}, 1)}
+	if _, err := os.Stat(path); err == nil {
+		if l.m, err = mementomap.OpenMap(path); err != nil {
+			return nil, fmt.Errorf("profiler: live: %w", err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("profiler: live: %w", err)
+	}
+	return l, nil
+}
+
+// OnCapture records a durable capture (response, revisit or resource
+// record of an http(s) URI); other records are ignored. It implements
+// wayside.Subscriber.
+func (l *Live) OnCapture(ctx context.Context, c wayside.Capture) {
+	switch c.Type {
+	case "response", "revisit", "resource":
+	default:
+		return
+	}
+	if err := l.Add(c.URI); err != nil {
+		l.opts.Logger.Debug("profiler: live: capture not recorded", "uri", c.URI, "err", err)
+	}
+}
+
+// Add records one capture of uri. URIs that are not http(s) are ignored;
+// invalid ones are an error.
+func (l *Live) Add(uri string) error {
+	key, full, ok, err := keyOf(uri)
+	if err != nil || !ok {
+		return err
+	}
+	txn := l.db.Txn(true)
+	defer txn.Abort()
+	if err := l.insert(txn, key, full, false); err != nil {
+		return err
+	}
+	txn.Commit()
+	l.noteInsert()
+	return nil
+}
+
+func keyOf(uri string) (key, full string, ok bool, err error) {
+	s, err := surt.Canonicalize(uri)
+	if err != nil {
+		return "", "", false, fmt.Errorf("profiler: live: %w", err)
+	}
+	key, ok = mementomap.HxPxKey(s)
+	return key, s, ok, nil
+}
+
+func (l *Live) noteInsert() {
+	if l.pending.Load() >= int64(l.opts.MaxPending) {
+		select {
+		case l.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (l *Live) insert(txn *memdb.Txn, key, full string, replayed bool) error {
+	raw, err := txn.First("uris", "id", full)
+	if err != nil {
+		return fmt.Errorf("profiler: live: %w", err)
+	}
+	newURI := raw == nil
+	if newURI {
+		if err := txn.Insert("uris", &liveURI{URI: full}); err != nil {
+			return fmt.Errorf("profiler: live: %w", err)
+		}
+	}
+	raw, err = txn.First("keys", "id", key)
+	if err != nil {
+		return fmt.Errorf("profiler: live: %w", err)
+	}
+	e := liveKey{Key: key}
+	if raw != nil {
+		e = *raw.(*liveKey)
+	} else {
+		l.pending.Add(1)
+	}
+	e.M++
+	if newURI {
+		e.R++
+	}
+	e.Replayed = e.Replayed || replayed
+	if err := txn.Insert("keys", &e); err != nil {
+		return fmt.Errorf("profiler: live: %w", err)
+	}
+	return nil
+}
+
+// FeedCDXJ records the captures of a CDXJ index (e.g. to rebuild after a
+// crash), committing at most 1000 per transaction. Counts fed this way are
+// marked as upper bounds when merged. Malformed lines are an error naming
+// the line.
+func (l *Live) FeedCDXJ(r io.Reader, name string) (int64, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var n, lineNo int64
+	txn := l.db.Txn(true)
+	inTxn := 0
+	for sc.Scan() {
+		lineNo++
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "!") {
+			continue
+		}
+		c, err := cdxj.Parse(line)
+		if err != nil {
+			txn.Commit()
+			return n, fmt.Errorf("profiler: live: %s:%d: %w", name, lineNo, err)
+		}
+		var key, full string
+		ok := false
+		if c.URL != "" {
+			key, full, ok, err = keyOf(c.URL)
+			if err != nil {
+				txn.Commit()
+				return n, fmt.Errorf("profiler: live: %s:%d: %w", name, lineNo, err)
+			}
+		} else {
+			full = c.Key
+			key, ok = mementomap.HxPxKey(c.Key)
+		}
+		if !ok {
+			continue
+		}
+		if err := l.insert(txn, key, full, true); err != nil {
+			txn.Abort()
+			return n, err
+		}
+		n++
+		if inTxn++; inTxn == 1000 {
+			txn.Commit()
+			txn = l.db.Txn(true)
+			inTxn = 0
+		}
+	}
+	txn.Commit()
+	l.noteInsert()
+	if err := sc.Err(); err != nil {
+		return n, fmt.Errorf("profiler: live: %s: %w", name, err)
+	}
+	return n, nil
+}
+
+// Pending returns the number of keys held in memory, not yet merged.
+func (l *Live) Pending() int64 { return l.pending.Load() }
+
+// Lookup answers whether the archive holds captures of uri's HxPx key.
+func (l *Live) Lookup(uri string) (mementomap.Match, error) {
+	key, _, ok, err := keyOf(uri)
+	if err != nil {
+		return mementomap.Match{}, err
+	}
+	if !ok {
+		return mementomap.Match{}, fmt.Errorf("profiler: live: %q is not an http(s) URI", uri)
+	}
+	return l.LookupKey([]byte(key))
+}
+
+// LookupKey answers for an HxPx key: a pending capture of the key answers
+// first (it is the most specific), then the map file.
+func (l *Live) LookupKey(key []byte) (mementomap.Match, error) {
+	raw, err := l.db.Txn(false).First("keys", "id", string(key))
+	if err != nil {
+		return mementomap.Match{}, fmt.Errorf("profiler: live: %w", err)
+	}
+	if raw != nil {
+		e := raw.(*liveKey)
+		return mementomap.Match{Present: true, Key: []byte(e.Key), Freq: e.freq()}, nil
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return mementomap.Match{}, errors.New("profiler: live: closed")
+	}
+	if l.m == nil {
+		return mementomap.Match{}, nil
+	}
+	mt, err := l.m.Lookup(key, nil)
+	if err != nil {
+		return mt, err
+	}
+	mt.Key = bytes.Clone(mt.Key)
+	return mt, nil
+}
+
+func (e *liveKey) freq() ukvs.Freq {
+	f := ukvs.Freq{M: ukvs.Exactly(e.M), R: ukvs.Exactly(e.R)}
+	if e.Replayed {
+		f.M.Bound, f.R.Bound = ukvs.AtMost, ukvs.AtMost
+	}
+	return f
+}
+
+// snapshot writes the pending keys of txn as a sorted map.
+func snapshot(txn *memdb.Txn) ([]byte, []liveKey, error) {
+	it, err := txn.Get("keys", "id")
+	if err != nil {
+		return nil, nil, err
+	}
+	var buf []byte
+	var keys []liveKey
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		e := raw.(*liveKey)
+		keys = append(keys, *e)
+		buf = ukvs.AppendRecord(buf, ukvs.Record{Key: []byte(e.Key), Freq: e.freq()})
+	}
+	return buf, keys, nil
+}
+
+func (l *Live) headers() []byte {
+	meta := `{"type":"MementoMap"}`
+	if l.opts.Name != "" {
+		h, err := ukvs.MetaHeader(map[string]string{"type": "MementoMap", "name": l.opts.Name})
+		if err == nil {
+			meta = string(h.Value)
+		}
+	}
+	return []byte("!context [\"http://oduwsdl.github.io/contexts/ukvs\"]\n!fields {\"keys\":[\"surt\"],\"values\":[\"frequency\"]}\n!meta " + meta + "\n")
+}
+
+// WriteTo writes the current map (file and pending captures merged, not
+// compacted) to w.
+func (l *Live) WriteTo(w io.Writer) (int64, error) {
+	txn := l.db.Txn(false)
+	pend, _, err := snapshot(txn)
+	if err != nil {
+		return 0, fmt.Errorf("profiler: live: %w", err)
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return 0, errors.New("profiler: live: closed")
+	}
+	cw := &countWriter{w: w}
+	if err := l.mergeTo(cw, pend); err != nil {
+		return cw.n, err
+	}
+	return cw.n, nil
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// mergeTo writes file ∪ pending; l.mu must be held.
+func (l *Live) mergeTo(w io.Writer, pend []byte) error {
+	base := l.m
+	if base == nil {
+		var err error
+		if base, err = mementomap.NewMap(l.headers()); err != nil {
+			return err
+		}
+	}
+	pm, err := mementomap.NewMap(pend)
+	if err != nil {
+		return err
+	}
+	if _, err := mementomap.Merge(w, []*mementomap.Map{base, pm}, nil); err != nil {
+		return fmt.Errorf("profiler: live: %w", err)
+	}
+	return nil
+}
+
+// Compact merges the pending captures into the map file (compacting it
+// when LiveOptions.Compact is set) and replaces the file atomically. Lookups
+// keep answering from the old file and memory until the new file is in
+// place; the merged captures then leave memory.
+func (l *Live) Compact(ctx context.Context) error {
+	l.compactMu.Lock()
+	defer l.compactMu.Unlock()
+	snap := l.db.Txn(false)
+	pend, keys, err := snapshot(snap)
+	if err != nil {
+		return fmt.Errorf("profiler: live: %w", err)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	target := l.path
+	if l.opts.Compact != nil {
+		target = filepath.Join(filepath.Dir(l.path), "."+filepath.Base(l.path)+".tmp-merged")
+	}
+	l.mu.RLock()
+	if l.closed {
+		l.mu.RUnlock()
+		return errors.New("profiler: live: closed")
+	}
+	err = mementomap.WriteFileAtomic(target, func(w io.Writer) error { return l.mergeTo(w, pend) })
+	l.mu.RUnlock()
+	if err != nil {
+		return fmt.Errorf("profiler: live: %w", err)
+	}
+	if l.opts.Compact != nil {
+		opts := *l.opts.Compact
+		opts.Workers = max(opts.Workers, 1)
+		_, err := mementomap.CompactFile(ctx, target, l.path, opts)
+		os.Remove(target)
+		if err != nil {
+			return fmt.Errorf("profiler: live: %w", err)
+		}
+	}
+	nm, err := mementomap.OpenMap(l.path)
+	if err != nil {
+		return fmt.Errorf("profiler: live: %w", err)
+	}
+	l.mu.Lock()
+	old := l.m
+	l.m = nm
+	l.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	return l.forget(snap, keys)
+}
+
+// forget removes from memory what the snapshot merged into the file,
+// keeping captures that arrived since (their counts minus the merged ones).
+func (l *Live) forget(snap *memdb.Txn, keys []liveKey) error {
+	for i := 0; i < len(keys); i += 1000 {
+		txn := l.db.Txn(true)
+		for _, s := range keys[i:min(i+1000, len(keys))] {
+			raw, err := txn.First("keys", "id", s.Key)
+			if err != nil {
+				txn.Abort()
+				return fmt.Errorf("profiler: live: %w", err)
+			}
+			if raw == nil {
+				continue
+			}
+			cur := raw.(*liveKey)
+			if cur.M == s.M {
+				if err := txn.Delete("keys", cur); err != nil {
+					txn.Abort()
+					return fmt.Errorf("profiler: live: %w", err)
+				}
+				l.pending.Add(-1)
+				continue
+			}
+			left := liveKey{Key: cur.Key, M: cur.M - s.M, R: max(cur.R-s.R, 0), Replayed: cur.Replayed}
+			if err := txn.Insert("keys", &left); err != nil {
+				txn.Abort()
+				return fmt.Errorf("profiler: live: %w", err)
+			}
+		}
+		txn.Commit()
+	}
+	// URIs merged into the file: forget them too (a later capture of one
+	// counts it again, which the merge's URI-R upper bound accounts for).
+	it, err := snap.Get("uris", "id")
+	if err != nil {
+		return fmt.Errorf("profiler: live: %w", err)
+	}
+	var batch []any
+	flush := func() error {
+		txn := l.db.Txn(true)
+		for _, u := range batch {
+			if err := txn.Delete("uris", u); err != nil && !errors.Is(err, memdb.ErrNotFound) {
+				txn.Abort()
+				return fmt.Errorf("profiler: live: %w", err)
+			}
+		}
+		txn.Commit()
+		batch = batch[:0]
+		return nil
+	}
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		batch = append(batch, raw)
+		if len(batch) == 1000 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// Run merges pending captures every Interval, or sooner when MaxPending
+// keys are pending, until ctx is cancelled; then it merges once more.
+func (l *Live) Run(ctx context.Context) error {
+	t := time.NewTicker(l.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			if err := l.Compact(context.Background()); err != nil {
+				return err
+			}
+			return nil
+		case <-t.C:
+		case <-l.kick:
+		}
+		if err := l.Compact(ctx); err != nil && ctx.Err() == nil {
+			l.opts.Logger.Warn("profiler: live: merge failed; captures stay in memory", "path", l.path, "err", err)
+		}
+	}
+}
+
+// Close merges what is pending into the file and releases the map.
+func (l *Live) Close() error {
+	err := l.Compact(context.Background())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return err
+	}
+	l.closed = true
+	if l.m != nil {
+		if cerr := l.m.Close(); err == nil {
+			err = cerr
+		}
+		l.m = nil
+	}
+	return err
+}

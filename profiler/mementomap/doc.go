@@ -1,0 +1,16 @@
+// Package mementomap builds and queries MementoMaps: summaries of a web
+// archive's holdings as UKVS files of HxPx keys (SURTs without query,
+// possibly ending in a wildcard) and frequencies (see package ukvs).
+//
+// It owns the key hierarchy (Candidates), generation from CDX, CDXJ, WARC
+// files and URI lists with an external sort (Generate), the single-pass
+// compaction of Alam et al. (JCDL 2019) with public-suffix protection and
+// TLD-parallelism (Compact, CompactFile), lookup by binary search in a
+// memory-mapped file (Map), merging (Merge) and evaluation (Evaluate).
+//
+// Invariants every operation keeps: output files are byte-order sorted with
+// headers first; no key of the input is ever answered negatively by a
+// compacted or merged map (recall 1.0); an exclusion ("0", "0/20") still
+// excludes after compaction and merging unless another map holds captures
+// under it; sums carry honest bounds (see ukvs.Count.Add).
+package mementomap

@@ -1,0 +1,137 @@
+package sidecar
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/sidecar/api"
+)
+
+// handleCDXAdd accepts CDXJ or CDX lines in a POST body, OutbackCDX style,
+// and files the originals they describe (revisits and lines without a
+// usable digest are skipped). The body is validated first: one bad line
+// rejects the request (400 naming the line) and nothing is added.
+func (s *Server) handleCDXAdd(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
+	scope := r.URL.Query().Get("scope")
+	if scope == "" {
+		scope = s.cfg.Index.Scope
+	}
+	body := http.MaxBytesReader(w, r.Body, s.cfg.Limits.MaxCDXPostBytes)
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var res api.CDXAddResult
+	var entries []dedupindex.Entry
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		text := strings.TrimRight(sc.Text(), "\r")
+		if strings.TrimSpace(text) == "" || strings.HasPrefix(text, " CDX") || strings.HasPrefix(text, "!") {
+			continue // blank, CDX header, UKVS/CDXJ meta lines
+		}
+		res.Lines++
+		l, err := parseIndexLine(text)
+		if err != nil {
+			return errorf(http.StatusBadRequest, "line %d: %v", lineNo, err)
+		}
+		if l.IsRevisit() {
+			res.Revisits++
+			continue
+		}
+		o, ok, err := originalOfLine(l)
+		if err != nil {
+			return errorf(http.StatusBadRequest, "line %d: %v", lineNo, err)
+		}
+		if !ok {
+			res.Skipped++
+			continue
+		}
+		entries = append(entries,
+			dedupindex.Entry{Key: dedupindex.Key{Scope: scope, Digest: o.Digest}, Original: o},
+			dedupindex.Entry{Key: dedupindex.Key{Scope: scope, Digest: o.Digest, URL: dedupindex.URLKey(o.TargetURI)}, Original: o})
+	}
+	if err := sc.Err(); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errorf(http.StatusRequestEntityTooLarge, "body exceeds limits.max_cdx_post_bytes (%d)", s.cfg.Limits.MaxCDXPostBytes)
+		}
+		return errorf(http.StatusBadRequest, "line %d: %v", lineNo+1, err)
+	}
+	const chunk = 1000
+	for i := 0; i < len(entries); i += chunk {
+		part := entries[i:min(i+chunk, len(entries))]
+		added, err := putEntriesAdded(r, s.idx, part)
+		if err != nil {
+			return fmt.Errorf("add cdx: %w", err)
+		}
+		// Count per line: an original is new when its digest-only key (even
+		// entries) was added.
+		for j := 0; j < len(part); j += 2 {
+			if added[j] || added[j+1] {
+				res.Added++
+			} else {
+				res.Existing++
+			}
+		}
+	}
+	s.metrics.CDXLinesAdded.Add(int64(res.Added))
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+func putEntriesAdded(r *http.Request, idx dedupindex.Index, entries []dedupindex.Entry) ([]bool, error) {
+	if b, ok := idx.(dedupindex.Batcher); ok {
+		return b.PutBatch(r.Context(), entries)
+	}
+	added := make([]bool, len(entries))
+	for i, e := range entries {
+		a, err := idx.Put(r.Context(), e.Key, e.Original)
+		if err != nil {
+			return nil, err
+		}
+		added[i] = a
+	}
+	return added, nil
+}
+
+// parseIndexLine reads a CDXJ line ("key ts {json}") or a classic CDX line.
+func parseIndexLine(text string) (cdxj.Line, error) {
+	f := strings.SplitN(text, " ", 3)
+	if len(f) == 3 && strings.HasPrefix(strings.TrimSpace(f[2]), "{") {
+		return cdxj.Parse(text)
+	}
+	return parseCDXLine(text)
+}
+
+// originalOfLine converts a non-revisit index line; ok is false for lines
+// that cannot be dedup originals (no digest, empty payload, non-2xx).
+func originalOfLine(l cdxj.Line) (dedupindex.Original, bool, error) {
+	if l.Digest == "" || l.Digest == "-" {
+		return dedupindex.Original{}, false, nil
+	}
+	dg, err := l.CanonicalDigest()
+	if err != nil {
+		return dedupindex.Original{}, false, fmt.Errorf("digest %q: %w", l.Digest, err)
+	}
+	if dg == digest.EmptySHA1 || (l.Status != 0 && (l.Status < 200 || l.Status > 299)) || l.URL == "" {
+		return dedupindex.Original{}, false, nil
+	}
+	date, err := time.Parse("20060102150405", l.Timestamp)
+	if err != nil {
+		return dedupindex.Original{}, false, fmt.Errorf("timestamp %q: %w", l.Timestamp, err)
+	}
+	o := dedupindex.Original{Digest: dg, TargetURI: l.URL, Date: date, File: l.Filename, Status: l.Status, MIME: l.MIME}
+	if l.Offset > 0 {
+		o.Offset = l.Offset
+	}
+	if l.Length > 0 {
+		o.Length = l.Length
+	}
+	return o, true, nil
+}

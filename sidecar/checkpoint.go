@@ -1,0 +1,119 @@
+package sidecar
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// fileState is the durable ingest progress of one WARC file, keyed by its
+// base name without ".open" (a rename from X.warc.gz.open to X.warc.gz keeps
+// its progress). Dev and Ino detect a different file reusing a name.
+type fileState struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+	Dev  uint64 `json:"dev"`
+	Ino  uint64 `json:"ino"`
+	Size int64  `json:"size"`
+	// Offset is the position after the last complete record ingested.
+	Offset int64 `json:"offset"`
+	// CDXJSize is the size of this file's CDXJ output at Offset; a restart
+	// truncates the CDXJ file back to it so no line is written twice.
+	CDXJSize    int64     `json:"cdxj_size"`
+	Records     int64     `json:"records"`
+	Originals   int64     `json:"originals"`
+	Open        bool      `json:"open"`
+	Done        bool      `json:"done"`
+	Truncated   bool      `json:"truncated,omitempty"`
+	TruncatedAt int64     `json:"truncated_at,omitempty"`
+	Error       string    `json:"error,omitempty"`
+	Updated     time.Time `json:"updated"`
+
+	pendingSince time.Time // first time unread bytes were seen (not persisted)
+}
+
+// checkpoint is the ingest progress of every file, saved atomically
+// (write to a temporary file, fsync, rename, fsync the directory).
+type checkpoint struct {
+	Version int                   `json:"version"`
+	Files   map[string]*fileState `json:"files"`
+}
+
+func loadCheckpoint(path string) (*checkpoint, error) {
+	cp := &checkpoint{Version: 1, Files: map[string]*fileState{}}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return cp, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sidecar: checkpoint: %w", err)
+	}
+	if err := json.Unmarshal(b, cp); err != nil {
+		return nil, fmt.Errorf("sidecar: checkpoint %s: %w", path, err)
+	}
+	if cp.Version != 1 {
+		return nil, fmt.Errorf("sidecar: checkpoint %s: unknown version %d", path, cp.Version)
+	}
+	if cp.Files == nil {
+		cp.Files = map[string]*fileState{}
+	}
+	return cp, nil
+}
+
+func (cp *checkpoint) save(path string) error {
+	names := make([]string, 0, len(cp.Files))
+	for n := range cp.Files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	b, err := json.MarshalIndent(cp, "", " ")
+	if err != nil {
+		return fmt.Errorf("sidecar: checkpoint: %w", err)
+	}
+	return writeFileAtomic(path, append(b, '\n'))
+}
+
+// writeFileAtomic replaces path with b so that a crash leaves either the old
+// or the new content, never a mix.
+func writeFileAtomic(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("sidecar: write %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("sidecar: write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("sidecar: write %s: %w", path, err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sidecar: sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sidecar: sync %s: %w", dir, err)
+	}
+	return nil
+}

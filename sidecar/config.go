@@ -1,0 +1,439 @@
+package sidecar
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the daemon's configuration, read from a YAML file (see
+// LoadConfig) and completed by Defaults. Field names in errors are the YAML
+// keys ("listen.tcp").
+type Config struct {
+	// DataDir holds the index, checkpoints, CDXJ and the MementoMap unless
+	// their own paths are set. Default "wayside-data".
+	DataDir string       `yaml:"data_dir"`
+	Listen  ListenConfig `yaml:"listen"`
+	Index   IndexConfig  `yaml:"index"`
+	CDX     CDXConfig    `yaml:"cdx"`
+	Ingest  IngestConfig `yaml:"ingest"`
+	Limits  LimitsConfig `yaml:"limits"`
+	Map     MapConfig    `yaml:"mementomap"`
+	Fixity  FixityConfig `yaml:"fixity"`
+	Log     LogConfig    `yaml:"log"`
+}
+
+// ListenConfig says where the daemon listens.
+type ListenConfig struct {
+	// Unix is the Unix socket path (mode 0600). Default DataDir/wayside.sock.
+	// "-" disables the socket.
+	Unix string `yaml:"unix"`
+	// TCP is an optional loopback address ("127.0.0.1:8181").
+	TCP string `yaml:"tcp"`
+	// AllowNonLoopback permits a TCP address that is not loopback.
+	AllowNonLoopback bool `yaml:"allow_non_loopback"`
+	// Token is the bearer token every TCP request must carry
+	// (Authorization: Bearer <token> or X-Wayside-Token). Required with TCP.
+	Token string `yaml:"token"`
+	// TokenFile reads Token from a file (first line) when Token is empty.
+	TokenFile string `yaml:"token_file"`
+	// CDXToken is a second, read-only token that may appear in the URL path
+	// (/t/<cdx_token>/web/timemap/cdx) for clients that cannot send headers
+	// (Heritrix, Zeno, warcprox). It grants the CDX query routes only.
+	CDXToken string `yaml:"cdx_token"`
+	// AllowedHosts are extra Host header values accepted on TCP besides
+	// the listen address, localhost:<port>, 127.0.0.1:<port> and [::1]:<port>.
+	AllowedHosts []string `yaml:"allowed_hosts"`
+	// AllowedOrigins are Origin header values accepted; a request carrying
+	// any other Origin is refused (browsers send one, crawlers do not).
+	AllowedOrigins []string `yaml:"allowed_origins"`
+}
+
+// IndexConfig selects the dedup index.
+type IndexConfig struct {
+	// Path of the embedded (pebble) index. Default DataDir/index.
+	Path string `yaml:"path"`
+	// Scope is the default dedup scope for API calls and ingest. Default "default".
+	Scope string `yaml:"scope"`
+}
+
+// CDXConfig configures the CDX query endpoint.
+type CDXConfig struct {
+	// Scope answered by CDX queries without a scope parameter. Default Index.Scope.
+	Scope string `yaml:"scope"`
+	// MaxResults caps lines per answer. Default 10000.
+	MaxResults int `yaml:"max_results"`
+}
+
+// IngestConfig configures the WARC directory watcher.
+type IngestConfig struct {
+	// Dirs are watched for *.warc, *.warc.gz and their ".open" forms.
+	Dirs []string `yaml:"dirs"`
+	// PollInterval between directory scans. Default 2s.
+	PollInterval time.Duration `yaml:"poll_interval"`
+	// Checkpoint file. Default DataDir/ingest-checkpoint.json.
+	Checkpoint string `yaml:"checkpoint"`
+	// CDXJDir receives one CDXJ file per WARC. Default DataDir/cdxj. "-" disables.
+	CDXJDir string `yaml:"cdxj_dir"`
+	// Scope the ingested originals are indexed into. Default Index.Scope.
+	Scope string `yaml:"scope"`
+	// CrawlLog is an optional Heritrix crawl.log to tail for capture status.
+	CrawlLog string `yaml:"crawl_log"`
+	// MinPayload is the smallest payload (bytes) indexed for dedup. Default 1.
+	MinPayload int64 `yaml:"min_payload"`
+}
+
+// LimitsConfig bounds requests.
+type LimitsConfig struct {
+	// MaxBodyBytes caps a request body. Default 1 MiB.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// MaxBatch caps the items of one batch request. Default 1000.
+	MaxBatch int `yaml:"max_batch"`
+	// MaxCDXPostBytes caps a CDX POST body. Default 64 MiB.
+	MaxCDXPostBytes int64 `yaml:"max_cdx_post_bytes"`
+}
+
+// MapConfig configures the live MementoMap.
+type MapConfig struct {
+	// Path of the map file. Default DataDir/mementomap.ukvs. "-" disables.
+	Path string `yaml:"path"`
+	// PublicURL, when set, is announced in Link: <url>; rel="mementomap".
+	PublicURL string `yaml:"public_url"`
+}
+
+// FixityConfig configures replay-fixity sweeps.
+type FixityConfig struct {
+	// Dir holds manifests, history and reports. Default DataDir/fixity.
+	Dir string `yaml:"dir"`
+	// Browser is the Chromium binary. Default: found on PATH.
+	Browser string        `yaml:"browser"`
+	Sweeps  []SweepConfig `yaml:"sweeps"`
+}
+
+// SweepConfig is one scheduled fixity sweep.
+type SweepConfig struct {
+	Name string `yaml:"name"`
+	// URIMs lists the mementos to replay; URIMFile names a file with one per line.
+	URIMs    []string `yaml:"urims"`
+	URIMFile string   `yaml:"urim_file"`
+	// Schedule is a standard 5-field cron expression ("0 3 * * *") or a
+	// descriptor ("@daily", "@every 6h"). Empty: on demand only.
+	Schedule string `yaml:"schedule"`
+	// Parallelism is the number of concurrent replays. Default 2.
+	Parallelism int `yaml:"parallelism"`
+	// ArchiveHosts are the only hosts the sweep may fetch from.
+	ArchiveHosts []string `yaml:"archive_hosts"`
+	// Timeout per replay. Default 60s.
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// LogConfig configures structured logs.
+type LogConfig struct {
+	Level  string `yaml:"level"`  // debug, info, warn, error
+	Format string `yaml:"format"` // text or json
+}
+
+// ConfigError is a configuration problem attributed to a YAML key.
+type ConfigError struct {
+	Key string
+	Err error
+}
+
+func (e *ConfigError) Error() string { return fmt.Sprintf("sidecar: config: %s: %v", e.Key, e.Err) }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+func keyErr(key, format string, a ...any) error {
+	return &ConfigError{Key: key, Err: fmt.Errorf(format, a...)}
+}
+
+// LoadConfig reads a YAML config file, expanding ${NAME} and ${NAME:-default}
+// in scalar values with getenv ($$ is a literal $). Unknown keys are errors.
+// The result still needs Defaults and Validate (flags go in between).
+func LoadConfig(path string, getenv func(string) string) (Config, error) {
+	var c Config
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("sidecar: config: %w", err)
+	}
+	return ParseConfig(b, path, getenv)
+}
+
+// ParseConfig is LoadConfig on bytes; name is used in errors.
+func ParseConfig(b []byte, name string, getenv func(string) string) (Config, error) {
+	var c Config
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return c, fmt.Errorf("sidecar: config %s: %w", name, err)
+	}
+	if len(root.Content) == 0 {
+		return c, nil
+	}
+	if err := expandNode(&root, "", getenv); err != nil {
+		return c, err
+	}
+	// Re-encode the expanded tree and decode strictly so unknown keys fail.
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	if err := enc.Encode(&root); err != nil {
+		return c, fmt.Errorf("sidecar: config %s: %w", name, err)
+	}
+	dec := yaml.NewDecoder(&buf)
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		return c, fmt.Errorf("sidecar: config %s: %w", name, err)
+	}
+	return c, nil
+}
+
+var envRef = regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+func expandNode(n *yaml.Node, key string, getenv func(string) string) error {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := expandNode(c, key, getenv); err != nil {
+				return err
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i].Value
+			if key != "" {
+				k = key + "." + k
+			}
+			if err := expandNode(n.Content[i+1], k, getenv); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if err := expandNode(c, fmt.Sprintf("%s[%d]", key, i), getenv); err != nil {
+				return err
+			}
+		}
+	case yaml.ScalarNode:
+		if !strings.Contains(n.Value, "$") {
+			return nil
+		}
+		var missing string
+		out := envRef.ReplaceAllStringFunc(n.Value, func(m string) string {
+			if m == "$$" {
+				return "$"
+			}
+			sub := envRef.FindStringSubmatch(m)
+			v := getenv(sub[1])
+			if v == "" && sub[2] != "" {
+				return sub[3]
+			}
+			if v == "" && missing == "" {
+				missing = sub[1]
+			}
+			return v
+		})
+		if missing != "" {
+			return keyErr(key, "environment variable %s is not set (use ${%s:-default} for a default)", missing, missing)
+		}
+		n.Value = out
+		if n.Tag == "" || n.Tag == "!" {
+			n.Tag = ""
+		}
+	}
+	return nil
+}
+
+// Defaults fills unset fields.
+func (c *Config) Defaults() {
+	if c.DataDir == "" {
+		c.DataDir = "wayside-data"
+	}
+	in := func(p *string, name string) {
+		if *p == "" {
+			*p = filepath.Join(c.DataDir, name)
+		}
+	}
+	in(&c.Listen.Unix, "wayside.sock")
+	in(&c.Index.Path, "index")
+	if c.Index.Scope == "" {
+		c.Index.Scope = "default"
+	}
+	if c.CDX.Scope == "" {
+		c.CDX.Scope = c.Index.Scope
+	}
+	if c.CDX.MaxResults == 0 {
+		c.CDX.MaxResults = 10000
+	}
+	if c.Ingest.PollInterval == 0 {
+		c.Ingest.PollInterval = 2 * time.Second
+	}
+	in(&c.Ingest.Checkpoint, "ingest-checkpoint.json")
+	in(&c.Ingest.CDXJDir, "cdxj")
+	if c.Ingest.Scope == "" {
+		c.Ingest.Scope = c.Index.Scope
+	}
+	if c.Ingest.MinPayload == 0 {
+		c.Ingest.MinPayload = 1
+	}
+	if c.Limits.MaxBodyBytes == 0 {
+		c.Limits.MaxBodyBytes = 1 << 20
+	}
+	if c.Limits.MaxBatch == 0 {
+		c.Limits.MaxBatch = 1000
+	}
+	if c.Limits.MaxCDXPostBytes == 0 {
+		c.Limits.MaxCDXPostBytes = 64 << 20
+	}
+	in(&c.Map.Path, "mementomap.ukvs")
+	in(&c.Fixity.Dir, "fixity")
+	for i := range c.Fixity.Sweeps {
+		s := &c.Fixity.Sweeps[i]
+		if s.Parallelism == 0 {
+			s.Parallelism = 2
+		}
+		if s.Timeout == 0 {
+			s.Timeout = 60 * time.Second
+		}
+	}
+	if c.Log.Level == "" {
+		c.Log.Level = "info"
+	}
+	if c.Log.Format == "" {
+		c.Log.Format = "text"
+	}
+}
+
+// ResolveToken fills Listen.Token from Listen.TokenFile when needed.
+func (c *Config) ResolveToken() error {
+	if c.Listen.Token != "" || c.Listen.TokenFile == "" {
+		return nil
+	}
+	b, err := os.ReadFile(c.Listen.TokenFile)
+	if err != nil {
+		return keyErr("listen.token_file", "%w", err)
+	}
+	c.Listen.Token = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+	if c.Listen.Token == "" {
+		return keyErr("listen.token_file", "%s is empty", c.Listen.TokenFile)
+	}
+	return nil
+}
+
+// Validate checks the configuration; errors are *ConfigError naming the key.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+	if c.Listen.Unix == "-" && c.Listen.TCP == "" {
+		add(keyErr("listen", "neither a Unix socket nor a TCP address is configured"))
+	}
+	if c.Listen.TCP != "" {
+		host, port, err := net.SplitHostPort(c.Listen.TCP)
+		if err != nil {
+			add(keyErr("listen.tcp", "%q: %v", c.Listen.TCP, err))
+		} else {
+			if port == "" {
+				add(keyErr("listen.tcp", "%q has no port", c.Listen.TCP))
+			}
+			if !c.Listen.AllowNonLoopback && !isLoopbackHost(host) {
+				add(keyErr("listen.tcp", "%q is not a loopback address (set listen.allow_non_loopback: true to bind it anyway)", c.Listen.TCP))
+			}
+		}
+		if c.Listen.Token == "" {
+			add(keyErr("listen.token", "a token is required when listen.tcp is set (or set listen.token_file)"))
+		} else if len(c.Listen.Token) < 16 {
+			add(keyErr("listen.token", "too short: use at least 16 characters"))
+		}
+		if c.Listen.CDXToken != "" && len(c.Listen.CDXToken) < 16 {
+			add(keyErr("listen.cdx_token", "too short: use at least 16 characters"))
+		}
+		if c.Listen.CDXToken != "" && c.Listen.CDXToken == c.Listen.Token {
+			add(keyErr("listen.cdx_token", "must differ from listen.token (it appears in URLs and logs of crawlers)"))
+		}
+		if strings.ContainsAny(c.Listen.CDXToken, "/?#% ") {
+			add(keyErr("listen.cdx_token", "must not contain '/', '?', '#', '%%' or spaces"))
+		}
+	}
+	for i, o := range c.Listen.AllowedOrigins {
+		if !strings.Contains(o, "://") {
+			add(keyErr(fmt.Sprintf("listen.allowed_origins[%d]", i), "%q is not an origin (scheme://host[:port])", o))
+		}
+	}
+	if c.Index.Scope == "" {
+		add(keyErr("index.scope", "must not be empty"))
+	}
+	if c.CDX.MaxResults < 0 {
+		add(keyErr("cdx.max_results", "must be positive"))
+	}
+	if c.Ingest.PollInterval < 10*time.Millisecond {
+		add(keyErr("ingest.poll_interval", "%v is too short (minimum 10ms)", c.Ingest.PollInterval))
+	}
+	for i, d := range c.Ingest.Dirs {
+		if d == "" {
+			add(keyErr(fmt.Sprintf("ingest.dirs[%d]", i), "empty path"))
+		}
+	}
+	if c.Ingest.MinPayload < 0 {
+		add(keyErr("ingest.min_payload", "must not be negative"))
+	}
+	if c.Limits.MaxBodyBytes < 1024 {
+		add(keyErr("limits.max_body_bytes", "%d is too small (minimum 1024)", c.Limits.MaxBodyBytes))
+	}
+	if c.Limits.MaxBatch < 1 {
+		add(keyErr("limits.max_batch", "must be at least 1"))
+	}
+	if c.Limits.MaxCDXPostBytes < 1024 {
+		add(keyErr("limits.max_cdx_post_bytes", "%d is too small (minimum 1024)", c.Limits.MaxCDXPostBytes))
+	}
+	names := map[string]bool{}
+	parser := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+	for i, s := range c.Fixity.Sweeps {
+		k := fmt.Sprintf("fixity.sweeps[%d]", i)
+		if s.Name == "" || strings.ContainsAny(s.Name, "/ ?#") {
+			add(keyErr(k+".name", "%q: a sweep needs a name without '/', '?', '#' or spaces", s.Name))
+		} else if names[s.Name] {
+			add(keyErr(k+".name", "duplicate sweep name %q", s.Name))
+		}
+		names[s.Name] = true
+		if len(s.URIMs) == 0 && s.URIMFile == "" {
+			add(keyErr(k+".urims", "a sweep needs urims or urim_file"))
+		}
+		if s.Schedule != "" {
+			if _, err := parser.Parse(s.Schedule); err != nil {
+				add(keyErr(k+".schedule", "%q: %v", s.Schedule, err))
+			}
+		}
+		if s.Parallelism < 1 || s.Parallelism > 64 {
+			add(keyErr(k+".parallelism", "%d is out of range 1..64", s.Parallelism))
+		}
+		if len(s.ArchiveHosts) == 0 {
+			add(keyErr(k+".archive_hosts", "list the archive hosts the sweep may fetch from"))
+		}
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		add(keyErr("log.level", "%q is not one of debug, info, warn, error", c.Log.Level))
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		add(keyErr("log.format", "%q is not one of text, json", c.Log.Format))
+	}
+	return errors.Join(errs...)
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}

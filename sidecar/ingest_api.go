@@ -1,0 +1,17 @@
+package sidecar
+
+import (
+	"net/http"
+
+	"github.com/wayside-archive/wayside/sidecar/api"
+)
+
+func (s *Server) addIngestRoutes() {
+	s.add(&route{name: "ingest", method: "GET", path: api.PathIngest, h: s.handleIngestStatus})
+}
+
+func (s *Server) handleIngestStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
+	s.ingest.updateLag()
+	writeJSON(w, http.StatusOK, s.ingest.Status())
+	return nil
+}

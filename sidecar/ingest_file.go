@@ -1,0 +1,229 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/dedupindex"
+)
+
+// readFile ingests the complete records of f from st.Offset on, in durable
+// batches. A partial record at the end stops it: in a growing (".open")
+// file it is read on a later scan; in a finished file it is reported as a
+// truncated tail (and read if the file grows after all).
+func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) error {
+	fh, err := os.Open(f.path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // renamed away (.open → final) between list and open
+		}
+		return fmt.Errorf("sidecar: ingest: %w", err)
+	}
+	defer fh.Close()
+	in.mu.Lock()
+	start := st.Offset
+	in.mu.Unlock()
+	it, err := newRecordIter(fh, f.base, start)
+	if err != nil {
+		return err
+	}
+	var batch []wayside.Capture
+	next := start
+	truncatedAt := int64(-1)
+	for {
+		if ctx.Err() != nil {
+			break
+		}
+		c, err := it.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if isTruncated(err) {
+				truncatedAt = truncatedOffset(err, next)
+				break
+			}
+			// A corrupt record: the reader resynchronises on the next one.
+			in.noteError(fmt.Errorf("sidecar: ingest: %w", err))
+			continue
+		}
+		c.File = f.base
+		batch = append(batch, c)
+		next = c.Offset + c.Length
+		if len(batch) >= batchSize {
+			if err := in.flush(ctx, fh, f, st, batch, next); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	if len(batch) > 0 || next > start {
+		if err := in.flush(ctx, fh, f, st, batch, next); err != nil {
+			return err
+		}
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	changed := false
+	switch {
+	case truncatedAt >= 0 && !f.open:
+		if !st.Truncated || st.TruncatedAt != truncatedAt {
+			st.Truncated, st.TruncatedAt = true, truncatedAt
+			in.metrics.IngestTruncated.Add(1)
+			in.log.Warn("ingest: finished WARC ends in a partial record", "file", f.path, "offset", truncatedAt, "size", f.size)
+			changed = true
+		}
+	case truncatedAt < 0 && ctx.Err() == nil:
+		if st.Truncated {
+			st.Truncated, st.TruncatedAt = false, 0
+			changed = true
+		}
+		if !f.open && !st.Done {
+			st.Done = true
+			changed = true
+		}
+		st.pendingSince = time.Time{}
+	}
+	if changed {
+		if err := in.cp.save(in.cfg.Ingest.Checkpoint); err != nil {
+			return fatalError{err}
+		}
+	}
+	return nil
+}
+
+// flush makes one batch durable in order: the WARC bytes (fsync of the
+// crawler's file, so no index entry can outlive a power loss of the record
+// it points at), the index entries, the CDXJ lines, and last the checkpoint.
+// A crash between steps repeats the batch on restart: index Puts of the same
+// original are no-ops and the CDXJ file is cut back to its checkpointed size.
+func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *fileState, batch []wayside.Capture, next int64) error {
+	if err := fh.Sync(); err != nil {
+		return fatalError{fmt.Errorf("sidecar: ingest: fsync %s: %w", f.path, err)}
+	}
+	var entries []dedupindex.Entry
+	originals := 0
+	revisits := 0
+	for _, c := range batch {
+		if c.IsRevisit() {
+			revisits++
+			continue
+		}
+		if !in.isOriginal(c) {
+			continue
+		}
+		originals++
+		o := dedupindex.OriginalFromCapture(c)
+		scope := in.cfg.Ingest.Scope
+		entries = append(entries,
+			dedupindex.Entry{Key: dedupindex.Key{Scope: scope, Digest: c.Digest}, Original: o},
+			dedupindex.Entry{Key: dedupindex.Key{Scope: scope, Digest: c.Digest, URL: dedupindex.URLKey(c.URI)}, Original: o})
+	}
+	if err := putEntries(ctx, in.idx, entries); err != nil {
+		return fatalError{fmt.Errorf("sidecar: ingest: index %s: %w", f.base, err)}
+	}
+	in.mu.Lock()
+	cdxjSize := st.CDXJSize
+	in.mu.Unlock()
+	if len(batch) > 0 {
+		var err error
+		if cdxjSize, err = in.appendCDXJ(f.base, cdxjSize, batch); err != nil {
+			return fatalError{err}
+		}
+	}
+	for _, c := range batch {
+		in.emit(ctx, c)
+	}
+	in.mu.Lock()
+	consumed := next - st.Offset
+	st.Offset = next
+	st.CDXJSize = cdxjSize
+	st.Records += int64(len(batch))
+	st.Originals += int64(originals)
+	st.Updated = time.Now().UTC()
+	err := in.cp.save(in.cfg.Ingest.Checkpoint)
+	in.mu.Unlock()
+	if err != nil {
+		return fatalError{err}
+	}
+	in.metrics.IngestRecords.Add(int64(len(batch)))
+	in.metrics.IngestBytes.Add(consumed)
+	in.metrics.IngestOriginals.Add(int64(originals))
+	in.metrics.IngestRevisits.Add(int64(revisits))
+	return nil
+}
+
+// putEntries stores entries durably, in one batch when the index can.
+func putEntries(ctx context.Context, idx dedupindex.Index, entries []dedupindex.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	if b, ok := idx.(dedupindex.Batcher); ok {
+		_, err := b.PutBatch(ctx, entries)
+		return err
+	}
+	for _, e := range entries {
+		if _, err := idx.Put(ctx, e.Key, e.Original); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cdxjPath is the CDXJ file of a WARC.
+func (in *Ingester) cdxjPath(base string) string {
+	return filepath.Join(in.cfg.Ingest.CDXJDir, base+".cdxj")
+}
+
+// appendCDXJ writes the batch's lines at offset size of the WARC's CDXJ file
+// (cutting off anything after it: lines of a batch that was not
+// checkpointed) and fsyncs; it returns the new size.
+func (in *Ingester) appendCDXJ(base string, size int64, batch []wayside.Capture) (int64, error) {
+	if in.cfg.Ingest.CDXJDir == "-" {
+		return 0, nil
+	}
+	var buf []byte
+	for _, c := range batch {
+		switch c.Type {
+		case "response", "revisit", "resource":
+		default:
+			continue // warcinfo, request, metadata: not captures of a URI-R
+		}
+		line, err := cdxjLine(c)
+		if err != nil {
+			in.noteError(fmt.Errorf("sidecar: ingest: cdxj %s offset %d: %w", base, c.Offset, err))
+			continue
+		}
+		buf = append(buf, line...)
+	}
+	if err := os.MkdirAll(in.cfg.Ingest.CDXJDir, 0o755); err != nil {
+		return size, fmt.Errorf("sidecar: ingest: cdxj: %w", err)
+	}
+	p := in.cdxjPath(base)
+	fh, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return size, fmt.Errorf("sidecar: ingest: cdxj: %w", err)
+	}
+	defer fh.Close()
+	if err := fh.Truncate(size); err != nil {
+		return size, fmt.Errorf("sidecar: ingest: cdxj %s: %w", p, err)
+	}
+	if _, err := fh.WriteAt(buf, size); err != nil {
+		return size, fmt.Errorf("sidecar: ingest: cdxj %s: %w", p, err)
+	}
+	if err := fh.Sync(); err != nil {
+		return size, fmt.Errorf("sidecar: ingest: cdxj %s: %w", p, err)
+	}
+	if size == 0 {
+		if err := syncDir(in.cfg.Ingest.CDXJDir); err != nil {
+			return size, err
+		}
+	}
+	return size + int64(len(buf)), nil
+}

@@ -1,0 +1,101 @@
+package sidecar
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/warcio"
+)
+
+// recordIter yields the captures of a WARC file from a start offset, with
+// offsets in file coordinates.
+type recordIter struct {
+	r     *warcio.Reader
+	start int64
+}
+
+func newRecordIter(f *os.File, name string, start int64) (*recordIter, error) {
+	if _, err := f.Seek(start, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("sidecar: ingest: seek %s to %d: %w", name, start, err)
+	}
+	return &recordIter{r: warcio.NewReader(f, name), start: start}, nil
+}
+
+// Next returns the next capture, io.EOF at the end of the complete records,
+// or a *warcio.Error (offsets in file coordinates).
+func (it *recordIter) Next() (wayside.Capture, error) {
+	rec, err := it.r.Next()
+	if err != nil {
+		var we *warcio.Error
+		if errors.As(err, &we) {
+			cp := *we
+			cp.Offset += it.start
+			return wayside.Capture{}, &cp
+		}
+		return wayside.Capture{}, err
+	}
+	return captureOf(rec, it.start), nil
+}
+
+func isTruncated(err error) bool { return errors.Is(err, warcio.ErrTruncated) }
+
+// truncatedOffset is where the partial record starts (def when unknown).
+func truncatedOffset(err error, def int64) int64 {
+	var we *warcio.Error
+	if errors.As(err, &we) {
+		return we.Offset
+	}
+	return def
+}
+
+// captureOf converts a record. A revisit carries its original's digest
+// (WARC-Payload-Digest), anything else the digest warcio computed over the
+// de-chunked payload.
+func captureOf(rec *warcio.Record, base int64) wayside.Capture {
+	c := wayside.Capture{
+		URI:           rec.TargetURI,
+		Date:          rec.Date,
+		RecordID:      rec.RecordID,
+		Type:          rec.Type,
+		Status:        rec.Status(),
+		MIME:          rec.MIME,
+		Offset:        base + rec.Offset,
+		Length:        rec.Length,
+		PayloadLength: rec.PayloadLength,
+		Digest:        rec.PayloadDigest,
+	}
+	if rec.HTTP != nil {
+		c.ETag = rec.HTTP.Header.Get("ETag")
+		c.LastModified = rec.HTTP.Header.Get("Last-Modified")
+	}
+	if c.IsRevisit() {
+		c.Digest = rec.DeclaredPayloadDigest
+		c.PayloadLength = 0
+		c.Profile = rec.Header("WARC-Profile")
+		ref := &wayside.Ref{RecordID: rec.Header("WARC-Refers-To"), TargetURI: rec.Header("WARC-Refers-To-Target-URI")}
+		if d, ok := warcio.ParseDate(rec.Header("WARC-Refers-To-Date")); ok {
+			ref.Date = d
+		}
+		c.RevisitOf = ref
+	}
+	if c.Digest != "" {
+		if d, err := digest.Normalize(c.Digest); err == nil {
+			c.Digest = d
+		}
+	}
+	return c
+}
+
+// cdxjLine formats a capture's CDXJ line (pywb form, with newline).
+func cdxjLine(c wayside.Capture) ([]byte, error) {
+	if c.URI == "" || c.Date.IsZero() {
+		return nil, fmt.Errorf("record %s has no target URI or date", c.RecordID)
+	}
+	l := cdxj.FromCapture(c)
+	return l.Format(nil), nil
+}

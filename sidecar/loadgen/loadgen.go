@@ -1,0 +1,205 @@
+// Package loadgen drives a running sidecar with digest lookups over its API
+// and measures throughput and latency (`wayside status bench`,
+// scripts/bench-sidecar.sh). It is a measuring tool, not a test.
+package loadgen
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/sidecar/client"
+)
+
+// Options configure a run.
+type Options struct {
+	// Seed originals committed before the run (claim+commit batches). 0: none.
+	Seed int
+	// Workers issuing lookups concurrently. Default 16.
+	Workers int
+	// Duration of the measured run. Default 60s.
+	Duration time.Duration
+	// Scope used for seeding and lookups ("" = daemon default).
+	Scope string
+	// HitRatio is the share of lookups for seeded digests (the rest miss).
+	HitRatio float64
+	// Progress receives one line per 10 s when not nil.
+	Progress io.Writer
+}
+
+// Result is what a run measured.
+type Result struct {
+	Lookups    int64
+	Hits       int64
+	Errors     int64
+	Elapsed    time.Duration
+	PerSecond  float64
+	P50        time.Duration
+	P99        time.Duration
+	P999       time.Duration
+	Max        time.Duration
+	FirstError string
+}
+
+func (r Result) String() string {
+	return fmt.Sprintf("lookups=%d hits=%d errors=%d elapsed=%s rate=%.0f/s p50=%s p99=%s p99.9=%s max=%s",
+		r.Lookups, r.Hits, r.Errors, r.Elapsed.Round(time.Millisecond), r.PerSecond, r.P50, r.P99, r.P999, r.Max)
+}
+
+// SeedDigest returns the i-th deterministic seed digest.
+func SeedDigest(i int) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(i))
+	h := sha1.Sum(append([]byte("wayside-loadgen-"), b[:]...))
+	return digest.Digest{Alg: digest.SHA1, Sum: h[:]}.String()
+}
+
+// Seed commits n originals through the API in batches.
+func Seed(ctx context.Context, c *client.Client, scope string, n int) error {
+	const batch = 500
+	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < n; i += batch {
+		var keys []api.Key
+		for j := i; j < i+batch && j < n; j++ {
+			keys = append(keys, api.Key{Scope: scope, Digest: SeedDigest(j)})
+		}
+		res, err := c.ClaimBatch(ctx, keys)
+		if err != nil {
+			return fmt.Errorf("loadgen: seed: %w", err)
+		}
+		var commits []api.Commit
+		for j, r := range res {
+			if r.State != "claimed" || r.Ticket == nil {
+				continue // already seeded by an earlier run
+			}
+			k := i + j
+			commits = append(commits, api.Commit{Ticket: *r.Ticket, Original: dedupindex.Original{
+				TargetURI: fmt.Sprintf("http://bench.example/%d", k), Date: base.Add(time.Duration(k) * time.Second),
+				RecordID: fmt.Sprintf("<urn:uuid:00000000-0000-4000-8000-%012d>", k), File: "bench.warc.gz",
+				Offset: int64(k) * 1000, Length: 1000, PayloadLength: 5000, Status: 200, MIME: "text/html",
+			}})
+		}
+		if len(commits) == 0 {
+			continue
+		}
+		ops, err := c.CommitBatch(ctx, commits)
+		if err != nil {
+			return fmt.Errorf("loadgen: seed: %w", err)
+		}
+		for _, op := range ops {
+			if !op.OK {
+				return fmt.Errorf("loadgen: seed: commit: %s", op.Error)
+			}
+		}
+	}
+	return nil
+}
+
+// Run issues lookups for o.Duration and reports what it measured.
+func Run(ctx context.Context, c *client.Client, o Options) (Result, error) {
+	if o.Workers <= 0 {
+		o.Workers = 16
+	}
+	if o.Duration <= 0 {
+		o.Duration = 60 * time.Second
+	}
+	if o.Seed > 0 {
+		if err := Seed(ctx, c, o.Scope, o.Seed); err != nil {
+			return Result{}, err
+		}
+	}
+	// Pre-build the digests so the generator spends its CPU on requests.
+	const pool = 1 << 14
+	digests := make([]string, pool)
+	for i := range digests {
+		if o.Seed > 0 && float64(i%100) < o.HitRatio*100 {
+			digests[i] = SeedDigest(i % o.Seed)
+		} else {
+			digests[i] = SeedDigest(1<<40 + i)
+		}
+	}
+	var lookups, hits, errs atomic.Int64
+	var firstErr atomic.Value
+	lat := make([][]time.Duration, o.Workers)
+	runCtx, cancel := context.WithTimeout(ctx, o.Duration)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < o.Workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			ls := make([]time.Duration, 0, 1<<16)
+			for i := w; runCtx.Err() == nil; i += o.Workers {
+				t0 := time.Now()
+				_, found, err := c.Lookup(runCtx, api.Key{Scope: o.Scope, Digest: digests[i%pool]})
+				d := time.Since(t0)
+				if err != nil {
+					if runCtx.Err() != nil {
+						break
+					}
+					errs.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+					continue
+				}
+				ls = append(ls, d)
+				lookups.Add(1)
+				if found {
+					hits.Add(1)
+				}
+			}
+			lat[w] = ls
+		}(w)
+	}
+	if o.Progress != nil {
+		go func() {
+			t := time.NewTicker(10 * time.Second)
+			defer t.Stop()
+			last := int64(0)
+			for {
+				select {
+				case <-runCtx.Done():
+					return
+				case <-t.C:
+					n := lookups.Load()
+					fmt.Fprintf(o.Progress, "loadgen: %s: %d lookups (%.0f/s over the last 10 s)\n", time.Since(start).Round(time.Second), n, float64(n-last)/10)
+					last = n
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	q := func(p float64) time.Duration {
+		if len(all) == 0 {
+			return 0
+		}
+		return all[min(len(all)-1, int(p*float64(len(all))))]
+	}
+	r := Result{
+		Lookups: lookups.Load(), Hits: hits.Load(), Errors: errs.Load(), Elapsed: elapsed,
+		PerSecond: float64(lookups.Load()) / elapsed.Seconds(),
+		P50:       q(0.50), P99: q(0.99), P999: q(0.999),
+	}
+	if len(all) > 0 {
+		r.Max = all[len(all)-1]
+	}
+	if v, ok := firstErr.Load().(string); ok {
+		r.FirstError = v
+	}
+	return r, nil
+}

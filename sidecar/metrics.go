@@ -1,0 +1,207 @@
+package sidecar
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Metrics are the daemon's counters, exposed at /metrics in the Prometheus
+// text exposition format (version 0.0.4), written without a client library.
+type Metrics struct {
+	started time.Time
+
+	Lookups         atomic.Int64 // digest lookups answered
+	LookupHits      atomic.Int64
+	Claims          atomic.Int64 // claim calls
+	ClaimsClaimed   atomic.Int64
+	ClaimsDuplicate atomic.Int64
+	ClaimsPending   atomic.Int64
+	Commits         atomic.Int64
+	Cancels         atomic.Int64
+	Revisits        atomic.Int64 // duplicates reported (each a revisit a crawler may write)
+	BytesSaved      atomic.Int64 // payload bytes of duplicates
+	CDXQueries      atomic.Int64
+	CDXHits         atomic.Int64
+	CDXLinesAdded   atomic.Int64
+	IngestRecords   atomic.Int64 // WARC records read by the watcher
+	IngestOriginals atomic.Int64 // originals indexed from WARCs
+	IngestRevisits  atomic.Int64 // revisit records seen (never indexed)
+	IngestBytes     atomic.Int64 // raw bytes of WARC files consumed
+	IngestErrors    atomic.Int64
+	IngestTruncated atomic.Int64 // finished files with a partial record at the end
+	IngestLagBytes  atomic.Int64 // bytes present in watched files but not yet ingested
+	IngestLagNanos  atomic.Int64 // age of the oldest unread bytes
+	SweepRuns       atomic.Int64
+	SweepFailures   atomic.Int64
+
+	mu       sync.Mutex
+	requests map[[3]string]int64 // route, method, code
+	sweeps   map[[2]string]int64 // sweep, result class
+	latency  histogram
+}
+
+// NewMetrics returns zeroed metrics.
+func NewMetrics() *Metrics {
+	return &Metrics{
+		started:  time.Now(),
+		requests: map[[3]string]int64{},
+		sweeps:   map[[2]string]int64{},
+		latency:  newHistogram([]float64{.0001, .00025, .0005, .001, .0025, .005, .01, .05, .25, 1}),
+	}
+}
+
+// ObserveRequest counts one HTTP request.
+func (m *Metrics) ObserveRequest(route, method string, code int, d time.Duration) {
+	m.mu.Lock()
+	m.requests[[3]string{route, method, strconv.Itoa(code)}]++
+	m.latency.observe(d.Seconds())
+	m.mu.Unlock()
+}
+
+// ObserveSweep counts sweep results by class ("unchanged", "changed", "error", ...).
+func (m *Metrics) ObserveSweep(sweep, class string, n int64) {
+	m.mu.Lock()
+	m.sweeps[[2]string{sweep, class}] += n
+	m.mu.Unlock()
+}
+
+type histogram struct {
+	bounds []float64
+	counts []int64
+	sum    float64
+	n      int64
+}
+
+func newHistogram(b []float64) histogram {
+	return histogram{bounds: b, counts: make([]int64, len(b))}
+}
+
+func (h *histogram) observe(v float64) {
+	for i, b := range h.bounds {
+		if v <= b {
+			h.counts[i]++
+		}
+	}
+	h.sum += v
+	h.n++
+}
+
+// WriteTo writes the exposition text.
+func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
+	bw := bufio.NewWriter(w)
+	cw := &countWriter{w: bw}
+	counter := func(name, help string, v int64) {
+		fmt.Fprintf(cw, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", name, help, name, name, v)
+	}
+	gauge := func(name, help string, v float64) {
+		fmt.Fprintf(cw, "# HELP %s %s\n# TYPE %s gauge\n%s %s\n", name, help, name, name, formatFloat(v))
+	}
+	counter("wayside_lookups_total", "Digest lookups answered.", m.Lookups.Load())
+	counter("wayside_lookup_hits_total", "Digest lookups that found a committed original.", m.LookupHits.Load())
+	fmt.Fprintf(cw, "# HELP wayside_claims_total Claim calls by outcome.\n# TYPE wayside_claims_total counter\n")
+	fmt.Fprintf(cw, "wayside_claims_total{state=\"claimed\"} %d\n", m.ClaimsClaimed.Load())
+	fmt.Fprintf(cw, "wayside_claims_total{state=\"duplicate\"} %d\n", m.ClaimsDuplicate.Load())
+	fmt.Fprintf(cw, "wayside_claims_total{state=\"pending\"} %d\n", m.ClaimsPending.Load())
+	counter("wayside_commits_total", "Claims committed.", m.Commits.Load())
+	counter("wayside_cancels_total", "Claims cancelled.", m.Cancels.Load())
+	counter("wayside_revisits_total", "Duplicates reported to crawlers (revisits they may write).", m.Revisits.Load())
+	counter("wayside_bytes_saved_total", "Payload bytes of reported duplicates.", m.BytesSaved.Load())
+	counter("wayside_cdx_queries_total", "CDX queries answered.", m.CDXQueries.Load())
+	counter("wayside_cdx_hits_total", "CDX queries answered with at least one line.", m.CDXHits.Load())
+	counter("wayside_cdx_lines_added_total", "CDX/CDXJ lines added over the API.", m.CDXLinesAdded.Load())
+	counter("wayside_ingest_records_total", "WARC records read by the directory watcher.", m.IngestRecords.Load())
+	counter("wayside_ingest_originals_total", "Original captures indexed from watched WARCs.", m.IngestOriginals.Load())
+	counter("wayside_ingest_revisits_total", "Revisit records seen in watched WARCs (never indexed).", m.IngestRevisits.Load())
+	counter("wayside_ingest_bytes_total", "Raw WARC bytes consumed by the watcher.", m.IngestBytes.Load())
+	counter("wayside_ingest_errors_total", "Errors reading watched WARCs.", m.IngestErrors.Load())
+	counter("wayside_ingest_truncated_files_total", "Finished WARC files ending in a partial record.", m.IngestTruncated.Load())
+	gauge("wayside_ingest_lag_bytes", "Bytes in watched WARC files not yet ingested.", float64(m.IngestLagBytes.Load()))
+	gauge("wayside_ingest_lag_seconds", "Age of the oldest WARC bytes not yet ingested.", time.Duration(m.IngestLagNanos.Load()).Seconds())
+	counter("wayside_sweep_runs_total", "Fixity sweeps run.", m.SweepRuns.Load())
+	counter("wayside_sweep_failures_total", "Fixity sweeps that failed to run.", m.SweepFailures.Load())
+	gauge("wayside_uptime_seconds", "Seconds since the daemon started.", time.Since(m.started).Seconds())
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fmt.Fprintf(cw, "# HELP wayside_sweep_results_total Fixity sweep results by class.\n# TYPE wayside_sweep_results_total counter\n")
+	for _, k := range sortedKeys2(m.sweeps) {
+		fmt.Fprintf(cw, "wayside_sweep_results_total{sweep=\"%s\",class=\"%s\"} %d\n", escLabel(k[0]), escLabel(k[1]), m.sweeps[k])
+	}
+	fmt.Fprintf(cw, "# HELP wayside_http_requests_total HTTP requests by route, method and status code.\n# TYPE wayside_http_requests_total counter\n")
+	keys := make([][3]string, 0, len(m.requests))
+	for k := range m.requests {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return strings.Join(keys[i][:], "\x00") < strings.Join(keys[j][:], "\x00")
+	})
+	for _, k := range keys {
+		fmt.Fprintf(cw, "wayside_http_requests_total{route=\"%s\",method=\"%s\",code=\"%s\"} %d\n", escLabel(k[0]), escLabel(k[1]), k[2], m.requests[k])
+	}
+	h := &m.latency
+	fmt.Fprintf(cw, "# HELP wayside_http_request_duration_seconds HTTP request latency.\n# TYPE wayside_http_request_duration_seconds histogram\n")
+	for i, b := range h.bounds {
+		fmt.Fprintf(cw, "wayside_http_request_duration_seconds_bucket{le=\"%s\"} %d\n", formatFloat(b), h.counts[i])
+	}
+	fmt.Fprintf(cw, "wayside_http_request_duration_seconds_bucket{le=\"+Inf\"} %d\n", h.n)
+	fmt.Fprintf(cw, "wayside_http_request_duration_seconds_sum %s\n", formatFloat(h.sum))
+	fmt.Fprintf(cw, "wayside_http_request_duration_seconds_count %d\n", h.n)
+	if err := bw.Flush(); err != nil {
+		return cw.n, err
+	}
+	return cw.n, nil
+}
+
+func sortedKeys2(m map[[2]string]int64) [][2]string {
+	keys := make([][2]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	return keys
+}
+
+func formatFloat(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "+Inf"
+	case math.IsInf(v, -1):
+		return "-Inf"
+	case math.IsNaN(v):
+		return "NaN"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// escLabel escapes a label value: backslash, double quote and newline.
+func escLabel(s string) string {
+	if !strings.ContainsAny(s, "\\\"\n") {
+		return s
+	}
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	return r.Replace(s)
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}

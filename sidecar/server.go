@@ -1,0 +1,503 @@
+package sidecar
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wayside-archive/wayside/dedupindex"
+)
+
+// Options are the parts a Server is built from besides its Config.
+type Options struct {
+	// Index is the dedup index the API and the CDX endpoint serve and ingest
+	// writes to. Required. The caller opens and closes it.
+	Index dedupindex.Index
+	// Logger receives structured logs. Default: discard.
+	Logger *slog.Logger
+	// Version is reported by /v1/status.
+	Version string
+}
+
+// Server is the sidecar daemon. Build it with New, run it with Run.
+type Server struct {
+	cfg     Config
+	idx     dedupindex.Index
+	log     *slog.Logger
+	metrics *Metrics
+	version string
+	started time.Time
+
+	routes map[string]map[string]*route // path → method → route
+
+	ingest *Ingester
+	mmap   *LiveMap
+	fixity *FixityService
+
+	mu        sync.Mutex
+	tcpAddr   net.Addr
+	unixPath  string
+	allowHost map[string]bool
+}
+
+// New builds a server from a validated config.
+func New(cfg Config, opts Options) (*Server, error) {
+	if opts.Index == nil {
+		return nil, errors.New("sidecar: new: no index")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		cfg:     cfg,
+		idx:     opts.Index,
+		log:     opts.Logger,
+		metrics: NewMetrics(),
+		version: opts.Version,
+		started: time.Now(),
+	}
+	var err error
+	if s.mmap, err = openLiveMap(cfg.Map, s.log); err != nil {
+		return nil, err
+	}
+	s.ingest = newIngester(cfg, s.idx, s.metrics, s.log, s.onCapture)
+	if s.fixity, err = newFixityService(cfg.Fixity, s.metrics, s.log); err != nil {
+		return nil, err
+	}
+	s.buildRoutes()
+	return s, nil
+}
+
+// Metrics returns the server's counters.
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// TCPAddr returns the bound TCP address once Run has started listening, or nil.
+func (s *Server) TCPAddr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tcpAddr
+}
+
+type listenerKind int
+
+const (
+	viaUnix listenerKind = iota + 1
+	viaTCP
+)
+
+// reqInfo is what the router learned about a request before the handler.
+type reqInfo struct {
+	kind      listenerKind
+	hexDigest bool // the /hex prefix asks for hex digests in CDX answers
+	pathToken bool // authorised by the read-only CDX token in the path
+}
+
+type route struct {
+	name   string
+	method string
+	path   string
+	open   bool // reachable without a token (still Host/Origin checked)
+	cdx    bool // reachable with the read-only CDX path token
+	h      func(w http.ResponseWriter, r *http.Request, ri *reqInfo) error
+}
+
+func (s *Server) add(rt *route) {
+	if s.routes == nil {
+		s.routes = map[string]map[string]*route{}
+	}
+	m := s.routes[rt.path]
+	if m == nil {
+		m = map[string]*route{}
+		s.routes[rt.path] = m
+	}
+	m[rt.method] = rt
+	if rt.method == http.MethodGet {
+		if _, ok := m[http.MethodHead]; !ok {
+			m[http.MethodHead] = rt
+		}
+	}
+}
+
+func (s *Server) buildRoutes() {
+	s.add(&route{name: "healthz", method: "GET", path: "/healthz", open: true, h: s.handleHealthz})
+	s.add(&route{name: "metrics", method: "GET", path: "/metrics", h: s.handleMetrics})
+	s.add(&route{name: "status", method: "GET", path: "/v1/status", h: s.handleStatus})
+	s.addDedupRoutes()
+	s.addIndexRoutes()
+	s.addCDXRoutes()
+	s.addIngestRoutes()
+	s.addMapRoutes()
+	s.addFixityRoutes()
+}
+
+// Handler returns the HTTP handler as served on the Unix socket (no token,
+// no Host check: the socket's 0600 mode is the access control).
+func (s *Server) Handler() http.Handler { return s.handlerFor(viaUnix) }
+
+func (s *Server) handlerFor(kind listenerKind) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		name := s.serve(sw, r, kind)
+		code := sw.code
+		if code == 0 {
+			code = http.StatusOK
+		}
+		d := time.Since(start)
+		s.metrics.ObserveRequest(name, r.Method, code, d)
+		lvl := slog.LevelDebug
+		if code >= 500 {
+			lvl = slog.LevelWarn
+		}
+		// The raw path is not logged: it may carry the CDX token.
+		s.log.Log(r.Context(), lvl, "request", "route", name, "method", r.Method, "code", code, "dur", d)
+	})
+}
+
+// serve authenticates and dispatches one request; it returns the route name
+// for metrics.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind) string {
+	ri := &reqInfo{kind: kind}
+	if o := r.Header.Get("Origin"); o != "" && !s.originAllowed(o) {
+		writeError(w, http.StatusForbidden, fmt.Sprintf("origin %q is not allowed (listen.allowed_origins)", o))
+		return "denied"
+	}
+	if kind == viaTCP && !s.hostAllowed(r.Host) {
+		writeError(w, http.StatusForbidden, fmt.Sprintf("host %q is not allowed (listen.allowed_hosts)", r.Host))
+		return "denied"
+	}
+	p := r.URL.Path
+	if rest, ok := strings.CutPrefix(p, "/t/"); ok {
+		tok, after, _ := strings.Cut(rest, "/")
+		if kind == viaTCP && (s.cfg.Listen.CDXToken == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Listen.CDXToken)) != 1) {
+			writeError(w, http.StatusUnauthorized, "bad token in path (listen.cdx_token)")
+			return "denied"
+		}
+		ri.pathToken = true
+		p = "/" + after
+	}
+	if rest, ok := strings.CutPrefix(p, "/hex/"); ok {
+		ri.hexDigest = true
+		p = "/" + rest
+	}
+	methods, ok := s.routes[p]
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such route %s", strings.TrimPrefix(p, "")))
+		return "unknown"
+	}
+	rt, ok := methods[r.Method]
+	if !ok {
+		var allow []string
+		for m := range methods {
+			allow = append(allow, m)
+		}
+		w.Header().Set("Allow", strings.Join(sortedStrings(allow), ", "))
+		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s", r.Method, p))
+		return rt0name(methods)
+	}
+	if ri.hexDigest && !rt.cdx {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no such route /hex%s", p))
+		return "unknown"
+	}
+	if ri.pathToken && !rt.cdx {
+		writeError(w, http.StatusForbidden, "the path token grants the CDX query routes only")
+		return "denied"
+	}
+	if kind == viaTCP && !rt.open && !ri.pathToken && !s.tokenOK(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="wayside"`)
+		writeError(w, http.StatusUnauthorized, "missing or wrong token (Authorization: Bearer <listen.token>)")
+		return rt.name
+	}
+	if err := rt.h(w, r, ri); err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) {
+			writeError(w, ae.code, ae.msg)
+		} else if errors.Is(err, context.Canceled) || errors.Is(err, dedupindex.ErrClosed) {
+			writeError(w, http.StatusServiceUnavailable, "shutting down: "+err.Error())
+		} else {
+			s.log.Warn("request failed", "route", rt.name, "err", err)
+			writeError(w, http.StatusInternalServerError, err.Error())
+		}
+	}
+	return rt.name
+}
+
+func rt0name(m map[string]*route) string {
+	for _, r := range m {
+		return r.name
+	}
+	return "unknown"
+}
+
+func (s *Server) tokenOK(r *http.Request) bool {
+	want := []byte(s.cfg.Listen.Token)
+	if len(want) == 0 {
+		return false
+	}
+	got := r.Header.Get("X-Wayside-Token")
+	if a := r.Header.Get("Authorization"); a != "" {
+		if t, ok := strings.CutPrefix(a, "Bearer "); ok {
+			got = strings.TrimSpace(t)
+		}
+	}
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), want) == 1
+}
+
+func (s *Server) hostAllowed(host string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.allowHost[strings.ToLower(host)]
+}
+
+func (s *Server) originAllowed(o string) bool {
+	for _, a := range s.cfg.Listen.AllowedOrigins {
+		if strings.EqualFold(strings.TrimSuffix(a, "/"), o) {
+			return true
+		}
+	}
+	return false
+}
+
+// Run listens, ingests and serves until ctx is cancelled, then stops
+// accepting requests, lets running ones finish (up to 10 s), stops ingest
+// after its current record (checkpoint written) and writes the MementoMap.
+func (s *Server) Run(ctx context.Context) error {
+	var lns []net.Listener
+	var kinds []listenerKind
+	closeAll := func() {
+		for _, l := range lns {
+			l.Close()
+		}
+	}
+	if s.cfg.Listen.Unix != "-" {
+		l, err := listenUnix(s.cfg.Listen.Unix)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.unixPath = s.cfg.Listen.Unix
+		s.mu.Unlock()
+		lns, kinds = append(lns, l), append(kinds, viaUnix)
+	}
+	if s.cfg.Listen.TCP != "" {
+		var lc net.ListenConfig
+		l, err := lc.Listen(ctx, "tcp", s.cfg.Listen.TCP)
+		if err != nil {
+			closeAll()
+			return fmt.Errorf("sidecar: listen tcp: %w", err)
+		}
+		s.setTCPAddr(l.Addr())
+		lns, kinds = append(lns, l), append(kinds, viaTCP)
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+
+	var wg sync.WaitGroup
+	errc := make(chan error, len(lns)+2)
+	servers := make([]*http.Server, len(lns))
+	for i, l := range lns {
+		srv := &http.Server{
+			Handler:           s.handlerFor(kinds[i]),
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    64 << 10,
+			BaseContext:       func(net.Listener) context.Context { return runCtx },
+			ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		}
+		servers[i] = srv
+		wg.Add(1)
+		go func(l net.Listener) {
+			defer wg.Done()
+			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("sidecar: serve %s: %w", l.Addr(), err)
+			}
+		}(l)
+	}
+	ingestDone := make(chan error, 1)
+	go func() { ingestDone <- s.ingest.Run(runCtx) }()
+	fixDone := make(chan error, 1)
+	go func() { fixDone <- s.fixity.Run(runCtx) }()
+	s.log.Info("sidecar: serving", "unix", s.unixPathOrNone(), "tcp", addrOrNone(s.TCPAddr()), "watch", s.cfg.Ingest.Dirs)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	case err := <-ingestDone:
+		runErr = err
+		ingestDone <- err
+	}
+	s.log.Info("sidecar: shutting down")
+	shCtx, shCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	for _, srv := range servers {
+		if err := srv.Shutdown(shCtx); err != nil {
+			srv.Close()
+		}
+	}
+	shCancel()
+	cancel()
+	wg.Wait()
+	if err := <-ingestDone; err != nil && runErr == nil {
+		runErr = err
+	}
+	if err := <-fixDone; err != nil && runErr == nil {
+		runErr = err
+	}
+	if err := s.mmap.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if s.cfg.Listen.Unix != "-" {
+		os.Remove(s.cfg.Listen.Unix)
+	}
+	s.log.Info("sidecar: stopped")
+	return runErr
+}
+
+func (s *Server) setTCPAddr(a net.Addr) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tcpAddr = a
+	s.allowHost = map[string]bool{strings.ToLower(s.cfg.Listen.TCP): true}
+	if ta, ok := a.(*net.TCPAddr); ok {
+		port := strconv.Itoa(ta.Port)
+		for _, h := range []string{"localhost", "127.0.0.1", "[::1]", ta.IP.String()} {
+			if strings.Contains(h, ":") && !strings.HasPrefix(h, "[") {
+				h = "[" + h + "]"
+			}
+			s.allowHost[h+":"+port] = true
+		}
+		if ta.Port == 80 {
+			s.allowHost["localhost"] = true
+			s.allowHost["127.0.0.1"] = true
+		}
+	}
+	for _, h := range s.cfg.Listen.AllowedHosts {
+		s.allowHost[strings.ToLower(h)] = true
+	}
+}
+
+func (s *Server) unixPathOrNone() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unixPath == "" {
+		return "none"
+	}
+	return s.unixPath
+}
+
+func addrOrNone(a net.Addr) string {
+	if a == nil {
+		return "none"
+	}
+	return a.String()
+}
+
+// listenUnix binds path with mode 0600 and no window in which the socket
+// exists with a wider mode: it binds a private temporary name, chmods it and
+// renames it into place. A stale socket (nobody accepting) is replaced; a
+// live one is an error.
+func listenUnix(path string) (net.Listener, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("sidecar: listen unix: %w", err)
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("sidecar: listen unix: %s exists and is not a socket", path)
+		}
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("sidecar: listen unix: %s: another daemon is listening", path)
+		}
+		os.Remove(path)
+	}
+	tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d.tmp", filepath.Base(path), os.Getpid()))
+	os.Remove(tmp)
+	l, err := net.Listen("unix", tmp)
+	if err != nil {
+		return nil, fmt.Errorf("sidecar: listen unix: %w", err)
+	}
+	ul := l.(*net.UnixListener)
+	ul.SetUnlinkOnClose(false)
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		ul.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("sidecar: listen unix: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		ul.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("sidecar: listen unix: %w", err)
+	}
+	return ul, nil
+}
+
+func sortedStrings(a []string) []string {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+	return a
+}
+
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
+	s.ingest.updateLag()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	_, err := s.metrics.WriteTo(w)
+	return err
+}
+
+// Status is the answer of GET /v1/status.
+type Status struct {
+	Version       string           `json:"version"`
+	UptimeSeconds float64          `json:"uptime_seconds"`
+	Unix          string           `json:"unix,omitempty"`
+	TCP           string           `json:"tcp,omitempty"`
+	Index         dedupindex.Stats `json:"index"`
+	Ingest        IngestStatus     `json:"ingest"`
+	Lookups       int64            `json:"lookups"`
+	Claims        int64            `json:"claims"`
+	Revisits      int64            `json:"revisits"`
+	BytesSaved    int64            `json:"bytes_saved"`
+}
+
+func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
+	st, err := s.idx.Stats(r.Context())
+	if err != nil {
+		return fmt.Errorf("index stats: %w", err)
+	}
+	out := Status{
+		Version:       s.version,
+		UptimeSeconds: time.Since(s.started).Seconds(),
+		Index:         st,
+		Ingest:        s.ingest.Status(),
+		Lookups:       s.metrics.Lookups.Load(),
+		Claims:        s.metrics.Claims.Load(),
+		Revisits:      s.metrics.Revisits.Load(),
+		BytesSaved:    s.metrics.BytesSaved.Load(),
+	}
+	if s.cfg.Listen.Unix != "-" {
+		out.Unix = s.cfg.Listen.Unix
+	}
+	if a := s.TCPAddr(); a != nil {
+		out.TCP = a.String()
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

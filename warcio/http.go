@@ -1,0 +1,306 @@
+package warcio
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha1"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/wayside-archive/wayside/digest"
+)
+
+// maxHTTPHead bounds the bytes of an HTTP start line plus headers.
+const maxHTTPHead = 1 << 20
+
+// HTTPInfo is the parsed HTTP message in a WARC record block (or in bytes a
+// crawler recorded off the wire).
+type HTTPInfo struct {
+	// Proto is "HTTP/1.1" etc. Status and Reason are set for responses;
+	// Method and Target for requests.
+	Proto  string
+	Status int
+	Reason string
+	Method string
+	Target string
+	Header Header
+	// HeadLength counts the bytes of the start line, the header lines and
+	// the blank line ending them (the block of a revisit record).
+	HeadLength int64
+	// Chunked reports a "Transfer-Encoding: chunked" body that was
+	// de-chunked; ChunkFallback that the framing broke off (or was never
+	// there) and the remaining bytes were taken as they are, as warcio and
+	// pywb do.
+	Chunked       bool
+	ChunkFallback bool
+	// PayloadLength is the length of the entity body after de-chunking.
+	PayloadLength int64
+	// PayloadDigest is the canonical SHA-1 ("sha1:BASE32") of that body;
+	// "" when digests were not asked for.
+	PayloadDigest string
+}
+
+// IsResponse reports whether the message is an HTTP response.
+func (h *HTTPInfo) IsResponse() bool { return h != nil && h.Status != 0 }
+
+// ParseHTTPResponse parses an HTTP response as recorded on the wire — status
+// line, headers, then the body, de-chunked when Transfer-Encoding says
+// chunked, content encoding kept — and returns its status, headers, payload
+// length and canonical SHA-1 payload digest. This is the function a crawler
+// uses to compute the WARC-Payload-Digest of a response it records, and the
+// one the WARC reader uses, so both always agree.
+func ParseHTTPResponse(block io.Reader) (*HTTPInfo, error) {
+	info, err := ParseHTTP(block, nil)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsResponse() {
+		return nil, fmt.Errorf("warcio: not an HTTP response (start line %q)", info.Method+" "+info.Target)
+	}
+	return info, nil
+}
+
+// ParseHTTP parses an HTTP request or response message from block and
+// digests its payload like ParseHTTPResponse. When payload is not nil the
+// de-chunked entity body is also written to it.
+func ParseHTTP(block io.Reader, payload io.Writer) (*HTTPInfo, error) {
+	br := bufio.NewReaderSize(block, 64<<10)
+	info, err := parseHTTPHead(br)
+	if err != nil {
+		return nil, err
+	}
+	h := sha1.New()
+	var w io.Writer = h
+	if payload != nil {
+		w = io.MultiWriter(h, payload)
+	}
+	if err := copyPayload(info, br, w); err != nil {
+		return info, err
+	}
+	info.PayloadDigest = digest.FromHash(digest.SHA1, h).String()
+	return info, nil
+}
+
+var errNotHTTP = errors.New("warcio: block is not an HTTP message")
+
+// looksLikeHTTP reports whether b (the first bytes of a block) starts an
+// HTTP response or request line.
+func looksLikeHTTP(b []byte) bool {
+	if len(b) >= 5 && strings.EqualFold(string(b[:5]), "HTTP/") {
+		return true
+	}
+	sp := bytes.IndexByte(b, ' ')
+	if sp <= 0 || sp > 16 {
+		return false
+	}
+	for _, c := range b[:sp] {
+		if c < 'A' || c > 'Z' {
+			return false
+		}
+	}
+	line := b
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		line = b[:i]
+	}
+	return bytes.Contains(line, []byte(" HTTP/"))
+}
+
+// parseHTTPHead reads the start line and headers.
+func parseHTTPHead(br *bufio.Reader) (*HTTPInfo, error) {
+	first, err := br.Peek(16)
+	if len(first) == 0 {
+		if err == nil || err == io.EOF {
+			return nil, fmt.Errorf("%w: empty", errNotHTTP)
+		}
+		return nil, err
+	}
+	if !looksLikeHTTP(first) {
+		// A request line may be longer than 16 bytes before " HTTP/".
+		more, _ := br.Peek(8192)
+		if !looksLikeHTTP(more) {
+			return nil, errNotHTTP
+		}
+	}
+	info := &HTTPInfo{}
+	line, n, err := readLine(br)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	info.HeadLength += n
+	if err := info.parseStartLine(string(trimEOL(line))); err != nil {
+		return nil, err
+	}
+	for {
+		line, n, err := readLine(br)
+		info.HeadLength += n
+		if info.HeadLength > maxHTTPHead {
+			return nil, fmt.Errorf("warcio: HTTP head longer than %d bytes", maxHTTPHead)
+		}
+		t := trimEOL(line)
+		if len(t) == 0 {
+			// Blank line, or end of block (a revisit whose block lacks
+			// the blank line).
+			return info, nil
+		}
+		if (t[0] == ' ' || t[0] == '\t') && len(info.Header) > 0 {
+			last := &info.Header[len(info.Header)-1]
+			last.Value += " " + strings.TrimSpace(string(t))
+		} else if f, ok := parseField(t); ok {
+			info.Header = append(info.Header, f)
+		}
+		if err == io.EOF {
+			return info, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (info *HTTPInfo) parseStartLine(l string) error {
+	if len(l) >= 5 && strings.EqualFold(l[:5], "HTTP/") {
+		proto, rest, _ := strings.Cut(l, " ")
+		rest = strings.TrimLeft(rest, " ")
+		code, reason, _ := strings.Cut(rest, " ")
+		st, err := strconv.Atoi(code)
+		if err != nil || st < 100 || st > 999 {
+			return fmt.Errorf("warcio: bad HTTP status line %q", truncate(l, 80))
+		}
+		info.Proto, info.Status, info.Reason = proto, st, strings.TrimSpace(reason)
+		return nil
+	}
+	f := strings.Fields(l)
+	if len(f) < 3 {
+		return fmt.Errorf("warcio: bad HTTP request line %q", truncate(l, 80))
+	}
+	info.Method, info.Target, info.Proto = f[0], f[1], f[len(f)-1]
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// readLine reads up to and including '\n', however long (bounded by the
+// caller through HeadLength); it returns io.EOF with the last partial line.
+func readLine(br *bufio.Reader) ([]byte, int64, error) {
+	line, err := br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		buf := append([]byte(nil), line...)
+		for err == bufio.ErrBufferFull && len(buf) <= maxHTTPHead {
+			line, err = br.ReadSlice('\n')
+			buf = append(buf, line...)
+		}
+		line = buf
+	}
+	return line, int64(len(line)), err
+}
+
+// isChunked reports whether the headers declare chunked transfer coding.
+func (info *HTTPInfo) isChunked() bool {
+	for _, v := range info.Header.Values("Transfer-Encoding") {
+		if strings.Contains(strings.ToLower(v), "chunked") {
+			return true
+		}
+	}
+	return false
+}
+
+// copyPayload writes the entity body that follows the head in br to w,
+// de-chunking it when the headers say so, and sets PayloadLength.
+func copyPayload(info *HTTPInfo, br *bufio.Reader, w io.Writer) error {
+	if info.isChunked() {
+		info.Chunked = true
+		return dechunk(info, br, w)
+	}
+	n, err := br.WriteTo(w)
+	info.PayloadLength += n
+	return err
+}
+
+// dechunk removes chunked transfer coding. Leniency as warcio's
+// ChunkedDataReader: when the framing is invalid the rest is copied as is.
+// A body that ends inside a chunk (truncated captures) simply ends.
+func dechunk(info *HTTPInfo, br *bufio.Reader, w io.Writer) error {
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == io.EOF && len(line) == 0 {
+			return nil
+		}
+		size, ok := parseChunkSize(line, err)
+		if !ok {
+			info.ChunkFallback = true
+			nw, werr := w.Write(line)
+			info.PayloadLength += int64(nw)
+			if werr != nil {
+				return werr
+			}
+			n, err := br.WriteTo(w)
+			info.PayloadLength += n
+			return err
+		}
+		if size == 0 {
+			// Trailers and anything after the last chunk are not payload.
+			_, err := io.Copy(io.Discard, br)
+			return err
+		}
+		n, err := io.CopyN(w, br, size)
+		info.PayloadLength += n
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		// CRLF (or LF) after the chunk data.
+		if b, _ := br.Peek(2); len(b) >= 1 {
+			switch {
+			case len(b) == 2 && b[0] == '\r' && b[1] == '\n':
+				br.Discard(2)
+			case b[0] == '\n':
+				br.Discard(1)
+			}
+		}
+	}
+}
+
+// parseChunkSize parses "1a2b[;ext]\r\n".
+func parseChunkSize(line []byte, err error) (int64, bool) {
+	if err != nil && err != io.EOF {
+		return 0, false
+	}
+	t := trimEOL(line)
+	if i := indexByte(t, ';'); i >= 0 {
+		t = t[:i]
+	}
+	t = bytes.TrimSpace(t)
+	if len(t) == 0 || len(t) > 15 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range t {
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		n = n<<4 | int64(d)
+	}
+	return n, true
+}
+
+// newPayloadHash returns the hash payload digests are computed with.
+func newPayloadHash() hash.Hash { return sha1.New() }
