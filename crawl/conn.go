@@ -14,6 +14,39 @@ type exchange struct {
 	req, resp bytes.Buffer
 	remote    net.Addr
 	conn      *recConn
+	// maxBody, when positive, caps the response bytes recorded after the
+	// header block; cut reports that bytes were dropped.
+	maxBody int64
+	headEnd int // end of the response head in resp, 0 while unknown
+	cut     bool
+}
+
+// addResp appends response bytes, enforcing maxBody.
+func (ex *exchange) addResp(p []byte) {
+	if ex.maxBody <= 0 {
+		ex.resp.Write(p)
+		return
+	}
+	if ex.headEnd == 0 {
+		from := max(ex.resp.Len()-3, 0)
+		ex.resp.Write(p)
+		if i := bytes.Index(ex.resp.Bytes()[from:], []byte("\r\n\r\n")); i >= 0 {
+			ex.headEnd = from + i + 4
+		} else {
+			return
+		}
+		if limit := ex.headEnd + int(ex.maxBody); ex.resp.Len() > limit {
+			ex.resp.Truncate(limit)
+			ex.cut = true
+		}
+		return
+	}
+	room := ex.headEnd + int(ex.maxBody) - ex.resp.Len()
+	if room < len(p) {
+		p = p[:max(room, 0)]
+		ex.cut = true
+	}
+	ex.resp.Write(p)
 }
 
 // recConn wraps a connection and appends every byte written or read to the
@@ -36,7 +69,7 @@ func (c *recConn) Read(p []byte) (int, error) {
 	if n > 0 {
 		c.mu.Lock()
 		if c.ex != nil {
-			c.ex.resp.Write(p[:n])
+			c.ex.addResp(p[:n])
 		}
 		c.mu.Unlock()
 	}
@@ -64,6 +97,7 @@ func (c *recConn) attach(ex *exchange) {
 	}
 	ex.req.Reset()
 	ex.resp.Reset()
+	ex.headEnd, ex.cut = 0, false
 	ex.remote = c.Conn.RemoteAddr()
 	ex.conn = c
 	c.ex = ex

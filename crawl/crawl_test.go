@@ -2,10 +2,12 @@ package crawl
 
 import (
 	"crypto/sha1"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/dedupindex"
 	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
@@ -126,10 +128,12 @@ func TestCrawlSiteTwice(t *testing.T) {
 		name        string
 		conditional bool
 		version     string
+		verify      Verify
 	}{
-		{"digest-1.1", false, Version11},
-		{"conditional-1.1", true, Version11},
-		{"conditional-1.0", true, Version10},
+		{"digest-1.1", false, Version11, VerifySize},
+		{"conditional-1.1", true, Version11, VerifySize},
+		{"conditional-1.0", true, Version10, VerifySize},
+		{"bytes-1.0", false, Version10, VerifyBytes},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			site := sitetest.New()
@@ -140,10 +144,10 @@ func TestCrawlSiteTwice(t *testing.T) {
 			defer srv.Close()
 			dir := t.TempDir()
 			log1 := &captureLog{dir: dir, t: t}
-			st1 := crawlSite(t, srv, dir, crawlOpts{version: tc.version, parallel: 1, subscriber: log1})
+			st1 := crawlSite(t, srv, dir, crawlOpts{version: tc.version, parallel: 1, subscriber: log1, verify: tc.verify})
 			e1 := expectFirst(site)
 			checkStats(t, "first crawl", st1, e1)
-			st2 := crawlSite(t, srv, dir, crawlOpts{version: tc.version, parallel: 1, conditional: tc.conditional})
+			st2 := crawlSite(t, srv, dir, crawlOpts{version: tc.version, parallel: 1, conditional: tc.conditional, verify: tc.verify})
 			e2 := expectSecond(t, site, tc.conditional)
 			checkStats(t, "second crawl", st2, e2)
 			if e2.revDigest == 0 || (tc.conditional && e2.revNotMod == 0) {
@@ -176,6 +180,23 @@ func TestCrawlSiteTwice(t *testing.T) {
 			}
 			if got := len(log1.all()); got != 2*e1.fetched {
 				t.Errorf("first crawl delivered %d captures, want %d", got, 2*e1.fetched)
+			}
+			cdxLines := 0
+			cdxFiles, _ := filepath.Glob(filepath.Join(dir, "*.cdxj"))
+			for _, f := range cdxFiles {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+					if _, err := cdxj.Parse(l); err != nil {
+						t.Errorf("%s: %v", f, err)
+					}
+					cdxLines++
+				}
+			}
+			if want := e1.fetched + e2.fetched; cdxLines != want {
+				t.Errorf("%d CDXJ lines, want %d (one per response or revisit)", cdxLines, want)
 			}
 			validateStrict(t, dir)
 			ix, err := dipebble.Open(filepath.Join(dir, IndexSubdir))

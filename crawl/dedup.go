@@ -199,4 +199,3 @@ func angle(id string) string {
 	}
 	return "<" + id + ">"
 }
-

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nlnwa/gowarc"
+
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/digest"
 )
@@ -21,10 +23,10 @@ const (
 
 // Revisit profile URIs, one per WARC version (WARC 1.1 §6.7).
 const (
-	ProfileIdenticalPayloadDigest10 = "http://netpreserve.org/warc/1.0/revisit/identical-payload-digest"
-	ProfileIdenticalPayloadDigest11 = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
-	ProfileServerNotModified10      = "http://netpreserve.org/warc/1.0/revisit/server-not-modified"
-	ProfileServerNotModified11      = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+	ProfileIdenticalPayloadDigest10 = gowarc.ProfileIdenticalPayloadDigestV1_0
+	ProfileIdenticalPayloadDigest11 = gowarc.ProfileIdenticalPayloadDigestV1_1
+	ProfileServerNotModified10      = gowarc.ProfileServerNotModifiedV1_0
+	ProfileServerNotModified11      = gowarc.ProfileServerNotModifiedV1_1
 )
 
 // IdenticalPayloadProfile returns the identical-payload-digest profile URI

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -11,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,18 +93,18 @@ type Options struct {
 
 // Stats are the recorder's counters.
 type Stats struct {
-	Fetches         int64 // exchanges recorded
-	Responses       int64 // full response records
-	RevisitsDigest  int64 // identical-payload-digest revisits
-	RevisitsNotMod  int64 // server-not-modified revisits
-	Pending         int64 // full responses written because a claim was pending
+	Fetches         int64            // exchanges recorded
+	Responses       int64            // full response records
+	RevisitsDigest  int64            // identical-payload-digest revisits
+	RevisitsNotMod  int64            // server-not-modified revisits
+	Pending         int64            // full responses written because a claim was pending
 	Skipped         map[string]int64 // responses not deduplicated, by reason (policy)
-	Collisions      int64 // digest matched, verification failed
-	Truncated       int64 // responses recorded with WARC-Truncated
-	Errors          int64 // dedup index errors (the fetch was still recorded in full)
-	PayloadBytes    int64 // payload bytes received
-	SavedBytes      int64 // payload bytes not stored thanks to revisits
-	ConditionalSent int64 // requests sent with validators
+	Collisions      int64            // digest matched, verification failed
+	Truncated       int64            // responses recorded with WARC-Truncated
+	Errors          int64            // dedup index errors (the fetch was still recorded in full)
+	PayloadBytes    int64            // payload bytes received
+	SavedBytes      int64            // payload bytes not stored thanks to revisits
+	ConditionalSent int64            // requests sent with validators
 }
 
 // Recorder is an http.RoundTripper that records every exchange it carries
@@ -254,7 +254,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 
-	ex := &exchange{}
+	ex := &exchange{maxBody: r.opts.MaxBody}
 	fetchCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var timedOut atomic.Bool
@@ -287,8 +287,18 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		truncated = "disconnect"
 	}
+	if ex.cut && truncated != "time" {
+		truncated = "length"
+	}
 	r.st.fetches.Add(1)
 	parsed, perr := parseResponse(rawResp)
+	// Interim 1xx responses (100 Continue, 103 Early Hints) precede the
+	// final response on the wire; the record holds the final response so
+	// that every reader finds the same payload.
+	for perr == nil && parsed.status >= 100 && parsed.status < 200 && parsed.status != http.StatusSwitchingProtocols && parsed.headLen < len(rawResp) {
+		rawResp = rawResp[parsed.headLen:]
+		parsed, perr = parseResponse(rawResp)
+	}
 	if perr != nil {
 		return nil, fmt.Errorf("crawl: fetch %s: recorded response unreadable: %w", req.URL, perr)
 	}
@@ -312,7 +322,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// Hand the caller the response it asked for, body replayed from the
 	// recorded payload.
-	resp.Body = io.NopCloser(strings.NewReader(string(parsed.payload)))
+	resp.Body = io.NopCloser(bytes.NewReader(parsed.payload))
 	if truncated != "" {
 		resp.ContentLength = int64(len(parsed.payload))
 	}

@@ -38,11 +38,15 @@ func openTestSession(t testing.TB, dir string, ro Options, wo WriterOptions) *Se
 // those bytes and the payload digest is over the de-chunked (still gzipped)
 // entity.
 func TestWireExactChunkedGzip(t *testing.T) {
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write(bytes.Repeat([]byte("wire exact chunked gzip payload\n"), 200))
-	zw.Close()
-	entity := gz.Bytes()
+	entities := make([][]byte, 2)
+	for i := range entities {
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		fmt.Fprintf(zw, "exchange %d\n", i)
+		zw.Write(bytes.Repeat([]byte("wire exact chunked gzip payload\n"), 200))
+		zw.Close()
+		entities[i] = gz.Bytes()
+	}
 	var sent [][]byte
 	var mu sync.Mutex
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -63,6 +67,7 @@ func TestWireExactChunkedGzip(t *testing.T) {
 				return
 			}
 			io.Copy(io.Discard, req.Body)
+			entity := entities[i]
 			var b bytes.Buffer
 			fmt.Fprintf(&b, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\nX-Exchange: %d\r\n\r\n", i)
 			for off := 0; off < len(entity); off += 97 {
@@ -89,6 +94,7 @@ func TestWireExactChunkedGzip(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		entity := entities[i]
 		if !bytes.Equal(body, entity) || resp.Header.Get("Content-Encoding") != "gzip" {
 			t.Fatalf("caller got %d bytes (encoding %q), want the %d-byte gzip entity", len(body), resp.Header.Get("Content-Encoding"), len(entity))
 		}
@@ -104,10 +110,10 @@ func TestWireExactChunkedGzip(t *testing.T) {
 		}
 		f := filepath.Join(dir, wr.file)
 		blk := rawBlock(t, f, wr.rec.Offset, wr.rec.Length)
-		got = append(got, blk)
-		if wr.rec.DeclaredPayloadDigest != digestOf(entity) {
-			t.Errorf("payload digest %s, want digest of the de-chunked gzip entity %s", wr.rec.DeclaredPayloadDigest, digestOf(entity))
+		if want := digestOf(entities[len(got)]); wr.rec.DeclaredPayloadDigest != want {
+			t.Errorf("payload digest %s, want digest of the de-chunked gzip entity %s", wr.rec.DeclaredPayloadDigest, want)
 		}
+		got = append(got, blk)
 		if wr.rec.Header("WARC-IP-Address") != "127.0.0.1" {
 			t.Errorf("WARC-IP-Address %q", wr.rec.Header("WARC-IP-Address"))
 		}
@@ -152,32 +158,41 @@ func TestConcurrentIdenticalFetches(t *testing.T) {
 	s := openTestSession(t, dir, Options{MaxConnsPerHost: 32}, WriterOptions{MaxFileSize: 64 << 10})
 	client := &http.Client{Transport: s.Recorder}
 	const n = 64
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			resp, err := client.Get(fmt.Sprintf("%s/copy/%d", srv.URL, i))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}()
+	wave := func(w int) {
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(time.Duration(i%8) * time.Millisecond) // stagger: claims race commits
+				resp, err := client.Get(fmt.Sprintf("%s/copy/%d/%d", srv.URL, w, i))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
+	wave(0)
 	st := s.Recorder.Stats()
+	if st.Responses+st.RevisitsDigest != n || st.Responses != 1+st.Pending {
+		t.Errorf("first wave %+v: want one claimed original, pending full responses, the rest revisits", st)
+	}
+	wave(1)
+	st2 := s.Recorder.Stats()
+	if got := st2.RevisitsDigest - st.RevisitsDigest; got != n {
+		t.Errorf("second wave: %d revisits, want %d (the original is committed)", got, n)
+	}
 	ix := s.Index
 	if err := s.Writer.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if st.Responses+st.RevisitsDigest != n || st.RevisitsDigest == 0 || st.Responses != 1+st.Pending {
-		t.Errorf("stats %+v: want %d records, one claimed original plus pending full responses, the rest revisits", st, n)
-	}
 	var uris []string
 	for i := 0; i < n; i++ {
-		uris = append(uris, fmt.Sprintf("%s/copy/%d", srv.URL, i))
+		uris = append(uris, fmt.Sprintf("%s/copy/0/%d", srv.URL, i), fmt.Sprintf("%s/copy/1/%d", srv.URL, i))
 	}
 	checkReferences(t, dir, ix, uris)
 	validateStrict(t, dir)
@@ -349,4 +364,107 @@ func TestCollyAttach(t *testing.T) {
 	checkReferences(t, dir, ix, siteURLs(srv))
 	validateStrict(t, dir)
 	_ = dedupindex.DefaultScope
+}
+
+// TestCollision plants index entries whose digest matches but whose
+// original does not: a different payload length (caught by size and bytes
+// checks) and a record elsewhere (caught by the bytes check). Each writes a
+// full response and counts a collision; nothing dangles.
+func TestCollision(t *testing.T) {
+	payload := bytes.Repeat([]byte("collision test payload "), 300)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		if r.URL.Path == "/other" {
+			w.Write([]byte("a different payload of the same length......"))
+			return
+		}
+		w.Write(payload)
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name      string
+		verify    Verify
+		lengthOff int64
+		wantColl  int64
+	}{
+		{"size-length-differs", VerifySize, 1, 1},
+		{"bytes-length-differs", VerifyBytes, 1, 1},
+		{"size-wrong-record", VerifySize, 0, 0},
+		{"bytes-wrong-record", VerifyBytes, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTestSession(t, dir, Options{Verify: tc.verify}, WriterOptions{})
+			client := &http.Client{Transport: s.Recorder}
+			// A real record to point the fake original at.
+			resp, err := client.Get(srv.URL + "/other")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			other := readDir(t, dir)[1].rec
+			dig := digestOf(payload)
+			key, err := s.Deduper.Key(dedupindex.DefaultScope, srv.URL+"/a", dig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fake := dedupindex.Original{Digest: dig, TargetURI: srv.URL + "/other", Date: time.Now().UTC(), RecordID: other.RecordID,
+				File: strings.TrimSuffix(readDir(t, dir)[1].file, openSuffix), Offset: other.Offset, Length: other.Length,
+				PayloadLength: int64(len(payload)) + tc.lengthOff, Status: 200}
+			if ok, err := s.Index.Put(context.Background(), key, fake); err != nil || !ok {
+				t.Fatalf("put: %v %v", ok, err)
+			}
+			resp, err = client.Get(srv.URL + "/a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			st := s.Recorder.Stats()
+			if st.Collisions != tc.wantColl {
+				t.Errorf("collisions %d, want %d", st.Collisions, tc.wantColl)
+			}
+			wantRev := int64(1) - tc.wantColl
+			if st.RevisitsDigest != wantRev || st.Responses != 2-wantRev {
+				t.Errorf("stats %+v: want %d revisit(s)", st, wantRev)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			validateStrict(t, dir)
+		})
+	}
+}
+
+// TestEarlyHints: an interim 103 response before the final one is not
+// taken for the response; the record holds the final response.
+func TestEarlyHints(t *testing.T) {
+	body := bytes.Repeat([]byte("final body "), 100)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</style.css>; rel=preload; as=style")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write(body)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	s := openTestSession(t, dir, Options{}, WriterOptions{})
+	resp, err := (&http.Client{Transport: s.Recorder}).Get(srv.URL + "/hints")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !bytes.Equal(got, body) {
+		t.Fatalf("caller got %d, %d bytes", resp.StatusCode, len(got))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, wr := range readDir(t, dir) {
+		if wr.rec.Type == "response" {
+			if wr.rec.Status() != 200 || wr.rec.PayloadDigest != digestOf(body) {
+				t.Errorf("response record status %d digest %s", wr.rec.Status(), wr.rec.PayloadDigest)
+			}
+		}
+	}
+	validateStrict(t, dir)
 }

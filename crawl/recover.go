@@ -178,7 +178,7 @@ func saveTail(src, dst string, from int64) error {
 func rebuildCDXJ(dir, final string, recs []wayside.Capture) error {
 	var buf bytes.Buffer
 	for _, c := range recs {
-		if c.Type == "warcinfo" {
+		if !indexed(c.Type) {
 			continue
 		}
 		line, err := cdxjLine(c)
@@ -384,4 +384,3 @@ func scannedCapture(file string, off, length int64, hdr http.Header, head []byte
 	}
 	return c
 }
-

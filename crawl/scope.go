@@ -9,7 +9,8 @@ import (
 // Scope decides which URLs a crawl may fetch: by default URLs on the hosts
 // of the seeds; with prefixes, URLs starting with one of them.
 type Scope struct {
-	hosts    map[string]bool
+	hosts    map[string]bool // seed hosts (same-host rule)
+	robots   map[string]bool // hosts whose /robots.txt may be fetched
 	prefixes []string
 }
 
@@ -35,9 +36,10 @@ func ParseSeed(s string) (*url.URL, error) {
 // NewScope returns the scope of a crawl of seeds. prefixes, if any,
 // replace the same-host rule: a URL is in scope when it starts with one.
 func NewScope(seeds []*url.URL, prefixes []string) (*Scope, error) {
-	s := &Scope{hosts: map[string]bool{}}
+	s := &Scope{hosts: map[string]bool{}, robots: map[string]bool{}}
 	for _, u := range seeds {
 		s.hosts[strings.ToLower(u.Host)] = true
+		s.robots[strings.ToLower(u.Host)] = true
 	}
 	for _, p := range prefixes {
 		u, err := ParseSeed(p)
@@ -45,6 +47,7 @@ func NewScope(seeds []*url.URL, prefixes []string) (*Scope, error) {
 			return nil, fmt.Errorf("crawl: bad --prefix: %w", err)
 		}
 		s.prefixes = append(s.prefixes, u.String())
+		s.robots[strings.ToLower(u.Host)] = true
 	}
 	return s, nil
 }
@@ -54,7 +57,7 @@ func (s *Scope) Allow(u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return fmt.Errorf("crawl: %s is out of scope: not http(s)", u)
 	}
-	if u.Path == "/robots.txt" && s.hosts[strings.ToLower(u.Host)] {
+	if u.Path == "/robots.txt" && u.RawQuery == "" && s.robots[strings.ToLower(u.Host)] {
 		return nil
 	}
 	if len(s.prefixes) > 0 {

@@ -116,6 +116,7 @@ type Writer struct {
 	cdxName    string
 	stats      WriterStats
 	recovery   RecoveryReport
+	lock       *os.File
 
 	// chunkPause, set only by tests before the first Write, pauses between
 	// the write(2) calls of one record so a crash test's kill lands inside
@@ -172,7 +173,11 @@ func OpenWriter(opts WriterOptions) (*Writer, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("crawl: open warc dir: %w", err)
 	}
-	w := &Writer{opts: opts, log: opts.Logger, version: opts.Version}
+	lock, err := lockDir(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{opts: opts, log: opts.Logger, version: opts.Version, lock: lock}
 	w.cond = sync.NewCond(&w.mu)
 	level := opts.CompressionLevel
 	w.gzPool.New = func() any {
@@ -186,6 +191,7 @@ func OpenWriter(opts WriterOptions) (*Writer, error) {
 	w.recovery = rep
 	w.stats.RecoveryErrs = rep.PartialTails
 	if err != nil {
+		w.unlock()
 		return nil, err
 	}
 	return w, nil
@@ -309,7 +315,7 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 		}
 		c := r.toCapture(wr.Placements[i])
 		wr.captures = append(wr.captures, c)
-		if w.cdxLine != nil {
+		if w.cdxLine != nil && indexed(c.Type) {
 			line, err := w.cdxLine(c)
 			if err != nil {
 				w.log.Warn("crawl: no CDXJ line for record", "uri", c.URI, "err", err)
@@ -447,6 +453,13 @@ func (w *Writer) openCDXJLocked(name string) {
 	w.cdx = f
 }
 
+// indexed reports whether records of a type get a CDXJ line: like pywb's
+// default indexing, request and warcinfo records do not (a replay tool would
+// otherwise take a request for a capture of its URL).
+func indexed(typ string) bool {
+	return typ != "request" && typ != "warcinfo"
+}
+
 // cdxjName returns the CDXJ file name beside a WARC file.
 func cdxjName(warc string) string {
 	return strings.TrimSuffix(strings.TrimSuffix(warc, ".gz"), ".warc") + ".cdxj"
@@ -578,7 +591,15 @@ func (w *Writer) Close() error {
 	err := w.closeFileLocked(w.name)
 	w.closed = true
 	w.cond.Broadcast()
+	w.unlock()
 	return err
+}
+
+func (w *Writer) unlock() {
+	if w.lock != nil {
+		w.lock.Close() // releases the flock
+		w.lock = nil
+	}
 }
 
 func syncDir(dir string) error {

@@ -16,6 +16,9 @@ var (
 	ErrReadOnly = errors.New("dedupindex: scope is read-only")
 	// ErrClosed is returned after Close.
 	ErrClosed = errors.New("dedupindex: index is closed")
+	// ErrNoURLIndex is returned by ByURL of an index configured without
+	// the by-URL index.
+	ErrNoURLIndex = errors.New("dedupindex: index keeps no by-URL index")
 )
 
 // Key names one dedup slot: a canonical payload digest within a scope, and

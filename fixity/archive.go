@@ -169,6 +169,9 @@ func normHost(h string) (string, error) {
 		host, port = h, ""
 	}
 	host = strings.TrimSuffix(host, ".")
+	if host == "" {
+		return "", fmt.Errorf("empty host")
+	}
 	if port == "80" || port == "443" {
 		port = ""
 	}

@@ -63,6 +63,9 @@ type Context struct {
 	// LiveWeb lists URLs outside the archive list that the page tried to
 	// load; they were blocked and are not part of the root.
 	LiveWeb []string `json:"live_web,omitempty"`
+	// Warnings are observations that do not affect the root, e.g. a raw
+	// memento that does not look raw.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Resource is one resource of the composite memento: one request chain the
@@ -102,6 +105,9 @@ type Response struct {
 	BodyLength  int64       `json:"body_length,omitempty"`
 	HeadersRoot merkle.Hash `json:"headers_root"`
 	Root        merkle.Hash `json:"root"`
+	// Suspect is set on a raw response that does not look raw (it holds
+	// rewritten URI-Ms). It is a warning and not hashed.
+	Suspect string `json:"suspect,omitempty"`
 }
 
 // Hop is one redirect in a request chain.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sync"
 
 	"github.com/wayside-archive/wayside/fixity/merkle"
@@ -16,25 +17,79 @@ import (
 // maxRawHops bounds the redirects a raw fetch follows.
 const maxRawHops = 10
 
-// fetchRaws fetches the raw (id_) counterpart of every included memento
-// resource, four at a time.
-func (r *Replayer) fetchRaws(ctx context.Context, m *Manifest) {
-	sem := make(chan struct{}, 4)
+// rawFetcher fetches raw (id_) counterparts, four at a time, each URL once.
+// Fetches start while the page is still settling, so they overlap the
+// quiet period instead of adding to the replay time.
+type rawFetcher struct {
+	r   *Replayer
+	ctx context.Context
+	sem chan struct{}
+	mu  sync.Mutex
+	m   map[string]*rawEntry
+}
+
+type rawEntry struct {
+	done chan struct{}
+	resp *Response
+}
+
+func newRawFetcher(ctx context.Context, r *Replayer) *rawFetcher {
+	return &rawFetcher{r: r, ctx: ctx, sem: make(chan struct{}, 4), m: map[string]*rawEntry{}}
+}
+
+// start begins fetching the raw counterpart of the memento URL u.
+func (f *rawFetcher) start(u string) *rawEntry {
+	pm, ok := ParseURIM(u)
+	if !ok {
+		return nil
+	}
+	raw := pm.WithModifier("id_").String()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if e, ok := f.m[raw]; ok {
+		return e
+	}
+	e := &rawEntry{done: make(chan struct{})}
+	f.m[raw] = e
+	go func() {
+		defer close(e.done)
+		select {
+		case f.sem <- struct{}{}:
+		case <-f.ctx.Done():
+			e.resp = &Response{FinalURL: raw, Outcome: OutcomeFailed, Error: f.ctx.Err().Error(), Body: BodyNone}
+			return
+		}
+		defer func() { <-f.sem }()
+		e.resp = f.r.rawFetch(f.ctx, raw)
+	}()
+	return e
+}
+
+// get returns the raw response for u, fetching it if not started yet.
+func (f *rawFetcher) get(u string) *Response {
+	e := f.start(u)
+	if e == nil {
+		return nil
+	}
+	<-e.done
+	c := *e.resp
+	c.Redirects = append([]Hop(nil), e.resp.Redirects...)
+	c.Headers = append([]Header(nil), e.resp.Headers...)
+	return &c
+}
+
+// fetchRaws attaches the raw counterpart of every included memento resource.
+func (r *Replayer) fetchRaws(f *rawFetcher, m *Manifest) {
 	var wg sync.WaitGroup
 	for i := range m.Resources {
 		res := &m.Resources[i]
 		if !res.Included() || res.URIM == "" {
 			continue
 		}
-		pm, ok := ParseURIM(res.URL)
-		if !ok {
-			continue
-		}
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			res.Raw = r.rawFetch(ctx, pm.WithModifier("id_").String())
+			defer wg.Done()
+			res.Raw = f.get(res.URL)
 		}()
 	}
 	wg.Wait()
@@ -89,8 +144,17 @@ func (r *Replayer) rawFetch(ctx context.Context, u string) *Response {
 			}
 		})
 		h := sha256.New()
-		n, err := io.Copy(h, resp.Body)
+		var w io.Writer = h
+		var peek *limitBuffer
+		if isText(p.MIME) {
+			peek = &limitBuffer{max: 4 << 20}
+			w = io.MultiWriter(h, peek)
+		}
+		n, err := io.Copy(w, resp.Body)
 		resp.Body.Close()
+		if peek != nil && rewrittenRef.Match(peek.b) {
+			p.Suspect = "the raw body holds rewritten URI-Ms (/<14-digit timestamp>/http...): the archive may not serve raw bytes for id_"
+		}
 		switch {
 		case err != nil:
 			p.Outcome, p.Error, p.Body = OutcomeFailed, "reading body: "+err.Error(), BodyNone
@@ -115,4 +179,21 @@ func isTimeout(err error) bool {
 		return ue.Timeout()
 	}
 	return false
+}
+
+// rewrittenRef matches a URI-M path inside a body: the mark of a rewritten,
+// not raw, memento.
+var rewrittenRef = regexp.MustCompile(`/[0-9]{14}([a-z]{2}_)?/https?:/`)
+
+// limitBuffer keeps the first max bytes written to it.
+type limitBuffer struct {
+	b   []byte
+	max int
+}
+
+func (l *limitBuffer) Write(p []byte) (int, error) {
+	if room := l.max - len(l.b); room > 0 {
+		l.b = append(l.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
 }

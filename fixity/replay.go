@@ -252,7 +252,11 @@ func (r *Replayer) Replay(ctx context.Context, urim string) (*Manifest, error) {
 	m.Context.Browser, m.Context.UserAgent = r.version, r.ua
 	r.mu.Unlock()
 
-	reqs, bodies, settled, errs, err := r.load(ctx, bctx, urim)
+	var raws *rawFetcher
+	if !arch.NoRaw {
+		raws = newRawFetcher(ctx, r)
+	}
+	reqs, bodies, settled, errs, err := r.load(ctx, bctx, urim, raws)
 	if err != nil {
 		if bctx.Err() != nil {
 			return nil, fmt.Errorf("fixity: replay %s: browser died: %w", urim, err)
@@ -261,7 +265,7 @@ func (r *Replayer) Replay(ctx context.Context, urim string) (*Manifest, error) {
 	}
 	m.Context.Settled = settled
 	m.Context.Errors = append(m.Context.Errors, errs...)
-	r.build(ctx, m, reqs, bodies, arch)
+	r.build(m, reqs, bodies, raws)
 	m.Context.Finished = time.Now().UTC()
 	m.Seal()
 	return m, nil
@@ -274,7 +278,7 @@ type bodyResult struct {
 }
 
 // load runs the browser part of a replay.
-func (r *Replayer) load(ctx context.Context, bctx context.Context, urim string) ([]trackedReq, map[network.RequestID]bodyResult, string, []string, error) {
+func (r *Replayer) load(ctx context.Context, bctx context.Context, urim string, raws *rawFetcher) ([]trackedReq, map[network.RequestID]bodyResult, string, []string, error) {
 	var tctx context.Context
 	var tcancel context.CancelFunc
 	if r.opts.FreshBrowser {
@@ -339,6 +343,16 @@ wait:
 		case <-bctx.Done():
 			return nil, nil, "", nil, fmt.Errorf("browser exited while loading: %w", context.Cause(bctx))
 		case now := <-tick.C:
+			if raws != nil {
+				for _, q := range tr.snapshot() {
+					if !q.done {
+						continue
+					}
+					if eff, why := r.cfg.exclusion(q.chain()...); why == "" {
+						raws.start(eff)
+					}
+				}
+			}
 			inflight, last := tr.state()
 			if inflight == 0 && now.Sub(last) >= r.opts.Quiet && now.Sub(start) >= r.opts.Quiet {
 				settled = "quiet"
@@ -429,7 +443,7 @@ func contentTypeOf(resp *network.Response) string {
 
 // build turns tracked requests into manifest resources and fetches raw
 // counterparts.
-func (r *Replayer) build(ctx context.Context, m *Manifest, reqs []trackedReq, bodies map[network.RequestID]bodyResult, arch *Archive) {
+func (r *Replayer) build(m *Manifest, reqs []trackedReq, bodies map[network.RequestID]bodyResult, raws *rawFetcher) {
 	for i := range reqs {
 		q := &reqs[i]
 		pu, err := url.Parse(q.first)
@@ -464,8 +478,13 @@ func (r *Replayer) build(ctx context.Context, m *Manifest, reqs []trackedReq, bo
 		m.Context.Transient = true
 		m.Context.Errors = append(m.Context.Errors, "no resource was loaded")
 	}
-	if !arch.NoRaw {
-		r.fetchRaws(ctx, m)
+	if raws != nil {
+		r.fetchRaws(raws, m)
+		for i := range m.Resources {
+			if raw := m.Resources[i].Raw; raw != nil && raw.Suspect != "" {
+				m.Context.Warnings = append(m.Context.Warnings, m.Resources[i].URL+": "+raw.Suspect)
+			}
+		}
 	}
 	r.markTransient(m)
 }

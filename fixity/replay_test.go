@@ -260,3 +260,21 @@ func TestReplayRealWARC(t *testing.T) {
 		t.Fatalf("real WARC replays differ: %+v", Compare(a, b))
 	}
 }
+
+// TestRawNotRawWarning checks that a raw memento that is really rewritten
+// is flagged (the study's "verify raw really is raw").
+func TestRawNotRawWarning(t *testing.T) {
+	e := newEnv(t)
+	m := e.replay(t, testarchive.PageDeterministic)
+	if len(m.Context.Warnings) != 0 {
+		t.Fatalf("warnings on a clean replay: %v", m.Context.Warnings)
+	}
+	e.arch.Inject(testarchive.PageDeterministic, testarchive.Fault{RawRewritten: true})
+	m2 := e.replay(t, testarchive.PageDeterministic)
+	if len(m2.Context.Warnings) != 1 || !strings.Contains(m2.Context.Warnings[0], "does not serve raw") && !strings.Contains(m2.Context.Warnings[0], "may not serve raw") {
+		t.Fatalf("warnings %v", m2.Context.Warnings)
+	}
+	if ch := Compare(m, m2); ch.Class != ClassRepresentation || ch.Resources[0].Key != testarchive.PageDeterministic {
+		t.Fatalf("rewritten raw body: %+v", ch)
+	}
+}

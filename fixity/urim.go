@@ -121,5 +121,6 @@ func (c *Config) URIR(raw string) string {
 	if m, ok := ParseURIM(raw); ok && c.ArchiveFor(m.Host) != nil {
 		return canonURIR(m.URIR)
 	}
-	return canonURIR(raw)
+	canon, _ := c.Canonical(raw)
+	return canon
 }

@@ -135,3 +135,8 @@ func originalOfLine(l cdxj.Line) (dedupindex.Original, bool, error) {
 	}
 	return o, true, nil
 }
+
+// parseCDXLine reads a classic CDX line (until cdxj.ParseCDX lands).
+func parseCDXLine(text string) (cdxj.Line, error) {
+	return cdxj.Line{}, fmt.Errorf("classic CDX lines are not accepted yet: send CDXJ")
+}

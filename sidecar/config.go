@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+	"github.com/wayside-archive/wayside/fixity"
 	"gopkg.in/yaml.v3"
 )
 
@@ -107,8 +108,19 @@ type LimitsConfig struct {
 type MapConfig struct {
 	// Path of the map file. Default DataDir/mementomap.ukvs. "-" disables.
 	Path string `yaml:"path"`
-	// PublicURL, when set, is announced in Link: <url>; rel="mementomap".
+	// PublicURL, when set, is announced in Link: <url>; rel="mementomap"
+	// (default: the relative </mementomap>).
 	PublicURL string `yaml:"public_url"`
+	// MergeInterval is how often captures held in memory are merged into
+	// the map file. Default 1m.
+	MergeInterval time.Duration `yaml:"merge_interval"`
+	// Compact compacts the map on every merge (wildcard roll-ups, Alam et
+	// al.) with threshold weight Weight (default 8: ~58% of the lines kept
+	// at precision ~0.7 in the published measurements).
+	Compact bool    `yaml:"compact"`
+	Weight  float64 `yaml:"weight"`
+	// Name is the archive name written in a new map's !meta header.
+	Name string `yaml:"name"`
 }
 
 // FixityConfig configures replay-fixity sweeps.
@@ -116,8 +128,12 @@ type FixityConfig struct {
 	// Dir holds manifests, history and reports. Default DataDir/fixity.
 	Dir string `yaml:"dir"`
 	// Browser is the Chromium binary. Default: found on PATH.
-	Browser string        `yaml:"browser"`
-	Sweeps  []SweepConfig `yaml:"sweeps"`
+	Browser string `yaml:"browser"`
+	// Archives optionally describes archives with alias host names and
+	// exclusion rules (fixity.Archive). Without it, each host of a sweep's
+	// archive_hosts is an archive of its own.
+	Archives []fixity.Archive `yaml:"archives"`
+	Sweeps   []SweepConfig    `yaml:"sweeps"`
 }
 
 // SweepConfig is one scheduled fixity sweep.
@@ -293,6 +309,12 @@ func (c *Config) Defaults() {
 		c.Limits.MaxCDXPostBytes = 64 << 20
 	}
 	in(&c.Map.Path, "mementomap.ukvs")
+	if c.Map.MergeInterval == 0 {
+		c.Map.MergeInterval = time.Minute
+	}
+	if c.Map.Weight == 0 {
+		c.Map.Weight = 8
+	}
 	in(&c.Fixity.Dir, "fixity")
 	for i := range c.Fixity.Sweeps {
 		s := &c.Fixity.Sweeps[i]
@@ -391,6 +413,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.MaxCDXPostBytes < 1024 {
 		add(keyErr("limits.max_cdx_post_bytes", "%d is too small (minimum 1024)", c.Limits.MaxCDXPostBytes))
+	}
+	if c.Map.MergeInterval < time.Second {
+		add(keyErr("mementomap.merge_interval", "%v is too short (minimum 1s)", c.Map.MergeInterval))
+	}
+	if c.Map.Weight < 0 {
+		add(keyErr("mementomap.weight", "must not be negative"))
 	}
 	names := map[string]bool{}
 	parser := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)

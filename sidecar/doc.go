@@ -1,4 +1,30 @@
 // Package sidecar is the `wayside serve` daemon: Wayside's dedup index, CDX
 // endpoint, WARC ingest, live MementoMap and fixity sweeps for crawlers not
 // written in Go (Heritrix above all), over a Unix socket or loopback HTTP.
+//
+// It owns:
+//   - the configuration (Config: YAML with ${ENV} expansion, defaults,
+//     validation whose errors name the key);
+//   - the listeners and their access control: a Unix socket created with
+//     mode 0600 (no token), and an optional TCP listener bound to loopback
+//     unless explicitly allowed, where every request needs the bearer token,
+//     a Host header naming the listener (DNS-rebinding defence) and no
+//     foreign Origin (CSRF defence, as caddy's admin API); a second,
+//     read-only token may appear in the path (/t/<cdx_token>/) for the CDX
+//     query routes only, for clients that cannot send headers;
+//   - the JSON dedup API over any dedupindex.Index (lookup, claim, commit,
+//     cancel, their batch forms, put, by-URL) with request size limits and
+//     {"error": "..."} answers;
+//   - the CDX endpoint answering Heritrix's WbmPersistLoadProcessor,
+//     Zeno/IA gowarc and warcprox --cdxserver-dedup unchanged, from original
+//     captures only, plus OutbackCDX-style POSTs of CDX/CDXJ lines;
+//   - the WARC directory watcher (Ingester) with its durable per-file
+//     checkpoint (offset of the next complete record, keyed by the name
+//     without ".open"), one CDXJ file per WARC, truncated-tail reports;
+//   - the live MementoMap wiring (profiler.Live) and the fixity scheduler
+//     (fixity.Sweeper on cron schedules, on demand, HTML report);
+//   - Prometheus metrics written in the text exposition format by hand.
+//
+// The Go client lives in sidecar/client, the wire types in sidecar/api and
+// the load generator in sidecar/loadgen.
 package sidecar

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -136,7 +135,6 @@ func TestE2EBadRequests(t *testing.T) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", d.sock)
 	}}}
 	tcpHC := &http.Client{}
-	host := strings.TrimPrefix(d.tcp, "http://")
 	auth := "Bearer " + testToken
 	big := `{"digest":"` + strings.Repeat("A", 5000) + `"}`
 	cases := []struct {
@@ -225,6 +223,4 @@ func TestE2EBadRequests(t *testing.T) {
 		t.Fatalf("allowed origin: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	_ = host
-	_ = filepath.Join
 }

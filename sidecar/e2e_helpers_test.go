@@ -7,6 +7,7 @@ import (
 	"crypto/sha1"
 	"encoding/base32"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/sidecar"
 	"github.com/wayside-archive/wayside/sidecar/client"
 )
@@ -56,8 +56,6 @@ func repoRoot() string {
 		dir = filepath.Dir(dir)
 	}
 }
-
-var _ = testenv.RepoRoot
 
 const (
 	testToken    = "test-token-0123456789abcdef"
@@ -273,5 +271,20 @@ func httpGetRaw(t *testing.T, rawURL string, hdr map[string]string) *http.Respon
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp
+}
+
+// httpGetRawUnix GETs path over the Unix socket.
+func httpGetRawUnix(t *testing.T, sock, path string) *http.Response {
+	t.Helper()
+	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get("http://wayside" + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
 	return resp
 }

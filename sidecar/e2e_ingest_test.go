@@ -196,6 +196,29 @@ func TestE2EIngestGrowingKillRestart(t *testing.T) {
 		}
 		break
 	}
+	// The live MementoMap knows every captured URI (after three kill -9s:
+	// what was not merged was fed again from the CDXJ).
+	for _, r := range at {
+		m, err := d.client.MapLookup(ctx, r.URI)
+		if err != nil || !m.Found {
+			t.Fatalf("MementoMap lookup %s: %+v %v", r.URI, m, err)
+		}
+	}
+	if m, err := d.client.MapLookup(ctx, "http://never-crawled.example/"); err != nil || m.Found {
+		t.Errorf("MementoMap lookup of an uncaptured host: %+v %v", m, err)
+	}
+	res, err := d.client.CompactMap(ctx)
+	if err != nil || !res.Merged || res.Lines < 2 {
+		t.Errorf("merge: %+v %v", res, err)
+	}
+	body, err := d.client.MementoMap(ctx)
+	if err != nil || !strings.Contains(body, "example,site1)/p/7 ") {
+		t.Errorf("map body lacks a captured key: %v\n%.500s", err, body)
+	}
+	resp := httpGetRawUnix(t, d.sock, "/healthz")
+	if l := resp.Header.Get("Link"); !strings.Contains(l, `rel="mementomap"`) {
+		t.Errorf("Link header %q does not announce the MementoMap", l)
+	}
 	if err := d.term(); err != nil {
 		t.Errorf("SIGTERM exit: %v\n%s", err, d.log())
 	}

@@ -47,7 +47,7 @@ type sweepState struct {
 func newFixityService(cfg FixityConfig, m *Metrics, log *slog.Logger) (*FixityService, error) {
 	f := &FixityService{cfg: cfg, metrics: m, log: log.With("component", "fixity"), sweeps: map[string]*sweepState{}}
 	for _, sc := range cfg.Sweeps {
-		if _, err := fixityConfigFor(sc); err != nil {
+		if _, err := fixityConfigFor(cfg, sc); err != nil {
 			return nil, &ConfigError{Key: "fixity.sweeps." + sc.Name + ".archive_hosts", Err: err}
 		}
 		f.sweeps[sc.Name] = &sweepState{cfg: sc}
@@ -56,11 +56,38 @@ func newFixityService(cfg FixityConfig, m *Metrics, log *slog.Logger) (*FixitySe
 	return f, nil
 }
 
-// fixityConfigFor builds the replay scope of a sweep: one archive per host.
-func fixityConfigFor(sc SweepConfig) (*fixity.Config, error) {
+// fixityConfigFor builds the replay scope of a sweep: the configured
+// archives holding one of its archive_hosts, or one archive per host.
+func fixityConfigFor(cfg FixityConfig, sc SweepConfig) (*fixity.Config, error) {
 	var archives []fixity.Archive
+	used := map[string]bool{}
+	for _, a := range cfg.Archives {
+		for _, h := range a.Hosts {
+			for _, want := range sc.ArchiveHosts {
+				if strings.EqualFold(h, want) && !used[a.Name+"\x00"+strings.Join(a.Hosts, ",")] {
+					used[a.Name+"\x00"+strings.Join(a.Hosts, ",")] = true
+					cp := a
+					cp.Hosts = append([]string{}, a.Hosts...)
+					cp.Exclude = append([]fixity.Rule{}, a.Exclude...)
+					archives = append(archives, cp)
+				}
+			}
+		}
+	}
+	covered := func(h string) bool {
+		for _, a := range archives {
+			for _, x := range a.Hosts {
+				if strings.EqualFold(x, h) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	for _, h := range sc.ArchiveHosts {
-		archives = append(archives, fixity.Archive{Name: h, Hosts: []string{h}})
+		if !covered(h) {
+			archives = append(archives, fixity.Archive{Name: h, Hosts: []string{h}})
+		}
 	}
 	return fixity.NewConfig(archives...)
 }
@@ -172,7 +199,7 @@ func (f *FixityService) runSweep(ctx context.Context, sc SweepConfig, hist *fixi
 	if err != nil {
 		return fixity.SweepResult{}, err
 	}
-	fcfg, err := fixityConfigFor(sc)
+	fcfg, err := fixityConfigFor(f.cfg, sc)
 	if err != nil {
 		return fixity.SweepResult{}, err
 	}

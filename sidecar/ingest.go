@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -32,6 +33,12 @@ type Ingester struct {
 	log     *slog.Logger
 	emit    func(ctx context.Context, c wayside.Capture)
 
+	// restored is called once the checkpoint is loaded and the CDXJ files
+	// are cut back to it, with the CDXJ size per WARC (the live map feeds
+	// what it had not merged).
+	restored func(sizes map[string]int64) error
+
+	flushMu   sync.Mutex // held while a batch goes to the index, CDXJ, subscribers and checkpoint
 	mu        sync.Mutex
 	cp        *checkpoint
 	lastError string
@@ -93,6 +100,11 @@ func (in *Ingester) Run(ctx context.Context) error {
 	in.mu.Lock()
 	in.cp = cp
 	in.mu.Unlock()
+	if in.restored != nil {
+		if err := in.restored(in.cdxjSizes()); err != nil {
+			return err
+		}
+	}
 	t := time.NewTicker(in.cfg.Ingest.PollInterval)
 	defer t.Stop()
 	for {
@@ -324,3 +336,31 @@ func (in *Ingester) restoreCDXJ(cp *checkpoint) error {
 	}
 	return nil
 }
+
+// cdxjSizes returns the checkpointed CDXJ size per WARC base name.
+func (in *Ingester) cdxjSizes() map[string]int64 {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	sizes := map[string]int64{}
+	if in.cp == nil || in.cfg.Ingest.CDXJDir == "-" {
+		return sizes
+	}
+	for name, st := range in.cp.Files {
+		if st.CDXJSize > 0 {
+			sizes[name] = st.CDXJSize
+		}
+	}
+	return sizes
+}
+
+// quiesced runs fn while no batch is in flight, with the CDXJ sizes every
+// capture delivered so far is covered by.
+func (in *Ingester) quiesced(fn func(sizes map[string]int64) error) error {
+	in.flushMu.Lock()
+	defer in.flushMu.Unlock()
+	return fn(in.cdxjSizes())
+}
+
+func ioSection(f *os.File, off, n int64) io.Reader { return io.NewSectionReader(f, off, n) }
+
+func newTicker(d time.Duration) *time.Ticker { return time.NewTicker(d) }

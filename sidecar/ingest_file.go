@@ -104,6 +104,8 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 // A crash between steps repeats the batch on restart: index Puts of the same
 // original are no-ops and the CDXJ file is cut back to its checkpointed size.
 func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *fileState, batch []wayside.Capture, next int64) error {
+	in.flushMu.Lock()
+	defer in.flushMu.Unlock()
 	if err := fh.Sync(); err != nil {
 		return fatalError{fmt.Errorf("sidecar: ingest: fsync %s: %w", f.path, err)}
 	}

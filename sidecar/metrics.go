@@ -42,9 +42,9 @@ type Metrics struct {
 	SweepRuns       atomic.Int64
 	SweepFailures   atomic.Int64
 
-	mu       sync.Mutex
-	requests map[[3]string]int64 // route, method, code
-	sweeps   map[[2]string]int64 // sweep, result class
+	mu       sync.RWMutex
+	requests map[[3]string]*atomic.Int64 // route, method, code
+	sweeps   map[[2]string]int64         // sweep, result class
 	latency  histogram
 }
 
@@ -52,7 +52,7 @@ type Metrics struct {
 func NewMetrics() *Metrics {
 	return &Metrics{
 		started:  time.Now(),
-		requests: map[[3]string]int64{},
+		requests: map[[3]string]*atomic.Int64{},
 		sweeps:   map[[2]string]int64{},
 		latency:  newHistogram([]float64{.0001, .00025, .0005, .001, .0025, .005, .01, .05, .25, 1}),
 	}
@@ -60,10 +60,32 @@ func NewMetrics() *Metrics {
 
 // ObserveRequest counts one HTTP request.
 func (m *Metrics) ObserveRequest(route, method string, code int, d time.Duration) {
-	m.mu.Lock()
-	m.requests[[3]string{route, method, strconv.Itoa(code)}]++
+	k := [3]string{route, method, codeString(code)}
+	m.mu.RLock()
+	c := m.requests[k]
+	m.mu.RUnlock()
+	if c == nil {
+		m.mu.Lock()
+		if c = m.requests[k]; c == nil {
+			c = new(atomic.Int64)
+			m.requests[k] = c
+		}
+		m.mu.Unlock()
+	}
+	c.Add(1)
 	m.latency.observe(d.Seconds())
-	m.mu.Unlock()
+}
+
+func codeString(code int) string {
+	switch code {
+	case 200:
+		return "200"
+	case 400:
+		return "400"
+	case 404:
+		return "404"
+	}
+	return strconv.Itoa(code)
 }
 
 // ObserveSweep counts sweep results by class ("unchanged", "changed", "error", ...).
@@ -73,25 +95,27 @@ func (m *Metrics) ObserveSweep(sweep, class string, n int64) {
 	m.mu.Unlock()
 }
 
+// histogram is a lock-free cumulative histogram; sum is kept in
+// nanoseconds.
 type histogram struct {
 	bounds []float64
-	counts []int64
-	sum    float64
-	n      int64
+	counts []atomic.Int64
+	sumNs  atomic.Int64
+	n      atomic.Int64
 }
 
 func newHistogram(b []float64) histogram {
-	return histogram{bounds: b, counts: make([]int64, len(b))}
+	return histogram{bounds: b, counts: make([]atomic.Int64, len(b))}
 }
 
 func (h *histogram) observe(v float64) {
 	for i, b := range h.bounds {
 		if v <= b {
-			h.counts[i]++
+			h.counts[i].Add(1)
 		}
 	}
-	h.sum += v
-	h.n++
+	h.sumNs.Add(int64(v * 1e9))
+	h.n.Add(1)
 }
 
 // WriteTo writes the exposition text.
@@ -129,8 +153,8 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	counter("wayside_sweep_failures_total", "Fixity sweeps that failed to run.", m.SweepFailures.Load())
 	gauge("wayside_uptime_seconds", "Seconds since the daemon started.", time.Since(m.started).Seconds())
 
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
 	fmt.Fprintf(cw, "# HELP wayside_sweep_results_total Fixity sweep results by class.\n# TYPE wayside_sweep_results_total counter\n")
 	for _, k := range sortedKeys2(m.sweeps) {
 		fmt.Fprintf(cw, "wayside_sweep_results_total{sweep=\"%s\",class=\"%s\"} %d\n", escLabel(k[0]), escLabel(k[1]), m.sweeps[k])
@@ -144,16 +168,17 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 		return strings.Join(keys[i][:], "\x00") < strings.Join(keys[j][:], "\x00")
 	})
 	for _, k := range keys {
-		fmt.Fprintf(cw, "wayside_http_requests_total{route=\"%s\",method=\"%s\",code=\"%s\"} %d\n", escLabel(k[0]), escLabel(k[1]), k[2], m.requests[k])
+		fmt.Fprintf(cw, "wayside_http_requests_total{route=\"%s\",method=\"%s\",code=\"%s\"} %d\n", escLabel(k[0]), escLabel(k[1]), k[2], m.requests[k].Load())
 	}
 	h := &m.latency
 	fmt.Fprintf(cw, "# HELP wayside_http_request_duration_seconds HTTP request latency.\n# TYPE wayside_http_request_duration_seconds histogram\n")
 	for i, b := range h.bounds {
-		fmt.Fprintf(cw, "wayside_http_request_duration_seconds_bucket{le=\"%s\"} %d\n", formatFloat(b), h.counts[i])
+		fmt.Fprintf(cw, "wayside_http_request_duration_seconds_bucket{le=\"%s\"} %d\n", formatFloat(b), h.counts[i].Load())
 	}
-	fmt.Fprintf(cw, "wayside_http_request_duration_seconds_bucket{le=\"+Inf\"} %d\n", h.n)
-	fmt.Fprintf(cw, "wayside_http_request_duration_seconds_sum %s\n", formatFloat(h.sum))
-	fmt.Fprintf(cw, "wayside_http_request_duration_seconds_count %d\n", h.n)
+	n := h.n.Load()
+	fmt.Fprintf(cw, "wayside_http_request_duration_seconds_bucket{le=\"+Inf\"} %d\n", n)
+	fmt.Fprintf(cw, "wayside_http_request_duration_seconds_sum %s\n", formatFloat(float64(h.sumNs.Load())/1e9))
+	fmt.Fprintf(cw, "wayside_http_request_duration_seconds_count %d\n", n)
 	if err := bw.Flush(); err != nil {
 		return cw.n, err
 	}

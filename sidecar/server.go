@@ -38,7 +38,8 @@ type Server struct {
 	version string
 	started time.Time
 
-	routes map[string]map[string]*route // path → method → route
+	routes  map[string]map[string]*route // path → method → route
+	mapLink string                       // Link header announcing the MementoMap
 
 	ingest *Ingester
 	mmap   *LiveMap
@@ -71,10 +72,15 @@ func New(cfg Config, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.ingest = newIngester(cfg, s.idx, s.metrics, s.log, s.onCapture)
+	s.ingest.restored = func(sizes map[string]int64) error { return s.mmap.recover(s.ingest.cdxjPath, sizes) }
 	if s.fixity, err = newFixityService(cfg.Fixity, s.metrics, s.log); err != nil {
 		return nil, err
 	}
 	s.buildRoutes()
+	s.mapLink = `</mementomap>; rel="mementomap"`
+	if cfg.Map.PublicURL != "" {
+		s.mapLink = "<" + cfg.Map.PublicURL + `>; rel="mementomap"`
+	}
 	return s, nil
 }
 
@@ -147,6 +153,7 @@ func (s *Server) Handler() http.Handler { return s.handlerFor(viaUnix) }
 func (s *Server) handlerFor(kind listenerKind) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		w.Header().Set("Link", s.mapLink)
 		sw := &statusWriter{ResponseWriter: w}
 		name := s.serve(sw, r, kind)
 		code := sw.code
@@ -160,7 +167,9 @@ func (s *Server) handlerFor(kind listenerKind) http.Handler {
 			lvl = slog.LevelWarn
 		}
 		// The raw path is not logged: it may carry the CDX token.
-		s.log.Log(r.Context(), lvl, "request", "route", name, "method", r.Method, "code", code, "dur", d)
+		if s.log.Enabled(r.Context(), lvl) {
+			s.log.Log(r.Context(), lvl, "request", "route", name, "method", r.Method, "code", code, "dur", d)
+		}
 	})
 }
 
@@ -327,6 +336,8 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { ingestDone <- s.ingest.Run(runCtx) }()
 	fixDone := make(chan error, 1)
 	go func() { fixDone <- s.fixity.Run(runCtx) }()
+	mergeDone := make(chan struct{})
+	go func() { s.runMapMerges(runCtx); close(mergeDone) }()
 	s.log.Info("sidecar: serving", "unix", s.unixPathOrNone(), "tcp", addrOrNone(s.TCPAddr()), "watch", s.cfg.Ingest.Dirs)
 
 	var runErr error
@@ -352,6 +363,12 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	if err := <-fixDone; err != nil && runErr == nil {
 		runErr = err
+	}
+	<-mergeDone
+	if s.mmap.enabled() {
+		if _, err := s.mergeMap(context.Background()); err != nil && runErr == nil {
+			runErr = err
+		}
 	}
 	if err := s.mmap.Close(); err != nil && runErr == nil {
 		runErr = err

@@ -113,7 +113,7 @@ func stripPathSessionID(p string) string {
 
 func stripQuerySessionID(q string) string {
 	l := strings.ToLower(q)
-	if !strings.Contains(l, "sid") && !strings.Contains(l, "cfid=") {
+	if !strings.Contains(l, "sessionid") && !strings.Contains(l, "sid=") && !strings.Contains(l, "cfid=") {
 		return q
 	}
 	for _, re := range querySessionRes {

@@ -183,3 +183,46 @@ func rawHTTPBody(t *testing.T, path string, rec *Record) []byte {
 	}
 	return body
 }
+
+// TestCaptureFromCorpus checks the Capture of real response and revisit
+// records (Heritrix revisit with WARC-Refers-To headers).
+func TestCaptureFromCorpus(t *testing.T) {
+	dir := filepath.Join(testenv.SharedDir(t), "corpus", "warc")
+	recs := readAll(t, filepath.Join(dir, "20141129-heritrix-revisit-with-http-headers-and-new-warc-headers.warc.gz"), Options{})
+	c := recs[0].Capture("x.warc.gz")
+	if !c.IsRevisit() || c.RevisitOf == nil || c.RevisitOf.TargetURI == "" || c.RevisitOf.Date.IsZero() || c.Digest != recs[0].DeclaredPayloadDigest || c.Digest == "" {
+		t.Errorf("revisit capture %+v (ref %+v)", c, c.RevisitOf)
+	}
+	if !strings.HasPrefix(c.Profile, "http://netpreserve.org/warc/1.0/revisit/") {
+		t.Errorf("profile %q", c.Profile)
+	}
+	for _, rec := range readAll(t, filepath.Join(dir, "pywb-dupes.warc.gz"), Options{}) {
+		if rec.Type != "response" {
+			continue
+		}
+		c := rec.Capture("dupes.warc.gz")
+		if c.Digest != rec.PayloadDigest || c.Status != rec.Status() || c.Offset != rec.Offset || c.Length != rec.Length || c.URI != rec.TargetURI || c.RevisitOf != nil || c.File != "dupes.warc.gz" {
+			t.Errorf("response capture %+v", c)
+		}
+	}
+}
+
+// TestCorpusBlockDigests verifies every WARC-Block-Digest in the corpus.
+func TestCorpusBlockDigests(t *testing.T) {
+	checked := 0
+	for _, path := range testenv.CorpusWARCs(t) {
+		for _, rec := range readAll(t, path, Options{BlockDigest: true}) {
+			if rec.DeclaredBlockDigest == "" {
+				continue
+			}
+			checked++
+			if rec.BlockDigest != rec.DeclaredBlockDigest {
+				t.Errorf("%s offset %d: block digest %s, header %s", filepath.Base(path), rec.Offset, rec.BlockDigest, rec.DeclaredBlockDigest)
+			}
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("only %d block digests checked", checked)
+	}
+	t.Logf("%d block digests verified", checked)
+}

@@ -27,6 +27,10 @@ type Options struct {
 	// KeepPayload keeps up to this many bytes of each record's payload in
 	// Record.Payload (0 keeps none).
 	KeepPayload int
+	// BlockDigest computes Record.BlockDigest over each whole block, with
+	// the algorithm of its WARC-Block-Digest header (SHA-1 when absent), so
+	// callers can verify stored records.
+	BlockDigest bool
 }
 
 // Record is one WARC record, fully read: Next returns it after its block has
@@ -68,6 +72,11 @@ type Record struct {
 	// DeclaredPayloadDigest is the WARC-Payload-Digest header in canonical
 	// form ("" when absent or unparsable).
 	DeclaredPayloadDigest string
+	// BlockDigest is the canonical digest of the block as read (only with
+	// Options.BlockDigest); DeclaredBlockDigest the WARC-Block-Digest header
+	// in canonical form. They differ for a damaged record.
+	BlockDigest         string
+	DeclaredBlockDigest string
 	// Payload holds the first Options.KeepPayload payload bytes.
 	Payload []byte
 	// Anomalies lists what the lenient reader forgave in this record.
@@ -209,6 +218,15 @@ func (r *Reader) Close() error {
 		return err
 	}
 	return nil
+}
+
+// DataOffset returns how many uncompressed bytes have been read so far
+// (the file offset for uncompressed files).
+func (r *Reader) DataOffset() int64 {
+	if !r.started {
+		return 0
+	}
+	return r.dataPos()
 }
 
 // rawPos is the offset in the stored file of the next unread raw byte.
@@ -491,6 +509,13 @@ func (r *Reader) readWARCHead(rec *Record) error {
 	} else {
 		rec.anomaly("no WARC-Date")
 	}
+	if bd := h.Get("WARC-Block-Digest"); bd != "" {
+		if d, err := digest.Normalize(bd); err == nil {
+			rec.DeclaredBlockDigest = d
+		} else {
+			rec.anomaly("unparsable WARC-Block-Digest %q", bd)
+		}
+	}
 	if pd := h.Get("WARC-Payload-Digest"); pd != "" {
 		if d, err := digest.Normalize(pd); err == nil {
 			rec.DeclaredPayloadDigest = d
@@ -534,6 +559,14 @@ func isHTTPType(t string) bool { return t == "response" || t == "revisit" || t =
 
 func (r *Reader) readBlock(rec *Record) error {
 	r.blk.start(rec)
+	if r.opts.BlockDigest {
+		alg := digest.SHA1
+		if d, err := digest.Parse(rec.DeclaredBlockDigest); err == nil {
+			alg = d.Alg
+		}
+		r.blk.alg = alg
+		r.blk.hash, _ = digest.New(alg)
+	}
 	r.hbr.Reset(&r.blk)
 	var sink io.Writer = io.Discard
 	if !r.opts.SkipPayloadDigest {
@@ -598,6 +631,9 @@ func (r *Reader) readBlock(rec *Record) error {
 	if r.opts.KeepPayload > 0 {
 		rec.Payload = r.keep.buf
 		r.keep = keepWriter{}
+	}
+	if r.blk.hash != nil {
+		rec.BlockDigest = digest.FromHash(r.blk.alg, r.blk.hash).String()
 	}
 	if r.blk.short > 0 {
 		rec.anomaly("Content-Length %d overstates the block by %d bytes", rec.ContentLength, r.blk.short)
@@ -735,6 +771,8 @@ type blockReader struct {
 	short     int64
 	spanned   bool
 	err       error
+	hash      hash.Hash // block digest, when asked for
+	alg       string
 }
 
 func (b *blockReader) start(rec *Record) {
@@ -755,6 +793,9 @@ func (b *blockReader) Read(p []byte) (int, error) {
 		n, err := b.r.br.Read(p)
 		b.remaining -= int64(n)
 		if n > 0 {
+			if b.hash != nil {
+				b.hash.Write(p[:n])
+			}
 			return n, nil
 		}
 		if err == nil {

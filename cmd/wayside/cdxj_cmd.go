@@ -3,9 +3,249 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wayside-archive/wayside/cdxj"
 )
 
-// runCDXJ is owned by the cdxj work; it replaces this placeholder.
+const cdxjUsage = `[flags] FILE...
+
+Index WARC files (gzip or not, ".open" files too) into one sorted CDXJ index,
+as pywb's cdx-indexer writes it, or merge already-sorted CDXJ/CDX shards
+with --merge. Output is in byte order (LC_ALL=C sort). Unreadable records are
+skipped and listed at the end; the exit status is then 1.`
+
 func runCDXJ(ctx context.Context, e *env, args []string) error {
-	return errors.New("cdxj: not built yet")
+	fs := newFlagSet(e, "cdxj", cdxjUsage)
+	out := fs.String("o", "", "write the index to `FILE` (atomically, via a temporary file) instead of stdout")
+	mergeMode := fs.Bool("merge", false, "the inputs are sorted index shards: merge them")
+	jobs := fs.Int("j", runtime.NumCPU(), "index `N` files in parallel")
+	all := fs.Bool("all", false, "index every record with a target URI (request, warcinfo and warc-fields metadata too)")
+	unique := fs.Bool("unique", false, "drop duplicate lines")
+	memMB := fs.Int("mem-mb", 256, "`MB` of lines sorted in memory before spilling runs to temporary files")
+	tmpDir := fs.String("tmpdir", "", "`DIR` for sort runs (default: the system temporary directory)")
+	quiet := fs.Bool("q", false, "no progress reports on stderr")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	files := fs.Args()
+	if len(files) == 0 {
+		fs.Usage()
+		return usagef("cdxj: no input files")
+	}
+	if *jobs < 1 {
+		return usagef("cdxj: -j must be at least 1")
+	}
+	if *memMB < 1 {
+		return usagef("cdxj: -mem-mb must be at least 1")
+	}
+	w, commit, abort, err := openOutput(e, *out)
+	if err != nil {
+		return err
+	}
+	defer abort()
+	if *mergeMode {
+		err = mergeShards(w, files, *unique)
+	} else {
+		err = indexWARCs(ctx, e, w, files, indexConfig{
+			jobs: *jobs, all: *all, unique: *unique, quiet: *quiet,
+			sort: cdxj.SortOptions{MaxMemory: int64(*memMB) << 20, TempDir: *tmpDir, Unique: *unique},
+		})
+	}
+	var problems problemsError
+	if err != nil && !errors.As(err, &problems) {
+		return err
+	}
+	if cerr := commit(); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// openOutput returns the writer for -o (a temporary file renamed over FILE
+// on commit) or stdout.
+func openOutput(e *env, path string) (w io.Writer, commit func() error, abort func(), err error) {
+	if path == "" || path == "-" {
+		return e.stdout, func() error { return nil }, func() {}, nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("cdxj: %w", err)
+	}
+	done := false
+	commit = func() error {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("cdxj: %w", err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("cdxj: %w", err)
+		}
+		if err := os.Rename(f.Name(), path); err != nil {
+			return fmt.Errorf("cdxj: %w", err)
+		}
+		done = true
+		return nil
+	}
+	abort = func() {
+		if !done {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}
+	return f, commit, abort, nil
+}
+
+func mergeShards(w io.Writer, files []string, unique bool) error {
+	var inputs []cdxj.MergeInput
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("cdxj: %w", err)
+		}
+		defer f.Close()
+		inputs = append(inputs, cdxj.MergeInput{Name: name, R: f})
+	}
+	return cdxj.Merge(w, inputs, cdxj.MergeOptions{Unique: unique})
+}
+
+type indexConfig struct {
+	jobs               int
+	all, unique, quiet bool
+	sort               cdxj.SortOptions
+}
+
+// problemsError reports records that were skipped; the index of everything
+// else has been written.
+type problemsError struct{ n, files int }
+
+func (p problemsError) Error() string {
+	return fmt.Sprintf("cdxj: %d unreadable records or files skipped (listed above); the index holds everything else", p.n)
+}
+
+func indexWARCs(ctx context.Context, e *env, w io.Writer, files []string, cfg indexConfig) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sorter := cdxj.NewSorter(cfg.sort)
+	defer sorter.Close()
+
+	type batch struct{ lines [][]byte }
+	batches := make(chan batch, 4*cfg.jobs)
+	work := make(chan int)
+	problems := make([][]error, len(files))
+	var lines, filesDone, rawBytes atomic.Int64
+
+	var wg sync.WaitGroup
+	for range min(cfg.jobs, len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				var cur batch
+				var buf []byte
+				st, err := cdxj.IndexFile(ctx, files[i], cdxj.IndexOptions{All: cfg.all}, func(l *cdxj.Line) error {
+					buf = l.Format(buf[:0])
+					cur.lines = append(cur.lines, append([]byte(nil), buf...))
+					if len(cur.lines) == 4096 {
+						select {
+						case batches <- cur:
+						case <-ctx.Done():
+							return ctx.Err()
+						}
+						cur = batch{}
+					}
+					lines.Add(1)
+					return nil
+				})
+				if len(cur.lines) > 0 && err == nil {
+					select {
+					case batches <- cur:
+					case <-ctx.Done():
+						err = ctx.Err()
+					}
+				}
+				problems[i] = st.Problems
+				if err != nil && ctx.Err() == nil {
+					problems[i] = append(problems[i], err)
+				}
+				rawBytes.Add(st.RawBytes)
+				filesDone.Add(1)
+			}
+		}()
+	}
+	go func() {
+		defer close(work)
+		for i := range files {
+			select {
+			case work <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() {
+		wg.Wait()
+		close(batches)
+	}()
+
+	start := time.Now()
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	var sortErr error
+	for running := true; running; {
+		select {
+		case b, ok := <-batches:
+			if !ok {
+				running = false
+				break
+			}
+			for _, l := range b.lines {
+				if sortErr == nil {
+					sortErr = sorter.Add(l)
+				}
+			}
+			if sortErr != nil {
+				cancel()
+			}
+		case <-tick.C:
+			if !cfg.quiet {
+				fmt.Fprintf(e.stderr, "wayside cdxj: %d/%d files, %d lines, %.0f MB read, %s\n",
+					filesDone.Load(), len(files), lines.Load(), float64(rawBytes.Load())/1e6, time.Since(start).Round(time.Second))
+			}
+		}
+	}
+	if sortErr != nil {
+		return sortErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := sorter.WriteTo(w); err != nil {
+		return err
+	}
+	n, nfiles := 0, 0
+	for _, ps := range problems {
+		if len(ps) > 0 {
+			nfiles++
+		}
+		for _, p := range ps {
+			n++
+			if n <= 200 {
+				fmt.Fprintf(e.stderr, "wayside cdxj: %v\n", p)
+			}
+		}
+	}
+	if n > 200 {
+		fmt.Fprintf(e.stderr, "wayside cdxj: … and %d more\n", n-200)
+	}
+	if n > 0 {
+		return problemsError{n: n, files: nfiles}
+	}
+	return nil
 }

@@ -25,10 +25,10 @@ command writes revisits for everything unchanged.`
 // crawlFlags are the flags of `wayside crawl`, shared with `wayside demo`.
 type crawlFlags struct {
 	warcDir, index, scope, prefixes, verify, version, userAgent, match string
-	depth, maxPages, parallel                                            int
-	delay, timeout, maxTime                                              time.Duration
-	maxFileSize, maxBody, minSize                                        int64
-	robots, conditional, noDedup, verbose, quiet                         bool
+	depth, maxPages, parallel                                          int
+	delay, timeout, maxTime                                            time.Duration
+	maxFileSize, maxBody, minSize                                      int64
+	robots, conditional, noDedup, verbose, quiet                       bool
 }
 
 func (f *crawlFlags) register(fs interface {
@@ -151,7 +151,7 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	if closeErr != nil {
 		return sum, closeErr
 	}
-	if runErr != nil && errors.Is(runErr, context.Canceled) {
+	if runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
 		fmt.Fprintln(e.stderr, "crawl: interrupted; files closed cleanly")
 		return sum, nil
 	}

@@ -231,6 +231,7 @@ func runIndexLookup(ctx context.Context, e *env, args []string) error {
 	}
 	defer ix.Close()
 	enc := json.NewEncoder(e.stdout)
+	enc.SetEscapeHTML(false)
 	if dig == "" {
 		origs, err := ix.ByURL(ctx, *scope, dedupindex.URLKey(*uri))
 		if err != nil {

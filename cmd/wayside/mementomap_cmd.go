@@ -1,11 +1,531 @@
 package main
 
 import (
+	"bufio"
 	"context"
-	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wayside-archive/wayside/profiler/zipfgen"
+	"github.com/wayside-archive/wayside/profiler/mementomap"
+	"github.com/wayside-archive/wayside/profiler/ukvs"
 )
 
-// runMementoMap is owned by the mementomap work; it replaces this placeholder.
+const mementomapUsage = `<generate|compact|lookup|merge|eval|synth> [flags] [args]
+
+A MementoMap summarises what a web archive holds: one line per URI key
+(a SURT without its query, e.g. "com,example)/a/b") or per wildcard
+("com,example)/a/*", "com,example,*"), with the number of mementos and of
+distinct original URIs ("400/100"). "0" marks an exclusion. The format is
+UKVS (sorted text), so maps can be searched, split, merged and diffed.
+
+  generate [-o OUT] [--status 200] [--mime text/html] FILE...
+      build the full map (one line per key) from WARC, CDXJ, CDX files or
+      plain URI lists (one URI per line); "-" reads stdin.
+  compact [--w 1 | --wh 1 --wp 1] [--workers N] IN OUT
+      replace crowded sub-trees by wildcards (smaller weights: smaller map,
+      more false positives, never a false negative).
+  lookup MAP [URI|KEY...]
+      answer whether the archive may hold each URI; without arguments,
+      reads one URI per line from stdin (batch mode).
+  merge -o OUT MAP MAP...
+      union of maps; counts of shared keys are summed.
+  eval --map MAP --full FULL --set SET
+      relative cost, accuracy, precision and recall of MAP on a labelled
+      set ("1 URI" present / "0 URI" absent, one per line).
+  eval --full FULL --set SET --sweep 8,1,0.1 [--table T.tsv] [--plot P.svg]
+      compact FULL with each weight and tabulate/plot cost vs accuracy.
+  synth -n 1000000 -o FULL [--set SET --absent 20000]
+      write a deterministic Zipf-skewed synthetic full map (benchmarks).
+
+Run 'wayside mementomap <command> -h' for a command's flags.`
+
 func runMementoMap(ctx context.Context, e *env, args []string) error {
-	return errors.New("mementomap: not built yet")
+	if len(args) == 0 {
+		fmt.Fprintf(e.stderr, "usage: wayside mementomap %s\n", mementomapUsage)
+		return usagef("mementomap: no command given")
+	}
+	switch args[0] {
+	case "generate":
+		return runMMGenerate(ctx, e, args[1:])
+	case "compact":
+		return runMMCompact(ctx, e, args[1:])
+	case "lookup":
+		return runMMLookup(ctx, e, args[1:])
+	case "merge":
+		return runMMMerge(ctx, e, args[1:])
+	case "eval":
+		return runMMEval(ctx, e, args[1:])
+	case "synth":
+		return runMMSynth(ctx, e, args[1:])
+	case "-h", "--help", "help":
+		fmt.Fprintf(e.stdout, "usage: wayside mementomap %s\n", mementomapUsage)
+		return nil
+	}
+	fmt.Fprintf(e.stderr, "usage: wayside mementomap %s\n", mementomapUsage)
+	return usagef("mementomap: unknown command %q", args[0])
+}
+
+// writeOutput writes through write to path atomically, or to stdout for
+// "" and "-".
+func writeOutput(e *env, path string, write func(w io.Writer) error) error {
+	if path == "" || path == "-" {
+		bw := bufio.NewWriterSize(e.stdout, 1<<16)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	return mementomap.WriteFileAtomic(path, write)
+}
+
+func parseList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func parseFloats(s string) ([]float64, error) {
+	var out []float64
+	for _, p := range parseList(s) {
+		f, err := strconv.ParseFloat(p, 64)
+		if err != nil || f < 0 {
+			return nil, usagef("mementomap: bad weight %q", p)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func runMMGenerate(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "mementomap generate", "[flags] FILE...\n\n"+
+		"Builds the full MementoMap: every capture's URI is SURT-canonicalized, its\n"+
+		"query dropped (the HxPx key), and mementos and distinct URIs are counted per\n"+
+		"key. Input files may be WARC (.warc, .warc.gz), CDXJ (.cdxj), CDX (.cdx) or\n"+
+		"URI lists (anything else); \"-\" reads stdin (give --format). Inputs larger\n"+
+		"than memory are sorted on disk (--mem, --tmp).")
+	out := fs.String("o", "-", "output map file (written atomically); - for stdout")
+	format := fs.String("format", "auto", "input format: auto, warc, cdxj, cdx or uris")
+	status := fs.String("status", "", "keep only these HTTP statuses, e.g. 200 or 200,203 (the paper used 200)")
+	mime := fs.String("mime", "", "keep only media types starting with these, e.g. text/html (the paper's filter)")
+	skipBad := fs.Bool("skip-bad", false, "skip malformed lines/records and invalid URIs (each reported) instead of stopping")
+	memMB := fs.Int("mem", 256, "MiB of keys to hold in memory before spilling sorted runs to disk")
+	tmp := fs.String("tmp", "", "directory for spill files (default: system temp)")
+	id := fs.String("id", "", "the archive's URI, written as the !id header")
+	name := fs.String("name", "", "the archive's name, written in !meta")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return usagef("mementomap generate: no input files")
+	}
+	opts := mementomap.GenerateOptions{MIMEs: parseList(*mime), SkipBad: *skipBad, MemLimit: int64(*memMB) << 20,
+		TempDir: *tmp, ID: *id, Name: *name, Now: time.Now()}
+	for _, s := range parseList(*status) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return usagef("mementomap generate: bad status %q", s)
+		}
+		opts.Statuses = append(opts.Statuses, n)
+	}
+	opts.OnSkip = func(err error) { fmt.Fprintln(e.stderr, "skipped:", err) }
+	start := time.Now()
+	if !*quiet {
+		opts.Progress = func(n int64) {
+			fmt.Fprintf(e.stderr, "generate: %d captures read (%.0f/s)\n", n, float64(n)/time.Since(start).Seconds())
+		}
+	}
+	g := mementomap.NewGenerator(opts)
+	defer g.Close()
+	for _, p := range fs.Args() {
+		if !*quiet {
+			fmt.Fprintf(e.stderr, "generate: reading %s\n", p)
+		}
+		var err error
+		if p == "-" {
+			f := mementomap.Format(*format)
+			if f == "auto" || f == "" {
+				return usagef("mementomap generate: give --format to read stdin")
+			}
+			err = g.AddLines(ctx, e.stdin, "stdin", f)
+		} else {
+			f := mementomap.Format(*format)
+			if f == "auto" {
+				f = mementomap.FormatAuto
+			}
+			err = g.AddFile(ctx, p, f)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	var keys int64
+	err := writeOutput(e, *out, func(w io.Writer) error {
+		var err error
+		keys, err = g.WriteTo(w)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	st := g.Stats()
+	if !*quiet || st.Bad > 0 {
+		fmt.Fprintf(e.stderr, "generate: %d captures read, %d counted in %d keys; filtered out: %d by status, %d by media type; %d not http(s); %d bad skipped; %d sorted runs spilled; %s\n",
+			st.Captures, st.Kept, keys, st.FilteredStatus, st.FilteredMIME, st.NotHTTP, st.Bad, st.Spills, time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+func compactFlags(fs interface {
+	Float64(string, float64, string) *float64
+	String(string, string, string) *string
+	Bool(string, bool, string) *bool
+	Int(string, int, string) *int
+}) (w, wh, wp *float64, means *string, allowRoot *bool, workers *int) {
+	w = fs.Float64("w", -1, "set both weights (--wh and --wp)")
+	wh = fs.Float64("wh", 1, "host weight: a host node rolls up into host,* when it has more than wh × (mean children at its depth)")
+	wp = fs.Float64("wp", 1, "path weight: a path node rolls up into …/* when it has more than wp × (mean children at its depth)")
+	means = fs.String("means", "", "per-depth mean child counts \"H0,H1,..;P0,P1,..\" (default: measured from the input)")
+	allowRoot = fs.Bool("allow-root", false, "allow rolling everything up into \"*\"")
+	workers = fs.Int("workers", runtime.NumCPU(), "compact TLD partitions in parallel (same output for any value)")
+	return
+}
+
+func compactOptions(w, wh, wp *float64, means *string, allowRoot *bool, workers *int) (mementomap.CompactOptions, error) {
+	o := mementomap.CompactOptions{Wh: *wh, Wp: *wp, AllowRoot: *allowRoot, Workers: *workers}
+	if *w >= 0 {
+		o.Wh, o.Wp = *w, *w
+	}
+	if o.Wh < 0 || o.Wp < 0 {
+		return o, usagef("mementomap compact: weights must be >= 0")
+	}
+	if *means != "" {
+		m, err := mementomap.ParseMeans(*means)
+		if err != nil {
+			return o, usagef("%v", err)
+		}
+		o.Means = &m
+	}
+	return o, nil
+}
+
+func runMMCompact(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "mementomap compact", "[flags] IN OUT\n\n"+
+		"Compacts a sorted map in one pass (after a validating pass that also measures\n"+
+		"the mean number of children per depth): a node with more children than\n"+
+		"weight × mean is replaced by a wildcard carrying the summed counts. Public\n"+
+		"suffixes (com, co.uk, github.io...) and the root are never rolled up, so\n"+
+		"unseen domains stay absent; exclusions are kept. Compacting a compacted map\n"+
+		"compacts further. OUT is replaced atomically; - writes to stdout.")
+	w, wh, wp, means, allowRoot, workers := compactFlags(fs)
+	skipBad := fs.Bool("skip-bad", false, "skip malformed and out-of-order lines (each reported) instead of stopping")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return usagef("mementomap compact: want IN and OUT")
+	}
+	opts, err := compactOptions(w, wh, wp, means, allowRoot, workers)
+	if err != nil {
+		return err
+	}
+	opts.SkipBad = *skipBad
+	opts.OnSkip = func(err *ukvs.Error) { fmt.Fprintln(e.stderr, "skipped:", err) }
+	start := time.Now()
+	if !*quiet {
+		opts.Progress = func(pass string, n int64) {
+			fmt.Fprintf(e.stderr, "compact: %s pass: %d lines (%.0f/s)\n", pass, n, float64(n)/time.Since(start).Seconds())
+		}
+	}
+	in, out := fs.Arg(0), fs.Arg(1)
+	var st mementomap.CompactStats
+	if out == "-" {
+		f, err := os.Open(in)
+		if err != nil {
+			return fmt.Errorf("mementomap: compact: %w", err)
+		}
+		defer f.Close()
+		opts.Name = in
+		st, err = mementomap.Compact(ctx, f, e.stdout, opts)
+		if err != nil {
+			return err
+		}
+	} else if st, err = mementomap.CompactFile(ctx, in, out, opts); err != nil {
+		return err
+	}
+	if !*quiet || st.Skipped > 0 {
+		fmt.Fprintf(e.stderr, "compact: %d lines -> %d lines (%.1f%%), %d rollups, %d bad lines skipped, %d partitions, means %s, %s (%.0f lines/s)\n",
+			st.InLines, st.OutLines, 100*float64(st.OutLines)/float64(max(st.InLines, 1)), st.Rollups, st.Skipped, st.Partitions, st.Means,
+			time.Since(start).Round(time.Millisecond), float64(st.InLines)/time.Since(start).Seconds())
+	}
+	return nil
+}
+
+// lookupTarget returns the key of a lookup argument: a key as given when it
+// looks like one, else the key of a URI.
+func lookupTarget(s string) (string, error) {
+	if strings.Contains(s, ")/") || strings.HasSuffix(s, ",*") || s == "*" {
+		return s, nil
+	}
+	return mementomap.KeyFor(s)
+}
+
+func runMMLookup(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "mementomap lookup", "[flags] MAP [URI|KEY...]\n\n"+
+		"Prints, for each URI (or SURT key), \"present\" or \"absent\", the URI, the\n"+
+		"most specific key of the map that answered and its counts, tab-separated.\n"+
+		"Without URI arguments, reads one per line from stdin (batch mode).")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() < 1 {
+		fs.Usage()
+		return usagef("mementomap lookup: no map given")
+	}
+	m, err := mementomap.OpenMap(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	bw := bufio.NewWriterSize(e.stdout, 1<<16)
+	defer bw.Flush()
+	var s mementomap.Scratch
+	one := func(target string) error {
+		key, err := lookupTarget(target)
+		if err != nil {
+			fmt.Fprintf(bw, "error\t%s\t%v\n", target, err)
+			return nil
+		}
+		got, err := m.Lookup([]byte(key), &s)
+		if err != nil {
+			return err
+		}
+		ans := "absent"
+		if got.Present {
+			ans = "present"
+		}
+		matched, freq := "-", "-"
+		if got.Key != nil {
+			matched, freq = string(got.Key), got.Freq.String()
+		}
+		_, err = fmt.Fprintf(bw, "%s\t%s\t%s\t%s\n", ans, target, matched, freq)
+		return err
+	}
+	if fs.NArg() > 1 {
+		for _, t := range fs.Args()[1:] {
+			if err := one(t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	sc := bufio.NewScanner(e.stdin)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for n := 0; sc.Scan(); n++ {
+		if n&4095 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if t := strings.TrimSpace(sc.Text()); t != "" {
+			if err := one(t); err != nil {
+				return err
+			}
+		}
+	}
+	return sc.Err()
+}
+
+func runMMMerge(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "mementomap merge", "[flags] MAP MAP...\n\n"+
+		"Writes the union of sorted maps. Counts of a key present in several maps are\n"+
+		"summed (memento counts exactly; URI counts as an upper bound \"-\", since\n"+
+		"archives may share URIs). An exclusion is dropped when another map holds\n"+
+		"captures under it. Headers of all maps are kept. Compact the result to\n"+
+		"shrink it.")
+	out := fs.String("o", "-", "output map file (written atomically); - for stdout")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() < 1 {
+		fs.Usage()
+		return usagef("mementomap merge: no maps given")
+	}
+	var maps []*mementomap.Map
+	for _, p := range fs.Args() {
+		m, err := mementomap.OpenMap(p)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		if err := m.Check(); err != nil {
+			return fmt.Errorf("mementomap: merge: %w", err)
+		}
+		maps = append(maps, m)
+	}
+	var st mementomap.MergeStats
+	err := writeOutput(e, *out, func(w io.Writer) error {
+		var err error
+		st, err = mementomap.Merge(w, maps, fs.Args())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "merge: %d maps -> %d lines, %d keys summed, %d exclusions resolved\n", len(maps), st.Lines, st.Summed, st.ExclusionsResolved)
+	return nil
+}
+
+func runMMEval(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "mementomap eval", "[flags]\n\n"+
+		"Evaluates a map on a labelled lookup set (lines \"1 URI\" for archived, \"0 URI\"\n"+
+		"for not archived; SURT keys work too). Relative cost is the map's size over\n"+
+		"the full key list's (--full); accuracy = (TP+TN)/N, precision = TP/(TP+FP),\n"+
+		"recall = TP/(TP+FN), which must be 1.0. With --sweep, FULL is compacted with\n"+
+		"each weight (--wh = --wp = W) and the results tabulated and plotted.")
+	mapPath := fs.String("map", "", "map to evaluate")
+	full := fs.String("full", "", "the full (uncompacted) map, for relative cost and --sweep")
+	set := fs.String("set", "", "labelled lookup set")
+	sweep := fs.String("sweep", "", "comma-separated weights to compact --full with, e.g. 8,4,2,1,0.5,0.1")
+	table := fs.String("table", "", "with --sweep: write the table (TSV) here (default: stdout)")
+	plot := fs.String("plot", "", "with --sweep: write an SVG plot of cost vs accuracy here")
+	tmp := fs.String("tmp", "", "directory for the sweep's compacted maps (default: system temp)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *set == "" || (*mapPath == "" && *sweep == "") || (*sweep != "" && *full == "") {
+		fs.Usage()
+		return usagef("mementomap eval: give --set and --map, or --set, --full and --sweep")
+	}
+	f, err := os.Open(*set)
+	if err != nil {
+		return fmt.Errorf("mementomap: eval: %w", err)
+	}
+	labelled, err := mementomap.ReadLabelled(f, *set)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if *sweep == "" {
+		m, err := mementomap.OpenMap(*mapPath)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		var fm *mementomap.Map
+		if *full != "" {
+			if fm, err = mementomap.OpenMap(*full); err != nil {
+				return err
+			}
+			defer fm.Close()
+		}
+		r, err := mementomap.Evaluate(m, fm, labelled)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "lookups\t%d (%d present, %d absent)\n", len(labelled), r.TP+r.FN, r.TN+r.FP)
+		fmt.Fprintf(e.stdout, "relative cost\t%.4f lines (%d/%d), %.4f bytes (%d/%d)\n", r.RelLines, r.Lines, r.FullLines, r.RelBytes, r.Bytes, r.FullBytes)
+		fmt.Fprintf(e.stdout, "accuracy\t%.4f\nprecision\t%.4f\nrecall\t%.4f\n", r.Accuracy, r.Precision, r.Recall)
+		fmt.Fprintf(e.stdout, "TP %d  FP %d  TN %d  FN %d\n", r.TP, r.FP, r.TN, r.FN)
+		if r.FN > 0 {
+			fmt.Fprintf(e.stderr, "eval: %d false negatives: the map hides holdings\n", r.FN)
+		}
+		return nil
+	}
+	ws, err := parseFloats(*sweep)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp(*tmp, "mementomap-sweep-*")
+	if err != nil {
+		return fmt.Errorf("mementomap: eval: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	pts, err := mementomap.Sweep(ctx, *full, ws, labelled, dir, mementomap.CompactOptions{Workers: runtime.NumCPU()})
+	if err != nil {
+		return err
+	}
+	if err := writeOutput(e, *table, func(w io.Writer) error { return mementomap.WriteTable(w, pts) }); err != nil {
+		return err
+	}
+	if *plot != "" {
+		title := fmt.Sprintf("MementoMap: relative cost vs accuracy (%d lookups)", len(labelled))
+		if err := mementomap.WriteFileAtomic(*plot, func(w io.Writer) error { return mementomap.WriteSVG(w, pts, title) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runMMSynth(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "mementomap synth", "[flags]\n\n"+
+		"Writes a deterministic synthetic full map with Zipf-skewed hosts (many with\n"+
+		"one key, a few huge), multi-label public suffixes and realistic path depths,\n"+
+		"for benchmarks; --set also writes a labelled lookup set of URIs (present\n"+
+		"keys and --absent unseen ones).")
+	n := fs.Int("n", 1000000, "number of keys")
+	seed := fs.Uint64("seed", 1, "random seed (same seed, same output)")
+	out := fs.String("o", "-", "output map file; - for stdout")
+	set := fs.String("set", "", "also write a labelled lookup set here")
+	absent := fs.Int("absent", 20000, "absent lookups in the set (as many present ones are sampled)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *n <= 0 {
+		return usagef("mementomap synth: -n must be > 0")
+	}
+	abs := *absent
+	if *set == "" {
+		abs = 0
+	}
+	present, absentKeys := zipfgen.Generate(zipfgen.Config{Keys: *n, Seed: *seed, Absent: abs})
+	err := writeOutput(e, *out, func(w io.Writer) error {
+		uw := ukvs.NewWriter(w)
+		for _, h := range []ukvs.Header{
+			{Name: "context", Value: []byte(`["http://oduwsdl.github.io/contexts/ukvs"]`)},
+			{Name: "fields", Value: []byte(`{"keys":["surt"],"values":["frequency"]}`)},
+			{Name: "meta", Value: []byte(fmt.Sprintf(`{"type":"MementoMap","name":"synthetic","keys":%d,"seed":%d}`, *n, *seed))},
+		} {
+			if err := uw.WriteHeader(h); err != nil {
+				return err
+			}
+		}
+		for _, p := range present {
+			if err := uw.Write(ukvs.Record{Key: []byte(p.Key), Freq: ukvs.Freq{M: ukvs.Exactly(p.M), R: ukvs.Exactly(p.R)}}); err != nil {
+				return err
+			}
+		}
+		return uw.Flush()
+	})
+	if err != nil {
+		return err
+	}
+	if *set != "" {
+		err := mementomap.WriteFileAtomic(*set, func(w io.Writer) error {
+			step := max(1, len(present)/max(1, len(absentKeys)))
+			for i := 0; i < len(present); i += step {
+				fmt.Fprintf(w, "1 %s\n", zipfgen.URI(present[i].Key))
+			}
+			for _, k := range absentKeys {
+				fmt.Fprintf(w, "0 %s\n", zipfgen.URI(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(e.stderr, "synth: %d keys, %d absent lookups\n", len(present), len(absentKeys))
+	return nil
 }

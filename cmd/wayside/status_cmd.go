@@ -42,7 +42,12 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	}
 	cmd, rest := "status", []string(nil)
 	if fs.NArg() > 0 {
-		cmd, rest = fs.Arg(0), fs.Args()[1:]
+		cmd = fs.Arg(0)
+		// Flags may also follow the command: "status bench -duration 10s".
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return err
+		}
+		rest = fs.Args()
 	}
 	a := *addr
 	if a == "" {

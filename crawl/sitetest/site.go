@@ -302,3 +302,40 @@ func Blob(seed uint64, n int) []byte {
 	}
 	return b
 }
+
+// NewLarge returns a site for throughput measurements: a root page linking
+// n resources of about size bytes each, alternating HTML text pages
+// (compressible) and binary blobs (incompressible), every payload distinct.
+func NewLarge(n, size int) *Site {
+	rnd := rand.New(rand.NewPCG(42, 43))
+	words := strings.Fields("archive web crawl record replay memento capture digest revisit payload library heritage collection harvest snapshot preservation")
+	s := &Site{modTime: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)}
+	var root bytes.Buffer
+	root.WriteString("<!DOCTYPE html><html><head><title>Large site</title></head><body>\n")
+	var links []string
+	for i := 0; i < n; i++ {
+		var r *Resource
+		if i%2 == 0 {
+			var b bytes.Buffer
+			fmt.Fprintf(&b, "<!DOCTYPE html><html><head><title>Page %d</title></head><body><p>", i)
+			for b.Len() < size {
+				b.WriteString(words[rnd.IntN(len(words))])
+				b.WriteByte(' ')
+				if rnd.IntN(12) == 0 {
+					fmt.Fprintf(&b, "%d.</p>\n<p>", rnd.Uint32())
+				}
+			}
+			b.WriteString("</p></body></html>\n")
+			r = &Resource{Path: fmt.Sprintf("/p/%d.html", i), ContentType: "text/html; charset=utf-8", Body: b.Bytes()}
+		} else {
+			r = &Resource{Path: fmt.Sprintf("/b/%d.bin", i), ContentType: "application/octet-stream", Body: Blob(uint64(i), size)}
+		}
+		links = append(links, r.Path)
+		fmt.Fprintf(&root, "<a href=\"%s\">%d</a>\n", r.Path, i)
+		s.Resources = append(s.Resources, r)
+	}
+	root.WriteString("</body></html>\n")
+	s.Resources = append(s.Resources, &Resource{Path: "/", ContentType: "text/html; charset=utf-8", Body: root.Bytes(), Links: links})
+	s.index()
+	return s
+}

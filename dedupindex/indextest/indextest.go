@@ -504,6 +504,10 @@ func testByURL(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	got, err := ix.ByURL(ctx, "s", dedupindex.URLKey(uri))
+	if errors.Is(err, dedupindex.ErrNoURLIndex) {
+		t.Log("indextest: backend keeps no by-URL index")
+		return
+	}
 	if err != nil {
 		t.Fatalf("ByURL: %v", err)
 	}
@@ -566,7 +570,7 @@ func testReopen(t *testing.T, open Opener) {
 	if st := stats(t, ix2); st.Originals != 1 || st.Scopes["s"] != 1 {
 		t.Fatalf("stats after reopen = %+v", st)
 	}
-	if got, err := ix2.ByURL(context.Background(), "s", dedupindex.URLKey("http://e/d")); err != nil || len(got) != 1 {
+	if got, err := ix2.ByURL(context.Background(), "s", dedupindex.URLKey("http://e/d")); !errors.Is(err, dedupindex.ErrNoURLIndex) && (err != nil || len(got) != 1) {
 		t.Fatalf("ByURL after reopen = %v, %v", got, err)
 	}
 }
@@ -695,6 +699,9 @@ func testClaimNewer(t *testing.T, open Opener) {
 	got, _ := lookup(t, ix, k)
 	same(t, k, got, newer)
 	byURL, err := ix.ByURL(ctx, "s", dedupindex.URLKey(uri))
+	if errors.Is(err, dedupindex.ErrNoURLIndex) {
+		byURL, err = []dedupindex.Original{got}, nil
+	}
 	if err != nil || len(byURL) != 1 || !byURL[0].Date.Equal(newer.Date) {
 		t.Fatalf("ByURL after replacement = %+v, %v; want only the newer original", byURL, err)
 	}

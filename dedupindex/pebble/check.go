@@ -57,7 +57,7 @@ func (ix *Index) Check(ctx context.Context) error {
 		k, v := it.Key(), it.Value()
 		switch k[0] {
 		case tagMeta:
-			if !bytes.Equal(k, versionKey) {
+			if !bytes.Equal(k, versionKey) && !bytes.Equal(k, byURLKey) {
 				bad("unknown meta key %q", k)
 			}
 		case tagScope:
@@ -104,6 +104,10 @@ func (ix *Index) Check(ctx context.Context) error {
 			}
 			primaries[dp.scopeID]++
 		case tagSecondary:
+			if !ix.byURL {
+				bad("by-url entry %x in an index without the by-URL index", k)
+				continue
+			}
 			ds, err := decodeSecondaryKey(k)
 			if err != nil {
 				bad("by-url key %x: %v", k, err)
@@ -135,7 +139,7 @@ func (ix *Index) Check(ctx context.Context) error {
 	}
 	for id := range scopes {
 		p, s, c := primaries[id], secondaries[id], counters[id]
-		if p != s {
+		if ix.byURL && p != s {
 			bad("scope %q: %d originals but %d by-url entries", scopes[id], p, s)
 		}
 		if p != c {

@@ -331,19 +331,23 @@ func (w *batchWriter) add(pk parsedKey, o dedupindex.Original, notBefore time.Ti
 	if err != nil {
 		return false, err
 	}
-	if found {
+	if found && ix.byURL {
 		// Replacing an expired original: drop its by-URL entry.
 		if err := w.b.Delete(secondaryKey(id, hash8(ix.urlKey(old.TargetURI)), old.Date, pk), nil); err != nil {
 			return false, err
 		}
-	} else if err := w.b.Merge(counterKey(id), []byte{2}, nil); err != nil { // varint(+1)
-		return false, err
+	} else if !found {
+		if err := w.b.Merge(counterKey(id), []byte{2}, nil); err != nil { // varint(+1)
+			return false, err
+		}
 	}
 	if err := w.b.Set(key, encodeRecord(nil, r), nil); err != nil {
 		return false, err
 	}
-	if err := w.b.Set(secondaryKey(id, hash8(ix.urlKey(o.TargetURI)), o.Date, pk), nil, nil); err != nil {
-		return false, err
+	if ix.byURL {
+		if err := w.b.Set(secondaryKey(id, hash8(ix.urlKey(o.TargetURI)), o.Date, pk), nil, nil); err != nil {
+			return false, err
+		}
 	}
 	if w.inBatch != nil {
 		w.inBatch[string(key)] = true

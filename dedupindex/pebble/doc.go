@@ -17,6 +17,7 @@
 // All keys start with a one-byte tag:
 //
 //	0x01 "version"                          → format version (uvarint)
+//	0x01 "byurl"                            → 1 if the by-URL index is kept, else 0
 //	0x02 scope name                         → scope id (uvarint)
 //	0x03 kind id(uvarint)                   → interned string (kind 'f' WARC file name, 'm' MIME type)
 //	0x04 scope id                           → originals in scope (merged int64 counter)

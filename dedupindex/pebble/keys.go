@@ -24,7 +24,10 @@ const (
 	hashLen = 8
 )
 
-var versionKey = []byte{tagMeta, 'v', 'e', 'r', 's', 'i', 'o', 'n'}
+var (
+	versionKey = []byte{tagMeta, 'v', 'e', 'r', 's', 'i', 'o', 'n'}
+	byURLKey   = []byte{tagMeta, 'b', 'y', 'u', 'r', 'l'}
+)
 
 // formatVersion is the on-disk layout version written at creation.
 const formatVersion = 1

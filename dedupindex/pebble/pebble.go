@@ -7,8 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"hash/maphash"
+	"io"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -28,6 +28,7 @@ type Index struct {
 	dir      string
 	log      *slog.Logger
 	urlKey   func(string) string
+	byURL    bool   // the by-URL secondary index is kept
 	instance string // random per Open; prefixes ticket tokens
 	seq      atomic.Uint64
 	seed     maphash.Seed // shards the claim table
@@ -53,6 +54,7 @@ var (
 )
 
 type options struct {
+	noURLIdx  bool
 	log       *slog.Logger
 	urlKey    func(string) string
 	cacheSize int64
@@ -70,6 +72,12 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 // (default dedupindex.URLKey, the SURT form). The same function must be used
 // every time a directory is opened.
 func WithURLKey(f func(uri string) string) Option { return func(o *options) { o.urlKey = f } }
+
+// WithoutURLIndex creates the index without the by-URL secondary index:
+// about a third smaller on disk, but ByURL (CDX queries, conditional
+// requests) then fails with dedupindex.ErrNoURLIndex. It applies when the directory is
+// created; an existing index keeps the choice it was created with.
+func WithoutURLIndex() Option { return func(o *options) { o.noURLIdx = true } }
 
 // WithCacheSize sets the block cache size in bytes (default 64 MiB).
 func WithCacheSize(n int64) Option { return func(o *options) { o.cacheSize = n } }
@@ -132,7 +140,7 @@ func Open(dir string, opts ...Option) (*Index, error) {
 	for i := range ix.shards {
 		ix.shards[i].slots = map[string]*slot{}
 	}
-	if err := ix.load(); err != nil {
+	if err := ix.load(!o.noURLIdx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("dedupindex/pebble: open %s: %w", dir, err)
 	}
@@ -141,7 +149,7 @@ func Open(dir string, opts ...Option) (*Index, error) {
 
 // load checks the format version (writing it into a new index) and loads
 // the scope and intern tables.
-func (ix *Index) load() error {
+func (ix *Index) load(byURL bool) error {
 	v, closer, err := ix.db.Get(versionKey)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
@@ -156,7 +164,14 @@ func (ix *Index) load() error {
 		if !empty {
 			return fmt.Errorf("not a Wayside dedup index (no format version)")
 		}
-		if err := ix.db.Set(versionKey, binary.AppendUvarint(nil, formatVersion), pebble.Sync); err != nil {
+		b := ix.db.NewBatch()
+		b.Set(versionKey, binary.AppendUvarint(nil, formatVersion), nil)
+		flag := byte(0)
+		if byURL {
+			flag = 1
+		}
+		b.Set(byURLKey, []byte{flag}, nil)
+		if err := b.Commit(pebble.Sync); err != nil {
 			return err
 		}
 	case err != nil:
@@ -168,6 +183,16 @@ func (ix *Index) load() error {
 			return fmt.Errorf("unsupported index format version %d (this build reads %d)", ver, formatVersion)
 		}
 	}
+	v, closer, err = ix.db.Get(byURLKey)
+	if err != nil {
+		return fmt.Errorf("reading the by-URL setting: %w", err)
+	}
+	if len(v) != 1 || v[0] > 1 {
+		closer.Close()
+		return fmt.Errorf("bad by-URL setting %x", v)
+	}
+	ix.byURL = v[0] == 1
+	closer.Close()
 	it, err := ix.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tagScope}, UpperBound: []byte{tagIntern + 1}})
 	if err != nil {
 		return err
@@ -420,6 +445,9 @@ func (ix *Index) ByURL(ctx context.Context, scope, surtKey string) ([]dedupindex
 		return nil, err
 	}
 	defer ix.end()
+	if !ix.byURL {
+		return nil, fmt.Errorf("dedupindex/pebble: %s: %w", ix.dir, dedupindex.ErrNoURLIndex)
+	}
 	id, ok, err := ix.scopeID(scope, false)
 	if err != nil || !ok {
 		return nil, err

@@ -14,3 +14,10 @@ func TestConformance(t *testing.T) {
 		return func() (dedupindex.Index, error) { return pebble.Open(dir) }
 	})
 }
+
+func TestConformanceWithoutURLIndex(t *testing.T) {
+	indextest.Run(t, func(t *testing.T) indextest.Opener {
+		dir := t.TempDir()
+		return func() (dedupindex.Index, error) { return pebble.Open(dir, pebble.WithoutURLIndex()) }
+	})
+}

@@ -48,6 +48,9 @@ type Fault struct {
 	ExtraHTML string
 	// AliasLinks makes the page's rewritten links use the alias host name.
 	AliasLinks bool
+	// RawRewritten makes the id_ modifier serve the rewritten body, as
+	// archives that do not support raw replay do.
+	RawRewritten bool
 }
 
 // Server is a running test archive. Create it with New.
@@ -220,7 +223,7 @@ func (s *Server) refererFallback(w http.ResponseWriter, r *http.Request) {
 					base, err := url.Parse(fixScheme(rest[i+1:]))
 					if err == nil {
 						target := base.ResolveReference(&url.URL{Path: r.URL.Path, RawQuery: r.URL.RawQuery})
-						http.Redirect(w, r, fmt.Sprintf("/%s/%s/%s", s.coll, m[1], target), http.StatusFound)
+						redirect(w, fmt.Sprintf("/%s/%s/%s", s.coll, m[1], target))
 						return
 					}
 				}
@@ -290,7 +293,7 @@ func (s *Server) serveMemento(w http.ResponseWriter, r *http.Request, ts, mod, u
 	if target != ts {
 		w.Header().Set("Link", s.linkHeader(r, urir))
 		w.Header().Set("Vary", "accept-datetime")
-		http.Redirect(w, r, fmt.Sprintf("/%s/%s%s/%s", s.coll, target, mod, urir), http.StatusFound)
+		redirect(w, fmt.Sprintf("/%s/%s%s/%s", s.coll, target, mod, urir))
 		return
 	}
 	if hasFault && f.RedirectTo != "" {
@@ -343,7 +346,7 @@ func (s *Server) serveMemento(w http.ResponseWriter, r *http.Request, ts, mod, u
 			out.Set("Location", fmt.Sprintf("/%s/%s%s/%s", s.coll, ts, mod, abs))
 		}
 	}
-	if mod != "id_" {
+	if mod != "id_" || (hasFault && f.RawRewritten) {
 		body = s.rewrite(r, urir, ts, hdr.Get("Content-Type"), body, f)
 	}
 	out.Set("Content-Length", strconv.Itoa(len(body)))
@@ -366,4 +369,31 @@ func (s *Server) serveStatic(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// redirect answers 302 with loc as is (http.Redirect would clean the
+// "http://" inside a URI-M path down to "http:/").
+func redirect(w http.ResponseWriter, loc string) {
+	w.Header().Set("Location", loc)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusFound)
+	fmt.Fprintf(w, "Found: %s\n", loc)
+}
+
+// Pages returns the URI-Ms (at their own timestamps) of every HTML memento
+// with status 200, sorted: ready-made sweep targets.
+func (s *Server) Pages() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, l := range s.mementos {
+		for _, m := range l {
+			if m.Status == http.StatusOK && strings.HasPrefix(strings.ToLower(m.Header.Get("Content-Type")), "text/html") {
+				out = append(out, fmt.Sprintf("%s/%s/%s/%s", s.URL(), s.coll, m.Timestamp(), m.URIR))
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -115,12 +115,17 @@ func newWalker(opts CompactOptions, means DepthMeans, out sink) *walker {
 
 // add processes one record; keys must be strictly increasing.
 func (w *walker) add(rec ukvs.Record) error {
-	key := rec.Key
-	toks, err := tokenize(key, w.toks)
+	toks, err := tokenize(rec.Key, w.toks)
 	if err != nil {
 		return err
 	}
 	w.toks = toks
+	return w.addTokens(rec, toks)
+}
+
+// addTokens processes one record whose key is already tokenized.
+func (w *walker) addTokens(rec ukvs.Record, toks []token) error {
+	key := rec.Key
 	c := 0
 	for c < len(toks) && c+1 < len(w.stack) {
 		l := &w.stack[c+1]

@@ -57,11 +57,65 @@ type CompactStats struct {
 
 type boundary struct{ off, line int64 }
 
+// source reads records for compaction: each key is tokenized once, checked
+// to be a SURT key and strictly greater than the previous one; bad lines
+// fail or, with SkipBad, are reported and skipped.
+type source struct {
+	r       *ukvs.Reader
+	name    string
+	opts    CompactOptions
+	report  bool
+	prev    []byte
+	started bool
+	toks    []token
+	skipped int64
+}
+
+func newSource(r io.Reader, name string, opts CompactOptions, report bool) *source {
+	s := &source{name: name, opts: opts, report: report}
+	ro := ukvs.ReaderOptions{SkipBad: opts.SkipBad, AllowUnsorted: true}
+	if report {
+		ro.OnSkip = opts.OnSkip
+	}
+	s.r = ukvs.NewReader(r, name, ro)
+	return s
+}
+
+func (s *source) next() (ukvs.Record, []token, error) {
+	for {
+		rec, err := s.r.Next()
+		if err != nil {
+			return rec, nil, err
+		}
+		var bad error
+		if s.toks, err = tokenize(rec.Key, s.toks); err != nil {
+			bad = err
+		} else if s.started && bytes.Compare(rec.Key, s.prev) <= 0 {
+			bad = fmt.Errorf("%w: %q after %q", ukvs.ErrUnsorted, rec.Key, s.prev)
+		}
+		if bad == nil {
+			s.prev = append(s.prev[:0], rec.Key...)
+			s.started = true
+			return rec, s.toks, nil
+		}
+		e := &ukvs.Error{File: s.name, Line: s.r.Line(), Err: bad}
+		if !s.opts.SkipBad {
+			return rec, nil, e
+		}
+		s.skipped++
+		if s.report && s.opts.OnSkip != nil {
+			s.opts.OnSkip(e)
+		}
+	}
+}
+
+func (s *source) skippedLines() int64 { return s.skipped + s.r.Skipped() }
+
 // firstPass reads the whole input once: it validates it (order, syntax),
 // measures the per-depth means and finds the TLD partition boundaries.
 func firstPass(ctx context.Context, f *os.File, name string, opts CompactOptions) ([]ukvs.Header, DepthMeans, []boundary, int64, int64, error) {
-	r := ukvs.NewReader(f, name, ukvs.ReaderOptions{SkipBad: opts.SkipBad, OnSkip: opts.OnSkip, ValidateKey: validKey})
-	hs, err := r.Headers()
+	src := newSource(f, name, opts, true)
+	hs, err := src.r.Headers()
 	if err != nil {
 		return nil, DepthMeans{}, nil, 0, 0, err
 	}
@@ -70,9 +124,8 @@ func firstPass(ctx context.Context, f *os.File, name string, opts CompactOptions
 	var bounds []boundary
 	var prevTLD []byte
 	var n int64
-	var toks []token
 	for {
-		rec, err := r.Next()
+		rec, toks, err := src.next()
 		if err == io.EOF {
 			break
 		}
@@ -88,65 +141,63 @@ func firstPass(ctx context.Context, f *os.File, name string, opts CompactOptions
 				opts.Progress("measure", n)
 			}
 		}
-		if toks, err = tokenize(rec.Key, toks); err != nil {
-			return nil, DepthMeans{}, nil, 0, 0, &ukvs.Error{File: name, Line: r.Line(), Err: err}
-		}
 		tld := rec.Key[toks[0].s:toks[0].e]
 		if toks[0].kind == tkWild {
 			tld = rec.Key[:0]
 		}
 		if prevTLD == nil || !bytes.Equal(tld, prevTLD) {
-			bounds = append(bounds, boundary{off: r.Offset(), line: r.Line() - 1})
+			bounds = append(bounds, boundary{off: src.r.Offset(), line: src.r.Line() - 1})
 			prevTLD = append(prevTLD[:0], tld...)
 		}
-		if err := w.add(rec); err != nil {
-			return nil, DepthMeans{}, nil, 0, 0, &ukvs.Error{File: name, Line: r.Line(), Err: err}
+		if err := w.addTokens(rec, toks); err != nil {
+			return nil, DepthMeans{}, nil, 0, 0, &ukvs.Error{File: name, Line: src.r.Line(), Err: err}
 		}
 	}
 	if err := w.finish(); err != nil {
 		return nil, DepthMeans{}, nil, 0, 0, err
 	}
-	return hs, w.result(), bounds, n, r.Skipped(), nil
+	return hs, w.result(), bounds, n, src.skippedLines(), nil
 }
 
-func validKey(k []byte) error {
-	var tk [16]token
-	_, err := tokenize(k, tk[:0])
-	return err
+
+// sectionSource reads bytes [from, to) of f, whose first line is number
+// line+1; bad lines were reported by the first pass.
+func sectionSource(f *os.File, name string, from, to, line int64, opts CompactOptions) *source {
+	src := newSource(io.NewSectionReader(f, from, to-from), name, opts, false)
+	src.r.SetLine(line)
+	return src
 }
 
-// compactSection compacts lines [from, to) of f (starting at line number
-// line) into out.
-func compactSection(ctx context.Context, f *os.File, name string, from, to, line int64, opts CompactOptions, means DepthMeans, out sink) (int64, error) {
-	r := ukvs.NewReader(io.NewSectionReader(f, from, to-from), name, ukvs.ReaderOptions{SkipBad: opts.SkipBad, ValidateKey: validKey})
-	r.SetLine(line)
+// compactSource compacts the records of src into out.
+func compactSource(ctx context.Context, src *source, opts CompactOptions, means DepthMeans, out sink) (int64, int64, error) {
+	name := src.name
 	w := newWalker(opts, means, out)
 	var n int64
 	for {
-		rec, err := r.Next()
+		rec, toks, err := src.next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		n++
 		if n&(1<<16-1) == 0 {
 			if err := ctx.Err(); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			if opts.Progress != nil && n&(1<<20-1) == 0 {
 				opts.Progress("compact", n)
 			}
 		}
-		if err := w.add(rec); err != nil {
-			return 0, &ukvs.Error{File: name, Line: r.Line(), Err: err}
+		if err := w.addTokens(rec, toks); err != nil {
+			return 0, 0, &ukvs.Error{File: name, Line: src.r.Line(), Err: err}
 		}
 	}
 	if err := w.finish(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return w.rollups, nil
+	return w.rollups, n, nil
 }
 
 // CompactFile compacts the sorted map at inPath into outPath (replaced
@@ -169,14 +220,28 @@ func CompactFile(ctx context.Context, inPath, outPath string, opts CompactOption
 	if name == "" {
 		name = inPath
 	}
-	hs, measured, bounds, n, skipped, err := firstPass(ctx, f, name, opts)
-	if err != nil {
-		return st, fmt.Errorf("mementomap: compact: %w", err)
-	}
-	st.InLines, st.Skipped = n, skipped
-	means := measured
-	if opts.Means != nil {
+	// With the means given and one worker, one pass does it all.
+	onePass := opts.Means != nil && opts.Workers <= 1
+	var hs []ukvs.Header
+	var means DepthMeans
+	var bounds []boundary
+	var src *source
+	if onePass {
 		means = *opts.Means
+		src = newSource(f, name, opts, true)
+		if hs, err = src.r.Headers(); err != nil {
+			return st, fmt.Errorf("mementomap: compact: %w", err)
+		}
+	} else {
+		var measured DepthMeans
+		hs, measured, bounds, st.InLines, st.Skipped, err = firstPass(ctx, f, name, opts)
+		if err != nil {
+			return st, fmt.Errorf("mementomap: compact: %w", err)
+		}
+		means = measured
+		if opts.Means != nil {
+			means = *opts.Means
+		}
 	}
 	st.Means = means
 	dataStart := fi.Size()
@@ -201,6 +266,11 @@ func CompactFile(ctx context.Context, inPath, outPath string, opts CompactOption
 	}
 	tmpName := out.Name()
 	ok := false
+	if err := out.Chmod(0o644); err != nil {
+		out.Close()
+		os.Remove(tmpName)
+		return st, fmt.Errorf("mementomap: compact: %w", err)
+	}
 	defer func() {
 		if !ok {
 			out.Close()
@@ -216,12 +286,19 @@ func CompactFile(ctx context.Context, inPath, outPath string, opts CompactOption
 	}
 
 	parts := partition(bounds, fi.Size(), opts)
-	st.Partitions = len(parts)
+	st.Partitions = max(1, len(parts))
 	if len(parts) <= 1 {
 		s := newFileSink(out)
 		s.fileOff = int64(len(hb))
-		if st.Rollups, err = compactSection(ctx, f, name, dataStart, fi.Size(), line0(bounds), opts, means, s); err != nil {
+		if src == nil {
+			src = sectionSource(f, name, dataStart, fi.Size(), line0(bounds), opts)
+		}
+		var n int64
+		if st.Rollups, n, err = compactSource(ctx, src, opts, means, s); err != nil {
 			return st, fmt.Errorf("mementomap: compact: %w", err)
+		}
+		if onePass {
+			st.InLines, st.Skipped = n, src.skippedLines()
 		}
 		_, st.OutLines = s.pos()
 	} else {
@@ -320,7 +397,7 @@ func compactParallel(ctx context.Context, f *os.File, name string, parts []part,
 		go func() {
 			defer wg.Done()
 			s := newFileSink(files[i])
-			rollups[i], errs[i] = compactSection(ctx, f, name, p.from, p.to, p.line, opts, means, s)
+			rollups[i], _, errs[i] = compactSource(ctx, sectionSource(f, name, p.from, p.to, p.line, opts), opts, means, s)
 			_, lines[i] = s.pos()
 		}()
 	}
@@ -415,7 +492,10 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) error {
 	}
 	tmp := f.Name()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	err = write(bw)
+	err = f.Chmod(0o644)
+	if err == nil {
+		err = write(bw)
+	}
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -440,9 +520,13 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) error {
 // RemoveStaleTemps removes temporary files a crashed writer of path may
 // have left beside it.
 func RemoveStaleTemps(path string) error {
-	ms, err := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*"))
-	if err != nil {
-		return err
+	var ms []string
+	for _, pat := range []string{"." + filepath.Base(path) + ".tmp-*", ".." + filepath.Base(path) + ".tmp-*"} {
+		m, err := filepath.Glob(filepath.Join(filepath.Dir(path), pat))
+		if err != nil {
+			return err
+		}
+		ms = append(ms, m...)
 	}
 	for _, m := range ms {
 		if err := os.Remove(m); err != nil {

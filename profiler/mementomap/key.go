@@ -45,38 +45,51 @@ func tokenize(key []byte, toks []token) ([]token, error) {
 	if hostEnd == 0 {
 		return nil, fmt.Errorf("key %q has an empty host", key)
 	}
-	s := 0
-	for i := 0; i <= hostEnd; i++ {
-		if i == hostEnd || key[i] == ',' {
-			if i == s || (key[s] == '*' && i == s+1) {
-				return nil, fmt.Errorf("key %q has an empty or wildcard host label", key)
-			}
-			toks = append(toks, token{kind: tkHost, s: int32(s), e: int32(i)})
-			s = i + 1
+	for s := 0; ; {
+		i := bytes.IndexByte(key[s:hostEnd], ',')
+		e := hostEnd
+		if i >= 0 {
+			e = s + i
 		}
+		if e == s || (key[s] == '*' && e == s+1) {
+			return nil, fmt.Errorf("key %q has an empty or wildcard host label", key)
+		}
+		toks = append(toks, token{kind: tkHost, s: int32(s), e: int32(e)})
+		if i < 0 {
+			break
+		}
+		s = e + 1
 	}
 	if wildHost {
 		return append(toks, token{kind: tkWild, s: int32(len(key) - 1), e: int32(len(key))}), nil
 	}
 	toks = append(toks, token{kind: tkRoot, s: int32(hostEnd), e: int32(hostEnd + 1)})
 	p := hostEnd + 1
-	if p < len(key) && key[p] == '/' {
-		p++
-	}
-	if p >= len(key) {
+	if p == len(key) {
 		return toks, nil
 	}
-	s = p
-	for i := p; i <= len(key); i++ {
-		if i == len(key) || key[i] == '/' {
-			if i == len(key) && i == s+1 && key[s] == '*' {
-				return append(toks, token{kind: tkWild, s: int32(s), e: int32(i)}), nil
+	if key[p] != '/' {
+		return nil, fmt.Errorf("key %q: the path after ')' must start with '/'", key)
+	}
+	p++
+	if p == len(key) {
+		return toks, nil
+	}
+	for s := p; ; {
+		i := bytes.IndexByte(key[s:], '/')
+		if i < 0 {
+			if len(key) == s+1 && key[s] == '*' {
+				return append(toks, token{kind: tkWild, s: int32(s), e: int32(len(key))}), nil
 			}
-			toks = append(toks, token{kind: tkSeg, s: int32(s), e: int32(i)})
-			s = i + 1
+			return append(toks, token{kind: tkSeg, s: int32(s), e: int32(len(key))}), nil
+		}
+		toks = append(toks, token{kind: tkSeg, s: int32(s), e: int32(s + i)})
+		s += i + 1
+		if s == len(key) {
+			// A trailing '/' ends in an empty segment.
+			return append(toks, token{kind: tkSeg, s: int32(s), e: int32(s)}), nil
 		}
 	}
-	return toks, nil
 }
 
 // IsWildcard reports whether key ends in a wildcard ("…/*", "…,*", "*").

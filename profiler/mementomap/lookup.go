@@ -16,7 +16,8 @@ import (
 // until Close.
 type Map struct {
 	data    []byte
-	start   int // offset of the first data line
+	start   int   // offset of the first data line
+	sparse  []int // offsets of every indexStride-th data line
 	headers []ukvs.Header
 	mapped  bool
 	name    string
@@ -78,8 +79,23 @@ func (m *Map) init() error {
 		p += e + 1
 	}
 	m.start = min(p, len(m.data))
+	// A sparse index of line starts: the binary search compares keys at
+	// known line starts instead of scanning for them.
+	for q, n := m.start, 0; q < len(m.data); n++ {
+		if n%indexStride == 0 {
+			m.sparse = append(m.sparse, q)
+		}
+		e := bytes.IndexByte(m.data[q:], '\n')
+		if e < 0 {
+			break
+		}
+		q += e + 1
+	}
 	return nil
 }
+
+// indexStride is the number of lines per sparse index entry.
+const indexStride = 16
 
 // Headers returns the map's header lines.
 func (m *Map) Headers() []ukvs.Header { return m.headers }
@@ -100,7 +116,7 @@ func (m *Map) Close() error {
 	return nil
 }
 
-// lineKey returns the key of the line starting at p, and the line's end.
+// lineAt returns the key of the line starting at p, and the line's end.
 func (m *Map) lineAt(p int) (key []byte, end int) {
 	d := m.data[p:]
 	e := bytes.IndexByte(d, '\n')
@@ -108,18 +124,89 @@ func (m *Map) lineAt(p int) (key []byte, end int) {
 		e = len(d)
 	}
 	line := d[:e]
-	k := bytes.IndexAny(line, " \t")
+	k := bytes.IndexByte(line, ' ')
 	if k < 0 {
 		k = len(line)
+	}
+	if t := bytes.IndexByte(line[:k], '\t'); t >= 0 {
+		k = t
 	}
 	return line[:k], p + e
 }
 
+// keyAt returns the key of the line starting at p.
+func (m *Map) keyAt(p int) []byte {
+	d := m.data[p:]
+	win := d[:min(len(d), 4096)]
+	k := bytes.IndexByte(win, ' ')
+	if k < 0 {
+		k, _ := m.lineAt(p)
+		return k
+	}
+	seg := win[:k]
+	if i := bytes.IndexByte(seg, '\n'); i >= 0 {
+		seg = seg[:i]
+	}
+	if i := bytes.IndexByte(seg, '\t'); i >= 0 {
+		seg = seg[:i]
+	}
+	return seg
+}
+
+// nextLine returns the start of the line after the one holding offset p.
+func (m *Map) nextLine(p int) int {
+	e := bytes.IndexByte(m.data[p:], '\n')
+	if e < 0 {
+		return len(m.data)
+	}
+	return p + e + 1
+}
+
 // seek returns the offset of the first line whose key is >= key (len(data)
-// when none is). Invariants: every line starting before lo has a smaller
-// key; every line starting at or after hi has a key >= key. Both lo and hi
-// are line starts, so the first and the last lines are looked at like any.
-func (m *Map) seek(key []byte) int {
+// when none is) and the offset of the line before it (-1 when none): a
+// binary search over the sparse index finds the last indexed line with a
+// smaller key (or the first line), then at most indexStride lines are
+// scanned. The first and last lines are compared like any other.
+func (m *Map) seek(key []byte) (int, int) {
+	lo, hi := 0, len(m.sparse) // sparse[:lo] < key <= sparse[hi:]
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if bytes.Compare(m.keyAt(m.sparse[mid]), key) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == 0 {
+		return m.start, -1
+	}
+	prev := -1
+	p := m.sparse[lo-1]
+	for p < len(m.data) {
+		k := m.keyAt(p)
+		if bytes.Compare(k, key) >= 0 {
+			return p, prev
+		}
+		prev = p
+		p = m.nextLine(p + len(k))
+	}
+	return len(m.data), prev
+}
+
+func lcp(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// seekScan is seek without the index (kept to cross-check it in tests).
+// Invariants: every line starting before lo has a smaller key; every line
+// starting at or after hi has a key >= key; both are line starts.
+func (m *Map) seekScan(key []byte) int {
 	lo, hi := m.start, len(m.data)
 	for lo < hi {
 		mid := lo + (hi-lo)/2
@@ -140,17 +227,24 @@ func (m *Map) seek(key []byte) int {
 	return lo
 }
 
-// find returns the line whose key equals key.
-func (m *Map) find(key []byte) ([]byte, bool) {
-	p := m.seek(key)
-	if p >= len(m.data) {
-		return nil, false
+// find returns the line whose key equals key or, when there is none, the
+// length of the longest prefix key shares with a line of the map: keys
+// with a given prefix are contiguous, so when no neighbour of key's
+// position shares a prefix with it, no line does.
+func (m *Map) find(key []byte) ([]byte, bool, int) {
+	p, prev := m.seek(key)
+	shared := 0
+	if p < len(m.data) {
+		k, end := m.lineAt(p)
+		if bytes.Equal(k, key) {
+			return m.data[p:end], true, len(key)
+		}
+		shared = lcp(k, key)
 	}
-	k, end := m.lineAt(p)
-	if !bytes.Equal(k, key) {
-		return nil, false
+	if prev >= 0 {
+		shared = max(shared, lcp(m.keyAt(prev), key))
 	}
-	return m.data[p:end], true
+	return nil, false, shared
 }
 
 // Match is the answer of a lookup.
@@ -177,9 +271,21 @@ func (m *Map) Lookup(key []byte, s *Scratch) (Match, error) {
 	if err != nil {
 		return Match{}, fmt.Errorf("mementomap: lookup: %w", err)
 	}
+	s.probes = s.probes[:0]
+cands:
 	for _, c := range s.cands {
-		line, ok := m.find(c)
+		// A wildcard "P*" cannot be in the map when an earlier search for
+		// a key starting with P found no line sharing P.
+		if n := len(c) - 1; c[n] == '*' {
+			for _, pr := range s.probes {
+				if pr.shared < n && len(pr.key) >= n && bytes.Equal(pr.key[:n], c[:n]) {
+					continue cands
+				}
+			}
+		}
+		line, ok, shared := m.find(c)
 		if !ok {
+			s.probes = append(s.probes, probe{key: c, shared: shared})
 			continue
 		}
 		rec, err := ukvs.ParseRecord(line)
@@ -193,8 +299,14 @@ func (m *Map) Lookup(key []byte, s *Scratch) (Match, error) {
 
 // Scratch holds buffers reused across lookups by one goroutine.
 type Scratch struct {
-	buf   []byte
-	cands [][]byte
+	buf    []byte
+	cands  [][]byte
+	probes []probe
+}
+
+type probe struct {
+	key    []byte
+	shared int
 }
 
 // Check verifies the map's invariants: every data line parses, keys are

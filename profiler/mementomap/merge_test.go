@@ -305,3 +305,51 @@ func TestCompactStreamAndSkipBad(t *testing.T) {
 		t.Fatalf("want an error naming line 2, got %v", err)
 	}
 }
+
+// TestLookupMatchesNaive cross-checks the indexed, pruned lookup against a
+// naive one (a hash of every line, candidates tried in order) and the
+// indexed seek against a plain binary search over bytes.
+func TestLookupMatchesNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 200; i++ {
+		in := randomMap(r)
+		m, err := NewMap([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := map[string]string{}
+		var keys []string
+		for _, l := range strings.Split(strings.TrimSpace(in), "\n") {
+			f := strings.Fields(l)
+			lines[f[0]] = f[1]
+			keys = append(keys, f[0])
+		}
+		probes := append([]string{}, keys...)
+		for j := 0; j < 50; j++ {
+			probes = append(probes, strings.TrimSuffix(keys[r.IntN(len(keys))], "*")+[]string{"x", "a", "/a", "/b/c", "", "-"}[r.IntN(6)])
+		}
+		probes = append(probes, "aaa)/", "zzz)/", "com,a,b,c)/q", "uk,co,new)/", "localhost)/zz")
+		var s Scratch
+		for _, k := range probes {
+			cands, _, err := Candidates([]byte(k), nil, nil)
+			if err != nil {
+				continue
+			}
+			var want Match
+			for _, c := range cands {
+				if v, ok := lines[string(c)]; ok {
+					f, _ := ukvs.ParseFreq([]byte(v))
+					want = Match{Present: !f.IsExclusion(), Key: c, Freq: f}
+					break
+				}
+			}
+			got, err := m.Lookup([]byte(k), &s)
+			if err != nil || got.Present != want.Present || string(got.Key) != string(want.Key) || got.Freq != want.Freq {
+				t.Fatalf("case %d: %s: got %+v %v, want %+v\n%s", i, k, got, err, want, in)
+			}
+			if p, _ := m.seek([]byte(k)); p != m.seekScan([]byte(k)) {
+				t.Fatalf("case %d: seek(%s) = %d, plain search %d", i, k, p, m.seekScan([]byte(k)))
+			}
+		}
+	}
+}

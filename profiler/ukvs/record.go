@@ -84,15 +84,21 @@ func ValidKey(k []byte) error {
 // accepted. The returned record aliases line except for a rewritten JSON
 // block.
 func ParseRecord(line []byte) (Record, error) {
-	line = bytes.TrimRight(line, " \t\r")
+	for len(line) > 0 && (isBlank(line[len(line)-1]) || line[len(line)-1] == '\r') {
+		line = line[:len(line)-1]
+	}
 	var r Record
 	i := 0
+	ctl := false
 	for i < len(line) && !isBlank(line[i]) {
+		ctl = ctl || line[i] < ' ' || line[i] == 0x7f
 		i++
 	}
 	r.Key = line[:i]
-	if err := ValidKey(r.Key); err != nil {
-		return Record{}, err
+	if ctl || i == 0 || r.Key[0] == '!' {
+		if err := ValidKey(r.Key); err != nil {
+			return Record{}, err
+		}
 	}
 	for i < len(line) && isBlank(line[i]) {
 		i++

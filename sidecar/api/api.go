@@ -174,17 +174,15 @@ type MapLookup struct {
 	Excluded bool `json:"excluded,omitempty"`
 }
 
-// CompactRequest asks for compaction of the live map. Weight is the
-// threshold weight (Wh = Wp); 0 means the daemon's default.
-type CompactRequest struct {
-	Weight float64 `json:"weight,omitempty"`
-}
-
-// CompactResult reports a compaction.
+// CompactResult reports a merge of the captures held in memory into the
+// map file (compacted when mementomap.compact is set).
 type CompactResult struct {
-	LinesBefore int64  `json:"lines_before"`
-	LinesAfter  int64  `json:"lines_after"`
-	Path        string `json:"path"`
+	Merged  bool   `json:"merged"`
+	Pending int64  `json:"pending_before"`
+	Lines   int64  `json:"lines"`
+	Bytes   int64  `json:"bytes"`
+	Path    string `json:"path"`
+	Compact bool   `json:"compacted"`
 }
 
 // SweepStatus describes one configured fixity sweep and its last run.

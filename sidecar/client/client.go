@@ -306,9 +306,9 @@ func (c *Client) MapLookup(ctx context.Context, uri string) (api.MapLookup, erro
 }
 
 // CompactMap asks the daemon to compact the live MementoMap.
-func (c *Client) CompactMap(ctx context.Context, req api.CompactRequest) (api.CompactResult, error) {
+func (c *Client) CompactMap(ctx context.Context) (api.CompactResult, error) {
 	var res api.CompactResult
-	err := c.call(ctx, http.MethodPost, api.PathMapCompact, req, &res)
+	err := c.call(ctx, http.MethodPost, api.PathMapCompact, struct{}{}, &res)
 	return res, err
 }
 
@@ -324,4 +324,10 @@ func (c *Client) RunSweep(ctx context.Context, name string, wait bool) (api.Swee
 	var res api.SweepStatus
 	err := c.call(ctx, http.MethodPost, api.PathFixityRun, api.RunSweepRequest{Sweep: name, Wait: wait}, &res)
 	return res, err
+}
+
+// Raw GETs path (e.g. "/v1/fixity/report") and returns the response for the
+// caller to read and close; error answers are returned as *Error.
+func (c *Client) Raw(ctx context.Context, path string) (*http.Response, error) {
+	return c.do(ctx, http.MethodGet, path, nil, "")
 }

@@ -1,0 +1,181 @@
+package cdxj
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/wayside-archive/wayside/surt"
+	"github.com/wayside-archive/wayside/warcio"
+)
+
+// IndexOptions control which records become index lines.
+type IndexOptions struct {
+	// Filename is written in every line; "" uses the file's base name
+	// without a trailing ".open" (the name the file will have once closed).
+	Filename string
+	// All indexes every record with a target URI, request and warcinfo
+	// records and application/warc-fields metadata included. By default
+	// the records pywb's indexer skips are skipped.
+	All bool
+}
+
+// Stats counts what IndexFile did.
+type Stats struct {
+	Records   int   // records read
+	Lines     int   // index lines emitted
+	RawBytes  int64 // stored bytes of the records read (compressed size)
+	DataBytes int64 // uncompressed bytes read
+	// Problems lists records that could not be read or indexed; indexing
+	// continued past each.
+	Problems []error
+}
+
+// FileName returns the name a WARC file is indexed under: its base name
+// without a ".open" suffix.
+func FileName(path string) string {
+	return strings.TrimSuffix(filepath.Base(path), ".open")
+}
+
+// IndexFile reads the WARC file at path and calls emit with the index line
+// of every record that pywb's cdx-indexer would index (response, revisit,
+// resource, metadata other than application/warc-fields, conversion…;
+// not request or warcinfo unless opts.All). Unreadable records are recorded
+// in Stats.Problems and skipped; the returned error is for failures that
+// stop indexing (opening the file, emit's error, ctx).
+func IndexFile(ctx context.Context, path string, opts IndexOptions, emit func(*Line) error) (Stats, error) {
+	r, err := warcio.Open(path)
+	if err != nil {
+		return Stats{}, fmt.Errorf("cdxj: %w", err)
+	}
+	defer r.Close()
+	if opts.Filename == "" {
+		opts.Filename = FileName(path)
+	}
+	return Index(ctx, r, opts, emit)
+}
+
+// Index is IndexFile over an open reader.
+func Index(ctx context.Context, r *warcio.Reader, opts IndexOptions, emit func(*Line) error) (Stats, error) {
+	var st Stats
+	var l Line
+	for {
+		if st.Records%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return st, err
+			}
+		}
+		rec, err := r.Next()
+		st.DataBytes = r.DataOffset()
+		if err == io.EOF {
+			return st, nil
+		}
+		if err != nil {
+			st.Problems = append(st.Problems, err)
+			if errors.Is(err, warcio.ErrTruncated) {
+				return st, nil
+			}
+			continue
+		}
+		st.Records++
+		st.RawBytes += rec.Length
+		if !indexed(rec, opts.All) {
+			continue
+		}
+		if rec.Length == 0 {
+			st.Problems = append(st.Problems, fmt.Errorf("cdxj: %s offset %d: record shares a gzip member with another record; it cannot be located by offset and length and is not indexed", r.Name(), rec.Offset))
+			continue
+		}
+		FromRecord(&l, rec, opts.Filename)
+		if err := emit(&l); err != nil {
+			return st, err
+		}
+		st.Lines++
+	}
+}
+
+func indexed(rec *warcio.Record, all bool) bool {
+	if all {
+		return recordURL(rec) != ""
+	}
+	if rec.TargetURI == "" {
+		return false
+	}
+	switch rec.Type {
+	case "request", "warcinfo":
+		return false
+	}
+	return !strings.HasPrefix(strings.ToLower(strings.TrimSpace(rec.ContentType)), "application/warc-fields")
+}
+
+// FromRecord fills l with the index line of rec, as pywb writes it:
+// key = SURT of the target URI (the URI itself when it does not
+// canonicalise), mime = the HTTP Content-Type up to ";" or " " ("unk" for
+// HTTP records without one, "warc/revisit" for revisits, the WARC
+// Content-Type for other records), status only for HTTP responses, digest =
+// the WARC-Payload-Digest header (Base32 for SHA-1) or, when absent, the
+// computed payload digest.
+func FromRecord(l *Line, rec *warcio.Record, filename string) {
+	u := recordURL(rec)
+	key, err := surt.Canonicalize(u)
+	if err != nil || rec.TargetURI == "" {
+		key = u
+	}
+	*l = Line{
+		Key:       key,
+		Timestamp: rec.Date.UTC().Format("20060102150405"),
+		URL:       u,
+		Length:    rec.Length,
+		Offset:    rec.Offset,
+		Filename:  filename,
+	}
+	if rec.Date.IsZero() {
+		l.Timestamp = "00000000000000"
+	}
+	switch {
+	case rec.Type == "revisit":
+		l.MIME = RevisitMIME
+	case rec.HTTP != nil:
+		l.MIME = pywbMIME(rec.HTTP.Header.Get("Content-Type"), "unk")
+		if rec.Type == "request" {
+			l.MIME = pywbMIME(rec.HTTP.Header.Get("Content-Type"), "-")
+		}
+	default:
+		l.MIME = pywbMIME(rec.ContentType, "unk")
+	}
+	if rec.Type == "response" && rec.HTTP != nil {
+		l.Status = rec.HTTP.Status
+	}
+	switch {
+	case rec.DeclaredPayloadDigest != "":
+		l.Digest = IndexDigest(rec.DeclaredPayloadDigest)
+	case rec.Header("WARC-Payload-Digest") != "":
+		l.Digest = strings.TrimPrefix(strings.TrimSpace(rec.Header("WARC-Payload-Digest")), "sha1:")
+	case rec.Type != "revisit" && rec.PayloadDigest != "":
+		l.Digest = IndexDigest(rec.PayloadDigest)
+	}
+}
+
+// recordURL is the URL a record is indexed under: its target URI, or for
+// a warcinfo record without one its WARC-Filename (as pywb does).
+func recordURL(rec *warcio.Record) string {
+	if rec.TargetURI == "" && rec.Type == "warcinfo" {
+		return rec.Header("WARC-Filename")
+	}
+	return rec.TargetURI
+}
+
+// pywbMIME cuts a Content-Type at the first ";" or " " (no case change).
+func pywbMIME(ct, def string) string {
+	ct = strings.TrimSpace(ct)
+	if i := strings.IndexAny(ct, "; "); i >= 0 {
+		ct = ct[:i]
+	}
+	if ct == "" {
+		return def
+	}
+	return ct
+}

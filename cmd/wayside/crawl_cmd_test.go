@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wayside-archive/wayside/crawl/sitetest"
+)
+
+func runCLI(ctx context.Context, args ...string) (stdout, stderr string, err error) {
+	var o, e bytes.Buffer
+	err = run(ctx, args, &env{stdout: &o, stderr: &e, getenv: func(string) string { return "" }})
+	return o.String(), e.String(), err
+}
+
+func TestCrawlCommand(t *testing.T) {
+	srv, err := sitetest.Start(sitetest.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := t.TempDir()
+	args := []string{"crawl", "--warc-dir", dir, "--robots", "--parallel", "1", "--quiet", srv.URL + "/"}
+	out, stderr, err := runCLI(context.Background(), args...)
+	if err != nil {
+		t.Fatalf("first crawl: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"pages fetched        18", "responses            17", "revisits             1 identical-payload-digest, 0 server-not-modified"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("first summary lacks %q:\n%s", want, out)
+		}
+	}
+	out, stderr, err = runCLI(context.Background(), append([]string{"crawl", "--conditional"}, args[1:]...)...)
+	if err != nil {
+		t.Fatalf("second crawl: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"responses            3", "revisits             8 identical-payload-digest, 7 server-not-modified", "collisions           0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("second summary lacks %q:\n%s", want, out)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.open")); len(m) != 0 {
+		t.Errorf("files left open: %v", m)
+	}
+}
+
+func TestCrawlCommandBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"crawl", "--warc-dir", t.TempDir(), "http://exa mple.com/"}, `"http://exa mple.com/"`},
+		{[]string{"crawl", "--warc-dir", t.TempDir(), "ftp://example.com/"}, `"ftp://example.com/"`},
+		{[]string{"crawl", "--warc-dir", t.TempDir(), "--verify", "sometimes", "http://example.com/"}, `"sometimes"`},
+		{[]string{"crawl", "--warc-dir", t.TempDir(), "--warc-version", "0.17", "http://example.com/"}, `"0.17"`},
+		{[]string{"crawl", "--warc-dir", t.TempDir()}, "no URL"},
+	} {
+		_, _, err := runCLI(context.Background(), tc.args...)
+		var ue usageError
+		if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want a usage error mentioning %s", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestCrawlCommandInterrupt cancels a crawl while a slow resource is being
+// fetched: the command returns cleanly and leaves no .open file.
+func TestCrawlCommandInterrupt(t *testing.T) {
+	site := sitetest.New()
+	site.Add(&sitetest.Resource{Path: "/media/talk.bin", ContentType: "application/octet-stream", Body: sitetest.Blob(1, 64<<10), Slow: 30 * time.Second})
+	srv, err := sitetest.Start(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	out, stderr, err := runCLI(ctx, "crawl", "--warc-dir", dir, "--parallel", "2", "--quiet", srv.URL+"/")
+	if err != nil {
+		t.Fatalf("interrupted crawl: %v\n%s", err, stderr)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("crawl did not stop promptly on cancel")
+	}
+	if !strings.Contains(stderr, "interrupted") || !strings.Contains(out, "summary") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", out, stderr)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.open")); len(m) != 0 {
+		t.Errorf("files left open: %v", m)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz")); len(m) == 0 {
+		t.Errorf("no WARC written before the interrupt")
+	}
+}
+
+func TestDemoCommand(t *testing.T) {
+	dir := t.TempDir()
+	out, stderr, err := runCLI(context.Background(), "demo", "--dir", dir)
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"== Crawl 1", "== Crawl 2", "crawl 2 summary", "Revisits written by crawl 2:", "server-not-modified", "identical-payload-digest"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "server-not-modified  ") < 7 {
+		t.Errorf("demo lists fewer than 7 server-not-modified revisits:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dedup-index")); err != nil {
+		t.Errorf("no dedup index in %s: %v", dir, err)
+	}
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wayside-archive/wayside/internal/testenv"
+)
+
+func runMMCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var o, e bytes.Buffer
+	err = run(context.Background(), append([]string{"mementomap"}, args...), &env{stdin: strings.NewReader(stdin), stdout: &o, stderr: &e, getenv: func(string) string { return "" }})
+	return o.String(), e.String(), err
+}
+
+// TestMementoMapCommandCorpus runs generate over the real WARC corpus, then
+// compact, lookup (arguments and batch), merge and eval on the result.
+func TestMementoMapCommandCorpus(t *testing.T) {
+	warcs := testenv.CorpusWARCs(t)
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full.ukvs")
+	_, stderr, err := runMMCLI(t, "", append([]string{"generate", "-o", full, "--id", "http://archive.example/", "--skip-bad"}, warcs...)...)
+	if err != nil {
+		t.Fatalf("generate: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "captures read") || !strings.Contains(stderr, "reading ") {
+		t.Fatalf("no progress/summary on stderr:\n%s", stderr)
+	}
+	b, err := os.ReadFile(full)
+	if err != nil || !strings.HasPrefix(string(b), "!context") || !strings.Contains(string(b), "\n!id {\"uri\":\"http://archive.example/\"}\n") {
+		t.Fatalf("generated map:\n%.500s (%v)", b, err)
+	}
+	if fi, _ := os.Stat(full); fi.Mode().Perm() != 0o644 {
+		t.Fatalf("map mode %v", fi.Mode())
+	}
+	small := filepath.Join(dir, "small.ukvs")
+	if _, stderr, err := runMMCLI(t, "", "compact", "--w", "0.1", "--workers", "2", full, small); err != nil || !strings.Contains(stderr, "rollups") {
+		t.Fatalf("compact: %v\n%s", err, stderr)
+	}
+	out, _, err := runMMCLI(t, "", "lookup", small, "http://www.iana.org/", "http://unseen.example.net/x", "com,example)/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "present\thttp://www.iana.org/\torg,iana") || !strings.HasPrefix(lines[1], "absent\t") {
+		t.Fatalf("lookup:\n%s", out)
+	}
+	out, _, err = runMMCLI(t, "http://www.iana.org/\nhttp://www.iana.org/domains/example\nhttp://[::1/x\n", "lookup", small)
+	if err != nil || strings.Count(out, "present\t") != 2 || !strings.Contains(out, "error\thttp://[::1/x") {
+		t.Fatalf("batch lookup: %v\n%s", err, out)
+	}
+	merged := filepath.Join(dir, "merged.ukvs")
+	if _, stderr, err := runMMCLI(t, "", "merge", "-o", merged, full, small); err != nil || !strings.Contains(stderr, "keys summed") {
+		t.Fatalf("merge: %v\n%s", err, stderr)
+	}
+	set := filepath.Join(dir, "set.txt")
+	if err := os.WriteFile(set, []byte("1 http://www.iana.org/\n1 http://www.iana.org/domains/example\n0 http://unseen.example.net/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = runMMCLI(t, "", "eval", "--map", small, "--full", full, "--set", set)
+	if err != nil || !strings.Contains(out, "recall\t1.0000") || !strings.Contains(out, "relative cost\t") {
+		t.Fatalf("eval: %v\n%s", err, out)
+	}
+}
+
+func TestMementoMapCommandSynthSweep(t *testing.T) {
+	dir := t.TempDir()
+	full, set, table, plot := filepath.Join(dir, "full.ukvs"), filepath.Join(dir, "set.txt"), filepath.Join(dir, "t.tsv"), filepath.Join(dir, "p.svg")
+	if _, stderr, err := runMMCLI(t, "", "synth", "-n", "20000", "-o", full, "--set", set, "--absent", "1000"); err != nil {
+		t.Fatalf("synth: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := runMMCLI(t, "", "eval", "--full", full, "--set", set, "--sweep", "8,1,0.1", "--table", table, "--plot", plot); err != nil {
+		t.Fatalf("sweep: %v\n%s", err, stderr)
+	}
+	tb, _ := os.ReadFile(table)
+	rows := strings.Split(strings.TrimSpace(string(tb)), "\n")
+	if len(rows) != 4 || !strings.HasPrefix(rows[0], "w\tlines") {
+		t.Fatalf("table:\n%s", tb)
+	}
+	for _, r := range rows[1:] {
+		if f := strings.Split(r, "\t"); f[7] != "1.0000" {
+			t.Errorf("recall is not 1.0: %s", r)
+		}
+	}
+	svg, _ := os.ReadFile(plot)
+	if !bytes.HasPrefix(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("W=8")) || !bytes.Contains(svg, []byte("</svg>")) {
+		t.Fatalf("plot:\n%.300s", svg)
+	}
+}
+
+func TestMementoMapCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.ukvs")
+	if err := os.WriteFile(bad, []byte("com,b)/ 1\ncom,a)/ 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := runMMCLI(t, "", "compact", bad, filepath.Join(dir, "out.ukvs"))
+	if err == nil || !strings.Contains(err.Error(), "bad.ukvs:2") || !strings.Contains(err.Error(), "out of byte order") {
+		t.Fatalf("unsorted input: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out.ukvs")); !os.IsNotExist(err) {
+		t.Fatal("output written despite the error")
+	}
+	_, stderr, err := runMMCLI(t, "", "compact", "--skip-bad", bad, filepath.Join(dir, "out.ukvs"))
+	if err != nil || !strings.Contains(stderr, "skipped: ukvs: "+bad+":2") || !strings.Contains(stderr, "1 bad lines skipped") {
+		t.Fatalf("skip-bad: %v\n%s", err, stderr)
+	}
+	var ue usageError
+	if _, _, err := runMMCLI(t, "", "frobnicate"); !errors.As(err, &ue) {
+		t.Fatalf("unknown command: %v", err)
+	}
+	out, _, err := runMMCLI(t, "", "--help")
+	if err != nil || !strings.Contains(out, "generate [-o OUT]") {
+		t.Fatalf("help: %v\n%s", err, out)
+	}
+	_, stderr, err = runMMCLI(t, "", "compact", "-h")
+	if !strings.Contains(stderr, "Public") || !strings.Contains(stderr, "-workers") {
+		t.Fatalf("compact -h: %v\n%s", err, stderr)
+	}
+}

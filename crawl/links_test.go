@@ -1,0 +1,80 @@
+package crawl
+
+import (
+	"flag"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata golden files")
+
+// TestExtractLinks runs link extraction over testdata/links/* and compares
+// with the .links golden files (go test -run TestExtractLinks -update
+// rewrites them).
+func TestExtractLinks(t *testing.T) {
+	files, _ := filepath.Glob("testdata/links/*")
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".links") {
+			continue
+		}
+		n++
+		body, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mime := "text/html"
+		if strings.HasSuffix(f, ".css") {
+			mime = "text/css"
+		}
+		base, _ := url.Parse("http://example.org/section/" + filepath.Base(f))
+		var b strings.Builder
+		for _, u := range extractLinks(base, mime, body) {
+			b.WriteString(u.String())
+			b.WriteByte('\n')
+		}
+		golden := f + ".links"
+		if *update {
+			if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (run with -update to create it)", err)
+		}
+		if b.String() != string(want) {
+			t.Errorf("%s: links differ\ngot:\n%s\nwant:\n%s", f, b.String(), want)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no testdata")
+	}
+}
+
+func FuzzExtractLinks(f *testing.F) {
+	for _, p := range []string{"testdata/links/page.html", "testdata/links/style.css"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, strings.HasSuffix(p, ".css"))
+	}
+	f.Add([]byte("<a href='\x00:%zz'>"), false)
+	base, _ := url.Parse("http://example.org/")
+	f.Fuzz(func(t *testing.T, body []byte, css bool) {
+		mime := "text/html"
+		if css {
+			mime = "text/css"
+		}
+		for _, u := range extractLinks(base, mime, body) {
+			if u.Scheme != "http" && u.Scheme != "https" || u.Fragment != "" {
+				t.Fatalf("bad link %q", u)
+			}
+		}
+	})
+}

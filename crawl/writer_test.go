@@ -1,0 +1,231 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wayside-archive/wayside/warcio"
+)
+
+func testRecord(uri string, body []byte) *Record {
+	r := &Record{Type: "resource", ID: NewRecordID(), Date: recordDate(time.Now(), Version11), capture: &captureMeta{}}
+	r.Fields = []Field{{"WARC-Target-URI", uri}, {"Content-Type", "application/octet-stream"}}
+	r.Block = body
+	return r
+}
+
+// TestGroupCommit: many concurrent writers share fsyncs, every capture is
+// returned only after its fsync, and CDXJ lines appear for durable records.
+func TestGroupCommit(t *testing.T) {
+	dir := t.TempDir()
+	w, err := OpenWriter(WriterOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wr, err := w.Write(testRecord(fmt.Sprintf("http://example.org/%d", i), bytes.Repeat([]byte{byte(i)}, 1000)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			caps, err := w.WaitDurable(context.Background(), wr)
+			if err != nil || len(caps) != 1 {
+				t.Errorf("WaitDurable: %v, %d captures", err, len(caps))
+				return
+			}
+			w.mu.Lock()
+			synced := w.synced
+			w.mu.Unlock()
+			if synced < wr.seq {
+				t.Errorf("capture returned before its fsync (synced %d < seq %d)", synced, wr.seq)
+			}
+			if err := recordAt(dir, caps[0]); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	st := w.Stats()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st.Syncs >= n {
+		t.Errorf("%d fsyncs for %d concurrent records: no group commit", st.Syncs, n)
+	}
+	t.Logf("%d records, %d fsyncs", n, st.Syncs)
+	cdx, _ := filepath.Glob(filepath.Join(dir, "*.cdxj"))
+	if len(cdx) != 1 {
+		t.Fatalf("CDXJ files %v", cdx)
+	}
+	b, _ := os.ReadFile(cdx[0])
+	if lines := strings.Count(string(b), "\n"); lines != n {
+		t.Errorf("%d CDXJ lines, want %d", lines, n)
+	}
+	if got := len(readDir(t, dir)); got != n+1 {
+		t.Errorf("%d records on disk, want %d", got, n+1)
+	}
+}
+
+// TestRecoverPartialTail simulates a crash inside a record: the complete
+// records are kept, the tail is saved aside and reported, the file is
+// renamed and its CDXJ rebuilt; a second recovery finds nothing.
+func TestRecoverPartialTail(t *testing.T) {
+	for _, cut := range []int{1, 10, 100, -1} {
+		t.Run(fmt.Sprint(cut), func(t *testing.T) {
+			dir := t.TempDir()
+			w, err := OpenWriter(WriterOptions{Dir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var last Written
+			for i := 0; i < 3; i++ {
+				if last, err = w.Write(testRecord(fmt.Sprintf("http://example.org/%d", i), bytes.Repeat([]byte("x"), 5000+i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := w.WaitDurable(context.Background(), last); err != nil {
+				t.Fatal(err)
+			}
+			open := filepath.Join(dir, w.name+openSuffix)
+			good, _ := os.Stat(open)
+			// Append part of another record, as a crash mid-write leaves it.
+			more, err := w.compress([]*Record{testRecord("http://example.org/partial", bytes.Repeat([]byte("y"), 9000))}, "", new(int64))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tail := more[0]
+			if cut > 0 {
+				tail = tail[:cut]
+			} else {
+				tail = tail[:len(tail)-3] // all but the gzip trailer's end
+			}
+			f, _ := os.OpenFile(open, os.O_WRONLY|os.O_APPEND, 0)
+			f.Write(tail)
+			f.Close()
+			// The process "dies": no Close. Recovery runs on the next open.
+			rep, err := Recover(dir, RecoverOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.PartialTails != 1 || len(rep.Files) != 1 {
+				t.Fatalf("report %+v", rep)
+			}
+			rf := rep.Files[0]
+			if rf.Records != 4 || rf.KeptBytes != good.Size() || rf.TailBytes != int64(len(tail)) || rf.Problem == "" {
+				t.Errorf("recovered %+v, want 4 records, %d bytes kept, %d tail bytes", rf, good.Size(), len(tail))
+			}
+			saved, err := os.ReadFile(filepath.Join(dir, rf.TailFile))
+			if err != nil || !bytes.Equal(saved, tail) {
+				t.Errorf("tail not saved intact: %v", err)
+			}
+			if _, err := os.Stat(open); !os.IsNotExist(err) {
+				t.Errorf(".open file still there")
+			}
+			r, err := warcio.Open(filepath.Join(dir, rf.Final))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for {
+				if _, err := r.Next(); err != nil {
+					if err.Error() != "EOF" {
+						t.Errorf("recovered file: %v", err)
+					}
+					break
+				}
+				n++
+			}
+			r.Close()
+			if n != 4 {
+				t.Errorf("%d records readable after recovery, want 4", n)
+			}
+			cdx, _ := os.ReadFile(filepath.Join(dir, cdxjName(rf.Final)))
+			if strings.Count(string(cdx), "\n") != 3 {
+				t.Errorf("rebuilt CDXJ:\n%s", cdx)
+			}
+			validateStrict(t, dir)
+			if rep2, err := Recover(dir, RecoverOptions{}); err != nil || len(rep2.Files) != 0 {
+				t.Errorf("second recovery: %+v %v", rep2, err)
+			}
+		})
+	}
+}
+
+// TestDirLock: a second writer on a directory in use is refused (its
+// recovery would otherwise finalise the live writer's .open file).
+func TestDirLock(t *testing.T) {
+	dir := t.TempDir()
+	w, err := OpenWriter(WriterOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(testRecord("http://example.org/", []byte("x"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenWriter(WriterOptions{Dir: dir}); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("second writer on %s: %v, want refusal", dir, err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.open")); len(m) != 1 {
+		t.Fatalf("live .open file disturbed: %v", m)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w2, err := OpenWriter(WriterOptions{Dir: dir})
+	if err != nil {
+		t.Fatalf("after Close: %v", err)
+	}
+	w2.Close()
+}
+
+// FuzzScanMembers: the recovery scanner never panics, reports records
+// back to back from offset 0, and stops at the first damaged byte.
+func FuzzScanMembers(f *testing.F) {
+	dir := f.TempDir()
+	w, err := OpenWriter(WriterOptions{Dir: dir, NoCDXJ: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := w.Write(testRecord(fmt.Sprintf("http://example.org/%d", i), bytes.Repeat([]byte("z"), 100*i))); err != nil {
+			f.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		f.Fatal(err)
+	}
+	m, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	good, err := os.ReadFile(m[0])
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	f.Add(append(append([]byte{}, good...), 0x1f, 0x8b, 8))
+	f.Add([]byte("WARC/1.1\r\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var end int64
+		err := scanMembers(bytes.NewReader(b), func(off, length int64, hdr http.Header, head []byte) {
+			if off != end || length <= 0 {
+				t.Fatalf("record at %d+%d, previous ended at %d", off, length, end)
+			}
+			end = off + length
+		})
+		if end > int64(len(b)) || (err == nil && end != int64(len(b))) {
+			t.Fatalf("scanned to %d of %d bytes, err %v", end, len(b), err)
+		}
+	})
+}

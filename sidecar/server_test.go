@@ -1,0 +1,313 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/dedupindex/pebble"
+	"github.com/wayside-archive/wayside/fixity/testarchive"
+	"github.com/wayside-archive/wayside/internal/testenv"
+	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/sidecar/client"
+)
+
+// runInProcess runs a Server on a temporary data dir until the test ends
+// and returns a client on its socket. These tests run the daemon's code
+// under the race detector (the e2e tests run the real binary).
+func runInProcess(t *testing.T, mutate func(*Config)) (*client.Client, *Config, func() error) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := Config{DataDir: filepath.Join(dir, "data")}
+	cfg.Ingest.PollInterval = 20 * time.Millisecond
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := pebble.Open(cfg.Index.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(cfg, Options{Index: idx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	stopped := false
+	stop := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		err := <-done
+		if cerr := idx.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	t.Cleanup(func() { stop() })
+	c, err := client.New(cfg.Listen.Unix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Healthz(context.Background()) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("in-process server not up")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return c, &cfg, stop
+}
+
+// TestConcurrentClaimsOneWinner: many crawlers claim the same digest at
+// once; exactly one may write the original and commit, the others see
+// pending (and write full responses); after the commit all see duplicate.
+func TestConcurrentClaimsOneWinner(t *testing.T) {
+	c, cfg, stop := runInProcess(t, nil)
+	ctx := context.Background()
+	dg := "sha1:" + strings.Repeat("A", 32)
+	var mu sync.Mutex
+	states := map[string]int{}
+	var ticket *dedupindex.Ticket
+	var wg sync.WaitGroup
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := c.Claim(ctx, api.Key{Digest: dg})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			states[r.State]++
+			if r.Ticket != nil {
+				ticket = r.Ticket
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if states["claimed"] != 1 || states["pending"] != 15 || ticket == nil {
+		t.Fatalf("states %v, want one claimed and 15 pending", states)
+	}
+	o := dedupindex.Original{TargetURI: "http://a.example/", Date: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), RecordID: "<urn:uuid:a>", File: "a.warc.gz", Length: 10, PayloadLength: 100}
+	if err := c.Commit(ctx, *ticket, o); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		if r, err := c.Claim(ctx, api.Key{Digest: dg}); err != nil || r.State != "duplicate" {
+			t.Fatalf("after commit: %+v %v", r, err)
+		}
+	}
+	// Graceful stop: Run returns nil, the socket is gone, the index closes.
+	if err := stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if _, err := os.Stat(cfg.Listen.Unix); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket remains after stop: %v", err)
+	}
+}
+
+// TestIngestCorpus ingests the real-world corpus (messy WARCs from Heritrix,
+// wget, wpull, warcio, jwat, IA gowarc) and checks that the daemon keeps
+// serving, that every file is read to its end or reported truncated, and
+// that CDX answers never carry a revisit.
+func TestIngestCorpus(t *testing.T) {
+	files := testenv.CorpusWARCs(t)
+	warcs := t.TempDir()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(warcs, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, cfg, _ := runInProcess(t, func(c *Config) { c.Ingest.Dirs = []string{warcs} })
+	ctx := context.Background()
+	var st api.IngestStatus
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var err error
+		st, err = c.Ingest(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		finished := 0
+		for _, f := range st.Files {
+			if f.Done || f.Truncated {
+				finished++
+			}
+		}
+		if finished == len(files) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("corpus not ingested in time: %+v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if st.Originals == 0 || st.Revisits == 0 {
+		t.Errorf("corpus gave %d originals and %d revisits; it holds both", st.Originals, st.Revisits)
+	}
+	// Every CDXJ line of a response is answered by the CDX endpoint; no
+	// answer line is a revisit.
+	ents, _ := os.ReadDir(cfg.Ingest.CDXJDir)
+	if len(ents) == 0 {
+		t.Fatal("no CDXJ written")
+	}
+	checked := 0
+	for _, e := range ents {
+		b, _ := os.ReadFile(filepath.Join(cfg.Ingest.CDXJDir, e.Name()))
+		for _, line := range strings.Split(string(b), "\n") {
+			if !strings.Contains(line, `"status": "200"`) || checked >= 40 {
+				continue
+			}
+			u := line[strings.Index(line, `"url": "`)+8:]
+			u = u[:strings.Index(u, `"`)]
+			body, err := c.CDX(ctx, url.Values{"url": {u}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range strings.Split(strings.TrimSpace(body), "\n") {
+				if f := strings.Fields(l); len(f) >= 7 && f[3] == "warc/revisit" {
+					t.Errorf("CDX answer for %s contains a revisit: %q", u, l)
+				}
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Error("no 200 response in the corpus CDXJ")
+	}
+	if err := c.Healthz(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCDXPost adds CDXJ lines over the API (OutbackCDX style): originals
+// are indexed, revisits skipped, a bad line rejects the whole body.
+func TestCDXPost(t *testing.T) {
+	c, _, _ := runInProcess(t, nil)
+	ctx := context.Background()
+	body := `org,example)/ 20200101000000 {"url": "http://example.org/", "mime": "text/html", "status": "200", "digest": "OSSAPWJ23L56IYVRW3GFEAR4MCJMGPTB", "length": "2258", "offset": "334", "filename": "a.warc.gz"}
+org,example)/ 20210101000000 {"url": "http://example.org/", "mime": "warc/revisit", "digest": "OSSAPWJ23L56IYVRW3GFEAR4MCJMGPTB", "length": "500", "offset": "9000", "filename": "b.warc.gz"}
+org,example)/404 20200101000000 {"url": "http://example.org/404", "mime": "text/html", "status": "404", "digest": "ABSAPWJ23L56IYVRW3GFEAR4MCJMGPTB", "length": "10", "offset": "1", "filename": "a.warc.gz"}
+`
+	res, err := c.AddCDX(ctx, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Lines != 3 || res.Added != 1 || res.Revisits != 1 || res.Skipped != 1 {
+		t.Errorf("add: %+v", res)
+	}
+	o, found, err := c.Lookup(ctx, api.Key{Digest: "sha1:OSSAPWJ23L56IYVRW3GFEAR4MCJMGPTB"})
+	if err != nil || !found || o.File != "a.warc.gz" || o.Offset != 334 {
+		t.Errorf("lookup: %+v %v %v", o, found, err)
+	}
+	ans, err := c.CDX(ctx, url.Values{"url": {"http://example.org/"}, "limit": {"-1"}})
+	if err != nil || !strings.HasPrefix(ans, "org,example)/ 20200101000000 http://example.org/ text/html 200 OSSAPWJ23L56IYVRW3GFEAR4MCJMGPTB 2258\n") {
+		t.Errorf("CDX after POST: %q %v", ans, err)
+	}
+	_, err = c.AddCDX(ctx, strings.NewReader(body+"garbage line here\n"))
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Code != 400 || !strings.Contains(ce.Msg, "line 4") {
+		t.Errorf("bad line: %v", err)
+	}
+}
+
+// TestFixitySweepOnDemand runs a configured sweep against a local
+// Memento-compliant archive in real headless Chromium, on demand through
+// the API, and checks the results, the metrics and the HTML report.
+func TestFixitySweepOnDemand(t *testing.T) {
+	if _, err := exec.LookPath("chromium"); err != nil {
+		t.Skip("sidecar: no chromium on PATH: install chromium to run the fixity sweep test")
+	}
+	arch, err := testarchive.New("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer arch.Close()
+	if _, err := arch.LoadBuiltin(); err != nil {
+		t.Fatal(err)
+	}
+	uris := arch.Mementos()
+	if len(uris) == 0 {
+		t.Fatal("test archive is empty")
+	}
+	urim := arch.URIM("20240101000000", uris[0])
+	c, _, _ := runInProcess(t, func(c *Config) {
+		c.Fixity.Sweeps = []SweepConfig{{Name: "demo", URIMs: []string{urim}, Schedule: "@every 1h", Parallelism: 1,
+			ArchiveHosts: []string{arch.Host(), arch.AliasHost()}, Timeout: 10 * time.Second}}
+	})
+	ctx := context.Background()
+	var sw []api.SweepStatus
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		sw, err = c.FixitySweeps(ctx)
+		if err == nil && len(sw) == 1 && sw[0].Next != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sweeps never scheduled: %+v %v", sw, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for run := 0; run < 2; run++ {
+		st, err := c.RunSweep(ctx, "demo", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.LastRun == nil || st.LastRun.Finished == "" || st.LastRun.Error != "" {
+			t.Fatalf("run %d: %+v", run, st.LastRun)
+		}
+		total := 0
+		for _, n := range st.LastRun.Classes {
+			total += n
+		}
+		if total != 1 {
+			t.Errorf("run %d: classes %v, want one result", run, st.LastRun.Classes)
+		}
+	}
+	m, _ := c.Metrics(ctx)
+	if !strings.Contains(m, "wayside_sweep_runs_total 2\n") || !strings.Contains(m, `wayside_sweep_results_total{sweep="demo"`) {
+		t.Errorf("sweep metrics missing:\n%s", m)
+	}
+	hc := &httpGetter{c: c}
+	html := hc.get(t, api.PathFixityReport)
+	if !strings.Contains(html, "<html") || !strings.Contains(html, arch.Host()) {
+		t.Errorf("report is not the HTML report of the sweep:\n%.400s", html)
+	}
+}
+
+type httpGetter struct{ c *client.Client }
+
+func (h *httpGetter) get(t *testing.T, path string) string {
+	t.Helper()
+	resp, err := h.c.Raw(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
