@@ -21,6 +21,12 @@ type IndexOptions struct {
 	// records and application/warc-fields metadata included. By default
 	// the records pywb's indexer skips are skipped.
 	All bool
+	// Verify checks each record's WARC-Block-Digest (a mismatch is a
+	// problem: the stored record is damaged) and compares the payload
+	// digest header with the digest computed over the de-chunked payload
+	// (a mismatch is counted in Stats; for chunked responses it is the
+	// known writer bug of digesting the transfer encoding).
+	Verify bool
 }
 
 // Stats counts what IndexFile did.
@@ -29,9 +35,14 @@ type Stats struct {
 	Lines     int   // index lines emitted
 	RawBytes  int64 // stored bytes of the records read (compressed size)
 	DataBytes int64 // uncompressed bytes read
-	// Problems lists records that could not be read or indexed; indexing
-	// continued past each.
+	// Problems lists records that could not be read or indexed, or that
+	// failed verification; indexing continued past each.
 	Problems []error
+	// BlockDigestsVerified and PayloadDigestMismatches count Verify's work;
+	// ChunkedDigestMismatches are the mismatches on chunked responses.
+	BlockDigestsVerified    int
+	PayloadDigestMismatches int
+	ChunkedDigestMismatches int
 }
 
 // FileName returns the name a WARC file is indexed under: its base name
@@ -47,7 +58,7 @@ func FileName(path string) string {
 // in Stats.Problems and skipped; the returned error is for failures that
 // stop indexing (opening the file, emit's error, ctx).
 func IndexFile(ctx context.Context, path string, opts IndexOptions, emit func(*Line) error) (Stats, error) {
-	r, err := warcio.Open(path)
+	r, err := warcio.Open(path, warcio.Options{BlockDigest: opts.Verify})
 	if err != nil {
 		return Stats{}, fmt.Errorf("cdxj: %w", err)
 	}
@@ -58,7 +69,8 @@ func IndexFile(ctx context.Context, path string, opts IndexOptions, emit func(*L
 	return Index(ctx, r, opts, emit)
 }
 
-// Index is IndexFile over an open reader.
+// Index is IndexFile over an open reader (open it with
+// warcio.Options{BlockDigest: true} for opts.Verify).
 func Index(ctx context.Context, r *warcio.Reader, opts IndexOptions, emit func(*Line) error) (Stats, error) {
 	var st Stats
 	var l Line
@@ -82,6 +94,9 @@ func Index(ctx context.Context, r *warcio.Reader, opts IndexOptions, emit func(*
 		}
 		st.Records++
 		st.RawBytes += rec.Length
+		if opts.Verify {
+			verify(&st, r.Name(), rec)
+		}
 		if !indexed(rec, opts.All) {
 			continue
 		}
@@ -94,6 +109,21 @@ func Index(ctx context.Context, r *warcio.Reader, opts IndexOptions, emit func(*
 			return st, err
 		}
 		st.Lines++
+	}
+}
+
+func verify(st *Stats, name string, rec *warcio.Record) {
+	if rec.DeclaredBlockDigest != "" && rec.BlockDigest != "" {
+		st.BlockDigestsVerified++
+		if rec.BlockDigest != rec.DeclaredBlockDigest {
+			st.Problems = append(st.Problems, fmt.Errorf("cdxj: %s offset %d: block digest %s does not match WARC-Block-Digest %s: the stored record is damaged", name, rec.Offset, rec.BlockDigest, rec.DeclaredBlockDigest))
+		}
+	}
+	if rec.Type != "revisit" && rec.DeclaredPayloadDigest != "" && rec.PayloadDigest != "" && rec.DeclaredPayloadDigest != rec.PayloadDigest {
+		st.PayloadDigestMismatches++
+		if rec.HTTP != nil && rec.HTTP.Chunked {
+			st.ChunkedDigestMismatches++
+		}
 	}
 }
 
@@ -115,7 +145,9 @@ func indexed(rec *warcio.Record, all bool) bool {
 // key = SURT of the target URI (the URI itself when it does not
 // canonicalise), mime = the HTTP Content-Type up to ";" or " " ("unk" for
 // HTTP records without one, "warc/revisit" for revisits, the WARC
-// Content-Type for other records), status only for HTTP responses, digest =
+// Content-Type for other records), status only for response records (200
+// when they hold no HTTP message, as pywb), mime-detected from
+// WARC-Identified-Payload-Type, metadata from WARC-Json-Metadata, digest =
 // the WARC-Payload-Digest header (Base32 for SHA-1) or, when absent, the
 // computed payload digest.
 func FromRecord(l *Line, rec *warcio.Record, filename string) {
@@ -146,9 +178,22 @@ func FromRecord(l *Line, rec *warcio.Record, filename string) {
 	default:
 		l.MIME = pywbMIME(rec.ContentType, "unk")
 	}
-	if rec.Type == "response" && rec.HTTP != nil {
-		l.Status = rec.HTTP.Status
+	if rec.Type == "response" {
+		switch {
+		case rec.HTTP == nil:
+			// pywb (warcio) gives records without an HTTP message (dns:,
+			// ftp:, empty blocks) a synthetic "200 OK".
+			l.Status = 200
+		case rec.HTTP.Status == 204 && strings.Contains(rec.HTTP.Reason, "Error"):
+			// pywb's rule for the "204 Error" lines of some crawlers.
+		default:
+			l.Status = rec.HTTP.Status
+		}
 	}
+	if rec.Type != "revisit" {
+		l.MIMEDetected = rec.Header("WARC-Identified-Payload-Type")
+	}
+	l.Metadata = rec.Header("WARC-Json-Metadata")
 	switch {
 	case rec.DeclaredPayloadDigest != "":
 		l.Digest = IndexDigest(rec.DeclaredPayloadDigest)

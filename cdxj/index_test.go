@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	digestpkg "github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/warcio"
 )
@@ -140,3 +143,95 @@ func TestIndexSelection(t *testing.T) {
 		t.Errorf("filename %q, want the name without .open", got[0].Filename)
 	}
 }
+
+// TestIndexVerify counts the corpus's verified block digests and its
+// payload digests written over the chunk framing (Heritrix/JWAT and wget),
+// and reports a damaged record as a problem.
+func TestIndexVerify(t *testing.T) {
+	var blocks, mism, chunked int
+	for _, p := range testenv.CorpusWARCs(t) {
+		st, err := IndexFile(context.Background(), p, IndexOptions{Verify: true}, func(*Line) error { return nil })
+		if err != nil || len(st.Problems) > 0 {
+			t.Fatal(err, st.Problems)
+		}
+		blocks += st.BlockDigestsVerified
+		mism += st.PayloadDigestMismatches
+		chunked += st.ChunkedDigestMismatches
+	}
+	if blocks != 231 || mism != 17 || chunked != 17 {
+		t.Errorf("verified %d block digests, %d payload mismatches (%d chunked); want 231, 17, 17", blocks, mism, chunked)
+	}
+
+	src := filepath.Join(testenv.SharedDir(t), "corpus", "warc", "npmwarc-CC-MAIN-20140820021334-00006.warc")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := warcio.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			t.Fatal("no record with a block digest", err)
+		}
+		if rec.DeclaredBlockDigest != "" {
+			data[rec.End()-10] ^= 1 // inside the block, before the trailer
+			break
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.warc")
+	if err := os.WriteFile(bad, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := IndexFile(context.Background(), bad, IndexOptions{Verify: true}, func(*Line) error { return nil })
+	if err != nil || len(st.Problems) != 1 || !strings.Contains(st.Problems[0].Error(), "damaged") {
+		t.Fatalf("problems %v, %v", st.Problems, err)
+	}
+}
+
+func warcRecord(typ, uri, ct, block string, extra ...string) string {
+	h := "WARC/1.0\r\nWARC-Type: " + typ + "\r\nWARC-Target-URI: " + uri + "\r\nWARC-Date: 2024-03-01T08:00:00Z\r\n" +
+		"WARC-Record-ID: <urn:uuid:" + typ + uri + ">\r\nContent-Type: " + ct + "\r\n"
+	for _, x := range extra {
+		h += x + "\r\n"
+	}
+	return h + "Content-Length: " + strconv.Itoa(len(block)) + "\r\n\r\n" + block + "\r\n\r\n"
+}
+
+// TestIndexPywbRules covers pywb's rules the corpus does not exercise:
+// non-HTTP response records get status 200 and the WARC Content-Type,
+// mime is cut at ";" or " " without changing case, "204 Error" has no
+// status, WARC-Identified-Payload-Type becomes mime-detected.
+func TestIndexPywbRules(t *testing.T) {
+	dnsBlock := "20240301080000\nexample.com. 300 IN A 1.2.3.4\n"
+	recs := []string{
+		warcRecord("response", "dns:example.com", "text/dns", dnsBlock),
+		warcRecord("resource", "http://example.com/a.txt", "Text/Plain; charset=utf-8", "hello", "WARC-Identified-Payload-Type: text/plain"),
+		warcRecord("response", "http://example.com/e", "application/http; msgtype=response", "HTTP/1.0 204 Error\r\nContent-Type: text/html charset=x\r\n\r\n"),
+		warcRecord("metadata", "http://example.com/", "application/warc-fields", "outlink: x\r\n"),
+	}
+	path := filepath.Join(t.TempDir(), "rules.warc")
+	if err := os.WriteFile(path, []byte(strings.Join(recs, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := indexSorted(t, []string{path}, IndexOptions{})
+	loc := func(i int) string {
+		off := 0
+		for _, r := range recs[:i] {
+			off += len(r)
+		}
+		return fmt.Sprintf(`"length": "%d", "offset": "%d"`, len(recs[i]), off)
+	}
+	want := `com,example) 20240301080000 {"url": "dns:example.com", "mime": "text/dns", "status": "200", "digest": "` + IndexDigest(digestOf(dnsBlock)) + `", ` + loc(0) + `, "filename": "rules.warc"}
+com,example)/a.txt 20240301080000 {"url": "http://example.com/a.txt", "mime": "Text/Plain", "mime-detected": "text/plain", "digest": "` + IndexDigest(digestOf("hello")) + `", ` + loc(1) + `, "filename": "rules.warc"}
+com,example)/e 20240301080000 {"url": "http://example.com/e", "mime": "text/html", "digest": "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", ` + loc(2) + `, "filename": "rules.warc"}
+`
+	if got != want {
+		t.Errorf("got\n%swant\n%s", got, want)
+	}
+}
+
+func digestOf(s string) string { return digestpkg.Of(digestpkg.SHA1, []byte(s)).String() }

@@ -27,7 +27,9 @@ type Line struct {
 	Timestamp string // 14 digits, UTC
 	URL       string // original URL
 	MIME      string // payload media type; "warc/revisit" for revisits
-	Status    int    // HTTP status; 0 = none ("-")
+	// MIMEDetected is the WARC-Identified-Payload-Type ("mime-detected").
+	MIMEDetected string
+	Status       int // HTTP status; 0 = none ("-")
 	// Digest is the payload digest as indexes write it: Base32 without a
 	// label for SHA-1 (pywb, CDX), "alg:value" otherwise. Compare digests
 	// only through CanonicalDigest.
@@ -40,6 +42,8 @@ type Line struct {
 	// Redirect and MetaTags are the CDX "r" and "M" fields ("" for "-").
 	Redirect string
 	MetaTags string
+	// Metadata is the WARC-Json-Metadata header ("metadata"), kept as text.
+	Metadata string
 	// Extra keeps other JSON fields of a CDXJ line, in order.
 	Extra []Field
 }
@@ -65,6 +69,15 @@ func IndexDigest(canonical string) string {
 	return canonical
 }
 
+// canonicalOr returns the canonical form of a digest, or d itself when it
+// does not parse.
+func canonicalOr(d string) string {
+	if c, err := digest.Normalize(d); err == nil {
+		return c
+	}
+	return d
+}
+
 // Timestamp formats t as a 14-digit UTC timestamp.
 func timestamp14(c wayside.Capture) string { return c.Date.UTC().Format("20060102150405") }
 
@@ -82,7 +95,7 @@ func FromCapture(c wayside.Capture) Line {
 		URL:       c.URI,
 		MIME:      c.MIME,
 		Status:    c.Status,
-		Digest:    IndexDigest(c.Digest),
+		Digest:    IndexDigest(canonicalOr(c.Digest)),
 		Length:    c.Length,
 		Offset:    c.Offset,
 		Filename:  c.File,
@@ -125,8 +138,10 @@ func (l *Line) Format(dst []byte) []byte {
 		}
 		str(k, strconv.FormatInt(v, 10))
 	}
+	str("metadata", l.Metadata) // pywb's entries create this key first
 	str("url", l.URL)
 	str("mime", l.MIME)
+	str("mime-detected", l.MIMEDetected)
 	if l.Status > 0 {
 		num("status", int64(l.Status))
 	}
@@ -264,7 +279,7 @@ func scalar(k string, raw json.RawMessage) (string, error) {
 
 func (l *Line) setJSON(k string, raw json.RawMessage) error {
 	switch k {
-	case "url", "mime", "digest", "filename", "redirect", "metatags":
+	case "url", "mime", "digest", "filename", "redirect", "metatags", "mime-detected", "metadata":
 		v, err := scalar(k, raw)
 		if err != nil {
 			return err
@@ -282,6 +297,10 @@ func (l *Line) setJSON(k string, raw json.RawMessage) error {
 			l.Redirect = v
 		case "metatags":
 			l.MetaTags = v
+		case "mime-detected":
+			l.MIMEDetected = v
+		case "metadata":
+			l.Metadata = v
 		}
 	case "status", "length", "offset":
 		v, err := scalar(k, raw)

@@ -23,7 +23,7 @@ func TestRoundTrip(t *testing.T) {
 	for _, l := range []Line{
 		{Key: "com,example)/", Timestamp: "20240301080000", URL: "http://example.com/ü?q=\"x\"\\\t\u2028😀", MIME: "text/html", Status: 404,
 			Digest: "sha256:abc", Length: 0, Offset: 0, Filename: "a b.warc.gz", Redirect: "http://x/", MetaTags: "A",
-			Extra: []Field{{"mime-detected", []byte(`"text/plain"`)}, {"n", []byte(`3`)}}},
+			MIMEDetected: "text/plain", Metadata: `{"a": 1}`, Extra: []Field{{"method", []byte(`"POST"`)}, {"n", []byte(`3`)}}},
 		{Key: "org,x)/", Timestamp: "2024", Length: -1, Offset: -1},
 		{Key: "org,x)/", Timestamp: "20240301080000", MIME: RevisitMIME, Digest: "X", Length: 10, Offset: 20, Filename: "f"},
 	} {
@@ -129,5 +129,12 @@ func TestReaderMixedInput(t *testing.T) {
 	}
 	if _, err := r.Next(); err != io.EOF {
 		t.Fatalf("after the last line: %v", err)
+	}
+}
+
+func TestFromCaptureNormalisesDigest(t *testing.T) {
+	c := wayside.Capture{URI: "http://a/", Type: "response", Digest: "sha1:da39a3ee5e6b4b0d3255bfef95601890afd80709"}
+	if l := FromCapture(c); l.Digest != "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ" {
+		t.Errorf("digest %q", l.Digest)
 	}
 }

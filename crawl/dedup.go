@@ -106,6 +106,9 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 		}
 		resp.Block = x.rawResp
 	}
+	if len(resp.Block) < len("HTTP/1.1 200\r\n\r\n")-4 {
+		return nil, fmt.Errorf("crawl: record %s: response block of %d bytes (head %d of %d)", x.uri, len(resp.Block), p.headLen, len(x.rawResp))
+	}
 	reqRec := &Record{Type: "request", ID: reqID, Date: x.date, capture: &captureMeta{scope: scope}}
 	reqRec.Fields = []Field{{"WARC-Target-URI", x.uri}}
 	if x.ip != "" {

@@ -290,6 +290,10 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if ex.cut && truncated != "time" {
 		truncated = "length"
 	}
+	if len(rawReq) == 0 || len(rawResp) == 0 {
+		// Never write a record without the bytes it describes.
+		return nil, fmt.Errorf("crawl: fetch %s: connection bytes not captured (request %d, response %d bytes)", req.URL, len(rawReq), len(rawResp))
+	}
 	r.st.fetches.Add(1)
 	parsed, perr := parseResponse(rawResp)
 	// Interim 1xx responses (100 Continue, 103 Early Hints) precede the

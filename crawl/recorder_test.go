@@ -202,6 +202,7 @@ func TestConcurrentIdenticalFetches(t *testing.T) {
 // TestTruncation cuts a body by size and a slow body by time.
 func TestTruncation(t *testing.T) {
 	site := sitetest.New()
+	site.Add(&sitetest.Resource{Path: "/media/very-slow.bin", ContentType: "application/octet-stream", Body: sitetest.Blob(9, 64<<10), Slow: 4 * time.Second})
 	srv, err := sitetest.Start(site)
 	if err != nil {
 		t.Fatal(err)
@@ -214,8 +215,8 @@ func TestTruncation(t *testing.T) {
 		want string
 	}{
 		{"length", Options{MaxBody: 10 << 10}, "/img/banner.jpg", "length"},
-		{"time", Options{MaxDuration: 100 * time.Millisecond}, "/media/talk.bin", "time"},
-		{"none", Options{MaxBody: 1 << 20, MaxDuration: 5 * time.Second}, "/media/talk.bin", ""},
+		{"time", Options{MaxDuration: 700 * time.Millisecond}, "/media/very-slow.bin", "time"},
+		{"none", Options{MaxBody: 1 << 20, MaxDuration: time.Minute}, "/media/talk.bin", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -281,3 +281,37 @@ func TestImportThenDedup(t *testing.T) {
 		t.Fatalf("the read-only scope's duplicates were written to the read-write scope: %+v", st)
 	}
 }
+
+// FuzzImportLines feeds arbitrary bytes to the CDX and CDXJ importers: they
+// must not panic, must account for every line, and must index only what
+// they report as added.
+func FuzzImportLines(f *testing.F) {
+	d := digest.Of(digest.SHA1, []byte("x")).Base32()
+	f.Add([]byte(cdxjLine("http://example.com/", "20240101000000", "text/html", "200", d) + "\n"))
+	f.Add([]byte(" CDX N b a m s k r M S V g\ncom,example)/ 20240101000000 http://example.com/ text/html 200 " + d + " - - 10 0 a.warc.gz\n"))
+	f.Add([]byte("com,example)/ 2024 http://example.com/ text/html 200 " + d + " - 0 a.warc.gz\r\n\n!x\n"))
+	f.Add([]byte{0x1f, 0x8b, 0x08, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "in")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ix := openTestIndex(t)
+		for _, format := range []dedupindex.Format{dedupindex.FormatCDX, dedupindex.FormatCDXJ} {
+			st, err := dedupindex.Import(context.Background(), ix, []string{path}, dedupindex.ImportOptions{Format: format, Scope: string(format)})
+			if err != nil {
+				t.Fatalf("%s: %v", format, err)
+			}
+			if st.Originals+st.Present+st.Revisits+st.Skipped+st.Bad < st.Records {
+				t.Fatalf("%s: %+v does not account for every line", format, st.FileStats)
+			}
+			s, err := ix.Stats(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Scopes[string(format)] != st.Originals {
+				t.Fatalf("%s: index holds %d originals, import reported %d", format, s.Scopes[string(format)], st.Originals)
+			}
+		}
+	})
+}

@@ -73,7 +73,7 @@ func (im *importer) line(path string, n int, s, layout string) error {
 	if im.cur.Format == FormatCDXJ {
 		l, err = cdxj.Parse(s)
 	} else {
-		l, err = parseCDXLine(s, layout)
+		l, err = cdxj.ParseCDX(s, layout)
 	}
 	if err != nil {
 		return im.bad(&ImportError{File: path, Line: n, Err: err})

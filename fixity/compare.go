@@ -57,6 +57,9 @@ type ResourceChange struct {
 	Detail string `json:"detail"`
 	Before string `json:"before,omitempty"` // resource root before (rewritten side)
 	After  string `json:"after,omitempty"`
+	// Leaves names the leaves that differ, e.g. "rewritten status 200→404",
+	// "raw header x-archive-orig-server", "raw body", "rewritten uri-m".
+	Leaves []string `json:"leaves,omitempty"`
 }
 
 // Compare classifies the change from a to b (two replays of the same
@@ -109,8 +112,9 @@ func Compare(a, b *Manifest) Change {
 				continue
 			}
 			found[c] = true
+			leaves := append(leafDiff("rewritten", xs[i].Rewritten, ys[i].Rewritten), leafDiff("raw", xs[i].Raw, ys[i].Raw)...)
 			ch.Resources = append(ch.Resources, ResourceChange{Key: k, URL: ys[i].URL, Class: c, Detail: detail,
-				Before: rootOf(xs[i].Rewritten), After: rootOf(ys[i].Rewritten)})
+				Before: rootOf(xs[i].Rewritten), After: rootOf(ys[i].Rewritten), Leaves: leaves})
 		}
 	}
 	ch.Class = ClassOther
@@ -274,4 +278,58 @@ func headerDiff(x, y *Resource) string {
 		return "(no selected header differs; redirects or raw side differ)"
 	}
 	return fmt.Sprint(out)
+}
+
+// leafDiff names the leaves of one side of a resource that differ.
+func leafDiff(side string, a, b *Response) []string {
+	switch {
+	case a == nil && b == nil:
+		return nil
+	case a == nil || b == nil:
+		return []string{side + " response missing on one side"}
+	case a.Root == b.Root:
+		return nil
+	}
+	var out []string
+	if a.statusField() != b.statusField() {
+		out = append(out, fmt.Sprintf("%s status %s→%s", side, a.statusField(), b.statusField()))
+	}
+	if a.HeadersRoot != b.HeadersRoot {
+		am, bm := map[string]string{}, map[string]string{}
+		for _, h := range a.Headers {
+			am[h.Name] += h.Value + "\n"
+		}
+		for _, h := range b.Headers {
+			bm[h.Name] += h.Value + "\n"
+		}
+		names := map[string]bool{}
+		for n, v := range am {
+			if bm[n] != v {
+				names[n] = true
+			}
+		}
+		for n, v := range bm {
+			if am[n] != v {
+				names[n] = true
+			}
+		}
+		sorted := make([]string, 0, len(names))
+		for n := range names {
+			sorted = append(sorted, n)
+		}
+		sort.Strings(sorted)
+		for _, n := range sorted {
+			out = append(out, side+" header "+n)
+		}
+	}
+	if a.Body != b.Body || a.BodyHash != b.BodyHash {
+		out = append(out, side+" body")
+	}
+	if a.FinalURIM != b.FinalURIM {
+		out = append(out, side+" uri-m")
+	}
+	if !slices.Equal(a.Redirects, b.Redirects) {
+		out = append(out, side+" redirects")
+	}
+	return out
 }

@@ -123,6 +123,9 @@ func TestClassifyCorpus(t *testing.T) {
 		fmt.Fprintf(&out, "  class %s\n", ch.Class)
 		for _, r := range ch.Resources {
 			fmt.Fprintf(&out, "  resource %s %s\n", r.Class, r.Key)
+			for _, l := range r.Leaves {
+				fmt.Fprintf(&out, "    leaf %s\n", l)
+			}
 		}
 		cases++
 	}

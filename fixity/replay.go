@@ -8,13 +8,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/chromedp/cdproto/browser"
-	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
@@ -107,116 +104,6 @@ func NewReplayer(opts ReplayOptions) (*Replayer, error) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return r, nil
-}
-
-// findChromium returns the first Chromium-like binary on PATH.
-func findChromium() string {
-	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	return "/usr/bin/chromium"
-}
-
-// allocatorOptions are the browser flags: headless, no sandbox (runs as
-// root in containers), no GPU, no background traffic, no component updates,
-// no first-run, no sync, site isolation off so every frame's requests reach
-// the page's network and fetch interception.
-func (r *Replayer) allocatorOptions() []chromedp.ExecAllocatorOption {
-	return []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(r.opts.ExecPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-breakpad", true),
-		chromedp.Flag("disable-domain-reliability", true),
-		chromedp.Flag("disable-client-side-phishing-detection", true),
-		chromedp.Flag("safebrowsing-disable-auto-update", true),
-		chromedp.Flag("metrics-recording-only", true),
-		chromedp.Flag("password-store", "basic"),
-		chromedp.Flag("use-mock-keychain", true),
-		chromedp.Flag("disable-features", "SitePerProcess,IsolateOrigins,Translate,OptimizationHints,MediaRouter,InterestFeedContentSuggestions"),
-		chromedp.Flag("disable-site-isolation-trials", true),
-		chromedp.Flag("no-proxy-server", true),
-	}
-}
-
-// startBrowser launches a browser and returns its root chromedp context.
-func (r *Replayer) startBrowser() (context.Context, context.CancelFunc, error) {
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), r.allocatorOptions()...)
-	bctx, bcancel := chromedp.NewContext(actx)
-	cancel := func() { bcancel(); acancel() }
-	if err := chromedp.Do(bctx); err != nil {
-		cancel()
-		return nil, nil, fmt.Errorf("fixity: start browser %s: %w", r.opts.ExecPath, err)
-	}
-	v, err := chromedp.CallBrowser(bctx, browser.GetVersion, cdp.Empty{})
-	if err != nil {
-		cancel()
-		return nil, nil, fmt.Errorf("fixity: browser version: %w", err)
-	}
-	r.mu.Lock()
-	r.version, r.ua = v.Product, v.UserAgent
-	r.mu.Unlock()
-	return bctx, cancel, nil
-}
-
-// shared returns the shared browser, starting or restarting it (after a
-// crash) as needed.
-func (r *Replayer) shared() (context.Context, error) {
-	r.mu.Lock()
-	if r.bctx != nil && r.bctx.Err() == nil {
-		b := r.bctx
-		r.mu.Unlock()
-		return b, nil
-	}
-	if r.bcancel != nil {
-		r.bcancel()
-		r.bctx, r.bcancel = nil, nil
-	}
-	r.mu.Unlock()
-	bctx, cancel, err := r.startBrowser()
-	if err != nil {
-		return nil, err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.bctx != nil && r.bctx.Err() == nil { // another goroutine won
-		cancel()
-		return r.bctx, nil
-	}
-	r.bctx, r.bcancel = bctx, cancel
-	return bctx, nil
-}
-
-// BrowserVersion returns the product string of the browser, once started.
-func (r *Replayer) BrowserVersion() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.version
-}
-
-// Close stops the browser.
-func (r *Replayer) Close() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.bcancel != nil {
-		r.bcancel()
-		r.bctx, r.bcancel = nil, nil
-	}
-	if t, ok := r.client.Transport.(*http.Transport); ok {
-		t.CloseIdleConnections()
-	}
-	return nil
 }
 
 // Replay loads urim in a fresh profile, waits until the network is quiet
@@ -551,10 +438,15 @@ func (r *Replayer) markTransient(m *Manifest) {
 			}
 		}
 	}
-	if len(m.Resources) > 0 {
-		if main := m.Resources[0].Rewritten; main != nil && main.Outcome != OutcomeOK {
-			m.Context.Transient = true
-			m.Context.Errors = append(m.Context.Errors, fmt.Sprintf("main document %s: %s %s", m.Resources[0].URL, main.Outcome, main.Error))
+	for i := range m.Resources {
+		res := &m.Resources[i]
+		if res.URL != m.URIM && res.RequestedURL != m.URIM {
+			continue
 		}
+		if main := res.Rewritten; main != nil && main.Outcome != OutcomeOK {
+			m.Context.Transient = true
+			m.Context.Errors = append(m.Context.Errors, fmt.Sprintf("main document %s: %s %s", res.URL, main.Outcome, main.Error))
+		}
+		break
 	}
 }

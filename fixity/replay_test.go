@@ -92,6 +92,13 @@ func TestReplayDeterministicRoot(t *testing.T) {
 			t.Fatalf("replay %d: root %s, first replay %s; change: %+v", i, m.Root, first.Root, Compare(first, m))
 		}
 	}
+	// Profiles are fresh: a page that remembers visitors (cookie and
+	// localStorage) sees a first visit on every replay.
+	st1 := e.replay(t, testarchive.PageState)
+	st2 := e.replay(t, testarchive.PageState)
+	if !includedKeys(st2)[testarchive.SiteHost+"/r/a.png"] || st1.Root != st2.Root {
+		t.Fatalf("the second replay saw state left by the first: %+v", Compare(st1, st2))
+	}
 	fresh := newEnv(t, func(o *ReplayOptions) { o.FreshBrowser = true })
 	// Same archive content on a different port gives different URI-Ms, so
 	// compare the fresh-browser replay against its own archive's baseline.

@@ -240,7 +240,7 @@ details{margin:.3em 0}summary{cursor:pointer}
 <h2>Mementos</h2>
 {{range .Mementos}}<details{{if .Changes}} open{{end}}><summary><code>{{.URIM}}</code> — {{.Replays}} replays, {{.DistinctRoots}} distinct roots, {{.Accepted}} accepted states, {{len .Changes}} changes, {{.Transient}} transient</summary>
 {{if .Changes}}<table><tr><th>sweep</th><th>class</th><th>root</th><th>resources that changed</th></tr>
-{{range .Changes}}<tr><td><code>{{.Sweep}}</code></td><td class="c-{{.Class}}">{{.Class}}</td><td><code>{{printf "%.16s" .Root}}</code></td><td>{{range .Resources}}<div><b>{{.Class}}</b> <code>{{.Key}}</code>: {{.Detail}}</div>{{end}}</td></tr>{{end}}
+{{range .Changes}}<tr><td><code>{{.Sweep}}</code></td><td class="c-{{.Class}}">{{.Class}}</td><td><code>{{printf "%.16s" .Root}}</code></td><td>{{range .Resources}}<div><b>{{.Class}}</b> <code>{{.Key}}</code>: {{.Detail}}{{if .Leaves}}<ul>{{range .Leaves}}<li>{{.}}</li>{{end}}</ul>{{end}}</div>{{end}}</td></tr>{{end}}
 </table>{{end}}</details>
 {{end}}
 </body></html>

@@ -14,8 +14,8 @@ import (
 
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/cdxj"
-	"github.com/wayside-archive/wayside/profiler/zipfgen"
 	"github.com/wayside-archive/wayside/profiler/mementomap"
+	"github.com/wayside-archive/wayside/profiler/zipfgen"
 )
 
 func captures(n int, seed uint64) []wayside.Capture {

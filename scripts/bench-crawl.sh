@@ -24,7 +24,7 @@ site_pid=$!
 for _ in $(seq 50); do [ -s "$work/url" ] && break; sleep 0.1; done
 url=$(head -1 "$work/url")
 TIMEFORMAT='%U %S'
-cpu=$( { time "$work/wayside" crawl --quiet --parallel "$PARALLEL" --max-pages 0 --warc-dir "$work/warcs" "$url" >"$work/summary" 2>"$work/log"; } 2>&1 )
+cpu=$( { time "$work/wayside" crawl --quiet --delay 0 --parallel "$PARALLEL" --max-pages 0 --warc-dir "$work/warcs" "$url" >"$work/summary" 2>"$work/log"; } 2>&1 )
 raw=$(cat "$work"/warcs/*.warc.gz | gzip -dc | wc -c)
 stored=$(cat "$work"/warcs/*.warc.gz | wc -c)
 cat "$work/summary"

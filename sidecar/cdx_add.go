@@ -1,11 +1,10 @@
 package sidecar
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/wayside-archive/wayside/cdxj"
@@ -24,29 +23,29 @@ func (s *Server) handleCDXAdd(w http.ResponseWriter, r *http.Request, _ *reqInfo
 		scope = s.cfg.Index.Scope
 	}
 	body := http.MaxBytesReader(w, r.Body, s.cfg.Limits.MaxCDXPostBytes)
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	rd := cdxj.NewReader(body, "POST body")
 	var res api.CDXAddResult
 	var entries []dedupindex.Entry
-	lineNo := 0
-	for sc.Scan() {
-		lineNo++
-		text := strings.TrimRight(sc.Text(), "\r")
-		if strings.TrimSpace(text) == "" || strings.HasPrefix(text, " CDX") || strings.HasPrefix(text, "!") {
-			continue // blank, CDX header, UKVS/CDXJ meta lines
+	for {
+		l, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return errorf(http.StatusRequestEntityTooLarge, "body exceeds limits.max_cdx_post_bytes (%d)", s.cfg.Limits.MaxCDXPostBytes)
+			}
+			return errorf(http.StatusBadRequest, "%v", err)
 		}
 		res.Lines++
-		l, err := parseIndexLine(text)
-		if err != nil {
-			return errorf(http.StatusBadRequest, "line %d: %v", lineNo, err)
-		}
 		if l.IsRevisit() {
 			res.Revisits++
 			continue
 		}
 		o, ok, err := originalOfLine(l)
 		if err != nil {
-			return errorf(http.StatusBadRequest, "line %d: %v", lineNo, err)
+			return errorf(http.StatusBadRequest, "POST body line %d: %v", rd.LineNumber(), err)
 		}
 		if !ok {
 			res.Skipped++
@@ -55,13 +54,6 @@ func (s *Server) handleCDXAdd(w http.ResponseWriter, r *http.Request, _ *reqInfo
 		entries = append(entries,
 			dedupindex.Entry{Key: dedupindex.Key{Scope: scope, Digest: o.Digest}, Original: o},
 			dedupindex.Entry{Key: dedupindex.Key{Scope: scope, Digest: o.Digest, URL: dedupindex.URLKey(o.TargetURI)}, Original: o})
-	}
-	if err := sc.Err(); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return errorf(http.StatusRequestEntityTooLarge, "body exceeds limits.max_cdx_post_bytes (%d)", s.cfg.Limits.MaxCDXPostBytes)
-		}
-		return errorf(http.StatusBadRequest, "line %d: %v", lineNo+1, err)
 	}
 	const chunk = 1000
 	for i := 0; i < len(entries); i += chunk {
@@ -100,15 +92,6 @@ func putEntriesAdded(r *http.Request, idx dedupindex.Index, entries []dedupindex
 	return added, nil
 }
 
-// parseIndexLine reads a CDXJ line ("key ts {json}") or a classic CDX line.
-func parseIndexLine(text string) (cdxj.Line, error) {
-	f := strings.SplitN(text, " ", 3)
-	if len(f) == 3 && strings.HasPrefix(strings.TrimSpace(f[2]), "{") {
-		return cdxj.Parse(text)
-	}
-	return parseCDXLine(text)
-}
-
 // originalOfLine converts a non-revisit index line; ok is false for lines
 // that cannot be dedup originals (no digest, empty payload, non-2xx).
 func originalOfLine(l cdxj.Line) (dedupindex.Original, bool, error) {
@@ -134,9 +117,4 @@ func originalOfLine(l cdxj.Line) (dedupindex.Original, bool, error) {
 		o.Length = l.Length
 	}
 	return o, true, nil
-}
-
-// parseCDXLine reads a classic CDX line (until cdxj.ParseCDX lands).
-func parseCDXLine(text string) (cdxj.Line, error) {
-	return cdxj.Line{}, fmt.Errorf("classic CDX lines are not accepted yet: send CDXJ")
 }

@@ -353,6 +353,9 @@ func (c *Config) ResolveToken() error {
 func (c *Config) Validate() error {
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
+	if c.Listen.Unix != "-" && len(c.Listen.Unix) > 104 {
+		add(keyErr("listen.unix", "%q is longer than the 104 bytes a Unix socket path may have", c.Listen.Unix))
+	}
 	if c.Listen.Unix == "-" && c.Listen.TCP == "" {
 		add(keyErr("listen", "neither a Unix socket nor a TCP address is configured"))
 	}

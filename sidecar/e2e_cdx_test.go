@@ -243,6 +243,8 @@ func TestE2ECDXClients(t *testing.T) {
 		{Type: "response", URI: "http://example.com/b?x=1 2", Date: t0, ID: recID(4), Body: bodyB},
 		// Only a revisit for /c: no original → a miss for every client.
 		{Type: "revisit", URI: "http://example.com/c", Date: t0, ID: recID(5), Digest: "sha1:" + sha1B32(bodyB), RefURI: "http://example.com/b?x=1 2", RefDate: t0},
+		// A response cut short (WARC-Truncated): never an original.
+		{Type: "response", URI: "http://example.com/d", Date: t0, ID: recID(6), Body: []byte("cut short payload"), Truncated: true},
 	}
 	var w bytes.Buffer
 	for _, r := range recs {
@@ -273,6 +275,7 @@ func TestE2ECDXClients(t *testing.T) {
 			{"http://example.com/a", digA2, tsA2},
 			{"http://example.com/b?x=1 2", digB, tsB},
 			{"http://example.com/c", "", ""},
+			{"http://example.com/d", "", ""},
 			{"http://example.com/never", "", ""},
 		} {
 			code, body := heritrixGet(t, strings.ReplaceAll(tmpl, "$u", javaURLEncode(tc.uri)))

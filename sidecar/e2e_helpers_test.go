@@ -195,6 +195,8 @@ type warcRec struct {
 	MIME    string
 	Status  int
 	Chunked bool
+	// Truncated adds WARC-Truncated: length (an incomplete payload).
+	Truncated bool
 }
 
 var b32 = base32.StdEncoding
@@ -234,6 +236,9 @@ func (r warcRec) bytes() []byte {
 	fmt.Fprintf(&w, "WARC/1.1\r\nWARC-Type: %s\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\nWARC-Target-URI: %s\r\n",
 		r.Type, r.ID, r.Date.UTC().Format(time.RFC3339), r.URI)
 	fmt.Fprintf(&w, "WARC-Payload-Digest: %s\r\n", payloadDigest)
+	if r.Truncated {
+		w.WriteString("WARC-Truncated: length\r\n")
+	}
 	if r.Type == "revisit" {
 		fmt.Fprintf(&w, "WARC-Profile: http://netpreserve.org/warc/1.1/revisit/identical-payload-digest\r\nWARC-Refers-To-Target-URI: %s\r\nWARC-Refers-To-Date: %s\r\nWARC-Truncated: length\r\n",
 			r.RefURI, r.RefDate.UTC().Format(time.RFC3339))

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -262,6 +263,11 @@ func TestE2EIngestTruncatedTail(t *testing.T) {
 	if !strings.Contains(m, "wayside_ingest_truncated_files_total 1\n") {
 		t.Errorf("metrics do not report the truncated file:\n%s", m)
 	}
+	// `wayside status` shows it to the operator.
+	out, err := exec.Command(waysideBin, "status", "-addr", d.sock, "ingest").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), fmt.Sprintf("TRUNCATED at %d", last)) {
+		t.Errorf("wayside status ingest: %v\n%s", err, out)
+	}
 	// The crawler finishes writing after all: the record is picked up.
 	fh, _ := os.OpenFile(filepath.Join(warcs, "cut.warc.gz"), os.O_WRONLY|os.O_APPEND, 0)
 	fh.Write(data[cut:])
@@ -273,5 +279,13 @@ func TestE2EIngestTruncatedTail(t *testing.T) {
 	dg, _ := digest.Normalize("sha1:" + sha1B32(at[0].Body))
 	if _, found, err := d.client.Lookup(context.Background(), api.Key{Digest: dg}); err != nil || !found {
 		t.Errorf("first original missing: %v", err)
+	}
+	out, err = exec.Command(waysideBin, "status", "-addr", d.sock, "lookup", dg).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), at[0].ID) || !strings.Contains(string(out), "cut.warc.gz offset 0") {
+		t.Errorf("wayside status lookup: %v\n%s", err, out)
+	}
+	out, err = exec.Command(waysideBin, "status", "-addr", d.sock).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ingest:     1 files, 10 records") {
+		t.Errorf("wayside status: %v\n%s", err, out)
 	}
 }

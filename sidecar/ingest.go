@@ -134,6 +134,7 @@ type seenFile struct {
 	base     string
 	open     bool
 	size     int64
+	mtime    time.Time
 	dev, ino uint64
 }
 
@@ -157,7 +158,7 @@ func (in *Ingester) list() ([]seenFile, error) {
 			if err != nil {
 				continue // renamed between ReadDir and Stat: seen next scan
 			}
-			sf := seenFile{path: p, base: base, open: open, size: fi.Size()}
+			sf := seenFile{path: p, base: base, open: open, size: fi.Size(), mtime: fi.ModTime()}
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 				sf.dev, sf.ino = uint64(st.Dev), uint64(st.Ino)
 			}
@@ -364,3 +365,10 @@ func (in *Ingester) quiesced(fn func(sizes map[string]int64) error) error {
 func ioSection(f *os.File, off, n int64) io.Reader { return io.NewSectionReader(f, off, n) }
 
 func newTicker(d time.Duration) *time.Ticker { return time.NewTicker(d) }
+
+func fileIno(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
+}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"time"
 
-	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/dedupindex"
 )
 
@@ -33,14 +32,14 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 	if err != nil {
 		return err
 	}
-	var batch []wayside.Capture
+	var batch []ingested
 	next := start
 	truncatedAt := int64(-1)
 	for {
 		if ctx.Err() != nil {
 			break
 		}
-		c, err := it.Next()
+		rec, err := it.Next()
 		if err == io.EOF {
 			break
 		}
@@ -53,9 +52,9 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 			in.noteError(fmt.Errorf("sidecar: ingest: %w", err))
 			continue
 		}
-		c.File = f.base
-		batch = append(batch, c)
-		next = c.Offset + c.Length
+		rec.c.File = f.base
+		batch = append(batch, rec)
+		next = rec.c.Offset + rec.c.Length
 		if len(batch) >= batchSize {
 			if err := in.flush(ctx, fh, f, st, batch, next); err != nil {
 				return err
@@ -72,6 +71,9 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 	defer in.mu.Unlock()
 	changed := false
 	switch {
+	case truncatedAt >= 0 && !f.open && time.Since(f.mtime) < 3*in.cfg.Ingest.PollInterval:
+		// A file written without ".open" (wget, some tools) may still be
+		// growing: report a partial tail only once it has been quiet.
 	case truncatedAt >= 0 && !f.open:
 		if !st.Truncated || st.TruncatedAt != truncatedAt {
 			st.Truncated, st.TruncatedAt = true, truncatedAt
@@ -103,7 +105,7 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 // it points at), the index entries, the CDXJ lines, and last the checkpoint.
 // A crash between steps repeats the batch on restart: index Puts of the same
 // original are no-ops and the CDXJ file is cut back to its checkpointed size.
-func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *fileState, batch []wayside.Capture, next int64) error {
+func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *fileState, batch []ingested, next int64) error {
 	in.flushMu.Lock()
 	defer in.flushMu.Unlock()
 	if err := fh.Sync(); err != nil {
@@ -112,12 +114,13 @@ func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *file
 	var entries []dedupindex.Entry
 	originals := 0
 	revisits := 0
-	for _, c := range batch {
+	for _, r := range batch {
+		c := r.c
 		if c.IsRevisit() {
 			revisits++
 			continue
 		}
-		if !in.isOriginal(c) {
+		if r.partial || !in.isOriginal(c) {
 			continue
 		}
 		originals++
@@ -139,8 +142,8 @@ func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *file
 			return fatalError{err}
 		}
 	}
-	for _, c := range batch {
-		in.emit(ctx, c)
+	for _, r := range batch {
+		in.emit(ctx, r.c)
 	}
 	in.mu.Lock()
 	consumed := next - st.Offset
@@ -186,12 +189,13 @@ func (in *Ingester) cdxjPath(base string) string {
 // appendCDXJ writes the batch's lines at offset size of the WARC's CDXJ file
 // (cutting off anything after it: lines of a batch that was not
 // checkpointed) and fsyncs; it returns the new size.
-func (in *Ingester) appendCDXJ(base string, size int64, batch []wayside.Capture) (int64, error) {
+func (in *Ingester) appendCDXJ(base string, size int64, batch []ingested) (int64, error) {
 	if in.cfg.Ingest.CDXJDir == "-" {
 		return 0, nil
 	}
 	var buf []byte
-	for _, c := range batch {
+	for _, r := range batch {
+		c := r.c
 		switch c.Type {
 		case "response", "revisit", "resource":
 		default:

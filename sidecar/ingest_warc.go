@@ -26,20 +26,30 @@ func newRecordIter(f *os.File, name string, start int64) (*recordIter, error) {
 	return &recordIter{r: warcio.NewReader(f, name), start: start}, nil
 }
 
-// Next returns the next capture, io.EOF at the end of the complete records,
+// ingested is one record read by the watcher.
+type ingested struct {
+	c wayside.Capture
+	// partial is set for a response or resource record carrying
+	// WARC-Truncated: its payload is incomplete, so it is indexed in CDXJ
+	// but never made a dedup original.
+	partial bool
+}
+
+// Next returns the next record, io.EOF at the end of the complete records,
 // or a *warcio.Error (offsets in file coordinates).
-func (it *recordIter) Next() (wayside.Capture, error) {
+func (it *recordIter) Next() (ingested, error) {
 	rec, err := it.r.Next()
 	if err != nil {
 		var we *warcio.Error
 		if errors.As(err, &we) {
 			cp := *we
 			cp.Offset += it.start
-			return wayside.Capture{}, &cp
+			return ingested{}, &cp
 		}
-		return wayside.Capture{}, err
+		return ingested{}, err
 	}
-	return captureOf(rec, it.start), nil
+	c := captureOf(rec, it.start)
+	return ingested{c: c, partial: !c.IsRevisit() && rec.Header("WARC-Truncated") != ""}, nil
 }
 
 func isTruncated(err error) bool { return errors.Is(err, warcio.ErrTruncated) }

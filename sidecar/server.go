@@ -10,12 +10,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/sidecar/api"
 )
 
 // Options are the parts a Server is built from besides its Config.
@@ -41,9 +43,10 @@ type Server struct {
 	routes  map[string]map[string]*route // path → method → route
 	mapLink string                       // Link header announcing the MementoMap
 
-	ingest *Ingester
-	mmap   *LiveMap
-	fixity *FixityService
+	ingest   *Ingester
+	crawlLog *crawlLog // nil unless ingest.crawl_log is set
+	mmap     *LiveMap
+	fixity   *FixityService
 
 	mu        sync.Mutex
 	tcpAddr   net.Addr
@@ -75,6 +78,9 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s.ingest.restored = func(sizes map[string]int64) error { return s.mmap.recover(s.ingest.cdxjPath, sizes) }
 	if s.fixity, err = newFixityService(cfg.Fixity, s.metrics, s.log); err != nil {
 		return nil, err
+	}
+	if cfg.Ingest.CrawlLog != "" {
+		s.crawlLog = newCrawlLog(cfg.Ingest.CrawlLog)
 	}
 	s.buildRoutes()
 	s.mapLink = `</mementomap>; rel="mementomap"`
@@ -210,7 +216,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind
 		for m := range methods {
 			allow = append(allow, m)
 		}
-		w.Header().Set("Allow", strings.Join(sortedStrings(allow), ", "))
+		sort.Strings(allow)
+		w.Header().Set("Allow", strings.Join(allow, ", "))
 		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s", r.Method, p))
 		return rt0name(methods)
 	}
@@ -336,6 +343,13 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { ingestDone <- s.ingest.Run(runCtx) }()
 	fixDone := make(chan error, 1)
 	go func() { fixDone <- s.fixity.Run(runCtx) }()
+	logDone := make(chan struct{})
+	go func() {
+		if s.crawlLog != nil {
+			s.crawlLog.run(runCtx, s.cfg.Ingest.PollInterval)
+		}
+		close(logDone)
+	}()
 	mergeDone := make(chan struct{})
 	go func() { s.runMapMerges(runCtx); close(mergeDone) }()
 	s.log.Info("sidecar: serving", "unix", s.unixPathOrNone(), "tcp", addrOrNone(s.TCPAddr()), "watch", s.cfg.Ingest.Dirs)
@@ -365,6 +379,7 @@ func (s *Server) Run(ctx context.Context) error {
 		runErr = err
 	}
 	<-mergeDone
+	<-logDone
 	if s.mmap.enabled() {
 		if _, err := s.mergeMap(context.Background()); err != nil && runErr == nil {
 			runErr = err
@@ -459,15 +474,6 @@ func listenUnix(path string) (net.Listener, error) {
 	return ul, nil
 }
 
-func sortedStrings(a []string) []string {
-	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && a[j] < a[j-1]; j-- {
-			a[j], a[j-1] = a[j-1], a[j]
-		}
-	}
-	return a
-}
-
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	return nil
@@ -476,23 +482,22 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request, _ *reqInf
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
 	s.ingest.updateLag()
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	_, err := s.metrics.WriteTo(w)
-	return err
+	if _, err := s.metrics.WriteTo(w); err != nil {
+		return err
+	}
+	if st := s.crawlLog.status(); st != nil {
+		fmt.Fprintf(w, "# HELP wayside_crawllog_lines_total Heritrix crawl.log lines by fetch status.\n# TYPE wayside_crawllog_lines_total counter\n")
+		for _, k := range sortedNames(st.ByStatus) {
+			fmt.Fprintf(w, "wayside_crawllog_lines_total{status=\"%s\"} %d\n", escLabel(k), st.ByStatus[k])
+		}
+		fmt.Fprintf(w, "# HELP wayside_crawllog_duplicates_total crawl.log lines Heritrix annotated as duplicates.\n# TYPE wayside_crawllog_duplicates_total counter\nwayside_crawllog_duplicates_total %d\n", st.Duplicates)
+		fmt.Fprintf(w, "# HELP wayside_crawllog_bytes_total Bytes Heritrix reports fetched in crawl.log.\n# TYPE wayside_crawllog_bytes_total counter\nwayside_crawllog_bytes_total %d\n", st.Bytes)
+	}
+	return nil
 }
 
 // Status is the answer of GET /v1/status.
-type Status struct {
-	Version       string           `json:"version"`
-	UptimeSeconds float64          `json:"uptime_seconds"`
-	Unix          string           `json:"unix,omitempty"`
-	TCP           string           `json:"tcp,omitempty"`
-	Index         dedupindex.Stats `json:"index"`
-	Ingest        IngestStatus     `json:"ingest"`
-	Lookups       int64            `json:"lookups"`
-	Claims        int64            `json:"claims"`
-	Revisits      int64            `json:"revisits"`
-	BytesSaved    int64            `json:"bytes_saved"`
-}
+type Status = api.Status
 
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
 	st, err := s.idx.Stats(r.Context())
@@ -504,6 +509,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo
 		UptimeSeconds: time.Since(s.started).Seconds(),
 		Index:         st,
 		Ingest:        s.ingest.Status(),
+		CrawlLog:      s.crawlLog.status(),
 		Lookups:       s.metrics.Lookups.Load(),
 		Claims:        s.metrics.Claims.Load(),
 		Revisits:      s.metrics.Revisits.Load(),

@@ -19,12 +19,13 @@ import (
 	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/sidecar/api"
 	"github.com/wayside-archive/wayside/sidecar/client"
+	"github.com/wayside-archive/wayside/sidecar/loadgen"
 )
 
 // runInProcess runs a Server on a temporary data dir until the test ends
 // and returns a client on its socket. These tests run the daemon's code
 // under the race detector (the e2e tests run the real binary).
-func runInProcess(t *testing.T, mutate func(*Config)) (*client.Client, *Config, func() error) {
+func runInProcess(t testing.TB, mutate func(*Config)) (*client.Client, *Config, func() error) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := Config{DataDir: filepath.Join(dir, "data")}
@@ -233,6 +234,16 @@ org,example)/404 20200101000000 {"url": "http://example.org/404", "mime": "text/
 	if !errors.As(err, &ce) || ce.Code != 400 || !strings.Contains(ce.Msg, "line 4") {
 		t.Errorf("bad line: %v", err)
 	}
+	// Classic CDX with its header line (OutbackCDX accepts these too).
+	cdx := " CDX N b a m s k r M S V g\n" +
+		"org,example)/cdx 20190101000000 http://example.org/cdx text/html 200 B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A - - 1046 334 dupes.warc.gz\n"
+	res, err = c.AddCDX(ctx, strings.NewReader(cdx))
+	if err != nil || res.Added != 1 {
+		t.Fatalf("classic CDX: %+v %v", res, err)
+	}
+	if o, found, _ := c.Lookup(ctx, api.Key{Digest: "sha1:B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A"}); !found || o.File != "dupes.warc.gz" || o.Offset != 334 || o.Length != 1046 {
+		t.Errorf("classic CDX original: %+v %v", o, found)
+	}
 }
 
 // TestFixitySweepOnDemand runs a configured sweep against a local
@@ -310,4 +321,66 @@ func (h *httpGetter) get(t *testing.T, path string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// BenchmarkLookupOverSocket measures single digest lookups through the Go
+// client over the Unix socket, half hits (the figure scripts/bench-sidecar.sh
+// measures for 60 s against the real binary).
+func BenchmarkLookupOverSocket(b *testing.B) {
+	c, _, _ := runInProcess(b, nil)
+	ctx := context.Background()
+	if err := loadgen.Seed(ctx, c, "", 1000); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			if _, _, err := c.Lookup(ctx, api.Key{Digest: loadgen.SeedDigest(i % 2000)}); err != nil {
+				b.Error(err)
+				return
+			}
+			i++
+		}
+	})
+}
+
+// TestCrawlLogTail follows a Heritrix crawl.log that grows (including a
+// line written in two pieces) and reports status codes and duplicates.
+func TestCrawlLogTail(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "crawl.log")
+	lines := []string{
+		"2014-11-24T21:11:46.471Z   200      12345 http://www.example.com/ - - text/html #042 20141124211146143+311 sha1:ABCDEFGHIJKLMNOPQRSTUVWXYZ234567 - - {\"warcFilename\":\"X.warc.gz\",\"warcFileOffset\":123}\n",
+		"2014-11-24T21:11:47.001Z   200        310 http://www.example.com/a L http://www.example.com/ text/html #007 20141124211146900+98 sha1:ABCDEFGHIJKLMNOPQRSTUVWXYZ234567 - duplicate:digest {}\n",
+		"2014-11-24T21:11:48.020Z   404        120 http://www.example.com/missing L http://www.example.com/ text/html #007 20141124211147900+20 sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - - {}\n",
+	}
+	os.WriteFile(logPath, []byte(lines[0]+lines[1][:40]), 0o644)
+	c, _, _ := runInProcess(t, func(c *Config) { c.Ingest.CrawlLog = logPath })
+	f, _ := os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0)
+	time.Sleep(100 * time.Millisecond)
+	f.WriteString(lines[1][40:] + lines[2])
+	f.Close()
+	var st Status
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := c.Status(context.Background(), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.CrawlLog != nil && st.CrawlLog.Lines == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("crawl.log not followed: %+v", st.CrawlLog)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cl := st.CrawlLog
+	if cl.ByStatus["200"] != 2 || cl.ByStatus["404"] != 1 || cl.Duplicates != 1 || cl.Bytes != 12345+310+120 || cl.Unparsed != 0 {
+		t.Errorf("crawl.log status: %+v", cl)
+	}
+	m, _ := c.Metrics(context.Background())
+	if !strings.Contains(m, "wayside_crawllog_duplicates_total 1\n") || !strings.Contains(m, `wayside_crawllog_lines_total{status="404"} 1`) {
+		t.Errorf("crawl.log metrics missing:\n%s", m)
+	}
 }

@@ -273,3 +273,20 @@ func TestErrorNamesFileAndOffset(t *testing.T) {
 		t.Errorf("message %q lacks %q", err, want)
 	}
 }
+
+func TestKeepPayload(t *testing.T) {
+	body := strings.Repeat("0123456789", 100)
+	data, _ := build(true, rec{typ: "response", uri: "http://a/", block: httpResp(body)})
+	r := NewReader(bytes.NewReader(data), "k.warc.gz", Options{KeepPayload: 25})
+	got, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Payload) != body[:25] || got.PayloadLength != 1000 || got.PayloadDigest != digest.Of(digest.SHA1, []byte(body)).String() {
+		t.Errorf("payload %q length %d digest %s", got.Payload, got.PayloadLength, got.PayloadDigest)
+	}
+	r = NewReader(bytes.NewReader(data), "k.warc.gz", Options{SkipPayloadDigest: true})
+	if got, err = r.Next(); err != nil || got.PayloadDigest != "" || got.PayloadLength != 1000 || got.Length != int64(len(data)) {
+		t.Errorf("without digest: %+v %v", got, err)
+	}
+}

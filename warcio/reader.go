@@ -196,12 +196,13 @@ func NewReader(rd io.Reader, name string, opts ...Options) *Reader {
 	r.cnt.r = rd
 	r.bufSize = rawBufSize
 	if s, ok := rd.(interface{ Size() int64 }); ok && s.Size() < rawBufSize {
-		r.bufSize = int(max(s.Size(), 64))
+		r.bufSize = int(max(s.Size(), 4096))
 	} else if s, ok := rd.(interface{ Len() int }); ok && s.Len() < rawBufSize {
-		r.bufSize = max(s.Len(), 64)
+		r.bufSize = max(s.Len(), 4096)
 	}
 	r.raw = bufio.NewReaderSize(&r.cnt, r.bufSize)
-	r.hbr = bufio.NewReaderSize(&r.blk, 64<<10)
+	r.hbr = bufio.NewReaderSize(&r.blk, min(64<<10, max(r.bufSize, 4096)))
+
 	r.blk.r = r
 	r.hash = newPayloadHash()
 	return r

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -19,7 +21,7 @@ const cdxjUsage = `[flags] FILE...
 
 Index WARC files (gzip or not, ".open" files too) into one sorted CDXJ index,
 as pywb's cdx-indexer writes it, or merge already-sorted CDXJ/CDX shards
-with --merge. Output is in byte order (LC_ALL=C sort). Unreadable records are
+with --merge (shards may be gzip-compressed). Output is in byte order (LC_ALL=C sort). Unreadable records are
 skipped and listed at the end; the exit status is then 1.`
 
 func runCDXJ(ctx context.Context, e *env, args []string) error {
@@ -32,6 +34,7 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	memMB := fs.Int("mem-mb", 256, "`MB` of lines sorted in memory before spilling runs to temporary files")
 	tmpDir := fs.String("tmpdir", "", "`DIR` for sort runs (default: the system temporary directory)")
 	quiet := fs.Bool("q", false, "no progress reports on stderr")
+	verify := fs.Bool("verify", false, "check WARC-Block-Digest of every record (damaged records fail the run) and count payload digests that disagree with the de-chunked payload")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -55,7 +58,7 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 		err = mergeShards(w, files, *unique)
 	} else {
 		err = indexWARCs(ctx, e, w, files, indexConfig{
-			jobs: *jobs, all: *all, unique: *unique, quiet: *quiet,
+			jobs: *jobs, all: *all, unique: *unique, quiet: *quiet, verify: *verify,
 			sort: cdxj.SortOptions{MaxMemory: int64(*memMB) << 20, TempDir: *tmpDir, Unique: *unique},
 		})
 	}
@@ -110,15 +113,29 @@ func mergeShards(w io.Writer, files []string, unique bool) error {
 			return fmt.Errorf("cdxj: %w", err)
 		}
 		defer f.Close()
-		inputs = append(inputs, cdxj.MergeInput{Name: name, R: f})
+		r, err := maybeGunzip(f)
+		if err != nil {
+			return fmt.Errorf("cdxj: %s: %w", name, err)
+		}
+		inputs = append(inputs, cdxj.MergeInput{Name: name, R: r})
 	}
 	return cdxj.Merge(w, inputs, cdxj.MergeOptions{Unique: unique})
 }
 
+// maybeGunzip returns a reader of f's content, decompressed when f is
+// gzip-compressed (shards are often kept as .cdxj.gz).
+func maybeGunzip(f *os.File) (io.Reader, error) {
+	br := bufio.NewReader(f)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		return gzip.NewReader(br)
+	}
+	return br, nil
+}
+
 type indexConfig struct {
-	jobs               int
-	all, unique, quiet bool
-	sort               cdxj.SortOptions
+	jobs                       int
+	all, unique, quiet, verify bool
+	sort                       cdxj.SortOptions
 }
 
 // problemsError reports records that were skipped; the index of everything
@@ -139,7 +156,7 @@ func indexWARCs(ctx context.Context, e *env, w io.Writer, files []string, cfg in
 	batches := make(chan batch, 4*cfg.jobs)
 	work := make(chan int)
 	problems := make([][]error, len(files))
-	var lines, filesDone, rawBytes atomic.Int64
+	var lines, filesDone, rawBytes, blocks, mism, chunked atomic.Int64
 
 	var wg sync.WaitGroup
 	for range min(cfg.jobs, len(files)) {
@@ -149,7 +166,7 @@ func indexWARCs(ctx context.Context, e *env, w io.Writer, files []string, cfg in
 			for i := range work {
 				var cur batch
 				var buf []byte
-				st, err := cdxj.IndexFile(ctx, files[i], cdxj.IndexOptions{All: cfg.all}, func(l *cdxj.Line) error {
+				st, err := cdxj.IndexFile(ctx, files[i], cdxj.IndexOptions{All: cfg.all, Verify: cfg.verify}, func(l *cdxj.Line) error {
 					buf = l.Format(buf[:0])
 					cur.lines = append(cur.lines, append([]byte(nil), buf...))
 					if len(cur.lines) == 4096 {
@@ -175,6 +192,9 @@ func indexWARCs(ctx context.Context, e *env, w io.Writer, files []string, cfg in
 					problems[i] = append(problems[i], err)
 				}
 				rawBytes.Add(st.RawBytes)
+				blocks.Add(int64(st.BlockDigestsVerified))
+				mism.Add(int64(st.PayloadDigestMismatches))
+				chunked.Add(int64(st.ChunkedDigestMismatches))
 				filesDone.Add(1)
 			}
 		}()
@@ -228,6 +248,10 @@ func indexWARCs(ctx context.Context, e *env, w io.Writer, files []string, cfg in
 	}
 	if _, err := sorter.WriteTo(w); err != nil {
 		return err
+	}
+	if cfg.verify {
+		fmt.Fprintf(e.stderr, "wayside cdxj: verify: %d block digests checked; %d payload digest headers disagree with the de-chunked payload (%d of them on chunked responses: digested over the transfer encoding)\n",
+			blocks.Load(), mism.Load(), chunked.Load())
 	}
 	n, nfiles := 0, 0
 	for _, ps := range problems {

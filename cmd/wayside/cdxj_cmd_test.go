@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"os"
@@ -52,6 +53,18 @@ func TestCDXJCommandShardsAndMerge(t *testing.T) {
 	}
 	if _, stderr, err := runCDXJCmd(t, append([]string{"cdxj", "-q", "-o", b}, files[half:]...)...); err != nil {
 		t.Fatal(err, stderr)
+	}
+	// One shard gzip-compressed, as shards often are kept.
+	raw, err := os.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zb bytes.Buffer
+	zw := gzip.NewWriter(&zb)
+	zw.Write(raw)
+	zw.Close()
+	if err := os.WriteFile(b, zb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	if _, stderr, err := runCDXJCmd(t, "cdxj", "--merge", "-o", merged, b, a); err != nil {
 		t.Fatal(err, stderr)
@@ -110,5 +123,32 @@ func TestCDXJCommandUsage(t *testing.T) {
 	}
 	if _, _, err := runCDXJCmd(t, "cdxj", "-j", "0", "x"); !errors.As(err, &ue) {
 		t.Fatalf("-j 0: err = %v", err)
+	}
+}
+
+func TestCDXJCommandVerify(t *testing.T) {
+	out, stderr, err := runCDXJCmd(t, append([]string{"cdxj", "-q", "--verify"}, testenv.CorpusWARCs(t)...)...)
+	if err != nil {
+		t.Fatal(err, stderr)
+	}
+	if !strings.Contains(stderr, "231 block digests checked; 17 payload digest headers disagree") || strings.Count(out, "\n") != 306 {
+		t.Errorf("stderr %q, %d lines", stderr, strings.Count(out, "\n"))
+	}
+}
+
+func TestCDXJCommandCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := filepath.Join(t.TempDir(), "out.cdxj")
+	var so, se bytes.Buffer
+	err := run(ctx, append([]string{"cdxj", "-q", "-o", out}, testenv.CorpusWARCs(t)...), &env{stdout: &so, stderr: &se, getenv: func(string) string { return "" }})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("output file exists after cancel: %v", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 0 {
+		t.Errorf("%d files left behind", len(ents))
 	}
 }

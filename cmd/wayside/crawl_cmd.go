@@ -44,7 +44,7 @@ func (f *crawlFlags) register(fs interface {
 	fs.StringVar(&f.prefixes, "prefix", "", "comma-separated URL prefixes to stay within (default: the seeds' hosts)")
 	fs.IntVar(&f.depth, "depth", -1, "link hops to follow from the seeds (-1: no limit)")
 	fs.IntVar(&f.maxPages, "max-pages", 10000, "maximum URLs to fetch (0: no limit)")
-	fs.DurationVar(&f.delay, "delay", 0, "pause between requests to the same host")
+	fs.DurationVar(&f.delay, "delay", 250*time.Millisecond, "pause between requests to the same host (politeness)")
 	fs.StringVar(&f.userAgent, "user-agent", crawl.DefaultUserAgent, "User-Agent header")
 	fs.BoolVar(&f.robots, "robots", false, "fetch, record and obey robots.txt")
 	fs.StringVar(&f.verify, "verify", "size", "collision check on a digest match: size (lengths equal) or bytes (re-read the original)")
@@ -190,7 +190,7 @@ func printSummary(w io.Writer, label, dir string, s *crawlSummary) {
 	fmt.Fprintf(w, "  responses            %d (truncated %d)\n", r.Responses, r.Truncated)
 	fmt.Fprintf(w, "  revisits             %d identical-payload-digest, %d server-not-modified\n", r.RevisitsDigest, r.RevisitsNotMod)
 	fmt.Fprintf(w, "  bytes written        %s raw, %s stored (gzip)\n", humanBytes(s.writer.RawBytes), humanBytes(s.writer.StoredBytes))
-	fmt.Fprintf(w, "  payload bytes saved  %s by revisits (of %s received)\n", humanBytes(r.SavedBytes), humanBytes(r.PayloadBytes))
+	fmt.Fprintf(w, "  payload not stored   %s thanks to revisits (payload received %s)\n", humanBytes(r.SavedBytes), humanBytes(r.PayloadBytes))
 	fmt.Fprintf(w, "  collisions           %d   pending claims %d   conditional requests %d\n", r.Collisions, r.Pending, r.ConditionalSent)
 	if len(r.Skipped) > 0 {
 		var ks []string

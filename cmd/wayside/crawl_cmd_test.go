@@ -26,7 +26,7 @@ func TestCrawlCommand(t *testing.T) {
 	}
 	defer srv.Close()
 	dir := t.TempDir()
-	args := []string{"crawl", "--warc-dir", dir, "--robots", "--parallel", "1", "--quiet", srv.URL + "/"}
+	args := []string{"crawl", "--warc-dir", dir, "--robots", "--delay", "0", "--parallel", "1", "--quiet", srv.URL + "/"}
 	out, stderr, err := runCLI(context.Background(), args...)
 	if err != nil {
 		t.Fatalf("first crawl: %v\n%s", err, stderr)
@@ -83,7 +83,7 @@ func TestCrawlCommandInterrupt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	out, stderr, err := runCLI(ctx, "crawl", "--warc-dir", dir, "--parallel", "2", "--quiet", srv.URL+"/")
+	out, stderr, err := runCLI(ctx, "crawl", "--warc-dir", dir, "--delay", "0", "--parallel", "2", "--quiet", srv.URL+"/")
 	if err != nil {
 		t.Fatalf("interrupted crawl: %v\n%s", err, stderr)
 	}

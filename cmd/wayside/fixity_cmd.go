@@ -195,6 +195,9 @@ func fixityCompareCmd(e *env, args []string) error {
 	}
 	for _, r := range ch.Resources {
 		fmt.Fprintf(e.stdout, "  %-20s %s\n  %20s %s\n", r.Class, r.Key, "", r.Detail)
+		for _, l := range r.Leaves {
+			fmt.Fprintf(e.stdout, "  %20s leaf: %s\n", "", l)
+		}
 	}
 	return nil
 }

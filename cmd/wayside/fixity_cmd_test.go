@@ -99,10 +99,10 @@ func TestFixityCmdEndToEnd(t *testing.T) {
 		}
 	}
 	// A scheduled sweep runs until interrupted.
-	sctx, cancel := context.WithTimeout(ctx, 3500*time.Millisecond)
+	sctx, cancel := context.WithTimeout(ctx, 7*time.Second)
 	out, _, err = fixityRun(t, sctx, "", append(append([]string{"sweep", "--store", store, "--schedule", "@every 1s"}, archFlags...), page)...)
 	cancel()
-	if err != nil || !strings.Contains(out, "1 mementos") {
+	if err != nil || !strings.Contains(out, "1 mementos, 0 changed, 0 failed") {
 		t.Fatalf("scheduled sweep: %v\n%s", err, out)
 	}
 	html := filepath.Join(dir, "r.html")

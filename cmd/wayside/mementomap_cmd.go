@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wayside-archive/wayside/profiler/zipfgen"
 	"github.com/wayside-archive/wayside/profiler/mementomap"
 	"github.com/wayside-archive/wayside/profiler/ukvs"
+	"github.com/wayside-archive/wayside/profiler/zipfgen"
 )
 
 const mementomapUsage = `<generate|compact|lookup|merge|eval|synth> [flags] [args]
@@ -287,7 +287,10 @@ func runMMLookup(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "mementomap lookup", "[flags] MAP [URI|KEY...]\n\n"+
 		"Prints, for each URI (or SURT key), \"present\" or \"absent\", the URI, the\n"+
 		"most specific key of the map that answered and its counts, tab-separated.\n"+
-		"Without URI arguments, reads one per line from stdin (batch mode).")
+		"Without URI arguments, reads one per line from stdin (batch mode). The map\n"+
+		"is checked first (sorted, well-formed): an unsorted map would give wrong\n"+
+		"answers.")
+	trust := fs.Bool("trust", false, "skip checking the map (it was written by wayside and not edited)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -300,6 +303,11 @@ func runMMLookup(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer m.Close()
+	if !*trust {
+		if err := m.Check(); err != nil {
+			return fmt.Errorf("mementomap: lookup: %w (sort it with 'wayside mementomap compact' or fix the line)", err)
+		}
+	}
 	bw := bufio.NewWriterSize(e.stdout, 1<<16)
 	defer bw.Flush()
 	var s mementomap.Scratch
@@ -423,6 +431,9 @@ func runMMEval(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		defer m.Close()
+		if err := m.Check(); err != nil {
+			return fmt.Errorf("mementomap: eval: %w", err)
+		}
 		var fm *mementomap.Map
 		if *full != "" {
 			if fm, err = mementomap.OpenMap(*full); err != nil {

@@ -111,6 +111,9 @@ func TestMementoMapCommandErrors(t *testing.T) {
 	if err != nil || !strings.Contains(stderr, "skipped: ukvs: "+bad+":2") || !strings.Contains(stderr, "1 bad lines skipped") {
 		t.Fatalf("skip-bad: %v\n%s", err, stderr)
 	}
+	if _, _, err := runMMCLI(t, "", "lookup", bad, "http://a.com/"); err == nil || !strings.Contains(err.Error(), "bad.ukvs:2") {
+		t.Fatalf("lookup in an unsorted map: %v", err)
+	}
 	var ue usageError
 	if _, _, err := runMMCLI(t, "", "frobnicate"); !errors.As(err, &ue) {
 		t.Fatalf("unknown command: %v", err)

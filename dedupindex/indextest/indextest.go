@@ -483,8 +483,19 @@ func testSameURLKeys(t *testing.T, open Opener) {
 	r := claim(t, ix, k1, dedupindex.Claimed)
 	commit(t, ix, r.Ticket, Original("same", "http://example.com/one", t0))
 	claim(t, ix, k1, dedupindex.Duplicate)
-	claim(t, ix, dedupindex.Key{Scope: "s", Digest: Digest("same"), URL: u2}, dedupindex.Claimed)
+	r2 := claim(t, ix, dedupindex.Key{Scope: "s", Digest: Digest("same"), URL: u2}, dedupindex.Claimed)
+	commit(t, ix, r2.Ticket, Original("same", "http://example.com/two", t0.Add(time.Hour)))
 	claim(t, ix, key("s", "same"), dedupindex.Claimed)
+	// The by-URL index tells the two originals of one digest apart.
+	for _, uri := range []string{"http://example.com/one", "http://example.com/two"} {
+		got, err := ix.ByURL(context.Background(), "s", dedupindex.URLKey(uri))
+		if errors.Is(err, dedupindex.ErrNoURLIndex) {
+			return
+		}
+		if err != nil || len(got) != 1 || got[0].TargetURI != uri {
+			t.Fatalf("ByURL(%s) = %+v, %v; want its one original", uri, got, err)
+		}
+	}
 }
 
 func testByURL(t *testing.T, open Opener) {

@@ -7,6 +7,8 @@ package pebble_test
 //	WAYSIDE_BENCH_ENTRIES  index size for the decision and size benchmarks (default 200000)
 //	WAYSIDE_BENCH_DIR      directory to keep built indexes in between runs (default: a temp dir)
 //	WAYSIDE_BENCH_WARC     WARC file for the import benchmark (default: the shared corpus)
+//	WAYSIDE_BENCH_SNAPPY   set to 1 to compress tables with Snappy instead of the default Zstandard
+//	WAYSIDE_BENCH_BLOCK    table block size in bytes (default: the index's default)
 
 import (
 	"context"
@@ -14,6 +16,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,7 +69,7 @@ func benchOriginal(i int) dedupindex.Original {
 	}
 	if i%3 == 0 {
 		o.ETag = fmt.Sprintf(`"%x"`, h[:6])
-		o.LastModified = o.Date.Add(-72 * time.Hour).Format(time.RFC1123)
+		o.LastModified = o.Date.Add(-72 * time.Hour).Format(http.TimeFormat)
 	}
 	return o
 }
@@ -75,7 +78,9 @@ func benchOriginal(i int) dedupindex.Original {
 // one sync per 10,000 entries) and compacting it on first use.
 func benchIndex(b *testing.B, n int, byURL bool) *pebble.Index {
 	b.Helper()
-	name := fmt.Sprintf("index-%d-byurl-%v", n, byURL)
+	snappy := os.Getenv("WAYSIDE_BENCH_SNAPPY") == "1"
+	block, _ := strconv.Atoi(os.Getenv("WAYSIDE_BENCH_BLOCK"))
+	name := fmt.Sprintf("index-%d-byurl-%v-snappy-%v-block-%d", n, byURL, snappy, block)
 	root := os.Getenv("WAYSIDE_BENCH_DIR")
 	if root == "" {
 		root = filepath.Join(os.TempDir(), "wayside-bench-"+strconv.Itoa(os.Getpid()))
@@ -83,7 +88,10 @@ func benchIndex(b *testing.B, n int, byURL bool) *pebble.Index {
 	}
 	dir := filepath.Join(root, name)
 	done := filepath.Join(dir, "BUILT")
-	var opts []pebble.Option
+	opts := []pebble.Option{pebble.WithCompressionForBench(!snappy)}
+	if block > 0 {
+		opts = append(opts, pebble.WithBlockSize(block))
+	}
 	if !byURL {
 		opts = append(opts, pebble.WithoutURLIndex())
 	}

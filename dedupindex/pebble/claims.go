@@ -331,12 +331,13 @@ func (w *batchWriter) add(pk parsedKey, o dedupindex.Original, notBefore time.Ti
 	if err != nil {
 		return false, err
 	}
-	if found && ix.byURL {
-		// Replacing an expired original: drop its by-URL entry.
-		if err := w.b.Delete(secondaryKey(id, hash8(ix.urlKey(old.TargetURI)), old.Date, pk), nil); err != nil {
+	if found && ix.byURL && ix.urlKey(old.TargetURI) != ix.urlKey(o.TargetURI) {
+		// Replacing an expired original of another URL: drop its by-URL entry.
+		if err := w.b.Delete(secondaryKey(id, hash8(ix.urlKey(old.TargetURI)), pk), nil); err != nil {
 			return false, err
 		}
-	} else if !found {
+	}
+	if !found {
 		if err := w.b.Merge(counterKey(id), []byte{2}, nil); err != nil { // varint(+1)
 			return false, err
 		}
@@ -345,7 +346,7 @@ func (w *batchWriter) add(pk parsedKey, o dedupindex.Original, notBefore time.Ti
 		return false, err
 	}
 	if ix.byURL {
-		if err := w.b.Set(secondaryKey(id, hash8(ix.urlKey(o.TargetURI)), o.Date, pk), nil, nil); err != nil {
+		if err := w.b.Set(secondaryKey(id, hash8(ix.urlKey(o.TargetURI)), pk), nil, nil); err != nil {
 			return false, err
 		}
 	}

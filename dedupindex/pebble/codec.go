@@ -5,21 +5,24 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 )
 
-// Value flags: which optional fields a record carries and how.
+// Value flags: which optional fields a record carries and how. The common
+// ones fit the first varint byte.
 const (
-	fNanos      = 1 << iota // date has a sub-second part
-	fUUID                   // record id is "<urn:uuid:…>" in lower-case canonical form, stored as 16 bytes
-	fRecordID               // record id stored as a string
-	fFile                   // interned file id
-	fFileInline             // file name stored as a string
-	fMIME                   // interned MIME id
-	fMIMEInline             // MIME stored as a string
-	fETag                   // ETag string
-	fLastMod                // Last-Modified string
-	fStatus                 // HTTP status
+	fUUID        = 1 << iota // record id is "<urn:uuid:…>" in lower-case canonical form, stored as 16 bytes
+	fFile                    // interned file id
+	fMIME                    // interned MIME id
+	fStatus                  // HTTP status
+	fETag                    // ETag string
+	fLastModTime             // Last-Modified in IMF-fixdate form, stored as Unix seconds
+	fNanos                   // date has a sub-second part
+	fRecordID                // record id stored as a string
+	fFileInline              // file name stored as a string
+	fMIMEInline              // MIME stored as a string
+	fLastMod                 // Last-Modified stored as a string
 	fLast
 )
 
@@ -72,6 +75,20 @@ func formatUUIDRecordID(b []byte) string {
 	return uuidPrefix + h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32] + uuidSuffix
 }
 
+// parseHTTPDate returns the Unix time of an HTTP date in the IMF-fixdate
+// form servers send ("Mon, 02 Jan 2006 15:04:05 GMT"); ok is false for any
+// other text, which is then stored verbatim.
+func parseHTTPDate(s string) (int64, bool) {
+	if len(s) != len(http.TimeFormat) {
+		return 0, false
+	}
+	t, err := time.Parse(http.TimeFormat, s)
+	if err != nil || t.Format(http.TimeFormat) != s {
+		return 0, false
+	}
+	return t.Unix(), true
+}
+
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
@@ -105,7 +122,11 @@ func encodeRecord(b []byte, r *record) []byte {
 	if r.etag != "" {
 		flags |= fETag
 	}
-	if r.lastModified != "" {
+	lmTime, lmIsTime := parseHTTPDate(r.lastModified)
+	switch {
+	case lmIsTime:
+		flags |= fLastModTime
+	case r.lastModified != "":
 		flags |= fLastMod
 	}
 	if r.status != 0 {
@@ -143,6 +164,8 @@ func encodeRecord(b []byte, r *record) []byte {
 	}
 	if flags&fLastMod != 0 {
 		b = appendString(b, r.lastModified)
+	} else if flags&fLastModTime != 0 {
+		b = binary.AppendVarint(b, lmTime)
 	}
 	return b
 }
@@ -261,8 +284,13 @@ func decodeRecord(b []byte) (record, error) {
 	if flags&fETag != 0 {
 		r.etag = d.string()
 	}
+	if flags&fLastMod != 0 && flags&fLastModTime != 0 {
+		return record{}, fmt.Errorf("conflicting value flags %#x", flags)
+	}
 	if flags&fLastMod != 0 {
 		r.lastModified = d.string()
+	} else if flags&fLastModTime != 0 {
+		r.lastModified = time.Unix(d.varint(), 0).UTC().Format(http.TimeFormat)
 	}
 	if d.err != nil {
 		return record{}, d.err

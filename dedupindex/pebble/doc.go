@@ -22,13 +22,14 @@
 //	0x03 kind id(uvarint)                   → interned string (kind 'f' WARC file name, 'm' MIME type)
 //	0x04 scope id                           → originals in scope (merged int64 counter)
 //	0x10 scope id alg sum [urlhash]         → original (compact varint record)
-//	0x11 scope id surthash date alg sum [urlhash] → empty (by-URL secondary index)
+//	0x11 scope id surthash alg sum[:8]      → empty (by-URL secondary index)
 //
 // scope id is a uvarint, alg a one-byte algorithm code followed by the raw
 // digest bytes, urlhash and surthash the first 8 bytes of the SHA-256 of a
-// SURT key (urlhash only for same-URL keys), date the original's WARC-Date
-// as big-endian nanoseconds since 1970 with the sign bit flipped, so by-URL
-// scans return originals oldest first. Values encode the target URI, date,
+// SURT key (urlhash only for same-URL keys). A by-URL entry keeps only the
+// first 8 digest bytes; ByURL finds the originals by a prefix scan and keeps
+// those whose target URI has the queried SURT key, then sorts the originals it
+// finds by date. Values encode the target URI, date,
 // record id (16 bytes when it is a urn:uuid), interned file and MIME ids,
 // offset, lengths and status as varints; the digest is taken from the key.
 // Tables use Bloom filters, so lookups of absent digests rarely touch disk.

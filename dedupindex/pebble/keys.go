@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"time"
 
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
@@ -22,6 +21,8 @@ const (
 	kindMIME byte = 'm'
 
 	hashLen = 8
+	// secDigestLen is how many digest bytes a by-URL entry keeps.
+	secDigestLen = 8
 )
 
 var (
@@ -139,15 +140,13 @@ func secondaryPrefix(scopeID uint64, surtHash [hashLen]byte) []byte {
 	return append(b, surtHash[:]...)
 }
 
-func secondaryKey(scopeID uint64, surtHash [hashLen]byte, date time.Time, pk parsedKey) []byte {
+// secondaryKey is the by-URL entry of primary pk: it names the primary by
+// the first secDigestLen bytes of its digest, resolved by a prefix scan.
+func secondaryKey(scopeID uint64, surtHash [hashLen]byte, pk parsedKey) []byte {
 	b := secondaryPrefix(scopeID, surtHash)
-	b = binary.BigEndian.AppendUint64(b, encodeDate(date))
-	return pk.appendSuffix(b)
+	b = append(b, pk.alg)
+	return append(b, pk.sum[:secDigestLen]...)
 }
-
-func encodeDate(t time.Time) uint64 { return uint64(t.UnixNano()) ^ (1 << 63) }
-
-func decodeDate(u uint64) time.Time { return time.Unix(0, int64(u^(1<<63))).UTC() }
 
 // decodeSuffix parses alg, sum and optional url hash.
 func decodeSuffix(b []byte) (alg byte, sum []byte, hasURL bool, urlHash [hashLen]byte, err error) {
@@ -196,8 +195,7 @@ func decodePrimaryKey(k []byte) (decodedPrimary, error) {
 type decodedSecondary struct {
 	scopeID  uint64
 	surtHash [hashLen]byte
-	date     time.Time
-	primary  []byte // the primary key it refers to
+	primary  []byte // prefix of the primary keys it may refer to
 }
 
 func decodeSecondaryKey(k []byte) (decodedSecondary, error) {
@@ -209,21 +207,19 @@ func decodeSecondaryKey(k []byte) (decodedSecondary, error) {
 		return decodedSecondary{}, fmt.Errorf("bad scope id")
 	}
 	rest := k[1+n:]
-	if len(rest) < hashLen+8+1 {
-		return decodedSecondary{}, fmt.Errorf("secondary key too short")
+	if len(rest) != hashLen+1+secDigestLen {
+		return decodedSecondary{}, fmt.Errorf("secondary key has %d bytes after the scope, want %d", len(rest), hashLen+1+secDigestLen)
+	}
+	if algName(rest[hashLen]) == "" {
+		return decodedSecondary{}, fmt.Errorf("unknown digest algorithm code %d", rest[hashLen])
 	}
 	var ds decodedSecondary
 	ds.scopeID = id
 	copy(ds.surtHash[:], rest[:hashLen])
-	ds.date = decodeDate(binary.BigEndian.Uint64(rest[hashLen:]))
-	suffix := rest[hashLen+8:]
-	if _, _, _, _, err := decodeSuffix(suffix); err != nil {
-		return decodedSecondary{}, err
-	}
-	p := make([]byte, 0, 1+n+len(suffix))
+	p := make([]byte, 0, 1+n+1+secDigestLen)
 	p = append(p, tagPrimary)
 	p = append(p, k[1:1+n]...)
-	ds.primary = append(p, suffix...)
+	ds.primary = append(p, rest[hashLen:]...)
 	return ds, nil
 }
 

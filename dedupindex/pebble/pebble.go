@@ -10,6 +10,7 @@ import (
 	"hash/maphash"
 	"io"
 	"log/slog"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
+	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/wayside-archive/wayside/dedupindex"
 )
@@ -54,11 +56,13 @@ var (
 )
 
 type options struct {
-	noURLIdx  bool
-	log       *slog.Logger
-	urlKey    func(string) string
-	cacheSize int64
-	blockSize int
+	fs          vfs.FS // nil: the OS file system
+	noURLIdx    bool
+	compression pebble.Compression
+	log         *slog.Logger
+	urlKey      func(string) string
+	cacheSize   int64
+	blockSize   int
 }
 
 // Option configures Open.
@@ -91,10 +95,11 @@ const mergerName = "wayside.dedupindex.counter.v1"
 // Open opens or creates the index in dir.
 func Open(dir string, opts ...Option) (*Index, error) {
 	o := options{
-		log:       slog.New(slog.DiscardHandler),
-		urlKey:    dedupindex.URLKey,
-		cacheSize: 64 << 20,
-		blockSize: 16 << 10,
+		log:         slog.New(slog.DiscardHandler),
+		urlKey:      dedupindex.URLKey,
+		cacheSize:   64 << 20,
+		blockSize:   16 << 10,
+		compression: pebble.ZstdCompression,
 	}
 	for _, f := range opts {
 		f(&o)
@@ -112,10 +117,16 @@ func Open(dir string, opts ...Option) (*Index, error) {
 			BlockSize:    o.blockSize,
 			FilterPolicy: bloom.FilterPolicy(10),
 			FilterType:   pebble.TableFilter,
-			Compression:  pebble.SnappyCompression,
+			Compression:  o.compression,
 		}
 	}
+	if o.fs != nil {
+		popts.FS = o.fs
+	}
 	popts.EnsureDefaults()
+	if err := createDir(popts.FS, dir); err != nil {
+		return nil, fmt.Errorf("dedupindex/pebble: create %s: %w", dir, err)
+	}
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
 		return nil, fmt.Errorf("dedupindex/pebble: open %s: %w", dir, err)
@@ -145,6 +156,43 @@ func Open(dir string, opts ...Option) (*Index, error) {
 		return nil, fmt.Errorf("dedupindex/pebble: open %s: %w", dir, err)
 	}
 	return ix, nil
+}
+
+// createDir creates dir and any missing parents and fsyncs the directories
+// that gained an entry, so a new index does not vanish in a power loss
+// (Pebble syncs the index directory itself, not its parent).
+func createDir(fs vfs.FS, dir string) error {
+	var missing []string
+	for d := dir; ; d = fs.PathDir(d) {
+		if _, err := fs.Stat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if fs.PathDir(d) == d {
+			break
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, d := range missing {
+		parent := fs.PathDir(d)
+		f, err := fs.OpenDir(parent)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("sync %s: %w", parent, err)
+		}
+	}
+	return nil
 }
 
 // load checks the format version (writing it into a new index) and loads
@@ -452,7 +500,8 @@ func (ix *Index) ByURL(ctx context.Context, scope, surtKey string) ([]dedupindex
 	if err != nil || !ok {
 		return nil, err
 	}
-	prefix := secondaryPrefix(id, hash8(surtKey))
+	surtHash := hash8(surtKey)
+	prefix := secondaryPrefix(id, surtHash)
 	it, err := ix.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
 		return nil, fmt.Errorf("dedupindex/pebble: by-url: %w", err)
@@ -464,23 +513,62 @@ func (ix *Index) ByURL(ctx context.Context, scope, surtKey string) ([]dedupindex
 		if err != nil {
 			return nil, fmt.Errorf("dedupindex/pebble: by-url entry %x: %w", it.Key(), err)
 		}
-		dp, err := decodePrimaryKey(ds.primary)
-		if err != nil {
-			return nil, fmt.Errorf("dedupindex/pebble: by-url entry %x: %w", it.Key(), err)
-		}
-		o, found, err := ix.get(ds.primary, dp.pk.digest())
+		n := len(out)
+		err = ix.scanPrimaries(ix.db, ds.primary, func(dp decodedPrimary, r record) error {
+			if hash8(ix.urlKey(r.targetURI)) != surtHash {
+				return nil
+			}
+			o, err := ix.toOriginal(dp.pk.digest(), r)
+			if err != nil {
+				return err
+			}
+			out = append(out, o)
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		if !found {
+		if len(out) == n {
 			return nil, fmt.Errorf("dedupindex/pebble: by-url entry %x has no original (run Check)", it.Key())
 		}
-		out = append(out, o)
 	}
 	if err := it.Error(); err != nil {
 		return nil, fmt.Errorf("dedupindex/pebble: by-url: %w", err)
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Date.Before(out[j].Date) })
 	return out, nil
+}
+
+// reader is a pebble.DB or Snapshot.
+type reader interface {
+	NewIter(*pebble.IterOptions) (*pebble.Iterator, error)
+}
+
+// scanPrimaries calls fn for every primary entry whose key starts with
+// prefix.
+func (ix *Index) scanPrimaries(r reader, prefix []byte, fn func(decodedPrimary, record) error) error {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return fmt.Errorf("dedupindex/pebble: scan: %w", err)
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		dp, err := decodePrimaryKey(it.Key())
+		if err != nil {
+			return fmt.Errorf("dedupindex/pebble: entry %x: %w", it.Key(), err)
+		}
+		r, err := decodeRecord(it.Value())
+		if err != nil {
+			return fmt.Errorf("dedupindex/pebble: entry %x: %w", it.Key(), err)
+		}
+		if err := fn(dp, r); err != nil {
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("dedupindex/pebble: scan: %w", err)
+	}
+	return nil
 }
 
 // Stats reports the number of originals per scope, pending claims held by

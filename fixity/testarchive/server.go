@@ -172,6 +172,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests++
 	s.mu.Unlock()
+	if r.Host != s.Host() && r.Host != s.AliasHost() {
+		http.Error(w, "testarchive: unknown Host "+r.Host, http.StatusMisdirectedRequest)
+		return
+	}
 	p := r.URL.EscapedPath()
 	if strings.HasPrefix(p, "/static/") {
 		s.serveStatic(w, r)

@@ -19,6 +19,10 @@ const (
 	PageRandom = SiteHost + "/random.html"
 	// PageLeak loads an image and tries to reach the live web.
 	PageLeak = SiteHost + "/leak.html"
+	// PageState loads /r/a.png on a browser profile's first visit and
+	// /r/b.png when a cookie or localStorage from an earlier visit is
+	// still there: it shows whether replays really get fresh profiles.
+	PageState = SiteHost + "/state.html"
 	// Logo is embedded by PageDeterministic; it has a second, different
 	// memento at LogoTS2.
 	Logo    = SiteHost + "/logo.png"
@@ -64,6 +68,16 @@ func siteRecords() []siteRecord {
 <script>
 var pick = Math.random() < 0.5 ? '/r/a.png' : '/r/b.png';
 var img = new Image(); img.src = pick; document.body.appendChild(img);
+</script>
+</body></html>
+`)},
+		{PageState, SiteTS, html, 200, []byte(`<!doctype html>
+<html><head><title>Stateful</title></head>
+<body><h1>A page that remembers its visitors</h1>
+<script>
+var seen = localStorage.getItem('visited') || document.cookie.indexOf('visited=1') >= 0;
+localStorage.setItem('visited', '1'); document.cookie = 'visited=1; max-age=86400; path=/';
+var img = new Image(); img.src = seen ? '/r/b.png' : '/r/a.png'; document.body.appendChild(img);
 </script>
 </body></html>
 `)},

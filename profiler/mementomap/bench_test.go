@@ -10,11 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 	"testing"
+	"time"
 
-	"github.com/wayside-archive/wayside/profiler/zipfgen"
 	"github.com/wayside-archive/wayside/profiler/ukvs"
+	"github.com/wayside-archive/wayside/profiler/zipfgen"
 )
 
 // writeSynth writes a synthetic full map of n keys to dir and returns its
@@ -148,6 +148,18 @@ func BenchmarkLookup(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
 			b.ReportMetric(float64(b.N)/(cpuTime()-c0).Seconds(), "lookups/cpu-s")
+		})
+		b.Run(fmt.Sprintf("lines=%d/parallel", lines), func(b *testing.B) {
+			b.RunParallel(func(pb *testing.PB) {
+				var s Scratch
+				for i := 0; pb.Next(); i++ {
+					if _, err := m.Lookup(keys[(i*13)%len(keys)], &s); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
 		})
 		m.Close()
 	}

@@ -68,6 +68,19 @@ type level struct {
 	startLine int64
 	exclStart int
 	wildExcl  bool
+	// shared marks a node that continues in the previous partition (a
+	// partitioned measure pass; see segment).
+	shared bool
+}
+
+// segment is the part of a node seen by one partition of a parallel
+// measure pass, for nodes that span a partition cut.
+type segment struct {
+	level       int
+	kind        tokKind
+	depth       int
+	children    int
+	left, right bool // continues from the previous / into the next partition
 }
 
 func (l *level) add(f ukvs.Freq) {
@@ -99,6 +112,13 @@ type walker struct {
 	measure        bool
 	hostN, hostSum []float64
 	pathN, pathSum []float64
+	// Partitioned measuring: the first record's levels below sharedLeft
+	// continue from the previous partition; levels below sharedRight left
+	// open at the end continue into the next.
+	sharedLeft, sharedRight int
+	started                 bool
+	finishing               bool
+	segments                []segment
 
 	rollups int64
 }
@@ -111,6 +131,14 @@ func newWalker(opts CompactOptions, means DepthMeans, out sink) *walker {
 	}
 	w.stack = append(w.stack, root)
 	return w
+}
+
+// partition makes w measure one partition of a parallel pass whose first
+// record shares left levels with the previous partition and whose last
+// record shares right levels with the next.
+func (w *walker) partition(left, right int) {
+	w.sharedLeft, w.sharedRight = left, right
+	w.stack[0].shared = left > 0
 }
 
 // add processes one record; keys must be strictly increasing.
@@ -146,6 +174,7 @@ func (w *walker) addTokens(rec ukvs.Record, toks []token) error {
 	for _, t := range toks[c:] {
 		w.push(t, key)
 	}
+	w.started = true
 	top := &w.stack[len(w.stack)-1]
 	if rec.Freq.IsExclusion() {
 		if top.kind == tkWild {
@@ -186,6 +215,7 @@ func (w *walker) push(t token, key []byte) {
 	tok := l.tok[:0]
 	*l = level{kind: t.kind, depth: depth, exclStart: len(w.excl)}
 	l.tok = append(tok, key[t.s:t.e]...)
+	l.shared = !w.started && n < w.sharedLeft
 	if !w.measure {
 		l.start, l.startLine = w.out.pos()
 	}
@@ -212,7 +242,10 @@ func (w *walker) pop() error {
 	idx := len(w.stack) - 1
 	l := &w.stack[idx]
 	if w.measure {
-		if l.children > 0 {
+		right := len(w.stack) <= w.sharedRight && w.finishing
+		if l.shared || right {
+			w.segments = append(w.segments, segment{level: idx, kind: l.kind, depth: l.depth, children: l.children, left: l.shared, right: right})
+		} else if l.children > 0 {
 			if l.kind == tkHost {
 				w.hostN, w.hostSum = record(w.hostN, w.hostSum, l.depth, l.children)
 			} else if l.kind != tkWild {
@@ -253,26 +286,19 @@ func (w *walker) rollable(idx int) bool {
 	case l.kind != tkHost:
 		return true
 	}
-	numeric := true
 	labels := make([]string, 0, idx)
-	for i := idx; i >= 1; i-- {
-		lab := string(w.stack[i].tok)
-		if j := strings.IndexByte(lab, ':'); j >= 0 {
-			lab = lab[:j]
-		}
-		for _, c := range []byte(lab) {
-			if c < '0' || c > '9' {
-				numeric = false
-			}
-		}
-		labels = append(labels, lab)
+	for i := 1; i <= idx; i++ {
+		labels = append(labels, string(w.stack[i].tok))
 	}
-	if numeric {
-		return false
-	}
+	return hostRollable(labels)
+}
+
+// isPublicSuffix reports whether the domain of labels (in DNS order) is a
+// public suffix (com, co.uk, github.io, or any unlisted TLD).
+func isPublicSuffix(labels []string) bool {
 	domain := strings.Join(labels, ".")
 	ps, _ := publicsuffix.PublicSuffix(domain)
-	return ps != domain
+	return ps == domain
 }
 
 // wildKey appends the wildcard key of the node at idx to dst.
@@ -332,6 +358,7 @@ func (w *walker) rollup(idx int) error {
 
 // finish closes every open node, the root last.
 func (w *walker) finish() error {
+	w.finishing = true
 	for len(w.stack) > 0 {
 		if err := w.pop(); err != nil {
 			return err

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/wayside-archive/wayside/profiler/ukvs"
 )
@@ -55,7 +54,6 @@ type CompactStats struct {
 	Means             DepthMeans
 }
 
-type boundary struct{ off, line int64 }
 
 // source reads records for compaction: each key is tokenized once, checked
 // to be a SURT key and strictly greater than the previous one; bad lines
@@ -69,6 +67,16 @@ type source struct {
 	started bool
 	toks    []token
 	skipped int64
+	fixLine func(*ukvs.Error) // makes line numbers absolute (parts)
+}
+
+// fix makes the line number of an error of this source absolute.
+func (s *source) fix(err error) error {
+	var ue *ukvs.Error
+	if s.fixLine != nil && errors.As(err, &ue) && ue.File == s.name {
+		s.fixLine(ue)
+	}
+	return err
 }
 
 func newSource(r io.Reader, name string, opts CompactOptions, report bool) *source {
@@ -111,18 +119,21 @@ func (s *source) next() (ukvs.Record, []token, error) {
 
 func (s *source) skippedLines() int64 { return s.skipped + s.r.Skipped() }
 
-// firstPass reads the whole input once: it validates it (order, syntax),
-// measures the per-depth means and finds the TLD partition boundaries.
-func firstPass(ctx context.Context, f *os.File, name string, opts CompactOptions) ([]ukvs.Header, DepthMeans, []boundary, int64, int64, error) {
+// firstPass reads the whole input once: it validates it (order, syntax)
+// and measures the per-depth means.
+func firstPass(ctx context.Context, f *os.File, name string, opts CompactOptions) (DepthMeans, int64, int64, error) {
 	src := newSource(f, name, opts, true)
-	hs, err := src.r.Headers()
-	if err != nil {
-		return nil, DepthMeans{}, nil, 0, 0, err
-	}
 	w := newWalker(opts, DepthMeans{}, nil)
 	w.measure = true
-	var bounds []boundary
-	var prevTLD []byte
+	n, err := walk(ctx, src, w, opts, "measure")
+	if err != nil {
+		return DepthMeans{}, 0, 0, err
+	}
+	return w.result(), n, src.skippedLines(), nil
+}
+
+// walk feeds every record of src to w and finishes it.
+func walk(ctx context.Context, src *source, w *walker, opts CompactOptions, pass string) (int64, error) {
 	var n int64
 	for {
 		rec, toks, err := src.next()
@@ -130,35 +141,23 @@ func firstPass(ctx context.Context, f *os.File, name string, opts CompactOptions
 			break
 		}
 		if err != nil {
-			return nil, DepthMeans{}, nil, 0, 0, err
+			return n, err
 		}
 		n++
 		if n&(1<<16-1) == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, DepthMeans{}, nil, 0, 0, err
+				return n, err
 			}
 			if opts.Progress != nil && n&(1<<20-1) == 0 {
-				opts.Progress("measure", n)
+				opts.Progress(pass, n)
 			}
 		}
-		tld := rec.Key[toks[0].s:toks[0].e]
-		if toks[0].kind == tkWild {
-			tld = rec.Key[:0]
-		}
-		if prevTLD == nil || !bytes.Equal(tld, prevTLD) {
-			bounds = append(bounds, boundary{off: src.r.Offset(), line: src.r.Line() - 1})
-			prevTLD = append(prevTLD[:0], tld...)
-		}
 		if err := w.addTokens(rec, toks); err != nil {
-			return nil, DepthMeans{}, nil, 0, 0, &ukvs.Error{File: name, Line: src.r.Line(), Err: err}
+			return n, &ukvs.Error{File: src.name, Line: src.r.Line(), Err: err}
 		}
 	}
-	if err := w.finish(); err != nil {
-		return nil, DepthMeans{}, nil, 0, 0, err
-	}
-	return hs, w.result(), bounds, n, src.skippedLines(), nil
+	return n, w.finish()
 }
-
 
 // sectionSource reads bytes [from, to) of f, whose first line is number
 // line+1; bad lines were reported by the first pass.
@@ -170,40 +169,17 @@ func sectionSource(f *os.File, name string, from, to, line int64, opts CompactOp
 
 // compactSource compacts the records of src into out.
 func compactSource(ctx context.Context, src *source, opts CompactOptions, means DepthMeans, out sink) (int64, int64, error) {
-	name := src.name
 	w := newWalker(opts, means, out)
-	var n int64
-	for {
-		rec, toks, err := src.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0, 0, err
-		}
-		n++
-		if n&(1<<16-1) == 0 {
-			if err := ctx.Err(); err != nil {
-				return 0, 0, err
-			}
-			if opts.Progress != nil && n&(1<<20-1) == 0 {
-				opts.Progress("compact", n)
-			}
-		}
-		if err := w.addTokens(rec, toks); err != nil {
-			return 0, 0, &ukvs.Error{File: name, Line: src.r.Line(), Err: err}
-		}
-	}
-	if err := w.finish(); err != nil {
-		return 0, 0, err
-	}
-	return w.rollups, n, nil
+	n, err := walk(ctx, src, w, opts, "compact")
+	return w.rollups, n, err
 }
 
 // CompactFile compacts the sorted map at inPath into outPath (replaced
-// atomically: written to a temporary file, synced, renamed). It reads the
-// input twice: once to validate it, measure the per-depth means (unless
-// given) and find TLD partitions, once to compact.
+// atomically: written to a temporary file, synced, renamed). Unless the
+// means are given, it reads the input twice: once to validate it and
+// measure the per-depth means, once to compact. With Workers > 1 both
+// passes run on partitions of the input cut where no node can roll up
+// (between registrable domains), and the output is the same.
 func CompactFile(ctx context.Context, inPath, outPath string, opts CompactOptions) (CompactStats, error) {
 	var st CompactStats
 	f, err := os.Open(inPath)
@@ -220,34 +196,39 @@ func CompactFile(ctx context.Context, inPath, outPath string, opts CompactOption
 	if name == "" {
 		name = inPath
 	}
-	// With the means given and one worker, one pass does it all.
-	onePass := opts.Means != nil && opts.Workers <= 1
-	var hs []ukvs.Header
+	src := newSource(f, name, opts, true)
+	hs, err := src.r.Headers()
+	if err != nil {
+		return st, fmt.Errorf("mementomap: compact: %w", err)
+	}
+	dataStart := src.r.DataOffset()
+	firstData := max(src.r.Line()-1, 0) // lines before the first data line
+	var parts []part
+	if opts.Workers > 1 && !opts.AllowRoot {
+		if parts, err = findParts(f, name, dataStart, fi.Size(), opts.Workers); err != nil {
+			return st, fmt.Errorf("mementomap: compact: %w", err)
+		}
+	}
+	st.Partitions = max(1, len(parts))
 	var means DepthMeans
-	var bounds []boundary
-	var src *source
-	if onePass {
+	switch {
+	case opts.Means != nil:
 		means = *opts.Means
-		src = newSource(f, name, opts, true)
-		if hs, err = src.r.Headers(); err != nil {
+	case len(parts) > 1:
+		if means, st.InLines, st.Skipped, err = measureParallel(ctx, f, name, parts, opts); err != nil {
 			return st, fmt.Errorf("mementomap: compact: %w", err)
 		}
-	} else {
-		var measured DepthMeans
-		hs, measured, bounds, st.InLines, st.Skipped, err = firstPass(ctx, f, name, opts)
-		if err != nil {
+	default:
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return st, fmt.Errorf("mementomap: compact: %w", err)
 		}
-		means = measured
-		if opts.Means != nil {
-			means = *opts.Means
+		if means, st.InLines, st.Skipped, err = firstPass(ctx, f, name, opts); err != nil {
+			return st, fmt.Errorf("mementomap: compact: %w", err)
 		}
+		src = sectionSource(f, name, dataStart, fi.Size(), firstData, opts)
 	}
+	measured := opts.Means == nil
 	st.Means = means
-	dataStart := fi.Size()
-	if len(bounds) > 0 {
-		dataStart = bounds[0].off
-	}
 	meta, err := ukvs.MetaHeader(map[string]any{"compaction": map[string]any{"wh": opts.Wh, "wp": opts.Wp, "means": means.String()}})
 	if err != nil {
 		return st, err
@@ -266,17 +247,15 @@ func CompactFile(ctx context.Context, inPath, outPath string, opts CompactOption
 	}
 	tmpName := out.Name()
 	ok := false
-	if err := out.Chmod(0o644); err != nil {
-		out.Close()
-		os.Remove(tmpName)
-		return st, fmt.Errorf("mementomap: compact: %w", err)
-	}
 	defer func() {
 		if !ok {
 			out.Close()
 			os.Remove(tmpName)
 		}
 	}()
+	if err := out.Chmod(0o644); err != nil {
+		return st, fmt.Errorf("mementomap: compact: %w", err)
+	}
 	var hb []byte
 	for _, h := range hs {
 		hb = ukvs.AppendHeader(hb, h)
@@ -284,26 +263,24 @@ func CompactFile(ctx context.Context, inPath, outPath string, opts CompactOption
 	if _, err := out.Write(hb); err != nil {
 		return st, fmt.Errorf("mementomap: compact: %w", err)
 	}
-
-	parts := partition(bounds, fi.Size(), opts)
-	st.Partitions = max(1, len(parts))
 	if len(parts) <= 1 {
 		s := newFileSink(out)
 		s.fileOff = int64(len(hb))
-		if src == nil {
-			src = sectionSource(f, name, dataStart, fi.Size(), line0(bounds), opts)
-		}
 		var n int64
 		if st.Rollups, n, err = compactSource(ctx, src, opts, means, s); err != nil {
 			return st, fmt.Errorf("mementomap: compact: %w", err)
 		}
-		if onePass {
+		if !measured || st.InLines == 0 {
 			st.InLines, st.Skipped = n, src.skippedLines()
 		}
 		_, st.OutLines = s.pos()
 	} else {
-		if st.Rollups, st.OutLines, err = compactParallel(ctx, f, name, parts, opts, means, dir, out); err != nil {
+		var n, skipped int64
+		if st.Rollups, st.OutLines, n, skipped, err = compactParallel(ctx, f, name, parts, opts, means, dir, out, !measured); err != nil {
 			return st, fmt.Errorf("mementomap: compact: %w", err)
+		}
+		if !measured {
+			st.InLines, st.Skipped = n, skipped
 		}
 	}
 	if opts.NoSync {
@@ -336,87 +313,6 @@ func hasHeader(hs []ukvs.Header, h ukvs.Header) bool {
 		}
 	}
 	return false
-}
-
-func line0(b []boundary) int64 {
-	if len(b) == 0 {
-		return 0
-	}
-	return b[0].line
-}
-
-type part struct{ from, to, line int64 }
-
-// partition groups the TLD boundaries into at most opts.Workers byte ranges
-// of similar size.
-func partition(bounds []boundary, size int64, opts CompactOptions) []part {
-	if len(bounds) == 0 {
-		return nil
-	}
-	k := opts.Workers
-	if k <= 1 || opts.AllowRoot {
-		return []part{{bounds[0].off, size, bounds[0].line}}
-	}
-	total := size - bounds[0].off
-	var parts []part
-	cur := part{from: bounds[0].off, line: bounds[0].line}
-	for i := 1; i < len(bounds); i++ {
-		if bounds[i].off-cur.from >= total/int64(k) && len(parts) < k-1 {
-			cur.to = bounds[i].off
-			parts = append(parts, cur)
-			cur = part{from: bounds[i].off, line: bounds[i].line}
-		}
-	}
-	cur.to = size
-	return append(parts, cur)
-}
-
-func compactParallel(ctx context.Context, f *os.File, name string, parts []part, opts CompactOptions, means DepthMeans, dir string, out *os.File) (int64, int64, error) {
-	files := make([]*os.File, len(parts))
-	defer func() {
-		for _, pf := range files {
-			if pf != nil {
-				pf.Close()
-				os.Remove(pf.Name())
-			}
-		}
-	}()
-	for i := range parts {
-		pf, err := os.CreateTemp(dir, ".mementomap-part-*")
-		if err != nil {
-			return 0, 0, err
-		}
-		files[i] = pf
-	}
-	rollups := make([]int64, len(parts))
-	lines := make([]int64, len(parts))
-	errs := make([]error, len(parts))
-	var wg sync.WaitGroup
-	for i, p := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := newFileSink(files[i])
-			rollups[i], _, errs[i] = compactSource(ctx, sectionSource(f, name, p.from, p.to, p.line, opts), opts, means, s)
-			_, lines[i] = s.pos()
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return 0, 0, err
-	}
-	var r, l int64
-	for i, pf := range files {
-		if _, err := pf.Seek(0, io.SeekStart); err != nil {
-			return 0, 0, err
-		}
-		if _, err := io.Copy(out, pf); err != nil {
-			return 0, 0, err
-		}
-		r += rollups[i]
-		l += lines[i]
-	}
-	return r, l, nil
 }
 
 func syncClose(f *os.File) error {

@@ -153,6 +153,24 @@ func (m *Map) keyAt(p int) []byte {
 	return seg
 }
 
+// cmpAt compares the key of the line starting at p with key. The bytes
+// ending a line's key (' ', '\t', '\r', '\n') sort below every byte a key
+// may hold, so one byte comparison does it without finding the key's end.
+func (m *Map) cmpAt(p int, key []byte) int {
+	d := m.data[p:]
+	n := min(len(key), len(d))
+	if c := bytes.Compare(d[:n], key[:n]); c != 0 {
+		return c
+	}
+	switch {
+	case n < len(key):
+		return -1 // the data ended inside key
+	case n == len(d) || d[n] <= ' ':
+		return 0
+	}
+	return 1
+}
+
 // nextLine returns the start of the line after the one holding offset p.
 func (m *Map) nextLine(p int) int {
 	e := bytes.IndexByte(m.data[p:], '\n')
@@ -171,7 +189,7 @@ func (m *Map) seek(key []byte) (int, int) {
 	lo, hi := 0, len(m.sparse) // sparse[:lo] < key <= sparse[hi:]
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if bytes.Compare(m.keyAt(m.sparse[mid]), key) < 0 {
+		if m.cmpAt(m.sparse[mid], key) < 0 {
 			lo = mid + 1
 		} else {
 			hi = mid
@@ -183,12 +201,11 @@ func (m *Map) seek(key []byte) (int, int) {
 	prev := -1
 	p := m.sparse[lo-1]
 	for p < len(m.data) {
-		k := m.keyAt(p)
-		if bytes.Compare(k, key) >= 0 {
+		if m.cmpAt(p, key) >= 0 {
 			return p, prev
 		}
 		prev = p
-		p = m.nextLine(p + len(k))
+		p = m.nextLine(p)
 	}
 	return len(m.data), prev
 }
@@ -235,11 +252,11 @@ func (m *Map) find(key []byte) ([]byte, bool, int) {
 	p, prev := m.seek(key)
 	shared := 0
 	if p < len(m.data) {
-		k, end := m.lineAt(p)
-		if bytes.Equal(k, key) {
+		if m.cmpAt(p, key) == 0 {
+			_, end := m.lineAt(p)
 			return m.data[p:end], true, len(key)
 		}
-		shared = lcp(k, key)
+		shared = lcp(m.keyAt(p), key)
 	}
 	if prev >= 0 {
 		shared = max(shared, lcp(m.keyAt(prev), key))
@@ -265,6 +282,9 @@ type Match struct {
 func (m *Map) Lookup(key []byte, s *Scratch) (Match, error) {
 	if s == nil {
 		s = new(Scratch)
+	}
+	if err := ukvs.ValidKey(key); err != nil {
+		return Match{}, fmt.Errorf("mementomap: lookup: %w", err)
 	}
 	var err error
 	s.cands, s.buf, err = Candidates(key, s.buf, s.cands[:0])

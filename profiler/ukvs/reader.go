@@ -43,6 +43,7 @@ type Reader struct {
 	line    int64
 	off     int64 // bytes consumed
 	lstart  int64 // offset of the last line read
+	dataOff int64 // offset of the first data line (after Headers)
 	headers []Header
 	pending []byte // first data line, read while collecting headers
 	havePen bool
@@ -62,6 +63,10 @@ func (r *Reader) Skipped() int64 { return r.skipped }
 
 // Offset returns the byte offset of the start of the line last read.
 func (r *Reader) Offset() int64 { return r.lstart }
+
+// DataOffset returns the byte offset of the first data line (the input's
+// size when there is none); valid after Headers.
+func (r *Reader) DataOffset() int64 { return r.dataOff }
 
 // SetLine sets the number of the line last read (when reading a section
 // of a file that starts at a known line).
@@ -116,6 +121,7 @@ func (r *Reader) Headers() ([]Header, error) {
 	for {
 		b, err := r.readLine()
 		if err == io.EOF {
+			r.dataOff = r.off
 			return r.headers, nil
 		}
 		if err != nil {
@@ -125,6 +131,7 @@ func (r *Reader) Headers() ([]Header, error) {
 			continue
 		}
 		if b[0] != '!' {
+			r.dataOff = r.lstart
 			r.pending = append(r.pending[:0], b...)
 			r.havePen = true
 			return r.headers, nil

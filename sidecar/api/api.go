@@ -237,3 +237,28 @@ type PutResult struct {
 type ByURLResult struct {
 	Originals []dedupindex.Original `json:"originals"`
 }
+
+// Status is the answer of GET /v1/status.
+type Status struct {
+	Version       string           `json:"version"`
+	UptimeSeconds float64          `json:"uptime_seconds"`
+	Unix          string           `json:"unix,omitempty"`
+	TCP           string           `json:"tcp,omitempty"`
+	Index         dedupindex.Stats `json:"index"`
+	Ingest        IngestStatus     `json:"ingest"`
+	CrawlLog      *CrawlLogStatus  `json:"crawl_log,omitempty"`
+	Lookups       int64            `json:"lookups"`
+	Claims        int64            `json:"claims"`
+	Revisits      int64            `json:"revisits"`
+	BytesSaved    int64            `json:"bytes_saved"`
+}
+
+// CrawlLogStatus summarises a tailed Heritrix crawl.log.
+type CrawlLogStatus struct {
+	Path       string           `json:"path"`
+	Lines      int64            `json:"lines"`
+	Unparsed   int64            `json:"unparsed,omitempty"`
+	ByStatus   map[string]int64 `json:"by_status"`
+	Duplicates int64            `json:"duplicates"`
+	Bytes      int64            `json:"bytes"`
+}

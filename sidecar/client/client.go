@@ -172,8 +172,8 @@ func (c *Client) Healthz(ctx context.Context) error {
 	return c.call(ctx, http.MethodGet, api.PathHealthz, nil, nil)
 }
 
-// Status returns the daemon's status as raw JSON decoded into a map-free
-// struct of the caller's choice (pass a *sidecar.Status or any struct).
+// Status returns the daemon's status, decoded into out (an *api.Status,
+// or any struct holding the fields the caller needs).
 func (c *Client) Status(ctx context.Context, out any) error {
 	return c.call(ctx, http.MethodGet, api.PathStatus, nil, out)
 }
@@ -199,7 +199,13 @@ func (c *Client) getText(ctx context.Context, path string) (string, error) {
 // Lookup returns the committed original for k.
 func (c *Client) Lookup(ctx context.Context, k api.Key) (dedupindex.Original, bool, error) {
 	var res api.LookupResult
-	if err := c.call(ctx, http.MethodPost, api.PathLookup, k, &res); err != nil {
+	q := url.Values{"digest": {k.Digest}}
+	for name, v := range map[string]string{"scope": k.Scope, "url": k.URL, "target_uri": k.TargetURI} {
+		if v != "" {
+			q.Set(name, v)
+		}
+	}
+	if err := c.call(ctx, http.MethodGet, api.PathLookup+"?"+q.Encode(), nil, &res); err != nil {
 		return dedupindex.Original{}, false, err
 	}
 	if !res.Found || res.Original == nil {
