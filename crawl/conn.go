@@ -57,7 +57,10 @@ func (ex *exchange) addResp(p []byte) {
 // its own request and response: HTTP/1.1 without pipelining never has bytes
 // of two exchanges in flight on one connection. Bytes read while no exchange
 // is attached (a server talking out of turn on an idle connection) are not
-// recorded; net/http rejects them as unsolicited anyway.
+// recorded; net/http rejects them as unsolicited anyway. Bytes written are
+// recorded before the write system call and bytes read before Read returns,
+// so by the time the response body has been consumed both sides of the
+// exchange are complete in its buffers.
 type recConn struct {
 	net.Conn
 	mu sync.Mutex
@@ -77,11 +80,24 @@ func (c *recConn) Read(p []byte) (int, error) {
 }
 
 func (c *recConn) Write(p []byte) (int, error) {
+	// The bytes are recorded before they are sent: the server may answer
+	// and the recorder finish the exchange before this goroutine returns
+	// from the write system call.
+	c.mu.Lock()
+	ex := c.ex
+	var mark int
+	if ex != nil {
+		mark = ex.req.Len()
+		ex.req.Write(p)
+	}
+	c.mu.Unlock()
 	n, err := c.Conn.Write(p)
-	if n > 0 {
+	if n < len(p) && ex != nil {
+		// Only what was sent belongs in the record (the exchange fails
+		// anyway, unless the server already answered).
 		c.mu.Lock()
-		if c.ex != nil {
-			c.ex.req.Write(p[:n])
+		if c.ex == ex {
+			ex.req.Truncate(mark + n)
 		}
 		c.mu.Unlock()
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/dedupindex"
@@ -147,7 +148,8 @@ func TestCrawlSiteTwice(t *testing.T) {
 			st1 := crawlSite(t, srv, dir, crawlOpts{version: tc.version, parallel: 1, subscriber: log1, verify: tc.verify})
 			e1 := expectFirst(site)
 			checkStats(t, "first crawl", st1, e1)
-			st2 := crawlSite(t, srv, dir, crawlOpts{version: tc.version, parallel: 1, conditional: tc.conditional, verify: tc.verify})
+			log2 := &captureLog{dir: dir, t: t}
+			st2 := crawlSite(t, srv, dir, crawlOpts{version: tc.version, parallel: 1, conditional: tc.conditional, verify: tc.verify, subscriber: log2})
 			e2 := expectSecond(t, site, tc.conditional)
 			checkStats(t, "second crawl", st2, e2)
 			if e2.revDigest == 0 || (tc.conditional && e2.revNotMod == 0) {
@@ -198,6 +200,7 @@ func TestCrawlSiteTwice(t *testing.T) {
 			if want := e1.fetched + e2.fetched; cdxLines != want {
 				t.Errorf("%d CDXJ lines, want %d (one per response or revisit)", cdxLines, want)
 			}
+			checkCaptures(t, dir, append(log1.all(), log2.all()...))
 			validateStrict(t, dir)
 			ix, err := dipebble.Open(filepath.Join(dir, IndexSubdir))
 			if err != nil {
@@ -218,3 +221,47 @@ func siteURLs(srv *sitetest.Server) []string {
 }
 
 var _ = dedupindex.DefaultScope
+
+// checkCaptures compares capture events with the records on disk: every
+// response, revisit and request has exactly one event with its final file
+// name, offset, length, canonical digest and revisit reference.
+func checkCaptures(t *testing.T, dir string, caps []wayside.Capture) {
+	t.Helper()
+	byID := map[string]wayside.Capture{}
+	for _, c := range caps {
+		if _, dup := byID[c.RecordID]; dup {
+			t.Errorf("two captures for %s", c.RecordID)
+		}
+		byID[c.RecordID] = c
+	}
+	n := 0
+	for _, wr := range readDir(t, dir) {
+		r := wr.rec
+		if r.Type == "warcinfo" {
+			continue
+		}
+		n++
+		c, ok := byID[r.RecordID]
+		if !ok {
+			t.Errorf("no capture for %s %s", r.Type, r.RecordID)
+			continue
+		}
+		if c.File != wr.file || c.Offset != r.Offset || c.Length != r.Length || c.Type != r.Type || c.URI != r.TargetURI || !c.Date.Equal(r.Date) {
+			t.Errorf("capture %+v does not match record %s %s at %s:%d+%d", c, r.Type, r.TargetURI, wr.file, r.Offset, r.Length)
+		}
+		switch r.Type {
+		case "response":
+			if c.Digest != r.PayloadDigest || c.Status != r.Status() || c.PayloadLength != r.PayloadLength || c.RevisitOf != nil {
+				t.Errorf("response capture %+v vs digest %s status %d length %d", c, r.PayloadDigest, r.Status(), r.PayloadLength)
+			}
+		case "revisit":
+			if c.Digest != r.DeclaredPayloadDigest || c.RevisitOf == nil || c.RevisitOf.RecordID != r.Header("WARC-Refers-To") ||
+				c.RevisitOf.TargetURI != r.Header("WARC-Refers-To-Target-URI") || c.Profile != r.Header("WARC-Profile") {
+				t.Errorf("revisit capture %+v does not match its record", c)
+			}
+		}
+	}
+	if n != len(caps) {
+		t.Errorf("%d captures for %d records", len(caps), n)
+	}
+}

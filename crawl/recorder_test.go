@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gocolly/colly/v2"
+	kgzip "github.com/klauspost/compress/gzip"
 
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/dedupindex"
@@ -468,4 +469,121 @@ func TestEarlyHints(t *testing.T) {
 		}
 	}
 	validateStrict(t, dir)
+}
+
+// TestHTTPS records through TLS: the records hold the plaintext HTTP/1.1
+// exchange even though the server offers HTTP/2, and no Accept-Encoding is
+// added to a request that had none.
+func TestHTTPS(t *testing.T) {
+	body := bytes.Repeat([]byte("secret plaintext "), 64)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("X-Proto", r.Proto)
+		w.Write(body)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	dir := t.TempDir()
+	tlsCfg := srv.Client().Transport.(*http.Transport).TLSClientConfig
+	s := openTestSession(t, dir, Options{TLSConfig: tlsCfg}, WriterOptions{})
+	resp, err := (&http.Client{Transport: s.Recorder}).Get(srv.URL + "/tls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	if !bytes.Equal(got, body) || resp.Header.Get("X-Proto") != "HTTP/1.1" {
+		t.Fatalf("caller got %d bytes over %s", len(got), resp.Header.Get("X-Proto"))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var sawReq, sawResp bool
+	for _, wr := range readDir(t, dir) {
+		if wr.rec.Type == "warcinfo" {
+			continue
+		}
+		blk := anyBlock(t, filepath.Join(dir, wr.file), wr.rec.Offset, wr.rec.Length)
+		switch wr.rec.Type {
+		case "request":
+			sawReq = true
+			if !bytes.HasPrefix(blk, []byte("GET /tls HTTP/1.1\r\n")) || bytes.Contains(bytes.ToLower(blk), []byte("accept-encoding")) {
+				t.Errorf("request block:\n%s", blk)
+			}
+		case "response":
+			sawResp = true
+			if !bytes.HasPrefix(blk, []byte("HTTP/1.1 200 OK\r\n")) || !bytes.HasSuffix(blk, body) {
+				t.Errorf("response block is not the plaintext exchange:\n%.200s", blk)
+			}
+			if wr.rec.Header("WARC-IP-Address") != "127.0.0.1" || !strings.HasPrefix(wr.rec.TargetURI, "https://") {
+				t.Errorf("IP %q target %q", wr.rec.Header("WARC-IP-Address"), wr.rec.TargetURI)
+			}
+		}
+	}
+	if !sawReq || !sawResp {
+		t.Fatal("missing records")
+	}
+	validateStrict(t, dir)
+}
+
+// anyBlock returns the block of the record in the gzip member at off.
+func anyBlock(t testing.TB, path string, off, length int64) []byte {
+	f, err := openFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := kgzip.NewReader(io.NewSectionReader(f, off, length))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr.Multistream(false)
+	_, _, blk, err := readRecordBlock(bufio.NewReader(zr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return blk
+}
+
+// TestFastResponseKeepsRequest: the server answers (and the recorder
+// finishes the exchange) while the client goroutine has not yet returned
+// from writing the request; the request record must still hold the request
+// (regression: it was once recorded after the write returned, and lost).
+func TestFastResponseKeepsRequest(t *testing.T) {
+	site := sitetest.New()
+	srv, err := sitetest.Start(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := t.TempDir()
+	s := openTestSession(t, dir, Options{MaxBody: 10 << 10, MaxConnsPerHost: 1}, WriterOptions{})
+	const n = 150
+	for i := 0; i < n; i++ {
+		res := &Result{}
+		req, _ := http.NewRequestWithContext(WithResult(context.Background(), res), "GET", fmt.Sprintf("%s/img/banner.jpg?i=%d", srv.URL, i), nil)
+		resp, err := s.Recorder.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		if i%2 == 0 {
+			s.Recorder.CloseIdleConnections() // new connections too
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	reqs := 0
+	for _, wr := range readDir(t, dir) {
+		if wr.rec.Type == "request" {
+			reqs++
+			if wr.rec.HTTP == nil || wr.rec.HTTP.Method != "GET" || wr.rec.ContentLength < 30 {
+				t.Errorf("request record %s: %d bytes, HTTP %+v", wr.rec.TargetURI, wr.rec.ContentLength, wr.rec.HTTP)
+			}
+		}
+	}
+	if reqs != n {
+		t.Errorf("%d request records, want %d", reqs, n)
+	}
 }

@@ -206,3 +206,34 @@ func TestPolicyValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestDeduperWindowWithoutReplace: with an index that cannot replace an
+// expired original (no WindowClaimer), the capture is written in full and
+// nothing is claimed, so the old original stays.
+func TestDeduperWindowWithoutReplace(t *testing.T) {
+	ctx := context.Background()
+	ix := openTestIndex(t)
+	plain := struct{ dedupindex.Index }{ix} // hides the optional interfaces
+	d, err := dedupindex.NewDeduper(plain, dedupindex.Policy{Window: 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dg := digest.Of(digest.SHA1, []byte("old"))
+	old := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := ix.Put(ctx, dedupindex.Key{Scope: dedupindex.DefaultScope, Digest: dg.String()}, dedupindex.Original{TargetURI: "http://e/", Date: old}); err != nil {
+		t.Fatal(err)
+	}
+	c := dedupindex.Candidate{URI: "http://e/2", Digest: dg.String(), PayloadLength: 3, Status: 200}
+	c.Date = old.Add(time.Hour)
+	if dec, err := d.Decide(ctx, c); err != nil || dec.Action != dedupindex.WriteRevisit {
+		t.Fatalf("within the window: %+v, %v", dec, err)
+	}
+	c.Date = old.Add(48 * time.Hour)
+	dec, err := d.Decide(ctx, c)
+	if err != nil || dec.Action != dedupindex.WriteResponse || dec.Reason != dedupindex.ReasonUnsupported {
+		t.Fatalf("outside the window: %+v, %v; want write-response unsupported", dec, err)
+	}
+	if st, _ := ix.Stats(ctx); st.Pending != 0 {
+		t.Fatalf("a claim was left pending: %+v", st)
+	}
+}

@@ -31,7 +31,7 @@ func findChromium() string {
 // As defence in depth beside the Fetch interception (which does not see
 // requests of service workers), the host resolver of the browser resolves
 // nothing but the archive host names.
-func (r *Replayer) allocatorOptions() []chromedp.ExecAllocatorOption {
+func (r *Replayer) allocatorOptions(proxy string) []chromedp.ExecAllocatorOption {
 	rules := []string{"MAP * ~NOTFOUND"}
 	seen := map[string]bool{}
 	for _, a := range r.cfg.Archives {
@@ -68,13 +68,18 @@ func (r *Replayer) allocatorOptions() []chromedp.ExecAllocatorOption {
 		chromedp.Flag("use-mock-keychain", true),
 		chromedp.Flag("disable-features", "SitePerProcess,IsolateOrigins,Translate,OptimizationHints,MediaRouter,InterestFeedContentSuggestions"),
 		chromedp.Flag("disable-site-isolation-trials", true),
-		chromedp.Flag("no-proxy-server", true),
+		chromedp.Flag("proxy-server", "http://"+proxy),
+		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
 	}
 }
 
 // startBrowser launches a browser and returns its root chromedp context.
 func (r *Replayer) startBrowser() (context.Context, context.CancelFunc, error) {
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), r.allocatorOptions()...)
+	proxy, err := r.scopeProxy()
+	if err != nil {
+		return nil, nil, err
+	}
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), r.allocatorOptions(proxy)...)
 	bctx, bcancel := chromedp.NewContext(actx)
 	cancel := func() { bcancel(); acancel() }
 	if err := chromedp.Do(bctx); err != nil {
@@ -138,5 +143,34 @@ func (r *Replayer) Close() error {
 	if t, ok := r.client.Transport.(*http.Transport); ok {
 		t.CloseIdleConnections()
 	}
+	if r.proxy != nil {
+		r.proxy.close()
+		r.proxy = nil
+	}
 	return nil
+}
+
+// scopeProxy returns the address of the scope proxy, starting it once.
+func (r *Replayer) scopeProxy() (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.proxy == nil {
+		p, err := startScopeProxy(r.cfg, r.log)
+		if err != nil {
+			return "", err
+		}
+		r.proxy = p
+	}
+	return r.proxy.addr(), nil
+}
+
+// BlockedByProxy returns how many browser requests the scope proxy refused
+// (requests that escaped the per-page interception, e.g. from workers).
+func (r *Replayer) BlockedByProxy() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.proxy == nil {
+		return 0
+	}
+	return r.proxy.blocked.Load()
 }

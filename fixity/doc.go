@@ -17,7 +17,11 @@
 // ReplayOptions.FreshBrowser, a new browser process with a new temporary
 // user-data-dir). Every request of the page is intercepted with the CDP
 // Fetch domain: requests to hosts outside the archive list fail before they
-// leave the browser and are recorded as live-web leakage. The page counts as
+// leave the browser and are recorded as live-web leakage. Behind that, the
+// browser's only way out is a loopback forward proxy that forwards requests
+// to archive hosts and refuses everything else (workers and service workers
+// are not seen by the page's interception), and its host resolver resolves
+// only archive host names. The page counts as
 // loaded when no request is in flight and no network event has arrived for
 // the quiet period, or at the hard cap (pending requests are then timeouts);
 // the load event is not used. Bodies are fetched right after that, then the

@@ -70,7 +70,8 @@ type History struct {
 	mu   sync.Mutex
 	f    *os.File
 	lock *os.File
-	recs []Record
+	path string
+	size int64 // bytes of complete records in the log
 	st   map[string]*MementoState
 }
 
@@ -91,14 +92,14 @@ func OpenHistory(dir string, logger *slog.Logger) (*History, error) {
 		lock.Close()
 		return nil, fmt.Errorf("fixity: open history %s: locked by another process: %w", dir, err)
 	}
-	h := &History{dir: dir, log: logger, lock: lock, st: map[string]*MementoState{}}
 	path := filepath.Join(dir, "history.jsonl")
+	h := &History{dir: dir, path: path, log: logger, lock: lock, st: map[string]*MementoState{}}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("fixity: open history: %w", err)
 	}
-	good, err := h.load(f, path)
+	good, err := h.load(f, path, h.apply)
 	if err != nil {
 		f.Close()
 		lock.Close()
@@ -115,12 +116,13 @@ func OpenHistory(dir string, logger *slog.Logger) (*History, error) {
 		return nil, fmt.Errorf("fixity: open history: %w", err)
 	}
 	h.f = f
+	h.size = good
 	return h, nil
 }
 
 // load reads every complete record and returns the offset after the last
 // good line.
-func (h *History) load(f *os.File, path string) (int64, error) {
+func (h *History) load(f io.Reader, path string, apply func(Record)) (int64, error) {
 	br := bufio.NewReaderSize(f, 1<<20)
 	var off int64
 	for line := 1; ; line++ {
@@ -144,7 +146,7 @@ func (h *History) load(f *os.File, path string) (int64, error) {
 			return off, nil
 		}
 		off += int64(len(b))
-		h.apply(r)
+		apply(r)
 	}
 }
 
@@ -158,7 +160,6 @@ func (h *History) state(urim string) *MementoState {
 }
 
 func (h *History) apply(r Record) {
-	h.recs = append(h.recs, r)
 	s := h.state(r.URIM)
 	root, err := merkle.ParseHash(r.Root)
 	switch r.Kind {
@@ -205,6 +206,7 @@ func (h *History) Append(r Record) error {
 	if err := h.f.Sync(); err != nil {
 		return fmt.Errorf("fixity: append history: fsync: %w", err)
 	}
+	h.size += int64(len(b))
 	h.apply(r)
 	return nil
 }
@@ -263,11 +265,34 @@ func (h *History) LoadManifest(rel string) (*Manifest, error) {
 	return ReadManifest(filepath.Join(h.dir, rel))
 }
 
-// Records returns a copy of every record, oldest first.
+// Records returns every record, oldest first, read back from the log (see
+// ReadRecords). A read error is logged and the records read before it are
+// returned.
 func (h *History) Records() []Record {
+	recs, err := h.ReadRecords()
+	if err != nil {
+		h.log.Warn("fixity: history records incomplete", "err", err)
+	}
+	return recs
+}
+
+// ReadRecords reads every record back from the log, oldest first. The store
+// keeps only per-URI-M state in memory, so a long-running scheduled sweep
+// does not grow with its history.
+func (h *History) ReadRecords() ([]Record, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]Record(nil), h.recs...)
+	size := h.size
+	h.mu.Unlock()
+	f, err := os.Open(h.path)
+	if err != nil {
+		return nil, fmt.Errorf("fixity: read history: %w", err)
+	}
+	defer f.Close()
+	var out []Record
+	if _, err := h.load(io.LimitReader(f, size), h.path, func(r Record) { out = append(out, r) }); err != nil {
+		return out, err
+	}
+	return out, nil
 }
 
 // State returns a copy of what the store knows about a canonical URI-M.
@@ -309,8 +334,12 @@ func (h *History) Accept(urim string, root merkle.Hash, reason string) error {
 // Check verifies the store's invariants: every replay record's manifest
 // exists, parses, belongs to the record's URI-M and recomputes to its root.
 func (h *History) Check() error {
+	recs, err := h.ReadRecords()
+	if err != nil {
+		return err
+	}
 	var errs []error
-	for i, r := range h.Records() {
+	for i, r := range recs {
 		if r.Kind != KindReplay || r.Manifest == "" {
 			continue
 		}
@@ -347,4 +376,22 @@ func (h *History) Close() error {
 		return fmt.Errorf("fixity: close history: %w", err)
 	}
 	return nil
+}
+
+// ReadHistory reads the records of the store in dir without opening it for
+// writing, so a report can be made while a sweep holds the store. An
+// incomplete last line (an append in progress, or a crash) is ignored.
+func ReadHistory(dir string) ([]Record, error) {
+	path := filepath.Join(dir, "history.jsonl")
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("fixity: read history: %w", err)
+	}
+	defer f.Close()
+	h := &History{log: slog.New(slog.DiscardHandler)}
+	var out []Record
+	if _, err := h.load(f, path, func(r Record) { out = append(out, r) }); err != nil {
+		return out, err
+	}
+	return out, nil
 }

@@ -55,6 +55,9 @@ func TestHistoryTornLastLine(t *testing.T) {
 	f.WriteString(`{"kind":"replay","urim":"https://a.exa`)
 	f.Close()
 
+	if recs, err := ReadHistory(dir); err != nil || len(recs) != 3 {
+		t.Fatalf("ReadHistory with a torn last line: %d records, %v", len(recs), err)
+	}
 	var logBuf bytes.Buffer
 	h, err = OpenHistory(dir, slog.New(slog.NewTextHandler(&logBuf, nil)))
 	if err != nil {

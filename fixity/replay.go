@@ -67,6 +67,7 @@ type Replayer struct {
 	acancel context.CancelFunc
 	version string
 	ua      string
+	proxy   *scopeProxy
 }
 
 // NewReplayer checks opts and returns a Replayer. The browser starts on the

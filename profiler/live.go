@@ -528,3 +528,34 @@ func (l *Live) Close() error {
 	}
 	return err
 }
+
+// Check verifies the live map's invariants: the map file is sorted and
+// well-formed, every pending key is an HxPx key with 0 < R <= M, and the
+// pending counter matches the keys held in memory.
+func (l *Live) Check() error {
+	l.mu.RLock()
+	if l.m != nil {
+		if err := l.m.Check(); err != nil {
+			l.mu.RUnlock()
+			return fmt.Errorf("profiler: live: %w", err)
+		}
+	}
+	l.mu.RUnlock()
+	txn := l.db.Txn(false)
+	it, err := txn.Get("keys", "id")
+	if err != nil {
+		return fmt.Errorf("profiler: live: %w", err)
+	}
+	var n int64
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		e := raw.(*liveKey)
+		n++
+		if _, ok := mementomap.HxPxKey(e.Key); !ok || e.M <= 0 || e.R > e.M || e.R < 0 {
+			return fmt.Errorf("profiler: live: bad pending entry %q M=%d R=%d", e.Key, e.M, e.R)
+		}
+	}
+	if p := l.pending.Load(); p != n {
+		return fmt.Errorf("profiler: live: pending counter %d, %d keys in memory", p, n)
+	}
+	return nil
+}

@@ -107,6 +107,9 @@ func TestLiveNeverFalseNegative(t *testing.T) {
 		l.OnCapture(ctx, c)
 	}
 	mustPresent(t, l, cs, "before the crash")
+	if err := l.Check(); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, ".live.ukvs.tmp-123"), []byte("com,half"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +138,9 @@ func TestLiveNeverFalseNegative(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustPresent(t, l2, cs, "after replay and compaction")
+	if err := l2.Check(); err != nil {
+		t.Fatal(err)
+	}
 	m, err := mementomap.OpenMap(path)
 	if err != nil {
 		t.Fatal(err)
@@ -193,5 +199,62 @@ func TestLiveRunAndWriteTo(t *testing.T) {
 	}
 	if _, err := l.Lookup("http://example.com/zzz"); err == nil {
 		t.Fatal("lookup after Close did not fail")
+	}
+}
+
+// TestLiveConcurrentWritersAndMerges: two writers capture while Run merges
+// and compacts every few milliseconds; every capture answers positively
+// right after OnCapture returns, and the file holds all of them at the end.
+func TestLiveConcurrentWritersAndMerges(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.ukvs")
+	l, err := OpenLive(path, LiveOptions{Interval: 5 * time.Millisecond, MaxPending: 50, Compact: &mementomap.CompactOptions{Wh: 1, Wp: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	cs := captures(1200, 9)
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for g := 0; g < 2; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < len(cs); i += 2 {
+				l.OnCapture(ctx, cs[i])
+				if got, err := l.Lookup(cs[i].URI); err != nil || !got.Present {
+					errs <- fmt.Errorf("%s answered %+v %v right after its capture", cs[i].URI, got, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	if err := l.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := mementomap.OpenMap(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, c := range cs {
+		k, _ := mementomap.KeyFor(c.URI)
+		if got, _ := m.Lookup([]byte(k), nil); !got.Present {
+			t.Fatalf("%s missing from the file after Close", c.URI)
+		}
 	}
 }

@@ -713,9 +713,6 @@ func (r *Reader) resynchronise(off int64) bool {
 		}
 	}
 	if !r.compressed {
-		if b, _ := r.raw.Peek(len(headerPrefix)); string(b) == headerPrefix && r.rawPos() == off && off == 0 {
-			return true
-		}
 		r.skipToWARCLine()
 		return r.moreInput()
 	}
@@ -744,7 +741,7 @@ func (r *Reader) resynchronise(off int64) bool {
 // scanGzipMagic advances the raw reader to the next "1f 8b 08".
 func (r *Reader) scanGzipMagic() bool {
 	for {
-		b, err := r.raw.Peek(3)
+		b, _ := r.raw.Peek(3)
 		if len(b) < 3 {
 			r.raw.Discard(len(b))
 			return false
@@ -759,7 +756,6 @@ func (r *Reader) scanGzipMagic() bool {
 		} else {
 			r.raw.Discard(i + 1)
 		}
-		_ = err
 	}
 }
 

@@ -51,7 +51,7 @@ func (f *crawlFlags) register(fs interface {
 	fs.BoolVar(&f.conditional, "conditional", false, "send If-None-Match/If-Modified-Since for URLs archived before; 304 → server-not-modified revisit")
 	fs.StringVar(&f.version, "warc-version", "1.1", "WARC version to write: 1.0 or 1.1")
 	fs.Int64Var(&f.maxFileSize, "max-file-size", crawl.DefaultMaxFileSize, "rotate WARC files at this size in bytes")
-	fs.Int64Var(&f.maxBody, "max-body", 256<<20, "cut bodies longer than this many bytes (WARC-Truncated: length; 0: no limit)")
+	fs.Int64Var(&f.maxBody, "max-body", 100<<20, "record at most this many body bytes per response (WARC-Truncated: length; 0: no limit); bodies are held in memory")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "connect and response-header timeout")
 	fs.DurationVar(&f.maxTime, "max-time", 5*time.Minute, "cut a fetch still receiving after this long (WARC-Truncated: time; 0: no limit)")
 	fs.IntVar(&f.parallel, "parallel", 4, "concurrent fetches")

@@ -258,6 +258,7 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 	retries := fs.Int("retries", 2, "retries of a transient replay (5xx, timeout, browser crash)")
 	acceptAfter := fs.Int("accept-after", 2, "accept a root as a known state once seen this many times (negative: never)")
 	schedule := fs.String("schedule", "", "cron expression (e.g. \"0 3 * * *\" or \"@every 6h\"): keep sweeping until interrupted")
+	reportPath := fs.String("report", "", "after each sweep, rewrite this HTML report of the store")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -322,6 +323,11 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 		res, err := sw.Run(ctx, urims)
 		fmt.Fprintf(e.stdout, "sweep %s: %d mementos, %d changed, %d failed, classes %v, %.1fs\n",
 			res.Sweep, res.Total, res.Changed, res.Failed, res.ByClass, res.Finished.Sub(res.Started).Seconds())
+		if *reportPath != "" {
+			if rerr := fixityWriteReport(hist, *reportPath); rerr != nil {
+				return errors.Join(err, rerr)
+			}
+		}
 		return err
 	}
 	if sched == nil {
@@ -355,12 +361,11 @@ func fixityReportCmd(e *env, args []string) error {
 	if *store == "" {
 		return usagef("fixity report: --store is required")
 	}
-	hist, err := fixity.OpenHistory(*store, e.logger(false))
+	recs, err := fixity.ReadHistory(*store) // no lock: works while a sweep runs
 	if err != nil {
 		return err
 	}
-	rep := fixity.BuildReport(hist.Records())
-	hist.Close()
+	rep := fixity.BuildReport(recs)
 	w := e.stdout
 	if *out != "" {
 		f, err := os.Create(filepath.Clean(*out))
@@ -408,5 +413,29 @@ func fixityAcceptCmd(e *env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "accepted %s for %s\n", root, canon)
+	return nil
+}
+
+// fixityWriteReport writes the HTML report of hist to path atomically.
+func fixityWriteReport(hist *fixity.History, path string) error {
+	recs, err := hist.ReadRecords()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*")
+	if err != nil {
+		return fmt.Errorf("fixity sweep: report: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := fixity.BuildReport(recs).WriteHTML(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("fixity sweep: report: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("fixity sweep: report: %w", err)
+	}
 	return nil
 }

@@ -100,13 +100,24 @@ func TestFixityCmdEndToEnd(t *testing.T) {
 	}
 	// A scheduled sweep runs until interrupted.
 	sctx, cancel := context.WithTimeout(ctx, 7*time.Second)
-	out, _, err = fixityRun(t, sctx, "", append(append([]string{"sweep", "--store", store, "--schedule", "@every 1s"}, archFlags...), page)...)
+	live := filepath.Join(dir, "live.html")
+	out, _, err = fixityRun(t, sctx, "", append(append([]string{"sweep", "--store", store, "--schedule", "@every 1s", "--report", live}, archFlags...), page)...)
 	cancel()
 	if err != nil || !strings.Contains(out, "1 mementos, 0 changed, 0 failed") {
 		t.Fatalf("scheduled sweep: %v\n%s", err, out)
 	}
+	if lb, err := os.ReadFile(live); err != nil || !bytes.Contains(lb, []byte("<svg")) {
+		t.Fatalf("--report after a scheduled sweep: %v", err)
+	}
+	// The report reads the store while a sweep holds it.
+	hold, err := fixity.OpenHistory(store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	html := filepath.Join(dir, "r.html")
-	if _, _, err := fixityRun(t, ctx, "", "report", "--store", store, "-o", html); err != nil {
+	_, _, err = fixityRun(t, ctx, "", "report", "--store", store, "-o", html)
+	hold.Close()
+	if err != nil {
 		t.Fatal(err)
 	}
 	hb, _ := os.ReadFile(html)

@@ -34,8 +34,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	scope := fs.String("scope", "", "dedup scope (lookup, bench; default: the daemon's)")
 	target := fs.String("url", "", "lookup: target URI for a same-URL key")
 	duration := fs.Duration("duration", 60*time.Second, "bench: measured duration")
-	workers := fs.Int("workers", 16, "bench: concurrent connections")
-	seed := fs.Int("seed", 100000, "bench: originals to commit before measuring")
+	workers := fs.Int("workers", 4, "bench: concurrent connections")
+	seed := fs.Int("seed", 100000, "bench: originals to store before measuring")
+	keys := fs.Int("keys", 0, "bench: seeded digests to draw hits from (default -seed; set with -seed 0 to reuse an earlier seeding)")
 	hit := fs.Float64("hit-ratio", 0.5, "bench: share of lookups for seeded digests")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -168,7 +169,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return nil
 	case "bench":
 		fmt.Fprintf(e.stderr, "bench: seeding %d originals, then %d workers look digests up for %s\n", *seed, *workers, *duration)
-		r, err := loadgen.Run(ctx, c, loadgen.Options{Seed: *seed, Workers: *workers, Duration: *duration, Scope: *scope, HitRatio: *hit, Progress: e.stderr})
+		r, err := loadgen.Run(ctx, c, loadgen.Options{Seed: *seed, Keys: *keys, Workers: *workers, Duration: *duration, Scope: *scope, HitRatio: *hit, Progress: e.stderr})
 		if err != nil {
 			return fmt.Errorf("status: %w", err)
 		}

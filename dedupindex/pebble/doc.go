@@ -32,5 +32,8 @@
 // finds by date. Values encode the target URI, date,
 // record id (16 bytes when it is a urn:uuid), interned file and MIME ids,
 // offset, lengths and status as varints; the digest is taken from the key.
-// Tables use Bloom filters, so lookups of absent digests rarely touch disk.
+// Tables use Bloom filters, so lookups of absent digests rarely touch disk,
+// and Zstandard-compressed 8 KiB blocks (measured on realistic entries:
+// ~85 B per original plus ~18 B for its by-URL entry after compaction; see
+// scripts/bench-index.sh).
 package pebble

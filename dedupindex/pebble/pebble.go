@@ -83,11 +83,12 @@ func WithURLKey(f func(uri string) string) Option { return func(o *options) { o.
 // created; an existing index keeps the choice it was created with.
 func WithoutURLIndex() Option { return func(o *options) { o.noURLIdx = true } }
 
-// WithCacheSize sets the block cache size in bytes (default 64 MiB).
+// WithCacheSize sets the block cache size in bytes (default 128 MiB).
 func WithCacheSize(n int64) Option { return func(o *options) { o.cacheSize = n } }
 
 // WithBlockSize sets the target uncompressed size of table data blocks
-// (default 16 KiB: larger blocks compress target URIs better).
+// (default 8 KiB: larger blocks compress target URIs better, smaller ones
+// decompress faster on a cache miss).
 func WithBlockSize(n int) Option { return func(o *options) { o.blockSize = n } }
 
 const mergerName = "wayside.dedupindex.counter.v1"

@@ -54,7 +54,6 @@ type CompactStats struct {
 	Means             DepthMeans
 }
 
-
 // source reads records for compaction: each key is tokenized once, checked
 // to be a SURT key and strictly greater than the previous one; bad lines
 // fail or, with SkipBad, are reported and skipped.

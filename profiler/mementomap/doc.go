@@ -8,6 +8,15 @@
 // TLD-parallelism (Compact, CompactFile), lookup by binary search in a
 // memory-mapped file (Map), merging (Merge) and evaluation (Evaluate).
 //
+// Compaction notes. Byte order is not tree order: "a.html" sorts between
+// "a" and "a/…", so a node may be seen in two pieces (its own line, then its
+// sub-tree); each piece is handled on its own, which can only keep an extra
+// line, never lose one. A node whose sub-tree holds a wildcard exclusion
+// ("…/x/* 0") is never rolled up (its wildcard could not keep the positive
+// lines under the exclusion); exact exclusions are kept as lines next to the
+// wildcard that replaces their siblings. JSON blocks of rolled-up lines are
+// summarised away; lines that are not rolled up keep theirs.
+//
 // Invariants every operation keeps: output files are byte-order sorted with
 // headers first; no key of the input is ever answered negatively by a
 // compacted or merged map (recall 1.0); an exclusion ("0", "0/20") still

@@ -184,7 +184,15 @@ func WriteTable(w io.Writer, pts []SweepPoint) error {
 // written by hand: no plotting dependency.
 func WriteSVG(w io.Writer, pts []SweepPoint, title string) error {
 	const W, H, L, R, T, B = 640.0, 420.0, 70.0, 20.0, 40.0, 60.0
-	x := func(v float64) float64 { return L + v*(W-L-R) }
+	// The cost axis ends at the next tenth above the largest cost.
+	xmax := 0.1
+	for _, p := range pts {
+		if !math.IsNaN(p.RelLines) {
+			xmax = max(xmax, math.Ceil(p.RelLines*10-1e-9)/10)
+		}
+	}
+	xmax = min(xmax, 1)
+	x := func(v float64) float64 { return L + v/xmax*(W-L-R) }
 	y := func(v float64) float64 { return H - B - v*(H-T-B) }
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" viewBox="0 0 %g %g" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
@@ -192,12 +200,13 @@ func WriteSVG(w io.Writer, pts []SweepPoint, title string) error {
 	fmt.Fprintf(bw, `<text x="%g" y="22" text-anchor="middle" font-size="14">%s</text>`+"\n", W/2, xmlEscape(title))
 	for i := 0; i <= 10; i++ {
 		v := float64(i) / 10
-		fmt.Fprintf(bw, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#ddd"/>`+"\n", x(v), y(0), x(v), y(1))
-		fmt.Fprintf(bw, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#ddd"/>`+"\n", x(0), y(v), x(1), y(v))
-		fmt.Fprintf(bw, `<text x="%g" y="%g" text-anchor="middle">%.1f</text>`+"\n", x(v), y(0)+18, v)
+		xv := v * xmax
+		fmt.Fprintf(bw, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#ddd"/>`+"\n", x(xv), y(0), x(xv), y(1))
+		fmt.Fprintf(bw, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="#ddd"/>`+"\n", x(0), y(v), x(xmax), y(v))
+		fmt.Fprintf(bw, `<text x="%g" y="%g" text-anchor="middle">%.2g</text>`+"\n", x(xv), y(0)+18, xv)
 		fmt.Fprintf(bw, `<text x="%g" y="%g" text-anchor="end">%.1f</text>`+"\n", x(0)-6, y(v)+4, v)
 	}
-	fmt.Fprintf(bw, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="black"/>`+"\n", x(0), y(0), x(1), y(0))
+	fmt.Fprintf(bw, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="black"/>`+"\n", x(0), y(0), x(xmax), y(0))
 	fmt.Fprintf(bw, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="black"/>`+"\n", x(0), y(0), x(0), y(1))
 	fmt.Fprintf(bw, `<text x="%g" y="%g" text-anchor="middle">relative cost (lines of the map / lines of the full key list)</text>`+"\n", (L+W-R)/2, H-15)
 	fmt.Fprintf(bw, `<text x="18" y="%g" text-anchor="middle" transform="rotate(-90 18 %g)">accuracy, precision (recall = 1.0)</text>`+"\n", (T+H-B)/2, (T+H-B)/2)
@@ -227,8 +236,18 @@ func WriteSVG(w io.Writer, pts []SweepPoint, title string) error {
 			}
 			fmt.Fprintf(bw, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>W=%g %s=%.3f cost=%.3f</title></circle>`+"\n",
 				x(p.RelLines), y(s.v(p)), s.color, p.W, s.name, s.v(p), p.RelLines)
-			if si == 0 {
-				fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" font-size="10">W=%g</text>`+"\n", x(p.RelLines)+5, y(s.v(p))-6, p.W)
+		}
+		if si == 0 {
+			// One label per distinct point ("W=0.5,0.1" when weights coincide).
+			for i := 0; i < len(pts); {
+				j, ws := i, []string{}
+				for ; j < len(pts) && pts[j].RelLines == pts[i].RelLines && pts[j].Accuracy == pts[i].Accuracy; j++ {
+					ws = append(ws, fmt.Sprintf("%g", pts[j].W))
+				}
+				if !math.IsNaN(pts[i].RelLines) && !math.IsNaN(pts[i].Accuracy) {
+					fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" font-size="10">W=%s</text>`+"\n", x(pts[i].RelLines)+5, y(pts[i].Accuracy)-6, strings.Join(ws, ","))
+				}
+				i = j
 			}
 		}
 		fmt.Fprintf(bw, `<rect x="%g" y="%g" width="12" height="12" fill="%s"/><text x="%g" y="%g">%s</text>`+"\n",

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -241,7 +240,7 @@ func (g *Generator) AddLines(ctx context.Context, r io.Reader, name string, form
 		defer zr.Close()
 		br = bufio.NewReaderSize(zr, 1<<16)
 	}
-	var layout []string
+	var layout string
 	var lineNo int64
 	for {
 		line, err := br.ReadString('\n')
@@ -275,7 +274,7 @@ func (g *Generator) AddLines(ctx context.Context, r io.Reader, name string, form
 			perr = g.addCDXJ(line)
 		case FormatCDX:
 			if strings.HasPrefix(line, " CDX ") || strings.HasPrefix(line, "CDX ") {
-				layout = strings.Fields(line)[1:]
+				layout = strings.Join(strings.Fields(line)[1:], " ")
 				continue
 			}
 			perr = g.addCDX(line, layout)
@@ -298,6 +297,12 @@ func (g *Generator) addCDXJ(line string) error {
 	if err != nil {
 		return err
 	}
+	return g.addLine(l)
+}
+
+// addLine counts an index line: its original URL re-canonicalized (the
+// index may come from another canonicalizer), or its key when it has none.
+func (g *Generator) addLine(l cdxj.Line) error {
 	if l.MIME == cdxj.RevisitMIME {
 		l.MIME = "" // the original's type is not in the revisit
 	}
@@ -318,46 +323,14 @@ func (g *Generator) addCDXJ(line string) error {
 	return g.sort.add(key + " " + escapeKey(l.Key))
 }
 
-// defaultCDX is the 11-field layout of IA CDX files without a header.
-var defaultCDX = []string{"N", "b", "a", "m", "s", "k", "r", "M", "S", "V", "g"}
-
-func (g *Generator) addCDX(line string, layout []string) error {
-	if layout == nil {
-		layout = defaultCDX
+// addCDX counts one classic CDX line (layout: the field letters of the
+// " CDX" header line, "" to guess from the field count).
+func (g *Generator) addCDX(line, layout string) error {
+	l, err := cdxj.ParseCDX(line, layout)
+	if err != nil {
+		return err
 	}
-	f := strings.Fields(line)
-	if len(f) < len(layout) {
-		return fmt.Errorf("CDX line has %d fields, the layout %q wants %d", len(f), strings.Join(layout, " "), len(layout))
-	}
-	var uri, mime, key string
-	status := 0
-	for i, name := range layout {
-		switch name {
-		case "a":
-			uri = f[i]
-		case "N", "A":
-			key = f[i]
-		case "m":
-			if f[i] != "-" && f[i] != cdxj.RevisitMIME {
-				mime = f[i]
-			}
-		case "s":
-			if f[i] != "-" {
-				n, err := strconv.Atoi(f[i])
-				if err != nil {
-					return fmt.Errorf("bad CDX status %q", f[i])
-				}
-				status = n
-			}
-		}
-	}
-	if uri == "" {
-		if key == "" {
-			return errors.New("CDX line has neither an original URL (a) nor a key (N)")
-		}
-		return g.addCDXJ(key + " 19700101000000 {}")
-	}
-	return g.Add(uri, status, mime)
+	return g.addLine(l)
 }
 
 func (g *Generator) addWARC(ctx context.Context, path string) error {

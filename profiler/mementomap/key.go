@@ -92,11 +92,6 @@ func tokenize(key []byte, toks []token) ([]token, error) {
 	}
 }
 
-// IsWildcard reports whether key ends in a wildcard ("…/*", "…,*", "*").
-func IsWildcard(key []byte) bool {
-	return len(key) > 0 && key[len(key)-1] == '*' && (len(key) == 1 || key[len(key)-2] == '/' || key[len(key)-2] == ',')
-}
-
 // Candidates appends to dst the keys a lookup of key tries, most specific
 // first: the key itself, the wildcard of its own sub-tree ("…/b/*"), the
 // wildcards of its parent paths ("…/*", "host)/*"), of its host
@@ -139,11 +134,8 @@ func Candidates(key []byte, buf []byte, dst [][]byte) ([][]byte, []byte, error) 
 			deepest--
 		}
 		for d := deepest; d >= nHost; d-- {
-			if toks[d].kind == tkRoot {
-				add(key[:toks[d].e], []byte("/*"))
-			} else {
-				add(key[:toks[d].e], []byte("/*"))
-			}
+			// "host)/*" for the path root, "host)/a/b/*" for a segment.
+			add(key[:toks[d].e], []byte("/*"))
 		}
 	}
 	top := nHost

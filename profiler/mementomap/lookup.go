@@ -220,30 +220,6 @@ func lcp(a, b []byte) int {
 	return n
 }
 
-// seekScan is seek without the index (kept to cross-check it in tests).
-// Invariants: every line starting before lo has a smaller key; every line
-// starting at or after hi has a key >= key; both are line starts.
-func (m *Map) seekScan(key []byte) int {
-	lo, hi := m.start, len(m.data)
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		p := lo
-		if i := bytes.LastIndexByte(m.data[lo:mid], '\n'); i >= 0 {
-			p = lo + i + 1
-		}
-		k, end := m.lineAt(p)
-		if bytes.Compare(k, key) < 0 {
-			lo = end + 1
-			if lo > hi {
-				lo = hi
-			}
-		} else {
-			hi = p
-		}
-	}
-	return lo
-}
-
 // find returns the line whose key equals key or, when there is none, the
 // length of the longest prefix key shares with a line of the map: keys
 // with a given prefix are contiguous, so when no neighbour of key's

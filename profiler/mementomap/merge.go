@@ -80,16 +80,16 @@ func Merge(w io.Writer, maps []*Map, names []string) (MergeStats, error) {
 	var s Scratch
 	var jsons [][]byte
 	for {
-		var min []byte
+		var least []byte
 		for _, c := range cs {
-			if c.key != nil && (min == nil || bytes.Compare(c.key, min) < 0) {
-				min = c.key
+			if c.key != nil && (least == nil || bytes.Compare(c.key, least) < 0) {
+				least = c.key
 			}
 		}
-		if min == nil {
+		if least == nil {
 			break
 		}
-		key := bytes.Clone(min)
+		key := bytes.Clone(least)
 		var sum ukvs.Freq
 		n := 0
 		jsons = jsons[:0]

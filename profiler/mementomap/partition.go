@@ -153,6 +153,11 @@ func findCutAtLine(f *os.File, off, size int64) (int64, int, bool, error) {
 // sharedNeverRolls reports whether every node of a key's path prefix toks
 // is a host node that never rolls up.
 func sharedNeverRolls(key []byte, toks []token) bool {
+	for _, t := range toks {
+		if t.kind != tkHost {
+			return false
+		}
+	}
 	labels := make([]string, 0, len(toks))
 	for _, t := range toks {
 		if t.kind != tkHost {

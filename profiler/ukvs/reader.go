@@ -30,9 +30,6 @@ type ReaderOptions struct {
 	OnSkip  func(err *Error)
 	// AllowUnsorted accepts data lines in any order (e.g. before sorting).
 	AllowUnsorted bool
-	// ValidateKey, when set, checks each key (e.g. that it is a SURT)
-	// before the order check; a rejected line is bad.
-	ValidateKey func(key []byte) error
 }
 
 // Reader reads a UKVS file: headers first, then data records.
@@ -180,14 +177,6 @@ func (r *Reader) Next() (Record, error) {
 				return Record{}, err
 			}
 			continue
-		}
-		if r.opts.ValidateKey != nil {
-			if err := r.opts.ValidateKey(rec.Key); err != nil {
-				if err := r.fail(err); err != nil {
-					return Record{}, err
-				}
-				continue
-			}
 		}
 		if !r.opts.AllowUnsorted {
 			if r.prev != nil && bytes.Compare(rec.Key, r.prev) <= 0 {

@@ -4,14 +4,17 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
 	"io"
+	"net/url"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/wayside-archive/wayside/dedupindex"
@@ -22,8 +25,11 @@ import (
 
 // Options configure a run.
 type Options struct {
-	// Seed originals committed before the run (claim+commit batches). 0: none.
+	// Seed originals stored before the run (PUT batches). 0: none.
 	Seed int
+	// Keys is how many seeded digests (SeedDigest(0..Keys-1)) hits are drawn
+	// from; default Seed. Set it without Seed to reuse an earlier seeding.
+	Keys int
 	// Workers issuing lookups concurrently. Default 16.
 	Workers int
 	// Duration of the measured run. Default 60s.
@@ -38,21 +44,23 @@ type Options struct {
 
 // Result is what a run measured.
 type Result struct {
-	Lookups    int64
-	Hits       int64
-	Errors     int64
-	Elapsed    time.Duration
-	PerSecond  float64
-	P50        time.Duration
-	P99        time.Duration
-	P999       time.Duration
-	Max        time.Duration
+	Lookups   int64
+	Hits      int64
+	Errors    int64
+	Elapsed   time.Duration
+	PerSecond float64
+	P50       time.Duration
+	P99       time.Duration
+	P999      time.Duration
+	Max       time.Duration
+	// ClientCPU is the CPU time the generator itself used (user+system).
+	ClientCPU  time.Duration
 	FirstError string
 }
 
 func (r Result) String() string {
-	return fmt.Sprintf("lookups=%d hits=%d errors=%d elapsed=%s rate=%.0f/s p50=%s p99=%s p99.9=%s max=%s",
-		r.Lookups, r.Hits, r.Errors, r.Elapsed.Round(time.Millisecond), r.PerSecond, r.P50, r.P99, r.P999, r.Max)
+	return fmt.Sprintf("lookups=%d hits=%d errors=%d elapsed=%s rate=%.0f/s p50=%s p99=%s p99.9=%s max=%s client_cpu=%s",
+		r.Lookups, r.Hits, r.Errors, r.Elapsed.Round(time.Millisecond), r.PerSecond, r.P50, r.P99, r.P999, r.Max, r.ClientCPU.Round(time.Millisecond))
 }
 
 // SeedDigest returns the i-th deterministic seed digest.
@@ -63,42 +71,24 @@ func SeedDigest(i int) string {
 	return digest.Digest{Alg: digest.SHA1, Sum: h[:]}.String()
 }
 
-// Seed commits n originals through the API in batches.
+// Seed stores n originals through the API (PUT batches of 500: one
+// durable sync per batch, as an index seeded from an earlier crawl).
 func Seed(ctx context.Context, c *client.Client, scope string, n int) error {
 	const batch = 500
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := 0; i < n; i += batch {
-		var keys []api.Key
-		for j := i; j < i+batch && j < n; j++ {
-			keys = append(keys, api.Key{Scope: scope, Digest: SeedDigest(j)})
+		var entries []dedupindex.Entry
+		for k := i; k < i+batch && k < n; k++ {
+			entries = append(entries, dedupindex.Entry{
+				Key: dedupindex.Key{Scope: scope, Digest: SeedDigest(k)},
+				Original: dedupindex.Original{
+					TargetURI: fmt.Sprintf("http://bench.example/%d", k), Date: base.Add(time.Duration(k) * time.Second),
+					RecordID: fmt.Sprintf("<urn:uuid:00000000-0000-4000-8000-%012d>", k), File: "bench.warc.gz",
+					Offset: int64(k) * 1000, Length: 1000, PayloadLength: 5000, Status: 200, MIME: "text/html",
+				}})
 		}
-		res, err := c.ClaimBatch(ctx, keys)
-		if err != nil {
+		if _, err := c.Put(ctx, entries); err != nil {
 			return fmt.Errorf("loadgen: seed: %w", err)
-		}
-		var commits []api.Commit
-		for j, r := range res {
-			if r.State != "claimed" || r.Ticket == nil {
-				continue // already seeded by an earlier run
-			}
-			k := i + j
-			commits = append(commits, api.Commit{Ticket: *r.Ticket, Original: dedupindex.Original{
-				TargetURI: fmt.Sprintf("http://bench.example/%d", k), Date: base.Add(time.Duration(k) * time.Second),
-				RecordID: fmt.Sprintf("<urn:uuid:00000000-0000-4000-8000-%012d>", k), File: "bench.warc.gz",
-				Offset: int64(k) * 1000, Length: 1000, PayloadLength: 5000, Status: 200, MIME: "text/html",
-			}})
-		}
-		if len(commits) == 0 {
-			continue
-		}
-		ops, err := c.CommitBatch(ctx, commits)
-		if err != nil {
-			return fmt.Errorf("loadgen: seed: %w", err)
-		}
-		for _, op := range ops {
-			if !op.OK {
-				return fmt.Errorf("loadgen: seed: commit: %s", op.Error)
-			}
 		}
 	}
 	return nil
@@ -117,21 +107,31 @@ func Run(ctx context.Context, c *client.Client, o Options) (Result, error) {
 			return Result{}, err
 		}
 	}
-	// Pre-build the digests so the generator spends its CPU on requests.
+	if o.Keys == 0 {
+		o.Keys = o.Seed
+	}
+	// Pre-build the request paths, and only look for "found":true in the
+	// answers: the generator shares the CPUs with the daemon, so it spends
+	// as little as it can.
 	const pool = 1 << 14
-	digests := make([]string, pool)
-	for i := range digests {
-		if o.Seed > 0 && float64(i%100) < o.HitRatio*100 {
-			digests[i] = SeedDigest(i % o.Seed)
-		} else {
-			digests[i] = SeedDigest(1<<40 + i)
+	paths := make([]string, pool)
+	for i := range paths {
+		d := SeedDigest(1<<40 + i)
+		if o.Keys > 0 && float64(i%100) < o.HitRatio*100 {
+			d = SeedDigest(i % o.Keys)
 		}
+		q := url.Values{"digest": {d}}
+		if o.Scope != "" {
+			q.Set("scope", o.Scope)
+		}
+		paths[i] = api.PathLookup + "?" + q.Encode()
 	}
 	var lookups, hits, errs atomic.Int64
 	var firstErr atomic.Value
 	lat := make([][]time.Duration, o.Workers)
 	runCtx, cancel := context.WithTimeout(ctx, o.Duration)
 	defer cancel()
+	cpu0 := processCPU()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := 0; w < o.Workers; w++ {
@@ -139,9 +139,10 @@ func Run(ctx context.Context, c *client.Client, o Options) (Result, error) {
 		go func(w int) {
 			defer wg.Done()
 			ls := make([]time.Duration, 0, 1<<16)
+			buf := make([]byte, 0, 4096)
 			for i := w; runCtx.Err() == nil; i += o.Workers {
 				t0 := time.Now()
-				_, found, err := c.Lookup(runCtx, api.Key{Scope: o.Scope, Digest: digests[i%pool]})
+				found, err := lookupRaw(runCtx, c, paths[i%pool], &buf)
 				d := time.Since(t0)
 				if err != nil {
 					if runCtx.Err() != nil {
@@ -179,6 +180,7 @@ func Run(ctx context.Context, c *client.Client, o Options) (Result, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	clientCPU := processCPU() - cpu0
 	var all []time.Duration
 	for _, l := range lat {
 		all = append(all, l...)
@@ -193,7 +195,7 @@ func Run(ctx context.Context, c *client.Client, o Options) (Result, error) {
 	r := Result{
 		Lookups: lookups.Load(), Hits: hits.Load(), Errors: errs.Load(), Elapsed: elapsed,
 		PerSecond: float64(lookups.Load()) / elapsed.Seconds(),
-		P50:       q(0.50), P99: q(0.99), P999: q(0.999),
+		P50:       q(0.50), P99: q(0.99), P999: q(0.999), ClientCPU: clientCPU,
 	}
 	if len(all) > 0 {
 		r.Max = all[len(all)-1]
@@ -202,4 +204,40 @@ func Run(ctx context.Context, c *client.Client, o Options) (Result, error) {
 		r.FirstError = v
 	}
 	return r, nil
+}
+
+var foundTrue = []byte(`"found":true`)
+
+// lookupRaw GETs a lookup path and reports whether the answer says found.
+func lookupRaw(ctx context.Context, c *client.Client, path string, buf *[]byte) (bool, error) {
+	resp, err := c.Raw(ctx, path)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	b := (*buf)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := resp.Body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	*buf = b
+	return bytes.Contains(b, foundTrue), nil
+}
+
+// processCPU returns this process's user+system CPU time.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

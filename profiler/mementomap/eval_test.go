@@ -1,0 +1,38 @@
+package mementomap
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestEvaluate(t *testing.T) {
+	full, _ := NewMap([]byte("!meta {}\ncom,a)/ 1\ncom,a)/x 1\ncom,a)/y 1\ncom,b)/ 1\n"))
+	small, _ := NewMap([]byte("com,a)/* 3\ncom,b)/ 1\n"))
+	set, err := ReadLabelled(strings.NewReader("# present\n1 http://a.com/x\n+ com,b)/\npresent http://www.a.com/\n"+
+		"0 http://a.com/z\nabsent http://c.com/\n- http://b.com/q\n"), "set")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Evaluate(small, full, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a.com/z is a false positive (a.com rolled up); c.com and b.com/q are
+	// true negatives.
+	if r.TP != 3 || r.FP != 1 || r.TN != 2 || r.FN != 0 || r.Lines != 2 || r.FullLines != 4 || r.RelLines != 0.5 ||
+		r.Accuracy != 5.0/6 || r.Precision != 0.75 || r.Recall != 1 {
+		t.Fatalf("%+v", r)
+	}
+	if _, err := ReadLabelled(strings.NewReader("maybe http://a.com/\n"), "bad.txt"); err == nil || !strings.Contains(err.Error(), "bad.txt:1") {
+		t.Fatalf("bad label: %v", err)
+	}
+	var tb, svg bytes.Buffer
+	pts := []SweepPoint{{W: 1, EvalResult: r}, {W: 0.5, EvalResult: r}}
+	if err := WriteTable(&tb, pts); err != nil || strings.Count(tb.String(), "\n") != 3 {
+		t.Fatalf("table %q %v", tb.String(), err)
+	}
+	if err := WriteSVG(&svg, pts, "a <title>"); err != nil || !strings.Contains(svg.String(), "W=1,0.5") || !strings.Contains(svg.String(), "a &lt;title&gt;") {
+		t.Fatalf("svg %v\n%s", err, svg.String())
+	}
+}
