@@ -257,7 +257,11 @@ func (c *Crawler) visit(ctx context.Context, it item) {
 		return
 	}
 	c.pages.Add(1)
-	body, _ := io.ReadAll(resp.Body)
+	mime := mimeOf(resp.Header.Get("Content-Type"))
+	var body []byte
+	if linkBearing(mime) {
+		body, _ = io.ReadAll(resp.Body)
+	}
 	resp.Body.Close()
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		if loc := resp.Header.Get("Location"); loc != "" {
@@ -272,7 +276,6 @@ func (c *Crawler) visit(ctx context.Context, it item) {
 	if c.cfg.MaxDepth >= 0 && it.depth >= c.cfg.MaxDepth {
 		return
 	}
-	mime := mimeOf(resp.Header.Get("Content-Type"))
 	enc := resp.Header.Get("Content-Encoding")
 	if resp.StatusCode == http.StatusNotModified && res.Original != nil {
 		// The page is unchanged: follow the links of the archived copy.

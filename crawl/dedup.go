@@ -171,7 +171,9 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 // full response" (counted and logged).
 func (r *Recorder) confirm(ctx context.Context, x *fetched, o *dedupindex.Original) bool {
 	n := int64(len(x.resp.payload))
-	if o.PayloadLength != n {
+	// A payload length of 0 means unknown (originals imported from CDX
+	// lines carry none; empty payloads are never deduplicated).
+	if o.PayloadLength != 0 && o.PayloadLength != n {
 		r.st.collisions.Add(1)
 		r.log.Warn("crawl: digest matches but payload length differs; writing a full response",
 			"uri", x.uri, "digest", x.resp.digest, "length", n, "original", o.TargetURI, "original_length", o.PayloadLength)

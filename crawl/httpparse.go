@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 
 	"github.com/wayside-archive/wayside/digest"
@@ -23,21 +24,34 @@ type httpResponse struct {
 // head, de-chunked when chunked; a HEAD or 304 response recorded without
 // body has an empty payload).
 func parseResponse(raw []byte) (*httpResponse, error) {
-	var payload bytes.Buffer
-	payload.Grow(len(raw))
-	info, err := warcio.ParseHTTP(bytes.NewReader(raw), &payload)
+	info, err := warcio.ParseHTTP(bytes.NewReader(raw), nil)
 	if err != nil {
 		return nil, err
 	}
 	if !info.IsResponse() {
 		return nil, errNotResponse
 	}
+	var payload []byte
+	if info.Chunked {
+		var b bytes.Buffer
+		b.Grow(len(raw) - int(info.HeadLength))
+		if _, err := warcio.ParseHTTP(bytes.NewReader(raw), &b); err != nil {
+			return nil, err
+		}
+		payload = b.Bytes()
+	} else {
+		// Without transfer coding the payload is the rest of the message.
+		payload = raw[info.HeadLength:]
+	}
+	if int64(len(payload)) != info.PayloadLength {
+		return nil, fmt.Errorf("payload of %d bytes, parser counted %d", len(payload), info.PayloadLength)
+	}
 	h := make(http.Header, len(info.Header))
 	for _, f := range info.Header {
 		h.Add(f.Name, f.Value)
 	}
 	return &httpResponse{status: info.Status, header: h, headLen: int(info.HeadLength),
-		payload: payload.Bytes(), digest: info.PayloadDigest}, nil
+		payload: payload, digest: info.PayloadDigest}, nil
 }
 
 type parseError string

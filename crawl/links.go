@@ -39,6 +39,11 @@ func decodeContent(payload []byte, encoding string, maxOut int64) []byte {
 	return b
 }
 
+// linkBearing reports whether extractLinks looks into bodies of this type.
+func linkBearing(mime string) bool {
+	return strings.Contains(mime, "html") || strings.Contains(mime, "css")
+}
+
 // extractLinks returns the absolute URLs referenced by an HTML or CSS body.
 func extractLinks(base *url.URL, mime string, body []byte) []*url.URL {
 	var raw []string

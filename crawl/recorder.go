@@ -25,7 +25,8 @@ type Verify string
 
 // Collision checks.
 const (
-	// VerifySize requires the payload lengths to be equal too (default).
+	// VerifySize requires the payload lengths to be equal too (default;
+	// skipped when the original's length is unknown).
 	VerifySize Verify = "size"
 	// VerifyBytes re-reads the original record from its WARC file and
 	// compares the payloads byte for byte.

@@ -389,6 +389,8 @@ func TestCollision(t *testing.T) {
 		lengthOff int64
 		wantColl  int64
 	}{
+		{"size-unknown-length", VerifySize, -1, 0},
+		{"bytes-unknown-length", VerifyBytes, -1, 1},
 		{"size-length-differs", VerifySize, 1, 1},
 		{"bytes-length-differs", VerifyBytes, 1, 1},
 		{"size-wrong-record", VerifySize, 0, 0},
@@ -413,6 +415,9 @@ func TestCollision(t *testing.T) {
 			fake := dedupindex.Original{Digest: dig, TargetURI: srv.URL + "/other", Date: time.Now().UTC(), RecordID: other.RecordID,
 				File: strings.TrimSuffix(readDir(t, dir)[1].file, openSuffix), Offset: other.Offset, Length: other.Length,
 				PayloadLength: int64(len(payload)) + tc.lengthOff, Status: 200}
+			if tc.lengthOff < 0 {
+				fake.PayloadLength = 0 // unknown, as for originals imported from CDX
+			}
 			if ok, err := s.Index.Put(context.Background(), key, fake); err != nil || !ok {
 				t.Fatalf("put: %v %v", ok, err)
 			}

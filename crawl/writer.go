@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -609,4 +610,47 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// Check verifies the writer's invariants (bbolt style): the open file on
+// disk is exactly as long as the bytes written to it and scans as complete
+// records up to that length, durable sequence numbers never run ahead of
+// written ones, and every CDXJ line still queued belongs to a record that is
+// not yet durable. It returns nil or an error listing every violation.
+func (w *Writer) Check() error {
+	w.mu.Lock()
+	for w.syncing {
+		w.cond.Wait()
+	}
+	defer w.mu.Unlock()
+	var errs []error
+	if w.synced > w.written {
+		errs = append(errs, fmt.Errorf("synced seq %d ahead of written seq %d", w.synced, w.written))
+	}
+	for _, l := range w.pending {
+		if l.seq <= w.synced {
+			errs = append(errs, fmt.Errorf("CDXJ line of durable seq %d still queued", l.seq))
+			break
+		}
+	}
+	if w.f != nil {
+		path := filepath.Join(w.opts.Dir, w.name+openSuffix)
+		fi, err := w.f.Stat()
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("stat %s: %w", path, err))
+		case fi.Size() != w.size:
+			errs = append(errs, fmt.Errorf("%s is %d bytes, writer wrote %d", path, fi.Size(), w.size))
+		default:
+			var end int64
+			serr := scanMembers(io.NewSectionReader(w.f, 0, w.size), func(off, length int64, _ http.Header, _ []byte) { end = off + length })
+			if serr != nil || end != w.size {
+				errs = append(errs, fmt.Errorf("%s: complete records end at %d of %d bytes: %v", path, end, w.size, serr))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("crawl: writer check: %w", err)
+	}
+	return nil
 }

@@ -83,6 +83,23 @@ func TestGroupCommit(t *testing.T) {
 	if got := w.Stats().Syncs - before; got != 1 {
 		t.Errorf("%d fsyncs for %d records written before anyone waited, want 1", got, n)
 	}
+	if err := w.Check(); err != nil {
+		t.Error(err)
+	}
+	// Check notices a file that does not hold what the writer wrote.
+	w.mu.Lock()
+	w.f.Write([]byte("garbage"))
+	w.mu.Unlock()
+	if err := w.Check(); err == nil || !strings.Contains(err.Error(), "writer wrote") {
+		t.Errorf("Check after an outside write: %v", err)
+	}
+	w.mu.Lock()
+	w.f.Truncate(w.size)
+	w.f.Seek(w.size, 0)
+	w.mu.Unlock()
+	if err := w.Check(); err != nil {
+		t.Error(err)
+	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -26,11 +26,10 @@ func findChromium() string {
 // allocatorOptions are the browser flags: headless, no sandbox (runs as
 // root in containers), no GPU, no background traffic, no component updates,
 // no first-run, no sync, site isolation off so every frame's requests reach
-// the page's network and fetch interception.
-//
-// As defence in depth beside the Fetch interception (which does not see
-// requests of service workers), the host resolver of the browser resolves
-// nothing but the archive host names.
+// the page's network and fetch interception. All traffic goes through the
+// scope proxy at proxy (loopback included); proxy "" gives a browser
+// without it, for benchmarks of a bare load. As one more layer, the
+// browser's host resolver resolves nothing but the archive host names.
 func (r *Replayer) allocatorOptions(proxy string) []chromedp.ExecAllocatorOption {
 	rules := []string{"MAP * ~NOTFOUND"}
 	seen := map[string]bool{}
@@ -45,7 +44,14 @@ func (r *Replayer) allocatorOptions(proxy string) []chromedp.ExecAllocatorOption
 			}
 		}
 	}
-	return []chromedp.ExecAllocatorOption{
+	proxyFlags := []chromedp.ExecAllocatorOption{chromedp.Flag("no-proxy-server", true)}
+	if proxy != "" {
+		proxyFlags = []chromedp.ExecAllocatorOption{
+			chromedp.Flag("proxy-server", "http://"+proxy),
+			chromedp.Flag("proxy-bypass-list", "<-loopback>"),
+		}
+	}
+	return append(proxyFlags,
 		chromedp.Flag("host-resolver-rules", strings.Join(rules, ", ")),
 		chromedp.ExecPath(r.opts.ExecPath),
 		chromedp.Headless,
@@ -68,9 +74,7 @@ func (r *Replayer) allocatorOptions(proxy string) []chromedp.ExecAllocatorOption
 		chromedp.Flag("use-mock-keychain", true),
 		chromedp.Flag("disable-features", "SitePerProcess,IsolateOrigins,Translate,OptimizationHints,MediaRouter,InterestFeedContentSuggestions"),
 		chromedp.Flag("disable-site-isolation-trials", true),
-		chromedp.Flag("proxy-server", "http://"+proxy),
-		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
-	}
+	)
 }
 
 // startBrowser launches a browser and returns its root chromedp context.

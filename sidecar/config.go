@@ -102,6 +102,9 @@ type LimitsConfig struct {
 	MaxBatch int `yaml:"max_batch"`
 	// MaxCDXPostBytes caps a CDX POST body. Default 64 MiB.
 	MaxCDXPostBytes int64 `yaml:"max_cdx_post_bytes"`
+	// ClaimTTL is how long a claim made over the API may stay pending
+	// before the daemon cancels it (its crawler died). Default 10m.
+	ClaimTTL time.Duration `yaml:"claim_ttl"`
 }
 
 // MapConfig configures the live MementoMap.
@@ -308,6 +311,9 @@ func (c *Config) Defaults() {
 	if c.Limits.MaxCDXPostBytes == 0 {
 		c.Limits.MaxCDXPostBytes = 64 << 20
 	}
+	if c.Limits.ClaimTTL == 0 {
+		c.Limits.ClaimTTL = 10 * time.Minute
+	}
 	in(&c.Map.Path, "mementomap.ukvs")
 	if c.Map.MergeInterval == 0 {
 		c.Map.MergeInterval = time.Minute
@@ -422,6 +428,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Map.Weight < 0 {
 		add(keyErr("mementomap.weight", "must not be negative"))
+	}
+	if c.Limits.ClaimTTL < 100*time.Millisecond {
+		add(keyErr("limits.claim_ttl", "%v is too short (minimum 100ms)", c.Limits.ClaimTTL))
 	}
 	names := map[string]bool{}
 	parser := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)

@@ -149,6 +149,7 @@ func (s *Server) claim(ctx context.Context, k dedupindex.Key) (api.ClaimResult, 
 	case dedupindex.Claimed:
 		s.metrics.ClaimsClaimed.Add(1)
 		t := cr.Ticket
+		s.leases.add(t)
 		out.Ticket = &t
 	case dedupindex.Duplicate:
 		s.metrics.ClaimsDuplicate.Add(1)
@@ -263,6 +264,8 @@ func checkCommit(c api.Commit, field string) (api.Commit, error) {
 }
 
 func (s *Server) commit(ctx context.Context, c api.Commit) error {
+	// After any Commit error the claim is gone (dedupindex contract).
+	defer s.leases.done(c.Ticket)
 	if err := s.idx.Commit(ctx, c.Ticket, c.Original); err != nil {
 		if errors.Is(err, dedupindex.ErrNoClaim) {
 			return errorf(http.StatusConflict, "%v", err)
@@ -277,6 +280,7 @@ func (s *Server) cancel(ctx context.Context, t dedupindex.Ticket) error {
 	if t.Token == "" {
 		return errorf(http.StatusBadRequest, "ticket: missing or has no token")
 	}
+	defer s.leases.done(t)
 	if err := s.idx.Cancel(ctx, t); err != nil {
 		if errors.Is(err, dedupindex.ErrNoClaim) {
 			return errorf(http.StatusConflict, "%v", err)

@@ -29,6 +29,11 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	for _, a := range os.Args[1:] {
+		if strings.HasPrefix(a, "-test.fuzzworker") {
+			return m.Run() // fuzz workers run only the fuzz target
+		}
+	}
 	dir, err := os.MkdirTemp("", "wayside-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

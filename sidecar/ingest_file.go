@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/wayside-archive/wayside/dedupindex"
@@ -108,7 +109,9 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *fileState, batch []ingested, next int64) error {
 	in.flushMu.Lock()
 	defer in.flushMu.Unlock()
-	if err := fh.Sync(); err != nil {
+	if err := fh.Sync(); err != nil && !errors.Is(err, syscall.EROFS) && !errors.Is(err, syscall.EINVAL) {
+		// EROFS/EINVAL: a read-only or sync-less file system holds nothing
+		// this process could make more durable.
 		return fatalError{fmt.Errorf("sidecar: ingest: fsync %s: %w", f.path, err)}
 	}
 	var entries []dedupindex.Entry
@@ -123,11 +126,18 @@ func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *file
 		if r.partial || !in.isOriginal(c) {
 			continue
 		}
-		originals++
 		o := dedupindex.OriginalFromCapture(c)
 		scope := in.cfg.Ingest.Scope
+		k := dedupindex.Key{Scope: scope, Digest: c.Digest}
+		if _, err := dedupindex.CheckOriginal(k, o); err != nil {
+			// A record the index cannot point at (odd date, status...): it
+			// stays in the CDXJ, it is not a dedup original.
+			in.noteError(fmt.Errorf("sidecar: ingest: %s offset %d: not indexed: %w", f.base, c.Offset, err))
+			continue
+		}
+		originals++
 		entries = append(entries,
-			dedupindex.Entry{Key: dedupindex.Key{Scope: scope, Digest: c.Digest}, Original: o},
+			dedupindex.Entry{Key: k, Original: o},
 			dedupindex.Entry{Key: dedupindex.Key{Scope: scope, Digest: c.Digest, URL: dedupindex.URLKey(c.URI)}, Original: o})
 	}
 	if err := putEntries(ctx, in.idx, entries); err != nil {

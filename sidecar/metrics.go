@@ -26,6 +26,7 @@ type Metrics struct {
 	ClaimsPending   atomic.Int64
 	Commits         atomic.Int64
 	Cancels         atomic.Int64
+	ClaimsExpired   atomic.Int64 // claims cancelled after limits.claim_ttl
 	Revisits        atomic.Int64 // duplicates reported (each a revisit a crawler may write)
 	BytesSaved      atomic.Int64 // payload bytes of duplicates
 	CDXQueries      atomic.Int64
@@ -136,6 +137,7 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	fmt.Fprintf(cw, "wayside_claims_total{state=\"pending\"} %d\n", m.ClaimsPending.Load())
 	counter("wayside_commits_total", "Claims committed.", m.Commits.Load())
 	counter("wayside_cancels_total", "Claims cancelled.", m.Cancels.Load())
+	counter("wayside_claims_expired_total", "Claims cancelled by the daemon after limits.claim_ttl.", m.ClaimsExpired.Load())
 	counter("wayside_revisits_total", "Duplicates reported to crawlers (revisits they may write).", m.Revisits.Load())
 	counter("wayside_bytes_saved_total", "Payload bytes of reported duplicates.", m.BytesSaved.Load())
 	counter("wayside_cdx_queries_total", "CDX queries answered.", m.CDXQueries.Load())

@@ -43,6 +43,7 @@ type Server struct {
 	routes  map[string]map[string]*route // path → method → route
 	mapLink string                       // Link header announcing the MementoMap
 
+	leases   *leases
 	ingest   *Ingester
 	crawlLog *crawlLog // nil unless ingest.crawl_log is set
 	mmap     *LiveMap
@@ -69,6 +70,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		metrics: NewMetrics(),
 		version: opts.Version,
 		started: time.Now(),
+		leases:  newLeases(cfg.Limits.ClaimTTL),
 	}
 	var err error
 	if s.mmap, err = openLiveMap(cfg.Map, s.log); err != nil {
@@ -343,6 +345,8 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { ingestDone <- s.ingest.Run(runCtx) }()
 	fixDone := make(chan error, 1)
 	go func() { fixDone <- s.fixity.Run(runCtx) }()
+	leaseDone := make(chan struct{})
+	go func() { s.runLeases(runCtx); close(leaseDone) }()
 	logDone := make(chan struct{})
 	go func() {
 		if s.crawlLog != nil {
@@ -380,6 +384,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	<-mergeDone
 	<-logDone
+	<-leaseDone
 	if s.mmap.enabled() {
 		if _, err := s.mergeMap(context.Background()); err != nil && runErr == nil {
 			runErr = err

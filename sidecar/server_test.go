@@ -384,3 +384,45 @@ func TestCrawlLogTail(t *testing.T) {
 		t.Errorf("crawl.log metrics missing:\n%s", m)
 	}
 }
+
+// TestClaimLeaseExpires: a crawler that claims and dies does not block the
+// digest for good: after limits.claim_ttl the daemon cancels the claim, the
+// next claimer gets it, and a late commit of the dead claim is refused.
+func TestClaimLeaseExpires(t *testing.T) {
+	c, _, _ := runInProcess(t, func(c *Config) { c.Limits.ClaimTTL = 200 * time.Millisecond })
+	ctx := context.Background()
+	k := api.Key{Digest: "sha1:" + strings.Repeat("B", 32)}
+	r1, err := c.Claim(ctx, k)
+	if err != nil || r1.State != "claimed" {
+		t.Fatalf("claim: %+v %v", r1, err)
+	}
+	if r, _ := c.Claim(ctx, k); r.State != "pending" {
+		t.Fatalf("second claim within the TTL: %+v", r)
+	}
+	var r2 api.ClaimResult
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r2, err = c.Claim(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r2.State == "claimed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("claim never expired: %+v", r2)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	o := dedupindex.Original{TargetURI: "http://b.example/", Date: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), RecordID: "<urn:uuid:b>", File: "b.warc.gz", Length: 10}
+	if err := c.Commit(ctx, *r1.Ticket, o); !errors.Is(err, dedupindex.ErrNoClaim) {
+		t.Errorf("late commit of the expired claim: %v, want 409", err)
+	}
+	if err := c.Commit(ctx, *r2.Ticket, o); err != nil {
+		t.Errorf("commit of the live claim: %v", err)
+	}
+	m, _ := c.Metrics(ctx)
+	if !strings.Contains(m, "wayside_claims_expired_total 1\n") {
+		t.Errorf("expired claim not counted:\n%s", m)
+	}
+}

@@ -290,3 +290,49 @@ func TestKeepPayload(t *testing.T) {
 		t.Errorf("without digest: %+v %v", got, err)
 	}
 }
+
+// failingReader returns its data, then a persistent I/O error.
+type failingReader struct {
+	data []byte
+	err  error
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if len(f.data) == 0 {
+		return 0, f.err
+	}
+	n := copy(p, f.data)
+	f.data = f.data[n:]
+	return n, nil
+}
+
+// TestIOErrorStopsReader: an input that fails (a bad disk, a directory)
+// ends reading with an error wrapping the cause instead of being retried
+// for ever as a corrupt record.
+func TestIOErrorStopsReader(t *testing.T) {
+	eio := errors.New("input/output error")
+	for _, compress := range []bool{false, true} {
+		data, offs := build(compress, rec{typ: "resource", uri: "http://a/", block: "abc"}, rec{typ: "resource", uri: "http://b/", block: strings.Repeat("x", 5000)})
+		cut := offs[1] + (int64(len(data))-offs[1])/2 // the input fails inside the second record
+		r := NewReader(&failingReader{data: data[:cut], err: eio}, "eio.warc")
+		var errs []error
+		recs := 0
+		for i := 0; i < 100; i++ {
+			_, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			recs++
+		}
+		if recs != 1 || len(errs) != 1 || !errors.Is(errs[0], eio) {
+			t.Errorf("gzip=%v: %d records, errors %v; want 1 record and one error wrapping the I/O error", compress, recs, errs)
+		}
+	}
+	if _, err := Open(t.TempDir()); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("Open(dir) = %v", err)
+	}
+}

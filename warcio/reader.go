@@ -2,8 +2,6 @@ package warcio
 
 import (
 	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -11,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -31,76 +28,6 @@ type Options struct {
 	// the algorithm of its WARC-Block-Digest header (SHA-1 when absent), so
 	// callers can verify stored records.
 	BlockDigest bool
-}
-
-// Record is one WARC record, fully read: Next returns it after its block has
-// been consumed, so every field, lengths and digests included, is final.
-type Record struct {
-	// Offset is where the record starts in the stored file: the start of
-	// its gzip member for compressed files. Length is the stored size: the
-	// gzip member's compressed length, or for uncompressed files the bytes
-	// up to the next record (trailing CRLFs included). These are the CDX
-	// offset and length. Length is 0 for a record sharing a gzip member
-	// with another record (see Anomalies).
-	Offset int64
-	Length int64
-
-	Version       string // "1.0", "1.1", "0.18", ...
-	Type          string // WARC-Type as written (lower-cased)
-	TargetURI     string // WARC-Target-URI without angle brackets
-	Date          time.Time
-	RecordID      string // WARC-Record-ID, angle brackets kept
-	ContentType   string // WARC Content-Type
-	ContentLength int64  // declared Content-Length of the block
-	// Headers holds every WARC header as found.
-	Headers Header
-
-	// HTTP is the parsed HTTP message of response, revisit and request
-	// records whose block holds one; nil otherwise.
-	HTTP *HTTPInfo
-	// MIME is the payload's media type without parameters: the HTTP
-	// Content-Type for HTTP records, else the WARC Content-Type.
-	MIME string
-	// PayloadDigest is the canonical SHA-1 ("sha1:BASE32") computed over
-	// the payload bytes present in this record: the de-chunked HTTP entity
-	// for HTTP records, the whole block otherwise. For a revisit it is the
-	// digest of whatever body the revisit holds (normally empty): the
-	// original's digest is DeclaredPayloadDigest.
-	PayloadDigest string
-	// PayloadLength is the length of those payload bytes.
-	PayloadLength int64
-	// DeclaredPayloadDigest is the WARC-Payload-Digest header in canonical
-	// form ("" when absent or unparsable).
-	DeclaredPayloadDigest string
-	// BlockDigest is the canonical digest of the block as read (only with
-	// Options.BlockDigest); DeclaredBlockDigest the WARC-Block-Digest header
-	// in canonical form. They differ for a damaged record.
-	BlockDigest         string
-	DeclaredBlockDigest string
-	// Payload holds the first Options.KeepPayload payload bytes.
-	Payload []byte
-	// Anomalies lists what the lenient reader forgave in this record.
-	Anomalies []string
-}
-
-// Header returns the first WARC header with the given name
-// (case-insensitive), or "".
-func (r *Record) Header(name string) string { return r.Headers.Get(name) }
-
-// Status returns the HTTP status code, 0 when the record holds no HTTP
-// response.
-func (r *Record) Status() int {
-	if r.HTTP == nil {
-		return 0
-	}
-	return r.HTTP.Status
-}
-
-// End is Offset + Length.
-func (r *Record) End() int64 { return r.Offset + r.Length }
-
-func (r *Record) anomaly(format string, a ...any) {
-	r.Anomalies = append(r.Anomalies, fmt.Sprintf(format, a...))
 }
 
 // Reader reads the records of one WARC file in order.
@@ -149,13 +76,17 @@ func (f sizedFile) Size() int64 {
 }
 
 type countingReader struct {
-	r io.Reader
-	n int64
+	r   io.Reader
+	n   int64
+	err error // first read error other than io.EOF: reading cannot go on
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	if err != nil && err != io.EOF && c.err == nil {
+		c.err = err
+	}
 	return n, err
 }
 
@@ -173,6 +104,10 @@ func Open(path string, opts ...Options) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("warcio: %w", err)
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("warcio: %s is a directory", path)
 	}
 	r := NewReader(sizedFile{f}, filepath.Base(path), opts...)
 	r.closer = f
@@ -278,14 +213,14 @@ func (r *Reader) Next() (*Record, error) {
 			}
 		}
 		rec, err := r.next()
-		if err == errSkip {
-			continue
+		if ioErr := r.cnt.err; ioErr != nil {
+			// The input itself failed (EIO, EISDIR…): no resync can help.
+			r.done = true
+			return nil, &Error{File: r.name, Offset: r.cnt.n, Err: fmt.Errorf("read: %w", ioErr)}
 		}
 		return rec, err
 	}
 }
-
-var errSkip = errors.New("skip")
 
 // openMember starts the next gzip member at the current raw position.
 // It returns io.EOF at a clean end of file.
@@ -313,41 +248,6 @@ func (r *Reader) openMember() error {
 	}
 	r.resync, r.resyncFrom = true, start+1
 	return r.errorf(start, ErrCorrupt, "no gzip member here: %v", err)
-}
-
-// zeroTail reports whether only zero bytes remain in the raw input,
-// consuming them.
-func (r *Reader) zeroTail() bool {
-	if r.seeker == nil {
-		return false
-	}
-	pos := r.rawPos()
-	r.seekTo(pos)
-	for {
-		b, err := r.raw.Peek(4096)
-		for _, c := range b {
-			if c != 0 {
-				r.seekTo(pos)
-				return false
-			}
-		}
-		r.raw.Discard(len(b))
-		if err != nil {
-			return true
-		}
-	}
-}
-
-func (r *Reader) seekTo(off int64) bool {
-	if r.seeker == nil {
-		return false
-	}
-	if _, err := r.seeker.Seek(r.base+off, io.SeekStart); err != nil {
-		return false
-	}
-	r.cnt.n = off
-	r.raw.Reset(&r.cnt)
-	return true
 }
 
 // skipBlank consumes CR, LF, space and tab bytes; it reports io.EOF when the
@@ -419,6 +319,7 @@ func (r *Reader) next() (*Record, error) {
 				r.done = true
 				return nil, io.EOF
 			}
+			r.done = true
 			return nil, r.errorf(r.rawPos(), ErrCorrupt, "read: %v", err)
 		}
 		rec.Offset = r.rawPos()
@@ -552,325 +453,4 @@ func (r *Reader) readHeadLine(total *int) ([]byte, error) {
 		return nil, err
 	}
 	return line, nil
-}
-
-// isHTTPType reports whether records of this type carry HTTP messages when
-// their block looks like one.
-func isHTTPType(t string) bool { return t == "response" || t == "revisit" || t == "request" }
-
-func (r *Reader) readBlock(rec *Record) error {
-	r.blk.start(rec)
-	if r.opts.BlockDigest {
-		alg := digest.SHA1
-		if d, err := digest.Parse(rec.DeclaredBlockDigest); err == nil {
-			alg = d.Alg
-		}
-		r.blk.alg = alg
-		r.blk.hash, _ = digest.New(alg)
-	}
-	r.hbr.Reset(&r.blk)
-	var sink io.Writer = io.Discard
-	if !r.opts.SkipPayloadDigest {
-		r.hash.Reset()
-		sink = r.hash
-	}
-	if r.opts.KeepPayload > 0 {
-		r.keep = keepWriter{w: sink, max: r.opts.KeepPayload}
-		sink = &r.keep
-	}
-	isHTTP := false
-	if isHTTPType(rec.Type) {
-		if b, _ := r.hbr.Peek(16); looksLikeHTTP(b) {
-			isHTTP = true
-		} else if b, _ := r.hbr.Peek(8192); looksLikeHTTP(b) {
-			isHTTP = true
-		} else if len(b) > 0 && rec.Type != "revisit" {
-			rec.anomaly("%s record block is not an HTTP message", rec.Type)
-		}
-	}
-	var perr error
-	if isHTTP {
-		info, err := parseHTTPHead(r.hbr)
-		if err != nil {
-			rec.anomaly("HTTP head: %v", err)
-			rec.PayloadLength, perr = r.hbr.WriteTo(sink)
-		} else {
-			rec.HTTP = info
-			perr = copyPayload(info, r.hbr, sink)
-			rec.PayloadLength = info.PayloadLength
-			if info.ChunkFallback {
-				rec.anomaly("Transfer-Encoding chunked but the body is not validly chunked; rest taken as is")
-			}
-			rec.MIME = MediaType(info.Header.Get("Content-Type"))
-		}
-	} else {
-		var n int64
-		n, perr = r.hbr.WriteTo(sink)
-		rec.PayloadLength = n
-	}
-	if rec.HTTP == nil {
-		rec.MIME = MediaType(rec.ContentType)
-	}
-	// Whatever the payload parser left (it stops at the last chunk).
-	if perr == nil {
-		_, perr = r.hbr.WriteTo(io.Discard)
-	}
-	if r.blk.err != nil {
-		return r.blk.err
-	}
-	if perr != nil && perr != io.EOF {
-		return r.fail(rec, false, "read block: %v", perr)
-	}
-	if !r.opts.SkipPayloadDigest {
-		if rec.HTTP != nil {
-			rec.HTTP.PayloadDigest = digest.FromHash(digest.SHA1, r.hash).String()
-			rec.PayloadDigest = rec.HTTP.PayloadDigest
-		} else {
-			rec.PayloadDigest = digest.FromHash(digest.SHA1, r.hash).String()
-		}
-	}
-	if r.opts.KeepPayload > 0 {
-		rec.Payload = r.keep.buf
-		r.keep = keepWriter{}
-	}
-	if r.blk.hash != nil {
-		rec.BlockDigest = digest.FromHash(r.blk.alg, r.blk.hash).String()
-	}
-	if r.blk.short > 0 {
-		rec.anomaly("Content-Length %d overstates the block by %d bytes", rec.ContentLength, r.blk.short)
-	}
-	if r.blk.spanned {
-		rec.anomaly("record continues across gzip members")
-	}
-	return nil
-}
-
-// finishRecord consumes the record trailer and sets Length.
-func (r *Reader) finishRecord(rec *Record) error {
-	if r.pendingLength {
-		r.pendingLength = false
-		return nil
-	}
-	if r.compressed {
-		err := r.skipBlank()
-		if err == nil {
-			if b, _ := r.br.Peek(len(headerPrefix)); strings.EqualFold(string(b), headerPrefix) {
-				// Another record in the same member.
-				r.shared = true
-				rec.anomaly("gzip member at offset %d holds more than one record", r.memberStart)
-				return nil
-			}
-			n, derr := io.Copy(io.Discard, r.br)
-			rec.anomaly("%d bytes of junk after the record in its gzip member", n)
-			if derr == nil {
-				derr = io.EOF
-			}
-			err = derr
-		}
-		if e := r.endMember(err); e != nil {
-			return e
-		}
-		if !r.shared {
-			rec.Length = r.rawPos() - rec.Offset
-		} else {
-			rec.anomaly("record shares a gzip member: no CDX length")
-		}
-		return nil
-	}
-	// Whatever follows that is not a record is reported by the next call
-	// to Next as ErrCorrupt: in a plain file it may be a damaged record.
-	r.skipBlank()
-	rec.Length = r.rawPos() - rec.Offset
-	return nil
-}
-
-// skipToWARCLine advances a plain reader to the next line starting with
-// "WARC/", or to the end; it returns the bytes skipped.
-func (r *Reader) skipToWARCLine() int64 {
-	var n int64
-	for {
-		line, err := r.br.ReadSlice('\n')
-		n += int64(len(line))
-		if err != nil && err != bufio.ErrBufferFull {
-			return n
-		}
-		if err == nil {
-			if b, _ := r.br.Peek(len(headerPrefix)); strings.EqualFold(string(b), headerPrefix) {
-				return n
-			}
-		}
-	}
-}
-
-// resynchronise positions the reader on the next plausible record at or
-// after off: a gzip member whose data starts with "WARC/", or a line
-// starting with "WARC/" in a plain file. It reports false at end of input.
-func (r *Reader) resynchronise(off int64) bool {
-	if !r.seekTo(off) {
-		// Cannot go back: scan from where we are.
-		if pos := r.rawPos(); pos < off {
-			r.raw.Discard(int(off - pos))
-		}
-	}
-	if !r.compressed {
-		r.skipToWARCLine()
-		return r.moreInput()
-	}
-	for {
-		if !r.scanGzipMagic() {
-			return false
-		}
-		cand := r.rawPos()
-		if err := r.openMember(); err == nil {
-			if r.skipBlank() == nil {
-				if b, _ := r.br.Peek(len(headerPrefix)); strings.EqualFold(string(b), headerPrefix) {
-					return true
-				}
-			}
-		}
-		r.resync = false
-		r.memberOpen = false
-		if !r.seekTo(cand + 1) {
-			if r.rawPos() <= cand {
-				r.raw.Discard(1)
-			}
-		}
-	}
-}
-
-// scanGzipMagic advances the raw reader to the next "1f 8b 08".
-func (r *Reader) scanGzipMagic() bool {
-	for {
-		b, _ := r.raw.Peek(3)
-		if len(b) < 3 {
-			r.raw.Discard(len(b))
-			return false
-		}
-		if b[0] == 0x1f && b[1] == 0x8b && b[2] == 0x08 {
-			return true
-		}
-		buf, _ := r.raw.Peek(r.raw.Buffered())
-		i := bytes.IndexByte(buf[1:], 0x1f)
-		if i < 0 {
-			r.raw.Discard(len(buf) - 2)
-		} else {
-			r.raw.Discard(i + 1)
-		}
-	}
-}
-
-// blockReader reads a record block from the decompressed stream, crossing
-// gzip member boundaries and forgiving a Content-Length that overshoots.
-type blockReader struct {
-	r         *Reader
-	rec       *Record
-	remaining int64
-	short     int64
-	spanned   bool
-	err       error
-	hash      hash.Hash // block digest, when asked for
-	alg       string
-}
-
-func (b *blockReader) start(rec *Record) {
-	*b = blockReader{r: b.r, rec: rec, remaining: rec.ContentLength}
-}
-
-func (b *blockReader) Read(p []byte) (int, error) {
-	for {
-		if b.remaining <= 0 {
-			return 0, io.EOF
-		}
-		if b.err != nil {
-			return 0, io.ErrUnexpectedEOF
-		}
-		if int64(len(p)) > b.remaining {
-			p = p[:b.remaining]
-		}
-		n, err := b.r.br.Read(p)
-		b.remaining -= int64(n)
-		if n > 0 {
-			if b.hash != nil {
-				b.hash.Write(p[:n])
-			}
-			return n, nil
-		}
-		if err == nil {
-			continue
-		}
-		if !b.atEnd(err) {
-			return 0, io.ErrUnexpectedEOF
-		}
-	}
-}
-
-// atEnd handles the end of the data stream inside a block. It returns true
-// when reading may go on (the block now ends early, or continues in the next
-// gzip member).
-func (b *blockReader) atEnd(err error) bool {
-	r := b.r
-	if err != io.EOF {
-		if r.compressed {
-			b.err = r.endMember(err)
-		} else {
-			b.err = r.fail(b.rec, false, "read: %v", err)
-		}
-		return false
-	}
-	if !r.compressed {
-		// No slack here: an overshooting Content-Length in a plain file
-		// eats the record trailer and never reaches the end of input, so
-		// a short block at the end is a cut file.
-		r.done = true
-		b.err = r.errorf(b.rec.Offset, ErrTruncated, "block ends %d bytes short of its Content-Length %d", b.remaining, b.rec.ContentLength)
-		return false
-	}
-	// A complete gzip member ended inside the block.
-	r.memberOpen = false
-	if !r.moreInput() {
-		if b.remaining <= maxCLSlack {
-			b.short, b.remaining = b.remaining, 0
-			return true
-		}
-		r.done = true
-		b.err = r.errorf(b.rec.Offset, ErrTruncated, "file ends %d bytes short of the record's Content-Length %d", b.remaining, b.rec.ContentLength)
-		return false
-	}
-	memberEnd := r.rawPos()
-	if oerr := r.openMember(); oerr != nil {
-		b.err = oerr
-		return false
-	}
-	if p, _ := r.br.Peek(len(headerPrefix)); strings.EqualFold(string(p), headerPrefix) {
-		// The writer moved on to the next record: Content-Length was wrong.
-		b.short, b.remaining = b.remaining, 0
-		b.pendingEnd(memberEnd)
-		return true
-	}
-	b.spanned = true
-	return true
-}
-
-// pendingEnd records that the block's record ended at memberEnd while the
-// next member is already open.
-func (b *blockReader) pendingEnd(memberEnd int64) {
-	b.rec.Length = memberEnd - b.rec.Offset
-	b.r.pendingLength = true
-}
-
-// keepWriter passes writes on and keeps the first max bytes.
-type keepWriter struct {
-	w   io.Writer
-	max int
-	buf []byte
-}
-
-func (k *keepWriter) Write(p []byte) (int, error) {
-	if room := k.max - len(k.buf); room > 0 {
-		if room > len(p) {
-			room = len(p)
-		}
-		k.buf = append(k.buf, p[:room]...)
-	}
-	return k.w.Write(p)
 }

@@ -166,6 +166,7 @@ func indexWARCs(ctx context.Context, e *env, w io.Writer, files []string, cfg in
 			for i := range work {
 				var cur batch
 				var buf []byte
+				var emitted int64 // stored bytes of indexed records, for live progress
 				st, err := cdxj.IndexFile(ctx, files[i], cdxj.IndexOptions{All: cfg.all, Verify: cfg.verify}, func(l *cdxj.Line) error {
 					buf = l.Format(buf[:0])
 					cur.lines = append(cur.lines, append([]byte(nil), buf...))
@@ -178,6 +179,8 @@ func indexWARCs(ctx context.Context, e *env, w io.Writer, files []string, cfg in
 						cur = batch{}
 					}
 					lines.Add(1)
+					rawBytes.Add(l.Length)
+					emitted += l.Length
 					return nil
 				})
 				if len(cur.lines) > 0 && err == nil {
@@ -191,7 +194,7 @@ func indexWARCs(ctx context.Context, e *env, w io.Writer, files []string, cfg in
 				if err != nil && ctx.Err() == nil {
 					problems[i] = append(problems[i], err)
 				}
-				rawBytes.Add(st.RawBytes)
+				rawBytes.Add(st.RawBytes - emitted)
 				blocks.Add(int64(st.BlockDigestsVerified))
 				mism.Add(int64(st.PayloadDigestMismatches))
 				chunked.Add(int64(st.ChunkedDigestMismatches))

@@ -25,6 +25,7 @@ command writes revisits for everything unchanged.`
 // crawlFlags are the flags of `wayside crawl`, shared with `wayside demo`.
 type crawlFlags struct {
 	warcDir, index, scope, prefixes, verify, version, userAgent, match string
+	originalDirs                                                       string
 	depth, maxPages, parallel                                          int
 	delay, timeout, maxTime                                            time.Duration
 	maxFileSize, maxBody, minSize                                      int64
@@ -48,6 +49,7 @@ func (f *crawlFlags) register(fs interface {
 	fs.StringVar(&f.userAgent, "user-agent", crawl.DefaultUserAgent, "User-Agent header")
 	fs.BoolVar(&f.robots, "robots", false, "fetch, record and obey robots.txt")
 	fs.StringVar(&f.verify, "verify", "size", "collision check on a digest match: size (lengths equal) or bytes (re-read the original)")
+	fs.StringVar(&f.originalDirs, "original-dirs", "", "comma-separated directories holding WARC files of originals from earlier crawls (for --verify=bytes)")
 	fs.BoolVar(&f.conditional, "conditional", false, "send If-None-Match/If-Modified-Since for URLs archived before; 304 → server-not-modified revisit")
 	fs.StringVar(&f.version, "warc-version", "1.1", "WARC version to write: 1.0 or 1.1")
 	fs.Int64Var(&f.maxFileSize, "max-file-size", crawl.DefaultMaxFileSize, "rotate WARC files at this size in bytes")
@@ -95,13 +97,15 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		}
 		seeds = append(seeds, u)
 	}
-	var prefixes []string
-	if f.prefixes != "" {
-		prefixes = strings.Split(f.prefixes, ",")
-	}
+	prefixes := splitList(f.prefixes)
 	scope, err := crawl.NewScope(seeds, prefixes)
 	if err != nil {
 		return nil, usagef("%v", err)
+	}
+	for _, u := range seeds {
+		if err := scope.Allow(u); err != nil {
+			return nil, usagef("seed %v", err)
+		}
 	}
 	verify, err := crawl.ParseVerify(f.verify)
 	if err != nil {
@@ -121,7 +125,7 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		Writer: crawl.WriterOptions{Version: f.version, MaxFileSize: f.maxFileSize,
 			Info: []crawl.Field{{Name: "http-header-user-agent", Value: f.userAgent}, {Name: "isPartOf", Value: f.scope},
 				{Name: "robots", Value: map[bool]string{true: "obey", false: "ignore"}[f.robots]}}},
-		Recorder: crawl.Options{Verify: verify, Conditional: f.conditional, MaxBody: f.maxBody, MaxDuration: f.maxTime,
+		Recorder: crawl.Options{Verify: verify, OriginalDirs: splitList(f.originalDirs), Conditional: f.conditional, MaxBody: f.maxBody, MaxDuration: f.maxTime,
 			Timeout: f.timeout, Allow: scope.Allow, MaxConnsPerHost: max(f.parallel, 1), Logger: log},
 	})
 	if err != nil {
@@ -216,4 +220,15 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -60,6 +60,7 @@ func TestCrawlCommandBadInput(t *testing.T) {
 		{[]string{"crawl", "--warc-dir", t.TempDir(), "--verify", "sometimes", "http://example.com/"}, `"sometimes"`},
 		{[]string{"crawl", "--warc-dir", t.TempDir(), "--warc-version", "0.17", "http://example.com/"}, `"0.17"`},
 		{[]string{"crawl", "--warc-dir", t.TempDir()}, "no URL"},
+		{[]string{"crawl", "--warc-dir", t.TempDir(), "--prefix", "http://example.com/a/", "http://example.com/b/"}, "http://example.com/b/"},
 	} {
 		_, _, err := runCLI(context.Background(), tc.args...)
 		var ue usageError

@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -187,28 +189,27 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func compactFlags(fs interface {
-	Float64(string, float64, string) *float64
-	String(string, string, string) *string
-	Bool(string, bool, string) *bool
-	Int(string, int, string) *int
-}) (w, wh, wp *float64, means *string, allowRoot *bool, workers *int) {
-	w = fs.Float64("w", -1, "set both weights (--wh and --wp)")
+func compactFlags(fs *flag.FlagSet) (w *string, wh, wp *float64, means *string, allowRoot *bool, workers *int) {
+	w = fs.String("w", "", "set both weights, --wh and --wp (e.g. 8 keeps much detail, 1 is balanced, 0.1 compacts most)")
 	wh = fs.Float64("wh", 1, "host weight: a host node rolls up into host,* when it has more than wh × (mean children at its depth)")
 	wp = fs.Float64("wp", 1, "path weight: a path node rolls up into …/* when it has more than wp × (mean children at its depth)")
 	means = fs.String("means", "", "per-depth mean child counts \"H0,H1,..;P0,P1,..\" (default: measured from the input)")
 	allowRoot = fs.Bool("allow-root", false, "allow rolling everything up into \"*\"")
-	workers = fs.Int("workers", runtime.NumCPU(), "compact TLD partitions in parallel (same output for any value)")
+	workers = fs.Int("workers", runtime.NumCPU(), "compact parts of the input in parallel (the output is the same for any value)")
 	return
 }
 
-func compactOptions(w, wh, wp *float64, means *string, allowRoot *bool, workers *int) (mementomap.CompactOptions, error) {
+func compactOptions(w *string, wh, wp *float64, means *string, allowRoot *bool, workers *int) (mementomap.CompactOptions, error) {
 	o := mementomap.CompactOptions{Wh: *wh, Wp: *wp, AllowRoot: *allowRoot, Workers: *workers}
-	if *w >= 0 {
-		o.Wh, o.Wp = *w, *w
+	if *w != "" {
+		f, err := strconv.ParseFloat(*w, 64)
+		if err != nil {
+			return o, usagef("mementomap compact: bad weight --w %q", *w)
+		}
+		o.Wh, o.Wp = f, f
 	}
-	if o.Wh < 0 || o.Wp < 0 {
-		return o, usagef("mementomap compact: weights must be >= 0")
+	if !(o.Wh >= 0) || !(o.Wp >= 0) || math.IsInf(o.Wh, 0) || math.IsInf(o.Wp, 0) {
+		return o, usagef("mementomap compact: weights must be finite numbers >= 0")
 	}
 	if *means != "" {
 		m, err := mementomap.ParseMeans(*means)
@@ -311,9 +312,11 @@ func runMMLookup(ctx context.Context, e *env, args []string) error {
 	bw := bufio.NewWriterSize(e.stdout, 1<<16)
 	defer bw.Flush()
 	var s mementomap.Scratch
+	var nPresent, nAbsent, nErr int
 	one := func(target string) error {
 		key, err := lookupTarget(target)
 		if err != nil {
+			nErr++
 			fmt.Fprintf(bw, "error\t%s\t%v\n", target, err)
 			return nil
 		}
@@ -324,6 +327,9 @@ func runMMLookup(ctx context.Context, e *env, args []string) error {
 		ans := "absent"
 		if got.Present {
 			ans = "present"
+			nPresent++
+		} else {
+			nAbsent++
 		}
 		matched, freq := "-", "-"
 		if got.Key != nil {
@@ -352,7 +358,11 @@ func runMMLookup(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
-	return sc.Err()
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("mementomap: lookup: stdin: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "lookup: %d present, %d absent, %d invalid\n", nPresent, nAbsent, nErr)
+	return nil
 }
 
 func runMMMerge(ctx context.Context, e *env, args []string) error {

@@ -89,7 +89,7 @@ func New() *Site {
 		for _, im := range imgs {
 			fmt.Fprintf(&b, "<figure><img src=\"%s\" alt=\"\"></figure>\n", im)
 		}
-		fmt.Fprintf(&b, "<p>%s</p>\n</main>\n</body>\n</html>\n", text(para))
+		fmt.Fprintf(&b, "<p>%s</p>\n</main>\n<footer><a href=\"https://iipc.example.org/about\">IIPC</a></footer>\n</body>\n</html>\n", text(para))
 		return b.Bytes()
 	}
 	logo := blob(6 << 10)

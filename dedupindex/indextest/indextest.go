@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Opener) {
 		{"StaleTicket", testStaleTicket},
 		{"InvalidInput", testInvalidInput},
 		{"Closed", testClosed},
+		{"CloseWhileBusy", testCloseWhileBusy},
 		{"ClaimNewer", testClaimNewer},
 		{"CanceledContext", testCanceledContext},
 	}
@@ -733,5 +734,62 @@ func testCanceledContext(t *testing.T, open Opener) {
 	}
 	if _, ok := lookup(t, ix, key("s", "x")); ok {
 		t.Fatal("Put with a cancelled context stored an original")
+	}
+}
+
+// testCloseWhileBusy closes the index while goroutines claim, commit and
+// put: every call returns (nil or ErrClosed), none hangs or panics.
+func testCloseWhileBusy(t *testing.T, open Opener) {
+	ix, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errc := make(chan error, 16)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				p := fmt.Sprintf("busy-%d", i%5) // shared keys: claims contend
+				k := key("s", p)
+				var err error
+				if w%2 == 0 {
+					_, err = ix.Put(ctx, k, Original(p, "http://e/"+p, t0))
+				} else {
+					var r dedupindex.ClaimResult
+					r, err = ix.Claim(ctx, k)
+					if err == nil && r.State == dedupindex.Claimed {
+						err = ix.Commit(ctx, r.Ticket, Original(p, "http://e/"+p, t0))
+					}
+				}
+				if err != nil {
+					if !errors.Is(err, dedupindex.ErrClosed) {
+						errc <- err
+					}
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := ix.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("calls still running 30s after Close")
+	}
+	close(errc)
+	for err := range errc {
+		t.Errorf("call during Close: %v", err)
+	}
+	ix2 := openIndex(t, open)
+	if st := stats(t, ix2); st.Originals > 5 || st.Pending != 0 {
+		t.Fatalf("after reopening: %+v", st)
 	}
 }

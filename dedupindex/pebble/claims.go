@@ -2,6 +2,7 @@ package pebble
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"sort"
@@ -80,6 +81,9 @@ func (ix *Index) claim(ctx context.Context, k dedupindex.Key, notBefore time.Tim
 	sh := ix.shardFor(name)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if ix.closed.Load() { // Close may already have emptied this shard
+		return dedupindex.ClaimResult{}, dedupindex.ErrClosed
+	}
 	if sh.slots[name] != nil {
 		return dedupindex.ClaimResult{State: dedupindex.Pending}, nil
 	}
@@ -147,6 +151,9 @@ func (ix *Index) Commit(ctx context.Context, t dedupindex.Ticket, o dedupindex.O
 	defer b.Close()
 	w := batchWriter{ix: ix, b: b}
 	if _, err := w.add(pk, o, s.notBefore); err != nil {
+		return err
+	}
+	if err := w.finish(); err != nil {
 		return err
 	}
 	if err := ix.db.Apply(b, pebble.Sync); err != nil {
@@ -266,6 +273,9 @@ func (ix *Index) putBatch(ctx context.Context, pks []parsedKey, os []dedupindex.
 		}
 		added[i] = ok
 	}
+	if err := w.finish(); err != nil {
+		return nil, err
+	}
 	if b.Count() > 0 {
 		if err := ix.db.Apply(b, pebble.Sync); err != nil {
 			return nil, fmt.Errorf("dedupindex/pebble: put: %w", err)
@@ -279,10 +289,11 @@ func (ix *Index) putBatch(ctx context.Context, pks []parsedKey, os []dedupindex.
 func (ix *Index) acquire(ctx context.Context, name string) (*slot, error) {
 	sh := ix.shardFor(name)
 	for {
+		sh.mu.Lock()
 		if ix.closed.Load() {
+			sh.mu.Unlock()
 			return nil, dedupindex.ErrClosed
 		}
-		sh.mu.Lock()
 		cur := sh.slots[name]
 		if cur == nil {
 			s := &slot{writing: true, done: make(chan struct{})}
@@ -305,7 +316,19 @@ func (ix *Index) acquire(ctx context.Context, name string) (*slot, error) {
 type batchWriter struct {
 	ix      *Index
 	b       *pebble.Batch
-	inBatch map[string]bool // primary keys already set in b
+	inBatch map[string]bool  // primary keys already set in b
+	added   map[uint64]int64 // new originals per scope id
+}
+
+// finish adds the counter updates to the batch; call it once, before
+// applying the batch.
+func (w *batchWriter) finish() error {
+	for id, n := range w.added {
+		if err := w.b.Merge(counterKey(id), binary.AppendVarint(nil, n), nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // add writes o under pk unless pk has an original that is kept (any
@@ -338,9 +361,10 @@ func (w *batchWriter) add(pk parsedKey, o dedupindex.Original, notBefore time.Ti
 		}
 	}
 	if !found {
-		if err := w.b.Merge(counterKey(id), []byte{2}, nil); err != nil { // varint(+1)
-			return false, err
+		if w.added == nil {
+			w.added = map[uint64]int64{}
 		}
+		w.added[id]++
 	}
 	if err := w.b.Set(key, encodeRecord(nil, r), nil); err != nil {
 		return false, err

@@ -120,6 +120,11 @@ func Open(dir string, opts ...Option) (*Index, error) {
 			FilterType:   pebble.TableFilter,
 			Compression:  o.compression,
 		}
+		if i < 5 {
+			// Short-lived upper levels: cheap to write and read; the
+			// bottom levels hold ~90% of the data and get the better ratio.
+			popts.Levels[i].Compression = pebble.SnappyCompression
+		}
 	}
 	if o.fs != nil {
 		popts.FS = o.fs

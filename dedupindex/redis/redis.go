@@ -63,7 +63,14 @@ func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 // commits nor cancels it (default 10 minutes).
 func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d } }
 
+// claimLua: KEYS original, pending; ARGV token, lease ms, notBefore µs (or
+// empty). Returns {1, original} (Duplicate), {2} (Claimed) or {3} (Pending).
+// A pending claim wins over an original, as in the pebble backend (an
+// expired original may be being replaced).
 const claimLua = `
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  return {3}
+end
 local d = redis.call('HGET', KEYS[1], 'd')
 if d and (ARGV[3] == '' or tonumber(d) >= tonumber(ARGV[3])) then
   return {1, redis.call('HGET', KEYS[1], 'v')}
@@ -199,6 +206,14 @@ func (ix *Index) claim(ctx context.Context, k dedupindex.Key, notBefore time.Tim
 		return dedupindex.ClaimResult{State: dedupindex.Duplicate, Original: o}, nil
 	case 2:
 		ix.mu.Lock()
+		if ix.closed.Load() {
+			// Close ran meanwhile and will not see this claim: drop it.
+			ix.mu.Unlock()
+			if err := ix.cancelToken(context.WithoutCancel(ctx), k, token); err != nil {
+				return dedupindex.ClaimResult{}, err
+			}
+			return dedupindex.ClaimResult{}, dedupindex.ErrClosed
+		}
 		ix.active[token] = claimState{key: k, notBefore: notBefore}
 		ix.mu.Unlock()
 		return dedupindex.ClaimResult{State: dedupindex.Claimed, Ticket: dedupindex.Ticket{Key: k, Token: token}}, nil

@@ -112,7 +112,7 @@ func startCluster() *cluster {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	ranges := [][2]int64{{0, 5460}, {5461, 10922}, {10923, 16383}}
+	ranges := [][2]int{{0, 5460}, {5461, 10922}, {10923, 16383}}
 	for i, n := range nodes {
 		if err := n.ClusterAddSlotsRange(ctx, ranges[i][0], ranges[i][1]).Err(); err != nil {
 			c.err = fmt.Errorf("add slots: %w", err)
@@ -193,16 +193,16 @@ func TestKeysSpreadOverCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	masters := 0
+	var masters atomic.Int64
 	err = c.ForEachMaster(ctx, func(ctx context.Context, n *goredis.Client) error {
 		keys, err := n.Keys(ctx, prefix+"o{*").Result()
 		if len(keys) > 0 {
-			masters++
+			masters.Add(1)
 		}
 		return err
 	})
-	if err != nil || masters != 3 {
-		t.Fatalf("originals on %d of 3 masters (%v)", masters, err)
+	if err != nil || masters.Load() != 3 {
+		t.Fatalf("originals on %d of 3 masters (%v)", masters.Load(), err)
 	}
 	if err := ix.Check(ctx); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -181,6 +182,9 @@ func compactSource(ctx context.Context, src *source, opts CompactOptions, means 
 // (between registrable domains), and the output is the same.
 func CompactFile(ctx context.Context, inPath, outPath string, opts CompactOptions) (CompactStats, error) {
 	var st CompactStats
+	if !(opts.Wh >= 0) || !(opts.Wp >= 0) || math.IsInf(opts.Wh, 0) || math.IsInf(opts.Wp, 0) {
+		return st, fmt.Errorf("mementomap: compact: weights must be finite numbers >= 0, got wh=%v wp=%v", opts.Wh, opts.Wp)
+	}
 	f, err := os.Open(inPath)
 	if err != nil {
 		return st, fmt.Errorf("mementomap: compact: %w", err)

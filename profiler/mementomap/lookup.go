@@ -65,17 +65,25 @@ func NewMap(data []byte) (*Map, error) {
 func (m *Map) init() error {
 	p := 0
 	var line int64
-	for p < len(m.data) && m.data[p] == '!' {
-		line++
+	// Headers (and blank lines among them, as readers skip them) come
+	// first; the first other line starts the data.
+	for p < len(m.data) {
 		e := bytes.IndexByte(m.data[p:], '\n')
 		if e < 0 {
 			e = len(m.data) - p
 		}
-		h, err := ukvs.ParseHeader(m.data[p : p+e])
-		if err != nil {
-			return &ukvs.Error{File: m.name, Line: line, Err: err}
+		l := m.data[p : p+e]
+		if len(bytes.TrimSpace(l)) > 0 && l[0] != '!' {
+			break
 		}
-		m.headers = append(m.headers, h)
+		line++
+		if len(bytes.TrimSpace(l)) > 0 {
+			h, err := ukvs.ParseHeader(l)
+			if err != nil {
+				return &ukvs.Error{File: m.name, Line: line, Err: err}
+			}
+			m.headers = append(m.headers, h)
+		}
 		p += e + 1
 	}
 	m.start = min(p, len(m.data))

@@ -106,7 +106,12 @@ func (r *Reader) fail(err error) error {
 	return nil
 }
 
-func isEmptyLine(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
+func isEmptyLine(b []byte) bool {
+	if len(b) > 0 && b[0] > ' ' {
+		return false // the common case, without scanning the line
+	}
+	return len(bytes.TrimSpace(b)) == 0
+}
 
 // Headers reads and returns the header lines (reading stops at the first
 // data line, which Next returns first).

@@ -1,0 +1,137 @@
+package crawl
+
+import (
+	"context"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/wayside-archive/wayside/crawl/sitetest"
+)
+
+// fetchedPaths crawls srv with cfg (Recorder and Seeds filled in) and
+// returns the paths of the URLs recorded.
+func fetchedPaths(t *testing.T, srv *sitetest.Server, cfg CrawlConfig, prefixes []string) ([]string, CrawlStats) {
+	t.Helper()
+	seed, _ := ParseSeed(srv.URL + "/")
+	scope, err := NewScope([]*url.URL{seed}, prefixes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	s := openTestSession(t, dir, Options{Allow: scope.Allow}, WriterOptions{})
+	cfg.Seeds, cfg.Recorder, cfg.Scope = []*url.URL{seed}, s.Recorder, scope
+	c, err := NewCrawler(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, wr := range readDir(t, dir) {
+		if wr.rec.Type == "request" {
+			u, _ := url.Parse(wr.rec.TargetURI)
+			paths = append(paths, u.Path)
+		}
+	}
+	sort.Strings(paths)
+	return paths, c.Stats()
+}
+
+// closure returns the sorted paths reachable from Root within depth hops
+// (redirects do not count), per the site definition.
+func closure(site *sitetest.Site, depth int, keep func(string) bool) []string {
+	type it struct {
+		p string
+		d int
+	}
+	seen := map[string]bool{sitetest.Root: true}
+	q := []it{{sitetest.Root, 0}}
+	var out []string
+	for len(q) > 0 {
+		cur := q[0]
+		q = q[1:]
+		out = append(out, cur.p)
+		r := site.Resource(cur.p)
+		if r.Status >= 400 {
+			continue
+		}
+		for _, l := range r.Links {
+			d := cur.d + 1
+			if r.RedirectTo != "" {
+				d = cur.d
+			}
+			if seen[l] || (depth >= 0 && d > depth) || !keep(l) {
+				continue
+			}
+			seen[l] = true
+			q = append(q, it{l, d})
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestCrawlerScope(t *testing.T) {
+	site := sitetest.New()
+	srv, err := sitetest.Start(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	all := func(string) bool { return true }
+
+	got, st := fetchedPaths(t, srv, CrawlConfig{MaxDepth: 1}, nil)
+	if want := closure(site, 1, all); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("depth 1:\n got %v\nwant %v", got, want)
+	}
+	if st.OutOfScope == 0 {
+		t.Errorf("the off-site footer link was not counted out of scope: %+v", st)
+	}
+
+	got, _ = fetchedPaths(t, srv, CrawlConfig{MaxDepth: -1, MaxPages: 5}, nil)
+	if len(got) != 5 {
+		t.Errorf("max-pages 5: fetched %d: %v", len(got), got)
+	}
+
+	// With a prefix, only the seed (let in explicitly) and /blog/ URLs.
+	blog := func(p string) bool { return strings.HasPrefix(p, "/blog/") }
+	got, _ = fetchedPaths(t, srv, CrawlConfig{MaxDepth: -1}, []string{srv.URL + "/", srv.URL + "/blog/"})
+	if want := closure(site, -1, all); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("prefix = whole site:\n got %v\nwant %v", got, want)
+	}
+	seedURL, _ := ParseSeed(srv.URL + "/blog/")
+	scope, _ := NewScope([]*url.URL{seedURL}, []string{srv.URL + "/blog/"})
+	dir := t.TempDir()
+	s := openTestSession(t, dir, Options{Allow: scope.Allow}, WriterOptions{})
+	c, err := NewCrawler(CrawlConfig{Seeds: []*url.URL{seedURL}, Recorder: s.Recorder, Scope: scope, MaxDepth: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	var paths []string
+	for _, wr := range readDir(t, dir) {
+		if wr.rec.Type == "request" {
+			u, _ := url.Parse(wr.rec.TargetURI)
+			paths = append(paths, u.Path)
+		}
+	}
+	sort.Strings(paths)
+	var want []string
+	for _, p := range site.Paths() {
+		if blog(p) && site.Resource(p).Status < 400 {
+			want = append(want, p)
+		}
+	}
+	if strings.Join(paths, " ") != strings.Join(want, " ") {
+		t.Errorf("prefix /blog/:\n got %v\nwant %v", paths, want)
+	}
+}

@@ -1,0 +1,121 @@
+package sidecar
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/dedupindex/pebble"
+	"github.com/wayside-archive/wayside/digest"
+)
+
+var update = flag.Bool("update", false, "rewrite expected output in testdata/")
+
+// TestCDXQueriesDataDriven runs the CDX queries of testdata/cdx_queries.txt
+// against a fixed set of originals and compares status and body with the
+// expected output (go test -run TestCDXQueriesDataDriven -update rewrites it).
+//
+// File format: blocks separated by a blank line; "query <path?query>"
+// (optionally followed by "header <Name>: <value>" lines), "----", then the
+// expected "status <code>" line and body lines.
+func TestCDXQueriesDataDriven(t *testing.T) {
+	h := newTestServer(t).Handler()
+	runCDXFile(t, h, filepath.Join("testdata", "cdx_queries.txt"))
+}
+
+// newTestServer returns a server (not running) over a pebble index holding
+// a fixed set of originals, filed as ingest files them.
+func newTestServer(t testing.TB) *Server {
+	dir := t.TempDir()
+	idx, err := pebble.Open(filepath.Join(dir, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { idx.Close() })
+	ctx := context.Background()
+	t0 := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i, o := range []struct {
+		uri, body string
+		at        time.Duration
+		status    int
+		mime      string
+	}{
+		{"http://example.com/a", "a1", 0, 200, "text/html"},
+		{"http://example.com/a", "a2", time.Hour, 200, "text/html"},
+		{"https://www.example.com/a", "a3", 48 * time.Hour, 203, "text/html"},
+		{"http://example.com/img.png", "png", 0, 200, "image/png"},
+		{"http://example.com/space path", "sp", 0, 200, ""},
+	} {
+		dg := digest.Of(digest.SHA1, []byte(o.body)).String()
+		orig := dedupindex.Original{Digest: dg, TargetURI: o.uri, Date: t0.Add(o.at), RecordID: fmt.Sprintf("<urn:uuid:%d>", i),
+			File: "f.warc.gz", Offset: int64(i) * 100, Length: 100, PayloadLength: 1000, Status: o.status, MIME: o.mime}
+		// As ingest files it: digest-only and same-URL keys.
+		for _, k := range []dedupindex.Key{{Scope: "default", Digest: dg}, {Scope: "default", Digest: dg, URL: dedupindex.URLKey(o.uri)}} {
+			if _, err := idx.Put(ctx, k, orig); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cfg := Config{DataDir: dir}
+	cfg.Map.Path = "-"
+	cfg.Defaults()
+	srv, err := New(cfg, Options{Index: idx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+func runCDXFile(t *testing.T, h http.Handler, path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	blocks := strings.Split(strings.TrimSpace(string(b)), "\n\n")
+	for _, blk := range blocks {
+		in, want, ok := strings.Cut(blk, "\n----\n")
+		if !ok {
+			in, want = strings.TrimSuffix(blk, "\n----"), ""
+		}
+		lines := strings.Split(in, "\n")
+		q, ok := strings.CutPrefix(lines[0], "query ")
+		if !ok {
+			t.Fatalf("%s: block does not start with 'query': %q", path, blk)
+		}
+		req := httptest.NewRequest(http.MethodGet, q, nil)
+		for _, l := range lines[1:] {
+			hv, ok := strings.CutPrefix(l, "header ")
+			name, val, ok2 := strings.Cut(hv, ": ")
+			if !ok || !ok2 {
+				t.Fatalf("%s: bad line %q", path, l)
+			}
+			req.Header.Set(name, val)
+		}
+		rr := httptest.NewRecorder()
+		h.ServeHTTP(rr, req)
+		got := fmt.Sprintf("status %d", rr.Code)
+		if ce := rr.Header().Get("Content-Encoding"); ce != "" {
+			got += " encoding " + ce
+		} else if body := strings.TrimRight(rr.Body.String(), "\n"); body != "" {
+			got += "\n" + body
+		}
+		if !*update && got != want {
+			t.Errorf("%s: %s\ngot:\n%s\nwant:\n%s", path, q, got, want)
+		}
+		fmt.Fprintf(&out, "%s\n----\n%s\n\n", in, got)
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

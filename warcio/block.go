@@ -1,0 +1,255 @@
+package warcio
+
+import (
+	"hash"
+	"io"
+	"strings"
+
+	"github.com/wayside-archive/wayside/digest"
+)
+
+// isHTTPType reports whether records of this type carry HTTP messages when
+// their block looks like one.
+func isHTTPType(t string) bool { return t == "response" || t == "revisit" || t == "request" }
+
+func (r *Reader) readBlock(rec *Record) error {
+	r.blk.start(rec)
+	if r.opts.BlockDigest {
+		alg := digest.SHA1
+		if d, err := digest.Parse(rec.DeclaredBlockDigest); err == nil {
+			alg = d.Alg
+		}
+		r.blk.alg = alg
+		r.blk.hash, _ = digest.New(alg)
+	}
+	r.hbr.Reset(&r.blk)
+	var sink io.Writer = io.Discard
+	if !r.opts.SkipPayloadDigest {
+		r.hash.Reset()
+		sink = r.hash
+	}
+	if r.opts.KeepPayload > 0 {
+		r.keep = keepWriter{w: sink, max: r.opts.KeepPayload}
+		sink = &r.keep
+	}
+	isHTTP := false
+	if isHTTPType(rec.Type) {
+		if b, _ := r.hbr.Peek(16); looksLikeHTTP(b) {
+			isHTTP = true
+		} else if b, _ := r.hbr.Peek(8192); looksLikeHTTP(b) {
+			isHTTP = true
+		} else if len(b) > 0 && rec.Type != "revisit" {
+			rec.anomaly("%s record block is not an HTTP message", rec.Type)
+		}
+	}
+	var perr error
+	if isHTTP {
+		info, err := parseHTTPHead(r.hbr)
+		if err != nil {
+			rec.anomaly("HTTP head: %v", err)
+			rec.PayloadLength, perr = r.hbr.WriteTo(sink)
+		} else {
+			rec.HTTP = info
+			perr = copyPayload(info, r.hbr, sink)
+			rec.PayloadLength = info.PayloadLength
+			if info.ChunkFallback {
+				rec.anomaly("Transfer-Encoding chunked but the body is not validly chunked; rest taken as is")
+			}
+			rec.MIME = MediaType(info.Header.Get("Content-Type"))
+		}
+	} else {
+		var n int64
+		n, perr = r.hbr.WriteTo(sink)
+		rec.PayloadLength = n
+	}
+	if rec.HTTP == nil {
+		rec.MIME = MediaType(rec.ContentType)
+	}
+	// Whatever the payload parser left (it stops at the last chunk).
+	if perr == nil {
+		_, perr = r.hbr.WriteTo(io.Discard)
+	}
+	if r.blk.err != nil {
+		return r.blk.err
+	}
+	if perr != nil && perr != io.EOF {
+		return r.fail(rec, false, "read block: %v", perr)
+	}
+	if !r.opts.SkipPayloadDigest {
+		if rec.HTTP != nil {
+			rec.HTTP.PayloadDigest = digest.FromHash(digest.SHA1, r.hash).String()
+			rec.PayloadDigest = rec.HTTP.PayloadDigest
+		} else {
+			rec.PayloadDigest = digest.FromHash(digest.SHA1, r.hash).String()
+		}
+	}
+	if r.opts.KeepPayload > 0 {
+		rec.Payload = r.keep.buf
+		r.keep = keepWriter{}
+	}
+	if r.blk.hash != nil {
+		rec.BlockDigest = digest.FromHash(r.blk.alg, r.blk.hash).String()
+	}
+	if r.blk.short > 0 {
+		rec.anomaly("Content-Length %d overstates the block by %d bytes", rec.ContentLength, r.blk.short)
+	}
+	if r.blk.spanned {
+		rec.anomaly("record continues across gzip members")
+	}
+	return nil
+}
+
+// finishRecord consumes the record trailer and sets Length.
+func (r *Reader) finishRecord(rec *Record) error {
+	if r.pendingLength {
+		r.pendingLength = false
+		return nil
+	}
+	if r.compressed {
+		err := r.skipBlank()
+		if err == nil {
+			if b, _ := r.br.Peek(len(headerPrefix)); strings.EqualFold(string(b), headerPrefix) {
+				// Another record in the same member.
+				r.shared = true
+				rec.anomaly("gzip member at offset %d holds more than one record", r.memberStart)
+				return nil
+			}
+			n, derr := io.Copy(io.Discard, r.br)
+			rec.anomaly("%d bytes of junk after the record in its gzip member", n)
+			if derr == nil {
+				derr = io.EOF
+			}
+			err = derr
+		}
+		if e := r.endMember(err); e != nil {
+			return e
+		}
+		if !r.shared {
+			rec.Length = r.rawPos() - rec.Offset
+		} else {
+			rec.anomaly("record shares a gzip member: no CDX length")
+		}
+		return nil
+	}
+	// Whatever follows that is not a record is reported by the next call
+	// to Next as ErrCorrupt: in a plain file it may be a damaged record.
+	r.skipBlank()
+	rec.Length = r.rawPos() - rec.Offset
+	return nil
+}
+
+// blockReader reads a record block from the decompressed stream, crossing
+// gzip member boundaries and forgiving a Content-Length that overshoots.
+type blockReader struct {
+	r         *Reader
+	rec       *Record
+	remaining int64
+	short     int64
+	spanned   bool
+	err       error
+	hash      hash.Hash // block digest, when asked for
+	alg       string
+}
+
+func (b *blockReader) start(rec *Record) {
+	*b = blockReader{r: b.r, rec: rec, remaining: rec.ContentLength}
+}
+
+func (b *blockReader) Read(p []byte) (int, error) {
+	for {
+		if b.remaining <= 0 {
+			return 0, io.EOF
+		}
+		if b.err != nil {
+			return 0, io.ErrUnexpectedEOF
+		}
+		if int64(len(p)) > b.remaining {
+			p = p[:b.remaining]
+		}
+		n, err := b.r.br.Read(p)
+		b.remaining -= int64(n)
+		if n > 0 {
+			if b.hash != nil {
+				b.hash.Write(p[:n])
+			}
+			return n, nil
+		}
+		if err == nil {
+			continue
+		}
+		if !b.atEnd(err) {
+			return 0, io.ErrUnexpectedEOF
+		}
+	}
+}
+
+// atEnd handles the end of the data stream inside a block. It returns true
+// when reading may go on (the block now ends early, or continues in the next
+// gzip member).
+func (b *blockReader) atEnd(err error) bool {
+	r := b.r
+	if err != io.EOF {
+		if r.compressed {
+			b.err = r.endMember(err)
+		} else {
+			b.err = r.fail(b.rec, false, "read: %v", err)
+		}
+		return false
+	}
+	if !r.compressed {
+		// No slack here: an overshooting Content-Length in a plain file
+		// eats the record trailer and never reaches the end of input, so
+		// a short block at the end is a cut file.
+		r.done = true
+		b.err = r.errorf(b.rec.Offset, ErrTruncated, "block ends %d bytes short of its Content-Length %d", b.remaining, b.rec.ContentLength)
+		return false
+	}
+	// A complete gzip member ended inside the block.
+	r.memberOpen = false
+	if !r.moreInput() {
+		if b.remaining <= maxCLSlack {
+			b.short, b.remaining = b.remaining, 0
+			return true
+		}
+		r.done = true
+		b.err = r.errorf(b.rec.Offset, ErrTruncated, "file ends %d bytes short of the record's Content-Length %d", b.remaining, b.rec.ContentLength)
+		return false
+	}
+	memberEnd := r.rawPos()
+	if oerr := r.openMember(); oerr != nil {
+		b.err = oerr
+		return false
+	}
+	if p, _ := r.br.Peek(len(headerPrefix)); strings.EqualFold(string(p), headerPrefix) {
+		// The writer moved on to the next record: Content-Length was wrong.
+		b.short, b.remaining = b.remaining, 0
+		b.pendingEnd(memberEnd)
+		return true
+	}
+	b.spanned = true
+	return true
+}
+
+// pendingEnd records that the block's record ended at memberEnd while the
+// next member is already open.
+func (b *blockReader) pendingEnd(memberEnd int64) {
+	b.rec.Length = memberEnd - b.rec.Offset
+	b.r.pendingLength = true
+}
+
+// keepWriter passes writes on and keeps the first max bytes.
+type keepWriter struct {
+	w   io.Writer
+	max int
+	buf []byte
+}
+
+func (k *keepWriter) Write(p []byte) (int, error) {
+	if room := k.max - len(k.buf); room > 0 {
+		if room > len(p) {
+			room = len(p)
+		}
+		k.buf = append(k.buf, p[:room]...)
+	}
+	return k.w.Write(p)
+}
