@@ -1,8 +1,10 @@
 package crawl
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/url"
@@ -10,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,7 +22,11 @@ import (
 	"github.com/wayside-archive/wayside/warcio"
 )
 
-const crashChildEnv = "WAYSIDE_CRAWL_CRASH_CHILD"
+const (
+	crashChildEnv = "WAYSIDE_CRAWL_CRASH_CHILD"
+	crashReady    = "wayside-crash-child-crawling"
+	crashInRecord = "wayside-crash-child-inside-a-record"
+)
 
 // TestCrashChild is the crawler process TestCrashRecovery kills; it does
 // nothing unless started by it.
@@ -37,13 +44,22 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var inRecord sync.Once
 	for i := 0; ; i++ {
 		s, err := Open(Config{WARCDir: dir, Writer: WriterOptions{MaxFileSize: 1 << 20, CompressionLevel: 1},
 			Recorder: Options{Conditional: i%2 == 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.Writer.chunkPause = 200 * time.Microsecond // kills land inside records
+		// Between the write(2) calls of a record: say so once, then
+		// dawdle, so the parent can kill the process inside a record.
+		s.Writer.chunkHook = func() {
+			inRecord.Do(func() { fmt.Println(crashInRecord) })
+			time.Sleep(time.Millisecond)
+		}
+		if i == 0 {
+			fmt.Println(crashReady) // recovery done, crawling starts
+		}
 		c, err := NewCrawler(CrawlConfig{Seeds: []*url.URL{seed, big}, Recorder: s.Recorder, MaxDepth: -1, Parallel: 4})
 		if err != nil {
 			t.Fatal(err)
@@ -58,7 +74,8 @@ func TestCrashChild(t *testing.T) {
 }
 
 // TestCrashRecovery kills a crawling process with SIGKILL at random points
-// and checks, after each kill, that nothing durable was lost: leftover
+// (every fourth crash is left for the next child to recover at start-up)
+// and checks, after the kills, that nothing durable was lost: leftover
 // ".open" files are recovered (a partial tail is detected exactly when
 // warcio sees one), complete records stay readable, every revisit resolves
 // to a response with the same payload digest, and every index entry points
@@ -88,21 +105,67 @@ func TestCrashRecovery(t *testing.T) {
 	for run := 0; run < runs; run++ {
 		cmd := exec.Command(exe, "-test.run=^TestCrashChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir+"|"+srv.URL)
-		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+		cmd.Stderr = os.Stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Let it get going (start-up incl. recovery), then kill at a random point.
-		time.Sleep(time.Duration(150+rnd.IntN(600)) * time.Millisecond)
+		// Wait until it crawls (start-up and recovery done), then kill it
+		// at a random point.
+		// Odd runs are killed right after the child reports being inside
+		// a record (a partial tail for sure), even runs at a random point
+		// after it starts crawling.
+		want := crashReady
+		if run%2 == 1 {
+			want = crashInRecord
+		}
+		ready := make(chan bool, 1)
+		go func() {
+			sc := bufio.NewScanner(out)
+			ok := false
+			for sc.Scan() {
+				if sc.Text() == want && !ok {
+					ok = true
+					ready <- true
+				}
+			}
+			if !ok {
+				ready <- false
+			}
+		}()
+		select {
+		case ok := <-ready:
+			if !ok {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("run %d: crawler child exited before crawling", run)
+			}
+		case <-time.After(60 * time.Second):
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("run %d: crawler child did not start crawling", run)
+		}
+		if run%2 == 0 {
+			time.Sleep(time.Duration(20+rnd.IntN(500)) * time.Millisecond)
+		}
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		err := cmd.Wait()
+		err = cmd.Wait()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
 			t.Fatalf("run %d: child ended on its own: %v", run, err)
 		}
 
+		if run%4 == 2 {
+			// Leave this crash to the next child: its OpenWriter recovers
+			// the .open files at start-up (and may itself be killed while
+			// doing so); the checks after the next kill cover both.
+			continue
+		}
 		// Which .open files does warcio see ending in a partial record?
 		truncated := map[string]bool{}
 		for _, p := range warcFiles(t, dir, true) {

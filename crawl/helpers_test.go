@@ -107,6 +107,9 @@ func crawlSite(t testing.TB, srv *sitetest.Server, dir string, o crawlOpts) Stat
 		t.Errorf("crawl errors: %+v", cs)
 	}
 	st := s.Recorder.Stats()
+	if err := s.Writer.Check(); err != nil {
+		t.Error(err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -119,10 +119,10 @@ type Writer struct {
 	recovery   RecoveryReport
 	lock       *os.File
 
-	// chunkPause, set only by tests before the first Write, pauses between
-	// the write(2) calls of one record so a crash test's kill lands inside
-	// a record often (fault injection).
-	chunkPause time.Duration
+	// chunkHook, set only by tests before the first Write, runs between
+	// the write(2) calls of one record so a crash test can kill the process
+	// inside a record (fault injection).
+	chunkHook func()
 }
 
 type pendingLine struct {
@@ -298,7 +298,7 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 	start := w.size
 	wr := Written{Placements: make([]Placement, len(recs))}
 	for i, m := range members {
-		if err := writeChunked(w.f, m, w.chunkPause); err != nil {
+		if err := writeChunked(w.f, m, w.chunkHook); err != nil {
 			w.undoLocked(start, err)
 			return Written{}, fmt.Errorf("crawl: write %s: %w", w.name+openSuffix, err)
 		}
@@ -333,15 +333,15 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 // partial record that recovery must (and does) handle.
 const writeChunk = 16 << 10
 
-func writeChunked(f *os.File, b []byte, pause time.Duration) error {
+func writeChunked(f *os.File, b []byte, hook func()) error {
 	for len(b) > 0 {
 		n := min(len(b), writeChunk)
 		if _, err := f.Write(b[:n]); err != nil {
 			return err
 		}
 		b = b[n:]
-		if pause > 0 && len(b) > 0 {
-			time.Sleep(pause)
+		if hook != nil && len(b) > 0 {
+			hook()
 		}
 	}
 	return nil

@@ -25,7 +25,7 @@ type Batcher interface {
 	// PutBatch stores each entry like Put (the first original of a key wins,
 	// also within the batch) and reports per entry whether it was added. The
 	// whole batch is durable when PutBatch returns without error; on error
-	// none or all of the batch may be stored, never a partial entry.
+	// any subset of the entries may be stored, never a partial entry.
 	PutBatch(ctx context.Context, entries []Entry) (added []bool, err error)
 }
 

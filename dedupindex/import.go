@@ -112,7 +112,7 @@ func (e *ImportError) Unwrap() error { return e.Err }
 
 // ErrBadRecord is wrapped by ImportErrors about records or lines that are
 // not usable originals for a reason other than a read error.
-var ErrBadRecord = errors.New("bad record")
+var ErrBadRecord = errors.New("dedupindex: bad record")
 
 // Import seeds idx from earlier crawls: the HTTP response records of WARC
 // files, or the lines of CDX or CDXJ indexes. Revisits are never taken as

@@ -250,7 +250,7 @@ func (d *Deduper) Decide(ctx context.Context, c Candidate) (Decision, error) {
 	if err != nil {
 		return Decision{}, fmt.Errorf("dedupindex: capture of %s: %w", c.URI, err)
 	}
-	if c.PayloadLength == 0 || dg.Equal(digest.Of(dg.Alg, nil)) {
+	if c.PayloadLength == 0 || isEmptyDigest(dg) {
 		return Decision{Action: WriteResponse, Reason: ReasonEmpty}, nil
 	}
 	if c.PayloadLength < d.pol.MinPayloadSize {
@@ -259,9 +259,9 @@ func (d *Deduper) Decide(ctx context.Context, c Candidate) (Decision, error) {
 	if !d.pol.statusOK(c.Status) {
 		return Decision{Action: WriteResponse, Reason: ReasonStatus}, nil
 	}
-	k, err := d.Key(d.pol.Scope, c.URI, dg.String())
-	if err != nil {
-		return Decision{}, err
+	k := Key{Scope: d.pol.Scope, Digest: dg.String()}
+	if d.pol.Match == MatchURL {
+		k.URL = URLKey(c.URI)
 	}
 	var notBefore time.Time
 	if d.pol.Window > 0 {
@@ -326,4 +326,12 @@ func (d *Deduper) Commit(ctx context.Context, t Ticket, o Original) error {
 // could not be written.
 func (d *Deduper) Cancel(ctx context.Context, t Ticket) error {
 	return d.idx.Cancel(ctx, t)
+}
+
+// isEmptyDigest reports whether d is the digest of the empty payload.
+func isEmptyDigest(d digest.Digest) bool {
+	if d.Alg == digest.SHA1 {
+		return d.String() == digest.EmptySHA1
+	}
+	return d.Equal(digest.Of(d.Alg, nil))
 }

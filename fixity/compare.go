@@ -25,6 +25,7 @@ const (
 	ClassNone               Class = "none"                // same root
 	ClassAccepted           Class = "accepted"            // a root already in the accepted-state set
 	ClassTransient          Class = "transient"           // a replay met a transient error: not compared
+	ClassRefused            Class = "refused"             // the URI-M is outside the configured archives: not replayed
 )
 
 // classOrder is the study's order.

@@ -45,7 +45,7 @@ func newEnv(t testing.TB, opts ...func(*ReplayOptions)) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := ReplayOptions{Config: cfg, ExecPath: chromiumPath(t), Quiet: 400 * time.Millisecond, HardCap: 4 * time.Second, RawTimeout: 2 * time.Second}
+	o := ReplayOptions{Config: cfg, ExecPath: chromiumPath(t), Quiet: 400 * time.Millisecond, HardCap: 6 * time.Second, RawTimeout: 3 * time.Second}
 	for _, f := range opts {
 		f(&o)
 	}

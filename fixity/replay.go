@@ -274,6 +274,10 @@ wait:
 // everything else fails as blocked by the client (the tracker records it as
 // a live-web or non-http resource).
 func (r *Replayer) interceptLoop(tctx context.Context, paused iter.Seq2[fetch.EventRequestPaused, error], tr *tracker) {
+	// Each answer runs in its own goroutine: answering one at a time would
+	// queue every request of the page behind the round trips of the others.
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for ev, err := range paused {
 		if err != nil {
 			return
@@ -281,18 +285,19 @@ func (r *Replayer) interceptLoop(tctx context.Context, paused iter.Seq2[fetch.Ev
 		if ev.Request == nil {
 			continue
 		}
-		if r.allowed(ev.Request.URL) {
-			_, err = chromedp.Call(tctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
-		} else {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r.allowed(ev.Request.URL) {
+				chromedp.Call(tctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+				return
+			}
 			r.log.Debug("fixity: blocked request outside the archive list", "url", ev.Request.URL)
-			_, err = chromedp.Call(tctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
+			chromedp.Call(tctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
 			if ev.NetworkID != "" {
 				tr.markBlocked(ev.NetworkID, ev.Request.URL)
 			}
-		}
-		if err != nil && tctx.Err() != nil {
-			return
-		}
+		}()
 	}
 }
 

@@ -31,7 +31,7 @@ type SweepCell struct {
 	Sweep     string  `json:"sweep"`
 	Compared  int     `json:"compared"`  // comparable replays
 	Changed   int     `json:"changed"`   // of which changed
-	Transient int     `json:"transient"` // not compared
+	Transient int     `json:"transient"` // not compared (transient errors, refused targets)
 	Share     float64 `json:"share"`     // Changed / Compared, -1 when nothing was compared
 }
 
@@ -112,7 +112,7 @@ func BuildReport(recs []Record) *Report {
 			c = &SweepCell{Sweep: sweep}
 			cells[cellKey{arch, sweep}] = c
 		}
-		if rec.Transient || rec.Class == ClassTransient {
+		if rec.Transient || rec.Class == ClassTransient || rec.Class == ClassRefused {
 			c.Transient++
 			m.Transient++
 			r.Totals["transient"]++
@@ -152,7 +152,7 @@ func BuildReport(recs []Record) *Report {
 		}
 		r.Archives = append(r.Archives, ar)
 	}
-	for _, c := range append(ChangeClasses(), ClassNone, ClassAccepted, ClassTransient) {
+	for _, c := range append(ChangeClasses(), ClassNone, ClassAccepted, ClassTransient, ClassRefused) {
 		r.Classes = append(r.Classes, ClassCount{Class: c, Count: classes[c]})
 	}
 	for u, m := range mem {

@@ -161,7 +161,7 @@ func (s *Sweeper) one(ctx context.Context, sweep, urim string) (Record, error) {
 		attempts++
 		m, err = s.o.Replayer.Replay(ctx, urim)
 		if errors.Is(err, ErrOutOfScope) {
-			rec := Record{Kind: KindReplay, Sweep: sweep, URIM: canon, Class: ClassTransient, Transient: true, Attempts: attempts, Errors: []string{err.Error()}}
+			rec := Record{Kind: KindReplay, Sweep: sweep, URIM: canon, Class: ClassRefused, Attempts: attempts, Errors: []string{err.Error()}}
 			if aerr := s.o.History.Append(rec); aerr != nil {
 				return rec, aerr
 			}

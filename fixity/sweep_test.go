@@ -164,3 +164,34 @@ func TestSweepSurvivesBrowserCrash(t *testing.T) {
 		t.Fatalf("after a browser crash: %+v", rec)
 	}
 }
+
+// TestSweepRecordsRefusedTargets checks that a URI-M outside the archive
+// list is recorded as refused (never replayed, never a change).
+func TestSweepRecordsRefusedTargets(t *testing.T) {
+	cfg, err := NewConfig(Archive{Hosts: []string{"archive.example"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := NewReplayer(ReplayOptions{Config: cfg, ExecPath: "/nonexistent/chromium"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Close()
+	h, err := OpenHistory(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	s, err := NewSweeper(SweeperOptions{Replayer: rep, Config: cfg, History: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(context.Background(), []string{"file:///etc/passwd", "http://10.1.2.3/web/20200101000000/http://x/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := h.Records()
+	if res.Failed != 2 || res.Changed != 0 || len(recs) != 2 || recs[0].Class != ClassRefused || recs[1].Class != ClassRefused {
+		t.Fatalf("result %+v records %+v", res, recs)
+	}
+}

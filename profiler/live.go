@@ -1,7 +1,6 @@
 package profiler
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -195,34 +193,32 @@ func (l *Live) insert(txn *memdb.Txn, key, full string, replayed bool) error {
 	return nil
 }
 
-// FeedCDXJ records the captures of a CDXJ index (e.g. to rebuild after a
-// crash), committing at most 1000 per transaction. Counts fed this way are
-// marked as upper bounds when merged. Malformed lines are an error naming
-// the line.
+// FeedCDXJ records the captures of a CDXJ (or classic CDX) index, e.g. to
+// rebuild after a crash, committing at most 1000 per transaction. Counts
+// fed this way are marked as upper bounds when merged, since some may
+// already be in the file. A malformed line is an error naming the line.
 func (l *Live) FeedCDXJ(r io.Reader, name string) (int64, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var n, lineNo int64
+	cr := cdxj.NewReader(r, name)
+	var n int64
 	txn := l.db.Txn(true)
 	inTxn := 0
-	for sc.Scan() {
-		lineNo++
-		line := sc.Text()
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "!") {
-			continue
+	defer func() {
+		txn.Commit()
+		l.noteInsert()
+	}()
+	for {
+		c, err := cr.Next()
+		if err == io.EOF {
+			return n, nil
 		}
-		c, err := cdxj.Parse(line)
 		if err != nil {
-			txn.Commit()
-			return n, fmt.Errorf("profiler: live: %s:%d: %w", name, lineNo, err)
+			return n, fmt.Errorf("profiler: live: %w", err)
 		}
 		var key, full string
 		ok := false
 		if c.URL != "" {
-			key, full, ok, err = keyOf(c.URL)
-			if err != nil {
-				txn.Commit()
-				return n, fmt.Errorf("profiler: live: %s:%d: %w", name, lineNo, err)
+			if key, full, ok, err = keyOf(c.URL); err != nil {
+				return n, fmt.Errorf("profiler: live: %s line %d: %w", name, cr.LineNumber(), err)
 			}
 		} else {
 			full = c.Key
@@ -232,7 +228,6 @@ func (l *Live) FeedCDXJ(r io.Reader, name string) (int64, error) {
 			continue
 		}
 		if err := l.insert(txn, key, full, true); err != nil {
-			txn.Abort()
 			return n, err
 		}
 		n++
@@ -242,12 +237,6 @@ func (l *Live) FeedCDXJ(r io.Reader, name string) (int64, error) {
 			inTxn = 0
 		}
 	}
-	txn.Commit()
-	l.noteInsert()
-	if err := sc.Err(); err != nil {
-		return n, fmt.Errorf("profiler: live: %s: %w", name, err)
-	}
-	return n, nil
 }
 
 // Pending returns the number of keys held in memory, not yet merged.

@@ -9,7 +9,7 @@
 # Needs /usr/bin/time (GNU time) for peak RSS. Takes a few minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-work=${1:-$(mktemp -d -t mementomap-bench-XXXXXX)}
+work=${1:-$(mktemp -d)}
 mkdir -p "$work"
 bin="$work/wayside"
 go build -o "$bin" ./cmd/wayside

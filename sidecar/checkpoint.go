@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 )
 
@@ -64,12 +63,9 @@ func loadCheckpoint(path string) (*checkpoint, error) {
 	return cp, nil
 }
 
+// save writes the checkpoint atomically (encoding/json sorts map keys, so
+// the file is stable for a given state).
 func (cp *checkpoint) save(path string) error {
-	names := make([]string, 0, len(cp.Files))
-	for n := range cp.Files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	b, err := json.MarshalIndent(cp, "", " ")
 	if err != nil {
 		return fmt.Errorf("sidecar: checkpoint: %w", err)

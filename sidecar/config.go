@@ -49,8 +49,9 @@ type ListenConfig struct {
 	// TokenFile reads Token from a file (first line) when Token is empty.
 	TokenFile string `yaml:"token_file"`
 	// CDXToken is a second, read-only token that may appear in the URL path
-	// (/t/<cdx_token>/web/timemap/cdx) for clients that cannot send headers
-	// (Heritrix, Zeno, warcprox). It grants the CDX query routes only.
+	// (/t/<cdx_token>/web/timemap/cdx) for clients configured with a URL
+	// only (Heritrix, Zeno, warcprox), or in the X-Wayside-Token header. It
+	// grants the CDX query routes only.
 	CDXToken string `yaml:"cdx_token"`
 	// AllowedHosts are extra Host header values accepted on TCP besides
 	// the listen address, localhost:<port>, 127.0.0.1:<port> and [::1]:<port>.

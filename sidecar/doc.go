@@ -10,8 +10,8 @@
 //     unless explicitly allowed, where every request needs the bearer token,
 //     a Host header naming the listener (DNS-rebinding defence) and no
 //     foreign Origin (CSRF defence, as caddy's admin API); a second,
-//     read-only token may appear in the path (/t/<cdx_token>/) for the CDX
-//     query routes only, for clients that cannot send headers;
+//     read-only token opens the CDX query routes only, in the path
+//     (/t/<cdx_token>/, for clients configured with a bare URL) or a header;
 //   - the JSON dedup API over any dedupindex.Index (lookup, claim, commit,
 //     cancel, their batch forms, put, by-URL) with request size limits and
 //     {"error": "..."} answers;

@@ -360,6 +360,18 @@ func TestE2ECDXClients(t *testing.T) {
 		if resp.StatusCode != 401 {
 			t.Errorf("no token on TCP: %d", resp.StatusCode)
 		}
+		// The CDX token in a header (Heritrix requestHeaders) opens CDX
+		// queries, and nothing else.
+		resp = httpGetRaw(t, d.tcp+"/web/timemap/cdx?url=x&limit=-1", map[string]string{"X-Wayside-Token": testCDXToken})
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("CDX token header on CDX: %d", resp.StatusCode)
+		}
+		resp = httpGetRaw(t, d.tcp+"/v1/status", map[string]string{"X-Wayside-Token": testCDXToken})
+		resp.Body.Close()
+		if resp.StatusCode != 401 {
+			t.Errorf("CDX token header on /v1/status: %d, want 401", resp.StatusCode)
+		}
 		// The read-only path token grants nothing but CDX queries.
 		resp = httpGetRaw(t, base+"/v1/status", nil)
 		resp.Body.Close()

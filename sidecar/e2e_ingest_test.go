@@ -97,6 +97,7 @@ func TestE2EIngestGrowingKillRestart(t *testing.T) {
 	}
 	const chunk = 7919 // not aligned with records
 	kills := 0
+	lastRecords := int64(0)
 	boundaries := func(off int64) bool { _, ok := at[off]; return ok || off == int64(len(data)) }
 	for pos := 0; pos < len(data); pos += chunk {
 		end := min(pos+chunk, len(data))
@@ -112,9 +113,14 @@ func TestE2EIngestGrowingKillRestart(t *testing.T) {
 				t.Fatalf("checkpoint offset %d beyond the %d bytes written", p.Offset, end)
 			}
 		}
-		// Kill -9 at three points, once some progress was checkpointed.
-		if kills < 3 && pos > (kills+1)*len(data)/4 && readCheckpoint(t, dir)[base].Records > 0 {
-			t.Logf("SIGKILL with %d of %d bytes written, checkpoint %+v", end, len(data), readCheckpoint(t, dir)[base])
+		// Kill -9 at three points, each once this incarnation of the daemon
+		// has checkpointed progress of its own.
+		if kills < 3 && pos > (kills+1)*len(data)/4 {
+			waitFor(t, "ingest progress before SIGKILL", func() bool {
+				return readCheckpoint(t, dir)[base].Records > lastRecords
+			})
+			lastRecords = readCheckpoint(t, dir)[base].Records
+			t.Logf("SIGKILL with %d of %d bytes written, %d records checkpointed", end, len(data), lastRecords)
 			d.kill9()
 			kills++
 			d.start()
@@ -287,5 +293,49 @@ func TestE2EIngestTruncatedTail(t *testing.T) {
 	out, err = exec.Command(waysideBin, "status", "-addr", d.sock).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "ingest:     1 files, 10 records") {
 		t.Errorf("wayside status: %v\n%s", err, out)
+	}
+}
+
+// TestE2ESIGTERMDuringIngest: SIGTERM while a large WARC is being ingested
+// exits cleanly (status 0) with the checkpoint and the CDXJ agreeing; the
+// restarted daemon finishes the file with every record exactly once.
+func TestE2ESIGTERMDuringIngest(t *testing.T) {
+	dir := t.TempDir()
+	warcs := filepath.Join(dir, "warcs")
+	os.MkdirAll(warcs, 0o755)
+	data, at := testWARC(8000, 3)
+	d := startDaemon(t, dir, ingestTestConfig)
+	if err := os.WriteFile(filepath.Join(warcs, "big.warc.gz"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "ingest to start", func() bool {
+		st, err := d.client.Ingest(context.Background())
+		return err == nil && st.Records > 0
+	})
+	if err := d.term(); err != nil {
+		t.Fatalf("SIGTERM during ingest: exit %v\n%s", err, d.log())
+	}
+	cp := readCheckpoint(t, dir)["big.warc.gz"]
+	if _, ok := at[cp.Offset]; !ok && cp.Offset != int64(len(data)) {
+		t.Fatalf("checkpoint offset %d is not a record boundary", cp.Offset)
+	}
+	cdxjLines := func() int {
+		b, _ := os.ReadFile(filepath.Join(dir, "data", "cdxj", "big.warc.gz.cdxj"))
+		return strings.Count(string(b), "\n")
+	}
+	if got := cdxjLines(); int64(got) != cp.Records {
+		t.Errorf("after SIGTERM: %d CDXJ lines, checkpoint says %d records", got, cp.Records)
+	}
+	t.Logf("stopped at %d of %d records", cp.Records, len(at))
+	d.start()
+	waitFor(t, "the rest of the file", func() bool {
+		st, err := d.client.Ingest(context.Background())
+		return err == nil && len(st.Files) == 1 && st.Files[0].Done
+	})
+	if got := cdxjLines(); got != len(at) {
+		t.Errorf("after restart: %d CDXJ lines for %d records", got, len(at))
+	}
+	if got := readCheckpoint(t, dir)["big.warc.gz"].Records; got != int64(len(at)) {
+		t.Errorf("checkpoint counts %d records, want %d", got, len(at))
 	}
 }

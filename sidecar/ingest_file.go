@@ -140,7 +140,16 @@ func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *file
 			dedupindex.Entry{Key: k, Original: o},
 			dedupindex.Entry{Key: dedupindex.Key{Scope: scope, Digest: c.Digest, URL: dedupindex.URLKey(c.URI)}, Original: o})
 	}
-	if err := putEntries(ctx, in.idx, entries); err != nil {
+	// The batch is finished even when shutdown has begun (nothing is left
+	// half-done), but a Put waiting on a crawler's pending claim is given
+	// up after a while: the batch is not checkpointed and is read again.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	err := putEntries(pctx, in.idx, entries)
+	cancel()
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("sidecar: ingest: index %s: waiting for a pending claim: %w (batch will be read again)", f.base, err)
+		}
 		return fatalError{fmt.Errorf("sidecar: ingest: index %s: %w", f.base, err)}
 	}
 	in.mu.Lock()
@@ -153,7 +162,7 @@ func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *file
 		}
 	}
 	for _, r := range batch {
-		in.emit(ctx, r.c)
+		in.emit(context.WithoutCancel(ctx), r.c)
 	}
 	in.mu.Lock()
 	consumed := next - st.Offset
@@ -162,7 +171,7 @@ func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *file
 	st.Records += int64(len(batch))
 	st.Originals += int64(originals)
 	st.Updated = time.Now().UTC()
-	err := in.cp.save(in.cfg.Ingest.Checkpoint)
+	err = in.cp.save(in.cfg.Ingest.Checkpoint)
 	in.mu.Unlock()
 	if err != nil {
 		return fatalError{err}

@@ -196,12 +196,12 @@ func (s *Server) handleMap(w http.ResponseWriter, r *http.Request, _ *reqInfo) e
 	if !s.mmap.enabled() {
 		return errorf(http.StatusNotFound, "the MementoMap is disabled (mementomap.path: -)")
 	}
-	var buf bytes.Buffer
-	if _, err := s.mmap.live.WriteTo(&buf); err != nil {
-		return err
-	}
+	// Streamed: a map may be large. A failure midway cuts the body short
+	// (UKVS readers detect a torn last line); it is logged.
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Write(buf.Bytes())
+	if _, err := s.mmap.live.WriteTo(w); err != nil {
+		s.log.Warn("mementomap: serving the map failed", "err", err)
+	}
 	return nil
 }
 

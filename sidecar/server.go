@@ -231,7 +231,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind
 		writeError(w, http.StatusForbidden, "the path token grants the CDX query routes only")
 		return "denied"
 	}
-	if kind == viaTCP && !rt.open && !ri.pathToken && !s.tokenOK(r) {
+	if kind == viaTCP && !rt.open && !ri.pathToken && !s.tokenOK(r) && !(rt.cdx && s.cdxTokenHeaderOK(r)) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="wayside"`)
 		writeError(w, http.StatusUnauthorized, "missing or wrong token (Authorization: Bearer <listen.token>)")
 		return rt.name
@@ -269,6 +269,18 @@ func (s *Server) tokenOK(r *http.Request) bool {
 		}
 	}
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), want) == 1
+}
+
+// cdxTokenHeaderOK accepts the read-only CDX token as a header too
+// (Heritrix can send it through WbmPersistLoadProcessor.requestHeaders,
+// which keeps it out of URLs and logs).
+func (s *Server) cdxTokenHeaderOK(r *http.Request) bool {
+	want := []byte(s.cfg.Listen.CDXToken)
+	got := r.Header.Get("X-Wayside-Token")
+	if a, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		got = strings.TrimSpace(a)
+	}
+	return len(want) > 0 && got != "" && subtle.ConstantTimeCompare([]byte(got), want) == 1
 }
 
 func (s *Server) hostAllowed(host string) bool {
@@ -489,6 +501,9 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request, _ *reqInf
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	if _, err := s.metrics.WriteTo(w); err != nil {
 		return err
+	}
+	if s.mmap.enabled() {
+		fmt.Fprintf(w, "# HELP wayside_mementomap_pending_keys MementoMap keys held in memory, not yet merged into the map file.\n# TYPE wayside_mementomap_pending_keys gauge\nwayside_mementomap_pending_keys %d\n", s.mmap.live.Pending())
 	}
 	if st := s.crawlLog.status(); st != nil {
 		fmt.Fprintf(w, "# HELP wayside_crawllog_lines_total Heritrix crawl.log lines by fetch status.\n# TYPE wayside_crawllog_lines_total counter\n")

@@ -76,7 +76,7 @@ func TestFixityCmdEndToEnd(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	archFlags := []string{"--archive", "test=" + arch.Host() + "," + arch.AliasHost(), "--quiet", "400ms", "--cap", "5s", "--raw-timeout", "2s"}
+	archFlags := []string{"--archive", "test=" + arch.Host() + "," + arch.AliasHost(), "--quiet", "400ms", "--cap", "8s", "--raw-timeout", "3s"}
 	page := arch.URIM(testarchive.SiteTS, testarchive.PageDeterministic)
 	man := filepath.Join(dir, "m.json")
 	out, _, err := fixityRun(t, ctx, "", append(append([]string{"replay"}, archFlags...), "-o", man, page)...)
@@ -99,7 +99,7 @@ func TestFixityCmdEndToEnd(t *testing.T) {
 		}
 	}
 	// A scheduled sweep runs until interrupted.
-	sctx, cancel := context.WithTimeout(ctx, 7*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	live := filepath.Join(dir, "live.html")
 	out, _, err = fixityRun(t, sctx, "", append(append([]string{"sweep", "--store", store, "--schedule", "@every 1s", "--report", live}, archFlags...), page)...)
 	cancel()

@@ -183,8 +183,8 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	}
 	st := g.Stats()
 	if !*quiet || st.Bad > 0 {
-		fmt.Fprintf(e.stderr, "generate: %d captures read, %d counted in %d keys; filtered out: %d by status, %d by media type; %d not http(s); %d bad skipped; %d sorted runs spilled; %s\n",
-			st.Captures, st.Kept, keys, st.FilteredStatus, st.FilteredMIME, st.NotHTTP, st.Bad, st.Spills, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(e.stderr, "generate: %d captures read, %d counted in %d keys; filtered out: %d by status, %d by media type; %d not http(s); %d bad skipped; %s\n",
+			st.Captures, st.Kept, keys, st.FilteredStatus, st.FilteredMIME, st.NotHTTP, st.Bad, time.Since(start).Round(time.Millisecond))
 	}
 	return nil
 }
@@ -193,7 +193,7 @@ func compactFlags(fs *flag.FlagSet) (w *string, wh, wp *float64, means *string, 
 	w = fs.String("w", "", "set both weights, --wh and --wp (e.g. 8 keeps much detail, 1 is balanced, 0.1 compacts most)")
 	wh = fs.Float64("wh", 1, "host weight: a host node rolls up into host,* when it has more than wh × (mean children at its depth)")
 	wp = fs.Float64("wp", 1, "path weight: a path node rolls up into …/* when it has more than wp × (mean children at its depth)")
-	means = fs.String("means", "", "per-depth mean child counts \"H0,H1,..;P0,P1,..\" (default: measured from the input)")
+	means = fs.String("means", "", "per-depth mean child counts \"H0,H1,..;P0,P1,..\", or \"powerlaw\" for the reference implementation's fits (default: measured from the input; given means save a pass)")
 	allowRoot = fs.Bool("allow-root", false, "allow rolling everything up into \"*\"")
 	workers = fs.Int("workers", runtime.NumCPU(), "compact parts of the input in parallel (the output is the same for any value)")
 	return
@@ -211,7 +211,10 @@ func compactOptions(w *string, wh, wp *float64, means *string, allowRoot *bool, 
 	if !(o.Wh >= 0) || !(o.Wp >= 0) || math.IsInf(o.Wh, 0) || math.IsInf(o.Wp, 0) {
 		return o, usagef("mementomap compact: weights must be finite numbers >= 0")
 	}
-	if *means != "" {
+	if *means == "powerlaw" {
+		m := mementomap.PowerLawMeans()
+		o.Means = &m
+	} else if *means != "" {
 		m, err := mementomap.ParseMeans(*means)
 		if err != nil {
 			return o, usagef("%v", err)

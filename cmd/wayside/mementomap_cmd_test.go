@@ -43,6 +43,9 @@ func TestMementoMapCommandCorpus(t *testing.T) {
 	if _, stderr, err := runMMCLI(t, "", "compact", "--w", "0.1", "--workers", "2", full, small); err != nil || !strings.Contains(stderr, "rollups") {
 		t.Fatalf("compact: %v\n%s", err, stderr)
 	}
+	if _, stderr, err := runMMCLI(t, "", "compact", "--means", "powerlaw", "--workers", "1", full, filepath.Join(dir, "pl.ukvs")); err != nil || !strings.Contains(stderr, "means 16.3,") {
+		t.Fatalf("compact --means powerlaw: %v\n%s", err, stderr)
+	}
 	out, _, err := runMMCLI(t, "", "lookup", small, "http://www.iana.org/", "http://unseen.example.net/x", "com,example)/")
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,15 @@
 // record id (16 bytes when it is a urn:uuid), interned file and MIME ids,
 // offset, lengths and status as varints; the digest is taken from the key.
 // Tables use Bloom filters, so lookups of absent digests rarely touch disk,
-// and Zstandard-compressed 8 KiB blocks (measured on realistic entries:
-// ~85 B per original plus ~18 B for its by-URL entry after compaction; see
-// scripts/bench-index.sh).
+// and Zstandard-compressed 8 KiB blocks in the bottom levels (measured on
+// realistic entries: ~87 B per original plus ~18 B for its by-URL entry
+// after compaction; see scripts/bench-index.sh).
+//
+// # Sizing
+//
+// A dedup decision is one point lookup. It takes a few microseconds when
+// the blocks it needs are in the block cache and a read from the file
+// system (page cache or disk) otherwise. For the lowest latency give the
+// index a cache near its size on disk (WithCacheSize; `wayside index stats`
+// prints the size): about 100 MB per million originals.
 package pebble

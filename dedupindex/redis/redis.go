@@ -45,6 +45,7 @@ type claimState struct {
 var (
 	_ dedupindex.Index         = (*Index)(nil)
 	_ dedupindex.WindowClaimer = (*Index)(nil)
+	_ dedupindex.Batcher       = (*Index)(nil)
 	_ dedupindex.Checker       = (*Index)(nil)
 )
 
@@ -421,4 +422,54 @@ func (ix *Index) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// putConcurrency bounds the Puts PutBatch runs at once.
+const putConcurrency = 16
+
+// PutBatch stores entries like Put, several at a time; within the batch
+// the first entry of a key wins.
+func (ix *Index) PutBatch(ctx context.Context, entries []dedupindex.Entry) ([]bool, error) {
+	if err := ix.check(ctx); err != nil {
+		return nil, err
+	}
+	keys := make([]dedupindex.Key, len(entries))
+	origs := make([]dedupindex.Original, len(entries))
+	first := map[dedupindex.Key]bool{}
+	run := make([]bool, len(entries))
+	for i, e := range entries {
+		k, err := canonKey(e.Key)
+		if err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i, err)
+		}
+		o, err := dedupindex.CheckOriginal(k, e.Original)
+		if err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i, err)
+		}
+		keys[i], origs[i] = k, o
+		if !first[k] {
+			first[k] = true
+			run[i] = true
+		}
+	}
+	added := make([]bool, len(entries))
+	errs := make([]error, len(entries))
+	sem := make(chan struct{}, putConcurrency)
+	var wg sync.WaitGroup
+	for i := range entries {
+		if !run[i] {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			added[i], errs[i] = ix.store(ctx, keys[i], origs[i], "", time.Time{})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return added, nil
 }

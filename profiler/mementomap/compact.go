@@ -104,7 +104,6 @@ type walker struct {
 	opts  CompactOptions
 	means DepthMeans
 	stack []level
-	toks  []token
 	out   sink
 	excl  []exclLine
 	buf   []byte
@@ -141,17 +140,8 @@ func (w *walker) partition(left, right int) {
 	w.stack[0].shared = left > 0
 }
 
-// add processes one record; keys must be strictly increasing.
-func (w *walker) add(rec ukvs.Record) error {
-	toks, err := tokenize(rec.Key, w.toks)
-	if err != nil {
-		return err
-	}
-	w.toks = toks
-	return w.addTokens(rec, toks)
-}
-
-// addTokens processes one record whose key is already tokenized.
+// addTokens processes one record (keys strictly increasing) whose key is
+// already tokenized.
 func (w *walker) addTokens(rec ukvs.Record, toks []token) error {
 	key := rec.Key
 	c := 0

@@ -2,11 +2,13 @@
 // archive's holdings as UKVS files of HxPx keys (SURTs without query,
 // possibly ending in a wildcard) and frequencies (see package ukvs).
 //
-// It owns the key hierarchy (Candidates), generation from CDX, CDXJ, WARC
-// files and URI lists with an external sort (Generate), the single-pass
-// compaction of Alam et al. (JCDL 2019) with public-suffix protection and
-// TLD-parallelism (Compact, CompactFile), lookup by binary search in a
-// memory-mapped file (Map), merging (Merge) and evaluation (Evaluate).
+// It owns the key hierarchy (Candidates, KeyFor), generation from CDX, CDXJ,
+// WARC files and URI lists with an external sort (NewGenerator), the
+// single-pass compaction of Alam et al. (JCDL 2019) with public-suffix
+// protection, run in parallel on parts of the input cut where nothing can
+// roll up (CompactFile, Compact), lookup by binary search in a
+// memory-mapped file (OpenMap, Map.Lookup), merging (Merge) and evaluation
+// (Evaluate, Sweep, WriteSVG).
 //
 // Compaction notes. Byte order is not tree order: "a.html" sorts between
 // "a" and "a/…", so a node may be seen in two pieces (its own line, then its

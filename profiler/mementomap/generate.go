@@ -77,26 +77,35 @@ type GenerateStats struct {
 	NotHTTP        int64 // URIs that are not http(s) (dns:, filedesc:, ...) and WARC records that are not captures
 	Bad            int64 // malformed lines/records and invalid URIs skipped (SkipBad)
 	Keys           int64 // distinct keys written
-	Spills         int   // sorted runs spilled to disk
 }
 
 // Generator accumulates captures and writes the full (uncompacted) map.
 type Generator struct {
 	opts  GenerateOptions
-	sort  *extSorter
+	sort  *cdxj.Sorter // the project's external sort (runs spilled to TempDir)
+	line  []byte
 	stats GenerateStats
 }
 
 // NewGenerator returns a generator. Close it to remove spill files.
 func NewGenerator(opts GenerateOptions) *Generator {
-	return &Generator{opts: opts, sort: newExtSorter(opts.TempDir, opts.MemLimit)}
+	return &Generator{opts: opts, sort: cdxj.NewSorter(cdxj.SortOptions{MaxMemory: opts.MemLimit, TempDir: opts.TempDir})}
 }
 
 // Stats returns the counts so far.
 func (g *Generator) Stats() GenerateStats { return g.stats }
 
 // Close removes spill files.
-func (g *Generator) Close() error { return g.sort.close() }
+func (g *Generator) Close() error { return g.sort.Close() }
+
+// sortLine queues "key full-SURT" for sorting.
+func (g *Generator) sortLine(key, full string) error {
+	g.line = append(append(append(g.line[:0], key...), ' '), escapeKey(full)...)
+	if err := g.sort.Add(g.line); err != nil {
+		return fmt.Errorf("mementomap: generate: %w", err)
+	}
+	return nil
+}
 
 // HxPxKey returns the HxPx key of a SURT (the SURT without its query) and
 // whether it is a key of an http(s) URI (host, ')', path).
@@ -195,10 +204,7 @@ func (g *Generator) Add(uri string, status int, mime string) error {
 	// The key is final before sorting (the reference implementation
 	// stripped queries after sorting and broke the order). The full SURT
 	// identifies the URI-R.
-	if err := g.sort.add(key + " " + escapeKey(s)); err != nil {
-		return fmt.Errorf("mementomap: generate: %w", err)
-	}
-	return nil
+	return g.sortLine(key, s)
 }
 
 func (g *Generator) bad(err error) error {
@@ -320,7 +326,7 @@ func (g *Generator) addLine(l cdxj.Line) error {
 		return nil
 	}
 	g.stats.Kept++
-	return g.sort.add(key + " " + escapeKey(l.Key))
+	return g.sortLine(key, l.Key)
 }
 
 // addCDX counts one classic CDX line (layout: the field letters of the
@@ -450,7 +456,7 @@ func (g *Generator) WriteTo(w io.Writer) (int64, error) {
 		g.stats.Keys++
 		return uw.Write(ukvs.Record{Key: curKey, Freq: ukvs.Freq{M: ukvs.Exactly(m), R: ukvs.Exactly(r)}})
 	}
-	err = g.sort.each(func(line []byte) error {
+	lines := &lineSplitter{fn: func(line []byte) error {
 		sp := bytes.IndexByte(line, ' ')
 		key, rid := line[:sp], line[sp+1:]
 		if curKey == nil || !bytes.Equal(key, curKey) {
@@ -468,16 +474,57 @@ func (g *Generator) WriteTo(w io.Writer) (int64, error) {
 			prevRid = append(prevRid[:0], rid...)
 		}
 		return nil
-	})
+	}}
+	_, err = g.sort.WriteTo(lines)
+	if err == nil {
+		err = lines.flush()
+	}
 	if err == nil {
 		err = flush()
 	}
 	if err == nil {
 		err = uw.Flush()
 	}
-	g.stats.Spills = g.sort.spills()
 	if err != nil {
 		return 0, fmt.Errorf("mementomap: generate: %w", err)
 	}
 	return uw.Records(), nil
+}
+
+// lineSplitter calls fn with each complete line written to it.
+type lineSplitter struct {
+	fn      func(line []byte) error
+	partial []byte
+}
+
+func (l *lineSplitter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			l.partial = append(l.partial, p...)
+			break
+		}
+		line := p[:i]
+		if len(l.partial) > 0 {
+			l.partial = append(l.partial, line...)
+			line = l.partial
+		}
+		if err := l.fn(line); err != nil {
+			return 0, err
+		}
+		l.partial = l.partial[:0]
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// flush passes a last line that had no newline.
+func (l *lineSplitter) flush() error {
+	if len(l.partial) == 0 {
+		return nil
+	}
+	line := l.partial
+	l.partial = nil
+	return l.fn(line)
 }
