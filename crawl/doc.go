@@ -30,6 +30,7 @@
 // for a committed original; a pending claim of another fetch yields a full
 // response. Files carry ".open" until closed (fsync, rename, directory
 // fsync). A directory lock keeps two writers out of one directory.
+// Writer.Check verifies the writer's invariants (bbolt style).
 //
 // # Recovery
 //

@@ -221,6 +221,7 @@ func (r *Replayer) load(ctx context.Context, bctx context.Context, urim string, 
 	}
 
 	settled := "cap"
+	seenDone := 0
 	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
 wait:
@@ -232,11 +233,10 @@ wait:
 			return nil, nil, "", nil, fmt.Errorf("browser exited while loading: %w", context.Cause(bctx))
 		case now := <-tick.C:
 			if raws != nil {
-				for _, q := range tr.snapshot() {
-					if !q.done {
-						continue
-					}
-					if eff, why := r.cfg.exclusion(q.chain()...); why == "" {
+				var chains [][]string
+				chains, seenDone = tr.finishedSince(seenDone)
+				for _, c := range chains {
+					if eff, why := r.cfg.exclusion(c...); why == "" {
 						raws.start(eff)
 					}
 				}

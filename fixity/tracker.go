@@ -15,6 +15,7 @@ type tracker struct {
 	reqs     map[network.RequestID]*trackedReq
 	order    []network.RequestID
 	inflight int
+	finished []network.RequestID // in the order requests finished or failed
 	last     time.Time
 	// now is the clock; replaced in nothing but kept injectable.
 	now func() time.Time
@@ -73,6 +74,7 @@ func (t *tracker) onEvent(ev any) {
 		if r, ok := t.reqs[e.RequestID]; ok && !r.done {
 			r.done = true
 			t.inflight--
+			t.finished = append(t.finished, e.RequestID)
 		}
 	case *network.EventLoadingFailed:
 		t.last = t.now()
@@ -82,6 +84,7 @@ func (t *tracker) onEvent(ev any) {
 			r.canceled = e.Canceled
 			r.blocked = e.BlockedReason != ""
 			t.inflight--
+			t.finished = append(t.finished, e.RequestID)
 		}
 	}
 }
@@ -134,5 +137,18 @@ func (t *tracker) markBlocked(id network.RequestID, u string) {
 		r.done, r.blocked = true, true
 		r.failed = "net::ERR_BLOCKED_BY_CLIENT"
 		t.inflight--
+		t.finished = append(t.finished, id)
 	}
+}
+
+// finishedSince returns the request chains that finished after the first
+// n finished ones, and the new count, so a poller sees each once.
+func (t *tracker) finishedSince(n int) ([][]string, int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out [][]string
+	for _, id := range t.finished[n:] {
+		out = append(out, t.reqs[id].chain())
+	}
+	return out, len(t.finished)
 }

@@ -36,3 +36,24 @@ func TestEvaluate(t *testing.T) {
 		t.Fatalf("svg %v\n%s", err, svg.String())
 	}
 }
+
+// TestLookupLenientFile: tab separators, runs of blanks and CRLF line ends
+// (lenient UKVS) are looked up like strict lines.
+func TestLookupLenientFile(t *testing.T) {
+	m, err := NewMap([]byte("!meta {a: 1}\r\n\r\ncom,a)/\t1\r\ncom,a)/b   2/1 {x: 1}\r\ncom,b)/*\t0\r\ncom,b)/c 3\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"com,a)/": "com,a)/", "com,a)/b": "com,a)/b", "com,b)/x": "com,b)/*", "com,b)/c": "com,b)/c", "com,a)/z": ""} {
+		got, err := m.Lookup([]byte(k), nil)
+		if err != nil || string(got.Key) != want {
+			t.Errorf("%s: %+v %v, want key %q", k, got, err, want)
+		}
+	}
+	if len(m.Headers()) != 1 || string(m.Headers()[0].Value) != `{"a":1}` {
+		t.Fatalf("headers %+v", m.Headers())
+	}
+}
