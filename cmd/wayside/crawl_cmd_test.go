@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +119,21 @@ func TestDemoCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "dedup-index")); err != nil {
 		t.Errorf("no dedup index in %s: %v", dir, err)
+	}
+	// The sidecar step ingests both WARCs and answers as it would answer
+	// Heritrix: one IA 7-field line for about.html with a 14-digit
+	// timestamp and a 32-character Base32 digest in field 6.
+	if !strings.Contains(out, "ingested 74 records from 2 WARC files") {
+		t.Errorf("demo sidecar did not report ingesting both crawls' 74 records:\n%s", out)
+	}
+	cdxLine := regexp.MustCompile(`(?m)^  \S+\)/about\.html \d{14} http://127\.0\.0\.1:\d+/about\.html text/html 200 [A-Z2-7]{32} \d+$`)
+	if !cdxLine.MatchString(out) {
+		t.Errorf("demo sidecar CDX answer for about.html is not a Heritrix-parsable 7-field line:\n%s", out)
+	}
+	if !regexp.MustCompile(`first-post\.html\s+yes: key`).MatchString(out) || !regexp.MustCompile(`not-crawled\s+no`).MatchString(out) {
+		t.Errorf("demo MementoMap lookups wrong:\n%s", out)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "sidecar", "wayside.sock")); err == nil {
+		t.Errorf("sidecar socket left behind after the demo: %v", fi.Mode())
 	}
 }

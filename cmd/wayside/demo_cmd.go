@@ -18,7 +18,10 @@ Starts Wayside's example web site on 127.0.0.1 (in this process, no network
 needed) and crawls it twice into --dir (default: a new temporary directory):
 the first crawl writes full responses, the second, with conditional requests,
 writes revisit records for everything that did not change. It prints both
-summaries and the revisits of the second crawl.`
+summaries and the revisits of the second crawl. Then it runs the sidecar
+daemon (what 'wayside serve' runs beside Heritrix) over the same WARC
+directory: it ingests the files, answers a Heritrix-style CDX dedup query and
+looks URIs up in the live MementoMap.`
 
 func runDemo(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "demo", demoUsage)
@@ -74,7 +77,12 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "\nCrawl 1 stored %s; crawl 2 stored %s and saved %s of payload.\n",
 		humanBytes(first.writer.StoredBytes), humanBytes(second.writer.StoredBytes), humanBytes(second.rec.SavedBytes))
-	fmt.Fprintf(e.stdout, "Inspect: ls %s   (CDXJ beside each WARC: *.cdxj)\n", *dir)
+	fmt.Fprintln(e.stdout)
+	fmt.Fprintln(e.stdout, "== Sidecar: what `wayside serve` does beside Heritrix, over these WARCs")
+	if err := demoSidecar(ctx, e.stdout, *dir, srv.URL); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "\nInspect: ls %s   (CDXJ beside each WARC: *.cdxj; sidecar state in sidecar/)\n", *dir)
 	return nil
 }
 
