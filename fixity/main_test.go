@@ -3,6 +3,7 @@ package fixity
 import (
 	"context"
 	"flag"
+	"github.com/wayside-archive/wayside/internal/testenv"
 	"os"
 	"os/exec"
 	"testing"
@@ -25,7 +26,7 @@ func chromiumPath(t testing.TB) string {
 	t.Helper()
 	p := findChromium()
 	if _, err := exec.LookPath(p); err != nil {
-		t.Skipf("fixity: no Chromium binary (%s): install chromium to run the replay tests", p)
+		testenv.MissingTool(t, "fixity: no Chromium binary (%s): install chromium to run the replay tests", p)
 	}
 	return p
 }

@@ -251,7 +251,7 @@ org,example)/404 20200101000000 {"url": "http://example.org/404", "mime": "text/
 // the API, and checks the results, the metrics and the HTML report.
 func TestFixitySweepOnDemand(t *testing.T) {
 	if _, err := exec.LookPath("chromium"); err != nil {
-		t.Skip("sidecar: no chromium on PATH: install chromium to run the fixity sweep test")
+		testenv.MissingTool(t, "sidecar: no chromium on PATH: install chromium to run the fixity sweep test")
 	}
 	arch, err := testarchive.New("web")
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/wayside-archive/wayside/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,7 +64,7 @@ func TestFixityVerifyAndCompareCmd(t *testing.T) {
 func TestFixityCmdEndToEnd(t *testing.T) {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		if _, err := os.Stat("/usr/bin/chromium"); err != nil {
-			t.Skip("fixity: no Chromium binary: install chromium to run the replay tests")
+			testenv.MissingTool(t, "fixity: no Chromium binary: install chromium to run the replay tests")
 		}
 	}
 	arch, err := testarchive.New("web")

@@ -13,7 +13,7 @@ const maxCheckErrors = 20
 
 // Check verifies the index's invariants: every key is of a known kind,
 // every value decodes and refers to known scopes and interned names, every
-// by-URL entry has its original (same date and URL key) and every original
+// by-URL entry has an original of that URL and every original
 // exactly one by-URL entry, and the per-scope counters match. Pending claims
 // are never persisted, so any other key is a violation.
 func (ix *Index) Check(ctx context.Context) error {

@@ -33,15 +33,16 @@
 // record id (16 bytes when it is a urn:uuid), interned file and MIME ids,
 // offset, lengths and status as varints; the digest is taken from the key.
 // Tables use Bloom filters, so lookups of absent digests rarely touch disk,
-// and Zstandard-compressed 8 KiB blocks in the bottom levels (measured on
-// realistic entries: ~87 B per original plus ~18 B for its by-URL entry
+// and Zstandard-compressed 16 KiB blocks in the bottom levels (measured on
+// 10M realistic entries: 86 B per original plus 18 B for its by-URL entry
 // after compaction; see scripts/bench-index.sh).
 //
 // # Sizing
 //
 // A dedup decision is one point lookup. It takes a few microseconds when
 // the blocks it needs are in the block cache and a read from the file
-// system (page cache or disk) otherwise. For the lowest latency give the
-// index a cache near its size on disk (WithCacheSize; `wayside index stats`
-// prints the size): about 100 MB per million originals.
+// system (page cache or disk) otherwise, and absent digests are answered by
+// the Bloom filters. The default cache is three times the index's size on
+// disk when opened (about 300 MB per million originals, capped at 4 GiB);
+// see WithCacheSize.
 package pebble

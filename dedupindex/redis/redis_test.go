@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"fmt"
+	"github.com/wayside-archive/wayside/internal/testenv"
 	"net"
 	"os"
 	"os/exec"
@@ -155,7 +156,7 @@ func clusterClient(t *testing.T) *goredis.ClusterClient {
 	t.Helper()
 	if testCluster.err != nil {
 		if strings.Contains(testCluster.err.Error(), "not installed") {
-			t.Skipf("dedupindex/redis: %v", testCluster.err)
+			testenv.MissingTool(t, "dedupindex/redis: %v", testCluster.err)
 		}
 		t.Fatalf("starting the Redis cluster: %v", testCluster.err)
 	}
