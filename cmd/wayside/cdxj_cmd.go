@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
 const cdxjUsage = `[flags] FILE...
@@ -49,60 +49,36 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	if *memMB < 1 {
 		return usagef("cdxj: -mem-mb must be at least 1")
 	}
-	w, commit, abort, err := openOutput(e, *out)
-	if err != nil {
-		return err
-	}
-	defer abort()
-	if *mergeMode {
-		err = mergeShards(w, files, *unique)
-	} else {
-		err = indexWARCs(ctx, e, w, files, indexConfig{
+	run := func(w io.Writer) error {
+		if *mergeMode {
+			return mergeShards(w, files, *unique)
+		}
+		return indexWARCs(ctx, e, w, files, indexConfig{
 			jobs: *jobs, all: *all, unique: *unique, quiet: *quiet, verify: *verify,
 			sort: cdxj.SortOptions{MaxMemory: int64(*memMB) << 20, TempDir: *tmpDir, Unique: *unique},
 		})
 	}
-	var problems problemsError
-	if err != nil && !errors.As(err, &problems) {
-		return err
+	if *out == "" || *out == "-" {
+		return run(e.stdout)
 	}
-	if cerr := commit(); cerr != nil {
-		return cerr
-	}
-	return err
-}
-
-// openOutput returns the writer for -o (a temporary file renamed over FILE
-// on commit) or stdout.
-func openOutput(e *env, path string) (w io.Writer, commit func() error, abort func(), err error) {
-	if path == "" || path == "-" {
-		return e.stdout, func() error { return nil }, func() {}, nil
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("cdxj: %w", err)
-	}
-	done := false
-	commit = func() error {
-		if err := f.Sync(); err != nil {
-			return fmt.Errorf("cdxj: %w", err)
+	// -o FILE is replaced atomically, and also when the run only reports
+	// problems (damaged records counted, the rest indexed).
+	var runErr, fatal error
+	err := fsutil.WriteFileAtomic(*out, 0o644, func(w io.Writer) error {
+		runErr = run(w)
+		var problems problemsError
+		if runErr != nil && !errors.As(runErr, &problems) {
+			fatal = runErr
 		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("cdxj: %w", err)
-		}
-		if err := os.Rename(f.Name(), path); err != nil {
-			return fmt.Errorf("cdxj: %w", err)
-		}
-		done = true
-		return nil
+		return fatal
+	})
+	switch {
+	case fatal != nil:
+		return fatal
+	case err != nil:
+		return fmt.Errorf("cdxj: %w", err)
 	}
-	abort = func() {
-		if !done {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}
-	return f, commit, abort, nil
+	return runErr
 }
 
 func mergeShards(w io.Writer, files []string, unique bool) error {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/wayside-archive/wayside/fixity"
 	"github.com/wayside-archive/wayside/fixity/merkle"
+	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
 const fixityUsage = `<command> [flags] [args]
@@ -422,19 +423,7 @@ func fixityWriteReport(hist *fixity.History, path string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*")
-	if err != nil {
-		return fmt.Errorf("fixity sweep: report: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := fixity.BuildReport(recs).WriteHTML(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("fixity sweep: report: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := fsutil.WriteFileAtomic(path, 0o644, fixity.BuildReport(recs).WriteHTML); err != nil {
 		return fmt.Errorf("fixity sweep: report: %w", err)
 	}
 	return nil

@@ -81,11 +81,29 @@ func (ix *Index) claim(ctx context.Context, k dedupindex.Key, notBefore time.Tim
 	sh := ix.shardFor(name)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if ix.closed.Load() { // Close may already have emptied this shard
-		return dedupindex.ClaimResult{}, dedupindex.ErrClosed
-	}
-	if sh.slots[name] != nil {
-		return dedupindex.ClaimResult{State: dedupindex.Pending}, nil
+	for {
+		if ix.closed.Load() { // Close may already have emptied this shard
+			return dedupindex.ClaimResult{}, dedupindex.ErrClosed
+		}
+		cur := sh.slots[name]
+		if cur == nil {
+			break
+		}
+		if cur.token != 0 {
+			return dedupindex.ClaimResult{State: dedupindex.Pending}, nil
+		}
+		// A seeding Put (e.g. the sidecar ingesting the WARC this very
+		// record was written to) holds the key for one durable batch
+		// write: wait for it rather than report Pending, which would
+		// cost a missed dedup.
+		sh.mu.Unlock()
+		select {
+		case <-cur.done:
+			sh.mu.Lock()
+		case <-ctx.Done():
+			sh.mu.Lock() // for the deferred Unlock
+			return dedupindex.ClaimResult{}, ctx.Err()
+		}
 	}
 	o, found, err := ix.get(primaryKey(id, pk), pk.digest())
 	if err != nil {
