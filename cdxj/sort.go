@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	"github.com/wayside-archive/wayside/internal/iox"
 )
 
 // SortOptions tune a Sorter.
@@ -97,7 +99,7 @@ func (s *Sorter) spill() error {
 func (s *Sorter) WriteTo(w io.Writer) (int64, error) {
 	defer s.Close()
 	s.sortMem()
-	cw := &countWriter{w: w}
+	cw := &iox.CountWriter{W: w}
 	srcs := []lineSource{&memSource{lines: s.lines}}
 	for _, f := range s.runs {
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -106,7 +108,7 @@ func (s *Sorter) WriteTo(w io.Writer) (int64, error) {
 		srcs = append(srcs, &readerSource{name: f.Name(), br: bufio.NewReaderSize(f, 256<<10)})
 	}
 	err := merge(cw, srcs, MergeOptions{Unique: s.opts.Unique})
-	return cw.n, err
+	return cw.N, err
 }
 
 // Close removes the temporary runs.
@@ -137,14 +139,3 @@ func (m *memSource) next() ([]byte, error) {
 }
 
 func (m *memSource) pos() string { return fmt.Sprintf("memory line %d", m.i) }
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}

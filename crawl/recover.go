@@ -19,6 +19,7 @@ import (
 
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
 // RecoverOptions configures Recover.
@@ -119,7 +120,10 @@ func recoverFile(dir, name string, noCDXJ bool) (RecoveredFile, error) {
 		if err := os.Remove(path); err != nil {
 			return rf, fmt.Errorf("crawl: recover: remove empty %s: %w", path, err)
 		}
-		return rf, syncDir(dir)
+		if err := fsutil.SyncDir(dir); err != nil {
+			return rf, fmt.Errorf("crawl: recover: %w", err)
+		}
+		return rf, nil
 	}
 	if _, err := os.Stat(filepath.Join(dir, final)); err == nil {
 		return rf, fmt.Errorf("crawl: recover: %s and %s both exist; leaving both for an operator", name, final)
@@ -148,7 +152,10 @@ func recoverFile(dir, name string, noCDXJ bool) (RecoveredFile, error) {
 		return rf, fmt.Errorf("crawl: recover: rename %s: %w", path, err)
 	}
 	rf.Final = final
-	return rf, syncDir(dir)
+	if err := fsutil.SyncDir(dir); err != nil {
+		return rf, fmt.Errorf("crawl: recover: %w", err)
+	}
+	return rf, nil
 }
 
 func saveTail(src, dst string, from int64) error {
@@ -189,15 +196,10 @@ func rebuildCDXJ(dir, final string, recs []wayside.Capture) error {
 		buf.WriteByte('\n')
 	}
 	name := filepath.Join(dir, cdxjName(final))
-	tmp := name + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("crawl: recover: write %s: %w", tmp, err)
-	}
-	if f, err := os.Open(tmp); err == nil {
-		f.Sync()
-		f.Close()
-	}
-	if err := os.Rename(tmp, name); err != nil {
+	if err := fsutil.WriteFileAtomic(name, 0o644, func(w io.Writer) error {
+		_, err := w.Write(buf.Bytes())
+		return err
+	}); err != nil {
 		return fmt.Errorf("crawl: recover: %w", err)
 	}
 	return nil

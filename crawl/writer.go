@@ -17,6 +17,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
 // Defaults for WriterOptions.
@@ -509,7 +510,7 @@ func (w *Writer) openFileLocked() error {
 	}
 	// The new directory entry must survive a crash before any record in it
 	// is reported durable.
-	if err := syncDir(w.opts.Dir); err != nil {
+	if err := fsutil.SyncDir(w.opts.Dir); err != nil {
 		f.Close()
 		return fmt.Errorf("crawl: sync warc dir: %w", err)
 	}
@@ -565,7 +566,7 @@ func (w *Writer) closeFileLocked(name string) error {
 		w.failed = fmt.Errorf("crawl: rename %s: %w", open, err)
 		return w.failed
 	}
-	if err := syncDir(w.opts.Dir); err != nil {
+	if err := fsutil.SyncDir(w.opts.Dir); err != nil {
 		w.failed = fmt.Errorf("crawl: sync warc dir: %w", err)
 		return w.failed
 	}
@@ -601,15 +602,6 @@ func (w *Writer) unlock() {
 		w.lock.Close() // releases the flock
 		w.lock = nil
 	}
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // Check verifies the writer's invariants (bbolt style): the open file on

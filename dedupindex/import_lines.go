@@ -11,6 +11,7 @@ import (
 
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/iox"
 )
 
 // lines imports a CDX or CDXJ file (optionally gzip-compressed).
@@ -20,7 +21,7 @@ func (im *importer) lines(path string) error {
 		return fmt.Errorf("dedupindex: import: %w", err)
 	}
 	defer f.Close()
-	cr := &countReader{r: f}
+	cr := &iox.CountReader{R: f}
 	br := bufio.NewReaderSize(cr, 64<<10)
 	var r io.Reader = br
 	if b, _ := br.Peek(2); len(b) == 2 && b[0] == 0x1f && b[1] == 0x8b {
@@ -40,7 +41,7 @@ func (im *importer) lines(path string) error {
 			}
 		}
 		line, rerr := lr.ReadString('\n')
-		im.cur.Bytes = cr.n
+		im.cur.Bytes = cr.N
 		if rerr != nil && rerr != io.EOF {
 			// A corrupt or truncated gzip stream: nothing after this point
 			// can be read reliably.
@@ -115,16 +116,4 @@ func (im *importer) line(path string, n int, s, layout string) error {
 		return im.bad(&ImportError{File: path, Line: n, Err: fmt.Errorf("%w: %w", ErrBadRecord, err)})
 	}
 	return im.flushFull()
-}
-
-// countReader counts the bytes read through it.
-type countReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/fixity/merkle"
+	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
 // Record kinds in the history log.
@@ -224,37 +225,16 @@ func (h *History) SaveManifest(m *Manifest) (string, error) {
 	return rel, nil
 }
 
-// writeFileSync writes b to path atomically and durably.
+// writeFileSync writes b to path (mode 0600, creating its directory)
+// atomically and durably.
 func writeFileSync(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
+	return fsutil.WriteFileAtomic(path, 0o600, func(w io.Writer) error {
+		_, err := w.Write(b)
 		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	})
 }
 
 // LoadManifest reads a manifest saved in the store.

@@ -17,6 +17,7 @@ import (
 
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/internal/iox"
 	"github.com/wayside-archive/wayside/profiler/mementomap"
 	"github.com/wayside-archive/wayside/profiler/ukvs"
 	"github.com/wayside-archive/wayside/surt"
@@ -329,22 +330,11 @@ func (l *Live) WriteTo(w io.Writer) (int64, error) {
 	if l.closed {
 		return 0, errors.New("profiler: live: closed")
 	}
-	cw := &countWriter{w: w}
+	cw := &iox.CountWriter{W: w}
 	if err := l.mergeTo(cw, pend); err != nil {
-		return cw.n, err
+		return cw.N, err
 	}
-	return cw.n, nil
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	return cw.N, nil
 }
 
 // mergeTo writes file ∪ pending; l.mu must be held.

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
 // fileState is the durable ingest progress of one WARC file, keyed by its
@@ -73,43 +76,17 @@ func (cp *checkpoint) save(path string) error {
 	return writeFileAtomic(path, append(b, '\n'))
 }
 
-// writeFileAtomic replaces path with b so that a crash leaves either the old
-// or the new content, never a mix.
+// writeFileAtomic replaces path (mode 0600, creating its directory) with b
+// so that a crash leaves either the old or the new content, never a mix.
 func writeFileAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("sidecar: write %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("sidecar: write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("sidecar: write %s: %w", path, err)
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sidecar: sync %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sidecar: sync %s: %w", dir, err)
+	if err := fsutil.WriteFileAtomic(path, 0o600, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	}); err != nil {
+		return fmt.Errorf("sidecar: %w", err)
 	}
 	return nil
 }

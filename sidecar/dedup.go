@@ -14,9 +14,9 @@ import (
 
 func (s *Server) addDedupRoutes() {
 	s.add(&route{name: "lookup", method: "GET", path: api.PathLookup, h: s.handleLookupGet})
-	s.add(&route{name: "lookup", method: "POST", path: api.PathLookup, h: s.handleLookup})
+	s.add(&route{name: "lookup", method: "POST", path: api.PathLookup, h: keyHandler(s, s.lookup)})
 	s.add(&route{name: "lookup_batch", method: "POST", path: api.PathLookupBatch, h: s.handleLookupBatch})
-	s.add(&route{name: "claim", method: "POST", path: api.PathClaim, h: s.handleClaim})
+	s.add(&route{name: "claim", method: "POST", path: api.PathClaim, h: keyHandler(s, s.claim)})
 	s.add(&route{name: "claim_batch", method: "POST", path: api.PathClaimBatch, h: s.handleClaimBatch})
 	s.add(&route{name: "commit", method: "POST", path: api.PathCommit, h: s.handleCommit})
 	s.add(&route{name: "commit_batch", method: "POST", path: api.PathCommitBatch, h: s.handleCommitBatch})
@@ -91,21 +91,25 @@ func (s *Server) handleLookupGet(w http.ResponseWriter, r *http.Request, _ *reqI
 	return nil
 }
 
-func (s *Server) handleLookup(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
-	var in api.Key
-	if err := decodeJSON(w, r, s.cfg.Limits.MaxBodyBytes, &in); err != nil {
-		return err
+// keyHandler serves a single-key POST (lookup, claim): it decodes and
+// validates an api.Key, runs op on it and answers op's result.
+func keyHandler[R any](s *Server, op func(context.Context, dedupindex.Key) (R, error)) func(http.ResponseWriter, *http.Request, *reqInfo) error {
+	return func(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
+		var in api.Key
+		if err := decodeJSON(w, r, s.cfg.Limits.MaxBodyBytes, &in); err != nil {
+			return err
+		}
+		k, err := s.indexKey(in, "")
+		if err != nil {
+			return err
+		}
+		res, err := op(r.Context(), k)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, res)
+		return nil
 	}
-	k, err := s.indexKey(in, "")
-	if err != nil {
-		return err
-	}
-	res, err := s.lookup(r.Context(), k)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
 }
 
 func (s *Server) handleLookupBatch(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
@@ -161,23 +165,6 @@ func (s *Server) claim(ctx context.Context, k dedupindex.Key) (api.ClaimResult, 
 		s.metrics.ClaimsPending.Add(1)
 	}
 	return out, nil
-}
-
-func (s *Server) handleClaim(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
-	var in api.Key
-	if err := decodeJSON(w, r, s.cfg.Limits.MaxBodyBytes, &in); err != nil {
-		return err
-	}
-	k, err := s.indexKey(in, "")
-	if err != nil {
-		return err
-	}
-	res, err := s.claim(r.Context(), k)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
 }
 
 func (s *Server) handleClaimBatch(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {

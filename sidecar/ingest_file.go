@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
 // readFile ingests the complete records of f from st.Offset on, in durable
@@ -246,8 +247,8 @@ func (in *Ingester) appendCDXJ(base string, size int64, batch []ingested) (int64
 		return size, fmt.Errorf("sidecar: ingest: cdxj %s: %w", p, err)
 	}
 	if size == 0 {
-		if err := syncDir(in.cfg.Ingest.CDXJDir); err != nil {
-			return size, err
+		if err := fsutil.SyncDir(in.cfg.Ingest.CDXJDir); err != nil {
+			return size, fmt.Errorf("sidecar: ingest: %w", err)
 		}
 	}
 	return size + int64(len(buf)), nil

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wayside-archive/wayside/internal/iox"
 )
 
 // Metrics are the daemon's counters, exposed at /metrics in the Prometheus
@@ -122,7 +124,7 @@ func (h *histogram) observe(v float64) {
 // WriteTo writes the exposition text.
 func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	bw := bufio.NewWriter(w)
-	cw := &countWriter{w: bw}
+	cw := &iox.CountWriter{W: bw}
 	counter := func(name, help string, v int64) {
 		fmt.Fprintf(cw, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", name, help, name, name, v)
 	}
@@ -182,9 +184,9 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	fmt.Fprintf(cw, "wayside_http_request_duration_seconds_sum %s\n", formatFloat(float64(h.sumNs.Load())/1e9))
 	fmt.Fprintf(cw, "wayside_http_request_duration_seconds_count %d\n", n)
 	if err := bw.Flush(); err != nil {
-		return cw.n, err
+		return cw.N, err
 	}
-	return cw.n, nil
+	return cw.N, nil
 }
 
 func sortedKeys2(m map[[2]string]int64) [][2]string {
@@ -220,15 +222,4 @@ func escLabel(s string) string {
 	}
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 	return r.Replace(s)
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

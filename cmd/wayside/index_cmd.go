@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"time"
 
+	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/pebble"
 	"github.com/wayside-archive/wayside/digest"
@@ -17,19 +20,22 @@ import (
 
 const indexUsage = `<import|stats|lookup> [flags] [args]
 
-  import [--index DIR] [--scope NAME] [--match digest|url] [--format auto|warc|cdx|cdxj] [--strict] FILE...
+  import [--index DIR | --warc-dir DIR] [--scope NAME] [--match digest|url] [--format auto|warc|cdx|cdxj] [--strict] FILE...
       seed the dedup index from earlier crawls: HTTP responses of WARC files, or
       CDX / CDXJ lines. Revisits are never taken as originals.
-  stats  [--index DIR] [--check] [--json]
+  stats  [--index DIR | --warc-dir DIR] [--check] [--json]
       count originals per scope; --check verifies the index's invariants.
-  lookup [--index DIR] [--scope NAME] DIGEST
+  lookup [--index DIR | --warc-dir DIR] [--scope NAME] DIGEST
       print the original for a payload digest (any encoding) as JSON, or
       "not found" (exit status 1).
-  lookup [--index DIR] [--scope NAME] --url URL [DIGEST]
+  lookup [--index DIR | --warc-dir DIR] [--scope NAME] --url URL [DIGEST]
       print the originals archived for URL, oldest first; with DIGEST, the
       original under the same-URL policy.
 
-The index directory defaults to ./` + dedupindex.DefaultDir + `.`
+The index directory defaults to ./` + dedupindex.DefaultDir + `. --warc-dir DIR
+selects the index of the crawl writing to DIR instead (DIR/` + crawl.IndexSubdir + `,
+where ` + "`wayside crawl --warc-dir DIR`" + ` keeps it); give one of --index and
+--warc-dir, not both.`
 
 // errNotFound makes `index lookup` exit with status 1 after printing
 // "not found".
@@ -55,10 +61,34 @@ func runIndex(ctx context.Context, e *env, args []string) error {
 	return usagef("index: unknown subcommand %q", args[0])
 }
 
+// indexDirFlags registers --index and --warc-dir on fs. The returned
+// function, called after fs.Parse, gives the index directory they select.
+func indexDirFlags(fs *flag.FlagSet, cmd string) func() (string, error) {
+	dir := fs.String("index", dedupindex.DefaultDir, "index `DIR`")
+	warcDir := fs.String("warc-dir", "", "use the dedup index of the crawl writing to `DIR` (DIR/"+crawl.IndexSubdir+"); excludes --index")
+	return func() (string, error) {
+		if *warcDir == "" {
+			return *dir, nil
+		}
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "index" {
+				*warcDir = ""
+			}
+		})
+		if *warcDir == "" {
+			return "", usagef("%s: give --index or --warc-dir, not both", cmd)
+		}
+		if fi, err := os.Stat(*warcDir); err != nil || !fi.IsDir() {
+			return "", fmt.Errorf("%s: --warc-dir %s: not a directory", cmd, *warcDir)
+		}
+		return filepath.Join(*warcDir, crawl.IndexSubdir), nil
+	}
+}
+
 // openExistingIndex opens an index directory that must already exist.
 func openExistingIndex(dir string) (*pebble.Index, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("index: no index at %s (use --index, or import into it first)", dir)
+		return nil, fmt.Errorf("index: no index at %s (use --index or --warc-dir, or import into it first)", dir)
 	}
 	ix, err := pebble.Open(dir)
 	if err != nil {
@@ -69,7 +99,7 @@ func openExistingIndex(dir string) (*pebble.Index, error) {
 
 func runIndexImport(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "index import", "[flags] FILE...")
-	dir := fs.String("index", dedupindex.DefaultDir, "index directory")
+	indexDir := indexDirFlags(fs, "index import")
 	scope := fs.String("scope", dedupindex.DefaultScope, "scope (collection) the originals are filed under")
 	match := fs.String("match", "digest", "dedup matching the crawl will use: digest (URL-agnostic) or url (same URL)")
 	format := fs.String("format", "auto", "input format: auto, warc, cdx or cdxj")
@@ -77,6 +107,10 @@ func runIndexImport(ctx context.Context, e *env, args []string) error {
 	batch := fs.Int("batch", 1000, "originals per durable write")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dir, err := indexDir()
+	if err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
@@ -91,7 +125,7 @@ func runIndexImport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usagef("index import: %v", err)
 	}
-	ix, err := pebble.Open(*dir)
+	ix, err := pebble.Open(dir)
 	if err != nil {
 		return fmt.Errorf("index import: %w (is a crawl or the sidecar using it?)", err)
 	}
@@ -141,16 +175,20 @@ func printImportSummary(w io.Writer, st dedupindex.ImportStats, took time.Durati
 
 func runIndexStats(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "index stats", "[flags]")
-	dir := fs.String("index", dedupindex.DefaultDir, "index directory")
+	indexDir := indexDirFlags(fs, "index stats")
 	check := fs.Bool("check", false, "verify the index's invariants")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	dir, err := indexDir()
+	if err != nil {
+		return err
+	}
 	if fs.NArg() != 0 {
 		return usagef("index stats: unexpected arguments %q", fs.Args())
 	}
-	ix, err := openExistingIndex(*dir)
+	ix, err := openExistingIndex(dir)
 	if err != nil {
 		return err
 	}
@@ -169,7 +207,7 @@ func runIndexStats(ctx context.Context, e *env, args []string) error {
 			Dir     string `json:"dir"`
 			Checked bool   `json:"checked,omitempty"`
 			OK      *bool  `json:"ok,omitempty"`
-		}{Stats: st, Dir: *dir, Checked: *check}
+		}{Stats: st, Dir: dir, Checked: *check}
 		if *check {
 			ok := checkErr == nil
 			out.OK = &ok
@@ -180,7 +218,7 @@ func runIndexStats(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(e.stdout, "index:      %s\n", *dir)
+		fmt.Fprintf(e.stdout, "index:      %s\n", dir)
 		fmt.Fprintf(e.stdout, "originals:  %d\n", st.Originals)
 		fmt.Fprintf(e.stdout, "disk:       %.1f MB", float64(st.DiskBytes)/1e6)
 		if st.Originals > 0 {
@@ -207,10 +245,14 @@ func runIndexStats(ctx context.Context, e *env, args []string) error {
 
 func runIndexLookup(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "index lookup", "[flags] DIGEST | --url URL [DIGEST]")
-	dir := fs.String("index", dedupindex.DefaultDir, "index directory")
+	indexDir := indexDirFlags(fs, "index lookup")
 	scope := fs.String("scope", dedupindex.DefaultScope, "scope to look in")
 	uri := fs.String("url", "", "look up by URL: the originals archived for it, or with DIGEST the same-URL original")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dir, err := indexDir()
+	if err != nil {
 		return err
 	}
 	if fs.NArg() > 1 || (fs.NArg() == 0 && *uri == "") {
@@ -225,7 +267,7 @@ func runIndexLookup(ctx context.Context, e *env, args []string) error {
 		}
 		dig = d
 	}
-	ix, err := openExistingIndex(*dir)
+	ix, err := openExistingIndex(dir)
 	if err != nil {
 		return err
 	}

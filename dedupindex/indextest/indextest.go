@@ -17,12 +17,26 @@ import (
 // Opener opens (or, after Close, reopens) one store.
 type Opener func() (dedupindex.Index, error)
 
-// Run runs the suite. newStore returns an opener for a new, empty store;
-// it is called once per subtest and must clean the store up through t.
-func Run(t *testing.T, newStore func(t *testing.T) Opener) {
+// Options describe what a backend legitimately does differently.
+type Options struct {
+	// CommitNeedsLocation: Commit rejects an original without a File (and
+	// record id), as the sidecar's API does: over the wire a commit must
+	// describe a durably written record a revisit can point at. The suite
+	// then checks that rejection instead of committing location-less
+	// originals. Put (seeding) must still accept them.
+	CommitNeedsLocation bool
+}
+
+// Run runs the suite with zero Options. newStore returns an opener for a
+// new, empty store; it is called once per subtest and must clean the store
+// up through t.
+func Run(t *testing.T, newStore func(t *testing.T) Opener) { RunWith(t, Options{}, newStore) }
+
+// RunWith runs the suite for a backend described by opts.
+func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) Opener) {
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, open Opener)
+		fn   func(t *testing.T, open Opener, opts Options)
 	}{
 		{"ClaimCommitLookup", testClaimCommitLookup},
 		{"DigestEncodings", testDigestEncodings},
@@ -46,7 +60,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Opener) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.fn(t, newStore(t))
+			tc.fn(t, newStore(t), opts)
 		})
 	}
 }
@@ -152,7 +166,7 @@ func stats(t *testing.T, ix dedupindex.Index) dedupindex.Stats {
 	return st
 }
 
-func testClaimCommitLookup(t *testing.T, open Opener) {
+func testClaimCommitLookup(t *testing.T, open Opener, opts Options) {
 	ix := openIndex(t, open)
 	k := key("s", "hello")
 	r := claim(t, ix, k, dedupindex.Claimed)
@@ -184,12 +198,32 @@ func testClaimCommitLookup(t *testing.T, open Opener) {
 	k2 := key("s", "minimal")
 	r2 := claim(t, ix, k2, dedupindex.Claimed)
 	o2 := dedupindex.Original{TargetURI: "dns:example.com", Date: t0, RecordID: "<urn:ID:Heritrix/1>"}
+	if opts.CommitNeedsLocation {
+		if err := ix.Commit(context.Background(), r2.Ticket, o2); err == nil {
+			t.Fatal("Commit accepted an original without a file")
+		}
+		if _, ok := lookup(t, ix, k2); ok {
+			t.Fatal("an original without a file was committed")
+		}
+		// Whether the claim survived the rejection is up to the backend.
+		_ = ix.Cancel(context.Background(), r2.Ticket)
+		r2 = claim(t, ix, k2, dedupindex.Claimed)
+		o2.File = "x.warc.gz"
+	}
 	commit(t, ix, r2.Ticket, o2)
 	got2, _ := lookup(t, ix, k2)
 	same(t, k2, got2, o2)
+	// Put seeds originals from indexes that may lack locations.
+	k3 := key("s", "seeded-minimal")
+	o3 := dedupindex.Original{TargetURI: "dns:example.org", Date: t0}
+	if added, err := ix.Put(context.Background(), k3, o3); err != nil || !added {
+		t.Fatalf("Put of a minimal original = %v, %v", added, err)
+	}
+	got3, _ := lookup(t, ix, k3)
+	same(t, k3, got3, o3)
 }
 
-func testDigestEncodings(t *testing.T, open Opener) {
+func testDigestEncodings(t *testing.T, open Opener, opts Options) {
 	ix := openIndex(t, open)
 	d := digest.Of(digest.SHA1, []byte("payload"))
 	r := claim(t, ix, dedupindex.Key{Scope: "s", Digest: "sha1:" + d.Hex()}, dedupindex.Claimed)
@@ -207,7 +241,7 @@ func testDigestEncodings(t *testing.T, open Opener) {
 	claim(t, ix, dedupindex.Key{Scope: "s", Digest: "sha256:" + s256.Hex()}, dedupindex.Claimed)
 }
 
-func testCancelAndTickets(t *testing.T, open Opener) {
+func testCancelAndTickets(t *testing.T, open Opener, opts Options) {
 	ctx := context.Background()
 	ix := openIndex(t, open)
 	k := key("s", "x")
@@ -256,7 +290,7 @@ func testCancelAndTickets(t *testing.T, open Opener) {
 	}
 }
 
-func testConcurrentClaimsOneKey(t *testing.T, open Opener) {
+func testConcurrentClaimsOneKey(t *testing.T, open Opener, opts Options) {
 	ix := openIndex(t, open)
 	k := key("s", "contended")
 	const n = 64
@@ -308,7 +342,7 @@ func testConcurrentClaimsOneKey(t *testing.T, open Opener) {
 	wg.Wait()
 }
 
-func testConcurrentClaimsManyKeys(t *testing.T, open Opener) {
+func testConcurrentClaimsManyKeys(t *testing.T, open Opener, opts Options) {
 	ix := openIndex(t, open)
 	const workers, keys = 8, 100
 	var mu sync.Mutex
@@ -355,7 +389,7 @@ func testConcurrentClaimsManyKeys(t *testing.T, open Opener) {
 	}
 }
 
-func testPutFirstWins(t *testing.T, open Opener) {
+func testPutFirstWins(t *testing.T, open Opener, opts Options) {
 	ctx := context.Background()
 	ix := openIndex(t, open)
 	k := key("s", "seed")
@@ -385,7 +419,7 @@ func testPutFirstWins(t *testing.T, open Opener) {
 	same(t, k2, got, c)
 }
 
-func testPutWhilePending(t *testing.T, open Opener) {
+func testPutWhilePending(t *testing.T, open Opener, opts Options) {
 	ctx := context.Background()
 	ix := openIndex(t, open)
 	k := key("s", "race")
@@ -419,7 +453,7 @@ func testPutWhilePending(t *testing.T, open Opener) {
 	}
 }
 
-func testPutBatch(t *testing.T, open Opener) {
+func testPutBatch(t *testing.T, open Opener, opts Options) {
 	ctx := context.Background()
 	ix := openIndex(t, open)
 	b, ok := ix.(dedupindex.Batcher)
@@ -461,7 +495,7 @@ func testPutBatch(t *testing.T, open Opener) {
 	}
 }
 
-func testScopes(t *testing.T, open Opener) {
+func testScopes(t *testing.T, open Opener, opts Options) {
 	ix := openIndex(t, open)
 	r := claim(t, ix, key("crawl-2024", "p"), dedupindex.Claimed)
 	commit(t, ix, r.Ticket, Original("p", "http://e/p", t0))
@@ -476,7 +510,7 @@ func testScopes(t *testing.T, open Opener) {
 	}
 }
 
-func testSameURLKeys(t *testing.T, open Opener) {
+func testSameURLKeys(t *testing.T, open Opener, opts Options) {
 	ix := openIndex(t, open)
 	u1 := dedupindex.URLKey("http://example.com/one")
 	u2 := dedupindex.URLKey("http://example.com/two")
@@ -499,7 +533,7 @@ func testSameURLKeys(t *testing.T, open Opener) {
 	}
 }
 
-func testByURL(t *testing.T, open Opener) {
+func testByURL(t *testing.T, open Opener, opts Options) {
 	ctx := context.Background()
 	ix := openIndex(t, open)
 	uri := "http://example.com/page"
@@ -542,7 +576,7 @@ func testByURL(t *testing.T, open Opener) {
 	}
 }
 
-func testTicketJSON(t *testing.T, open Opener) {
+func testTicketJSON(t *testing.T, open Opener, opts Options) {
 	ix := openIndex(t, open)
 	r := claim(t, ix, dedupindex.Key{Scope: "s", Digest: Digest("j"), URL: dedupindex.URLKey("http://e/j")}, dedupindex.Claimed)
 	b, err := json.Marshal(r.Ticket)
@@ -557,7 +591,7 @@ func testTicketJSON(t *testing.T, open Opener) {
 	claim(t, ix, r.Ticket.Key, dedupindex.Duplicate)
 }
 
-func testReopen(t *testing.T, open Opener) {
+func testReopen(t *testing.T, open Opener, opts Options) {
 	ix, err := open()
 	if err != nil {
 		t.Fatal(err)
@@ -587,7 +621,7 @@ func testReopen(t *testing.T, open Opener) {
 	}
 }
 
-func testStaleTicket(t *testing.T, open Opener) {
+func testStaleTicket(t *testing.T, open Opener, opts Options) {
 	ctx := context.Background()
 	ix, err := open()
 	if err != nil {
@@ -624,7 +658,7 @@ func testStaleTicket(t *testing.T, open Opener) {
 	}
 }
 
-func testInvalidInput(t *testing.T, open Opener) {
+func testInvalidInput(t *testing.T, open Opener, opts Options) {
 	ctx := context.Background()
 	ix := openIndex(t, open)
 	if _, err := ix.Claim(ctx, dedupindex.Key{Scope: "s", Digest: "sha1:nonsense"}); err == nil {
@@ -659,7 +693,7 @@ func testInvalidInput(t *testing.T, open Opener) {
 	}
 }
 
-func testClosed(t *testing.T, open Opener) {
+func testClosed(t *testing.T, open Opener, opts Options) {
 	ctx := context.Background()
 	ix, err := open()
 	if err != nil {
@@ -683,7 +717,7 @@ func testClosed(t *testing.T, open Opener) {
 	}
 }
 
-func testClaimNewer(t *testing.T, open Opener) {
+func testClaimNewer(t *testing.T, open Opener, opts Options) {
 	ctx := context.Background()
 	ix := openIndex(t, open)
 	wc, ok := ix.(dedupindex.WindowClaimer)
@@ -722,7 +756,7 @@ func testClaimNewer(t *testing.T, open Opener) {
 	}
 }
 
-func testCanceledContext(t *testing.T, open Opener) {
+func testCanceledContext(t *testing.T, open Opener, opts Options) {
 	ix := openIndex(t, open)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -739,7 +773,7 @@ func testCanceledContext(t *testing.T, open Opener) {
 
 // testCloseWhileBusy closes the index while goroutines claim, commit and
 // put: every call returns (nil or ErrClosed), none hangs or panics.
-func testCloseWhileBusy(t *testing.T, open Opener) {
+func testCloseWhileBusy(t *testing.T, open Opener, opts Options) {
 	ix, err := open()
 	if err != nil {
 		t.Fatal(err)

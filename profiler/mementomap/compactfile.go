@@ -1,7 +1,6 @@
 package mementomap
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/profiler/ukvs"
 )
 
@@ -299,7 +299,7 @@ func CompactFile(ctx context.Context, inPath, outPath string, opts CompactOption
 	}
 	ok = true
 	if !opts.NoSync {
-		if err := syncDir(filepath.Dir(outPath)); err != nil {
+		if err := fsutil.SyncDir(filepath.Dir(outPath)); err != nil {
 			return st, fmt.Errorf("mementomap: compact: %w", err)
 		}
 	}
@@ -324,18 +324,6 @@ func syncClose(f *os.File) error {
 		return err
 	}
 	return f.Close()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // Compact compacts the sorted map read from r into w. The input is spooled
@@ -381,39 +369,10 @@ func Compact(ctx context.Context, r io.Reader, w io.Writer, opts CompactOptions)
 }
 
 // WriteFileAtomic writes a file through write and replaces path with it
-// atomically: a temporary file in the same directory is written, synced
-// and renamed over path, then the directory is synced. On error path is
-// left as it was.
+// atomically (mode 0644): see fsutil.WriteFileAtomic. On error path is left
+// as it was.
 func WriteFileAtomic(path string, write func(w io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("mementomap: write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	err = f.Chmod(0o644)
-	if err == nil {
-		err = write(bw)
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = syncClose(f)
-	} else {
-		f.Close()
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("mementomap: write %s: %w", path, err)
-	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		return fmt.Errorf("mementomap: write %s: %w", path, err)
-	}
-	return nil
+	return fsutil.WriteFileAtomic(path, 0o644, write)
 }
 
 // RemoveStaleTemps removes temporary files a crashed writer of path may

@@ -1,0 +1,5 @@
+// Package fsutil owns the project's durable file replacement: writing a
+// file so that a crash leaves either the old or the new content under its
+// name, never a torn mix, and syncing directories so renames and new
+// files survive a power loss.
+package fsutil
