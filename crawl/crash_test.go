@@ -81,9 +81,6 @@ func TestCrashChild(t *testing.T) {
 // to a response with the same payload digest, and every index entry points
 // at a complete record.
 func TestCrashRecovery(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crash test re-executes the test binary 20 times; skipped with -short")
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
