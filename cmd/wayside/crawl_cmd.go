@@ -25,7 +25,8 @@ command writes revisits for everything unchanged.`
 // crawlFlags are the flags of `wayside crawl`, shared with `wayside demo`.
 type crawlFlags struct {
 	warcDir, index, scope, prefixes, verify, version, userAgent, match string
-	originalDirs                                                       string
+	originalDirs, readScopes, dedupStatus                              string
+	window                                                             time.Duration
 	depth, maxPages, parallel                                          int
 	delay, timeout, maxTime                                            time.Duration
 	maxFileSize, maxBody, minSize                                      int64
@@ -59,6 +60,9 @@ func (f *crawlFlags) register(fs interface {
 	fs.IntVar(&f.parallel, "parallel", 4, "concurrent fetches")
 	fs.StringVar(&f.match, "match", "digest", "dedup matching: digest (URL-agnostic) or url (same URL only)")
 	fs.Int64Var(&f.minSize, "min-size", 1, "smallest payload in bytes that is deduplicated")
+	fs.StringVar(&f.readScopes, "read-scopes", "", "comma-separated scopes consulted for duplicates but never written (earlier collections, like warcprox read-only buckets)")
+	fs.StringVar(&f.dedupStatus, "dedup-status", "2xx", `HTTP statuses whose payloads are deduplicated, e.g. "2xx" or "200,203,2xx"`)
+	fs.DurationVar(&f.window, "window", 0, "ignore originals older than this (e.g. 8760h: re-store a full copy yearly; 0: no limit)")
 	fs.BoolVar(&f.noDedup, "no-dedup", false, "write every response in full")
 	fs.BoolVar(&f.verbose, "v", false, "verbose logging")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line")
@@ -118,10 +122,20 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	if err != nil {
 		return nil, usagef("crawl: --match: %v", err)
 	}
+	var statuses []dedupindex.StatusRange // nil: the policy's default, 2xx
+	if f.dedupStatus != "" {
+		if statuses, err = dedupindex.ParseStatuses(f.dedupStatus); err != nil {
+			return nil, usagef("crawl: --dedup-status: %v", err)
+		}
+	}
+	if f.window < 0 {
+		return nil, usagef("crawl: --window must not be negative, got %v", f.window)
+	}
 	log := e.logger(f.verbose)
 	s, err := crawl.Open(crawl.Config{
 		WARCDir: f.warcDir, IndexDir: f.index, NoDedup: f.noDedup,
-		Policy: dedupindex.Policy{Match: match, MinPayloadSize: f.minSize, Scope: f.scope},
+		Policy: dedupindex.Policy{Match: match, MinPayloadSize: f.minSize, Scope: f.scope,
+			ReadOnlyScopes: splitList(f.readScopes), Statuses: statuses, Window: f.window},
 		Writer: crawl.WriterOptions{Version: f.version, MaxFileSize: f.maxFileSize,
 			Info: []crawl.Field{{Name: "http-header-user-agent", Value: f.userAgent}, {Name: "isPartOf", Value: f.scope},
 				{Name: "robots", Value: map[bool]string{true: "obey", false: "ignore"}[f.robots]}}},
