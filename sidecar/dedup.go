@@ -112,20 +112,30 @@ func keyHandler[R any](s *Server, op func(context.Context, dedupindex.Key) (R, e
 	}
 }
 
-func (s *Server) handleLookupBatch(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
+// decodeKeys reads a batch request ({"keys": [...]}) and validates every
+// key, naming the first bad one ("keys[3].digest: ...").
+func (s *Server) decodeKeys(w http.ResponseWriter, r *http.Request) ([]dedupindex.Key, error) {
 	var in api.KeysRequest
 	if err := decodeJSON(w, r, s.cfg.Limits.MaxBodyBytes, &in); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.checkBatch(len(in.Keys), "keys"); err != nil {
-		return err
+		return nil, err
 	}
 	keys := make([]dedupindex.Key, len(in.Keys))
 	for i, k := range in.Keys {
 		var err error
 		if keys[i], err = s.indexKey(k, fmt.Sprintf("keys[%d]", i)); err != nil {
-			return err
+			return nil, err
 		}
+	}
+	return keys, nil
+}
+
+func (s *Server) handleLookupBatch(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
+	keys, err := s.decodeKeys(w, r)
+	if err != nil {
+		return err
 	}
 	out := api.LookupResults{Results: make([]api.LookupResult, len(keys))}
 	for i, k := range keys {
@@ -168,19 +178,9 @@ func (s *Server) claim(ctx context.Context, k dedupindex.Key) (api.ClaimResult, 
 }
 
 func (s *Server) handleClaimBatch(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
-	var in api.KeysRequest
-	if err := decodeJSON(w, r, s.cfg.Limits.MaxBodyBytes, &in); err != nil {
+	keys, err := s.decodeKeys(w, r)
+	if err != nil {
 		return err
-	}
-	if err := s.checkBatch(len(in.Keys), "keys"); err != nil {
-		return err
-	}
-	keys := make([]dedupindex.Key, len(in.Keys))
-	for i, k := range in.Keys {
-		var err error
-		if keys[i], err = s.indexKey(k, fmt.Sprintf("keys[%d]", i)); err != nil {
-			return err
-		}
 	}
 	out := api.ClaimResults{Results: make([]api.ClaimResult, len(keys))}
 	for i, k := range keys {
