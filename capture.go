@@ -2,13 +2,19 @@ package wayside
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
-// Capture describes one WARC record that is durably on disk.
+// Capture describes one WARC (or ARC) record that is durably on disk.
+//
+// There is exactly one converter from a record to a Capture:
+// warcio.Record.Capture. Every producer (the crawler, the WARC ingester,
+// `wayside cdxj`, index import, MementoMap generation) uses it, and the
+// CDXJ line of a capture is derived from the Capture alone
+// (cdxj.FromCapture), so all entry points index a record identically.
 type Capture struct {
-	// URI is the record's WARC-Target-URI.
+	// URI is the record's WARC-Target-URI (for a warcinfo record without
+	// one, its WARC-Filename, as pywb indexes it).
 	URI string `json:"uri"`
 	// Date is the record's WARC-Date.
 	Date time.Time `json:"date"`
@@ -16,22 +22,54 @@ type Capture struct {
 	RecordID string `json:"record_id"`
 	// Type is the WARC-Type: "response", "revisit", "resource", "request", ...
 	Type string `json:"type"`
-	// Digest is the canonical payload digest (see package digest). For a
-	// revisit it is the original's payload digest.
+	// Digest is the payload digest, in canonical form (see package digest)
+	// whenever it parses. The rule, applied by every producer:
+	//   - a revisit carries its original's digest (its WARC-Payload-Digest);
+	//   - any other record carries its declared WARC-Payload-Digest when it
+	//     has one: that is the digest the writer, its revisits and pywb's
+	//     indexes agree on;
+	//   - without a declared digest, the digest computed over the payload
+	//     (the HTTP entity after removing chunked transfer coding, content
+	//     encoding kept; the whole block for non-HTTP records).
+	// DigestMismatch tells when the declared digest is not borne out by the
+	// bytes.
 	Digest string `json:"digest,omitempty"`
-	// Status is the HTTP status code, 0 when the record carries no HTTP response.
+	// DigestMismatch is set when the declared payload digest matches neither
+	// the de-chunked payload nor (for chunked bodies) the bytes with their
+	// chunk framing, which some writers digested (Heritrix #769, JWAT,
+	// wget). Such a record is damaged or truncated: it is indexed, but
+	// never made a dedup original.
+	DigestMismatch bool `json:"digest_mismatch,omitempty"`
+	// Status is the HTTP status code of the record's HTTP response (for a
+	// revisit, the status line it keeps: the original's, 304 for
+	// server-not-modified); 0 when the record carries no HTTP response.
 	Status int `json:"status,omitempty"`
-	// MIME is the payload's media type without parameters ("text/html").
+	// MIME is the media type as indexes write it (pywb's rule): the HTTP
+	// Content-Type (the WARC Content-Type for records without HTTP) cut at
+	// the first ";" or space, case kept; "unk" for an HTTP message without
+	// one; "warc/revisit" is not used here (cdxj writes it for revisits).
 	MIME string `json:"mime,omitempty"`
-	// File is the WARC file's base name as it will be once closed (without
-	// an ".open" suffix); Offset and Length locate the record in it (Length
-	// counts the stored bytes, i.e. the gzip member for .warc.gz files).
+	// MIMEDetected is the WARC-Identified-Payload-Type header.
+	MIMEDetected string `json:"mime_detected,omitempty"`
+	// Metadata is the WARC-Json-Metadata header, kept as text.
+	Metadata string `json:"metadata,omitempty"`
+	// Dir is the directory holding the WARC file, as the producer knows it
+	// ("" when unknown); File is the file's base name as it will be once
+	// closed (without an ".open" suffix). Offset and Length locate the
+	// record in it (Length counts the stored bytes, i.e. the gzip member for
+	// .warc.gz files).
+	Dir    string `json:"dir,omitempty"`
 	File   string `json:"file"`
 	Offset int64  `json:"offset"`
 	Length int64  `json:"length"`
 	// PayloadLength is the length of the HTTP entity (after removing
-	// transfer-encoding); for a revisit, the original's payload length.
+	// transfer-encoding); for a revisit, the original's payload length when
+	// known (0 otherwise).
 	PayloadLength int64 `json:"payload_length,omitempty"`
+	// Truncated is the WARC-Truncated reason of a response or resource
+	// record whose payload is incomplete ("length", "time", ...). Revisits
+	// written with "length" (their body dropped on purpose) do not set it.
+	Truncated string `json:"truncated,omitempty"`
 	// Scope is the dedup scope (collection) the capture belongs to.
 	Scope string `json:"scope,omitempty"`
 	// RevisitOf is set for revisit records.
@@ -47,6 +85,26 @@ type Capture struct {
 // IsRevisit reports whether c is a revisit record.
 func (c Capture) IsRevisit() bool { return c.Type == "revisit" }
 
+// IsCapture reports whether c is a capture in the replay sense: a response,
+// revisit, resource or conversion record (what TimeMaps, MementoMaps and
+// characterization count).
+func (c Capture) IsCapture() bool {
+	switch c.Type {
+	case "response", "revisit", "resource", "conversion":
+		return true
+	}
+	return false
+}
+
+// Complete reports whether c holds its whole payload with a digest its bytes
+// bear out: a response or resource record, not truncated, without a digest
+// mismatch, with a digest. Only complete captures may become dedup originals
+// (policies such as status and minimum size are applied on top, by
+// dedupindex).
+func (c Capture) Complete() bool {
+	return (c.Type == "response" || c.Type == "resource") && c.Truncated == "" && !c.DigestMismatch && c.Digest != ""
+}
+
 // Ref identifies the original capture a revisit points at.
 type Ref struct {
 	RecordID  string    `json:"record_id"`
@@ -54,38 +112,30 @@ type Ref struct {
 	Date      time.Time `json:"date"`
 }
 
-// Subscriber consumes durable captures. OnCapture must not block for long;
-// subscribers that do slow work queue it themselves.
+// Subscriber consumes durable captures: a consumer of the capture spine
+// (the live MementoMap, characterization, the capture index, ...).
+//
+// Producers never call a consumer directly: they deliver to a Fanout, which
+// gives every consumer its own queue and goroutine, so a slow or failing
+// consumer never blocks the WARC or dedup-index path. OnCapture is called
+// from one goroutine per consumer, in the order the producer delivered the
+// captures. An error is counted and reported (Fanout.Stats, Close); it does
+// not stop delivery.
 type Subscriber interface {
-	OnCapture(ctx context.Context, c Capture)
+	OnCapture(ctx context.Context, c Capture) error
 }
 
 // SubscriberFunc adapts a function to Subscriber.
-type SubscriberFunc func(ctx context.Context, c Capture)
+type SubscriberFunc func(ctx context.Context, c Capture) error
 
 // OnCapture calls f.
-func (f SubscriberFunc) OnCapture(ctx context.Context, c Capture) { f(ctx, c) }
+func (f SubscriberFunc) OnCapture(ctx context.Context, c Capture) error { return f(ctx, c) }
 
-// Fanout delivers each capture to every subscriber in the order they were
-// added. It is safe for concurrent use.
-type Fanout struct {
-	mu   sync.RWMutex
-	subs []Subscriber
-}
-
-// Add registers s.
-func (f *Fanout) Add(s Subscriber) {
-	f.mu.Lock()
-	f.subs = append(f.subs, s)
-	f.mu.Unlock()
-}
-
-// OnCapture delivers c to every registered subscriber.
-func (f *Fanout) OnCapture(ctx context.Context, c Capture) {
-	f.mu.RLock()
-	subs := f.subs
-	f.mu.RUnlock()
-	for _, s := range subs {
-		s.OnCapture(ctx, c)
-	}
+// Resyncer is implemented by consumers that can catch up on their own (from
+// the CDXJ files beside the WARCs, or by re-reading WARCs) after the Fanout
+// dropped captures for them because their queue was full. The Fanout calls
+// Resync from the consumer's goroutine once its queue has drained; a nil
+// error clears the consumer's "behind" state.
+type Resyncer interface {
+	Resync(ctx context.Context) error
 }

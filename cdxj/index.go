@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/wayside-archive/wayside/surt"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -104,7 +103,7 @@ func Index(ctx context.Context, r *warcio.Reader, opts IndexOptions, emit func(*
 			st.Problems = append(st.Problems, fmt.Errorf("cdxj: %s offset %d: record shares a gzip member with another record; it cannot be located by offset and length and is not indexed", r.Name(), rec.Offset))
 			continue
 		}
-		FromRecord(&l, rec, opts.Filename)
+		l = FromCapture(rec.Capture(opts.Filename))
 		if err := emit(&l); err != nil {
 			return st, err
 		}
@@ -141,69 +140,6 @@ func indexed(rec *warcio.Record, all bool) bool {
 	return !strings.HasPrefix(strings.ToLower(strings.TrimSpace(rec.ContentType)), "application/warc-fields")
 }
 
-// FromRecord fills l with the index line of rec, as pywb writes it:
-// key = SURT of the target URI (the URI itself when it does not
-// canonicalise), mime = the HTTP Content-Type up to ";" or " " ("unk" for
-// HTTP records without one, "warc/revisit" for revisits, the WARC
-// Content-Type for other records), status only for response records (200
-// when they hold no HTTP message, as pywb), mime-detected from
-// WARC-Identified-Payload-Type, metadata from WARC-Json-Metadata, digest =
-// the WARC-Payload-Digest header (Base32 for SHA-1) or, when absent, the
-// computed payload digest.
-func FromRecord(l *Line, rec *warcio.Record, filename string) {
-	u := recordURL(rec)
-	key, err := surt.Canonicalize(u)
-	if err != nil || rec.TargetURI == "" {
-		key = u
-	}
-	*l = Line{
-		Key:       key,
-		Timestamp: rec.Date.UTC().Format("20060102150405"),
-		URL:       u,
-		Length:    rec.Length,
-		Offset:    rec.Offset,
-		Filename:  filename,
-	}
-	if rec.Date.IsZero() {
-		l.Timestamp = "00000000000000"
-	}
-	switch {
-	case rec.Type == "revisit":
-		l.MIME = RevisitMIME
-	case rec.HTTP != nil:
-		l.MIME = pywbMIME(rec.HTTP.Header.Get("Content-Type"), "unk")
-		if rec.Type == "request" {
-			l.MIME = pywbMIME(rec.HTTP.Header.Get("Content-Type"), "-")
-		}
-	default:
-		l.MIME = pywbMIME(rec.ContentType, "unk")
-	}
-	if rec.Type == "response" {
-		switch {
-		case rec.HTTP == nil:
-			// pywb (warcio) gives records without an HTTP message (dns:,
-			// ftp:, empty blocks) a synthetic "200 OK".
-			l.Status = 200
-		case rec.HTTP.Status == 204 && strings.Contains(rec.HTTP.Reason, "Error"):
-			// pywb's rule for the "204 Error" lines of some crawlers.
-		default:
-			l.Status = rec.HTTP.Status
-		}
-	}
-	if rec.Type != "revisit" {
-		l.MIMEDetected = rec.Header("WARC-Identified-Payload-Type")
-	}
-	l.Metadata = rec.Header("WARC-Json-Metadata")
-	switch {
-	case rec.DeclaredPayloadDigest != "":
-		l.Digest = IndexDigest(rec.DeclaredPayloadDigest)
-	case rec.Header("WARC-Payload-Digest") != "":
-		l.Digest = strings.TrimPrefix(strings.TrimSpace(rec.Header("WARC-Payload-Digest")), "sha1:")
-	case rec.Type != "revisit" && rec.PayloadDigest != "":
-		l.Digest = IndexDigest(rec.PayloadDigest)
-	}
-}
-
 // recordURL is the URL a record is indexed under: its target URI, or for
 // a warcinfo record without one its WARC-Filename (as pywb does).
 func recordURL(rec *warcio.Record) string {
@@ -211,16 +147,4 @@ func recordURL(rec *warcio.Record) string {
 		return rec.Header("WARC-Filename")
 	}
 	return rec.TargetURI
-}
-
-// pywbMIME cuts a Content-Type at the first ";" or " " (no case change).
-func pywbMIME(ct, def string) string {
-	ct = strings.TrimSpace(ct)
-	if i := strings.IndexAny(ct, "; "); i >= 0 {
-		ct = ct[:i]
-	}
-	if ct == "" {
-		return def
-	}
-	return ct
 }

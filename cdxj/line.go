@@ -81,12 +81,16 @@ func canonicalOr(d string) string {
 // Timestamp formats t as a 14-digit UTC timestamp.
 func timestamp14(c wayside.Capture) string { return c.Date.UTC().Format("20060102150405") }
 
-// FromCapture returns the index line of a capture, as pywb's indexer would
-// write it for the same record: revisits get mime "warc/revisit" and no
-// status. A URI that does not canonicalise keeps itself as key.
+// FromCapture returns the index line of a capture, as pywb's cdxj-indexer
+// writes it for the same record (the capture must come from
+// warcio.Record.Capture, the one record converter): key = SURT of the URI
+// (the URI itself when it does not canonicalise, and for warcinfo records,
+// filed under their file name); revisits get mime "warc/revisit" and keep
+// the status of their HTTP block; mime-detected is given for non-revisits
+// only; digest in index form (bare Base32 for SHA-1).
 func FromCapture(c wayside.Capture) Line {
 	key, err := surt.Canonicalize(c.URI)
-	if err != nil {
+	if err != nil || c.Type == "warcinfo" {
 		key = c.URI
 	}
 	l := Line{
@@ -99,9 +103,15 @@ func FromCapture(c wayside.Capture) Line {
 		Length:    c.Length,
 		Offset:    c.Offset,
 		Filename:  c.File,
+		Metadata:  c.Metadata,
+	}
+	if c.Date.IsZero() {
+		l.Timestamp = "00000000000000"
 	}
 	if c.IsRevisit() {
-		l.MIME, l.Status = RevisitMIME, 0
+		l.MIME = RevisitMIME
+	} else {
+		l.MIMEDetected = c.MIMEDetected
 	}
 	return l
 }

@@ -80,7 +80,7 @@ func TestFromCapture(t *testing.T) {
 	}
 	c.Type, c.Status, c.Offset = "revisit", 304, 0
 	l = FromCapture(c)
-	if !l.IsRevisit() || l.Status != 0 || l.Offset != 0 || !strings.Contains(l.String(), `"offset": "0"`) {
+	if !l.IsRevisit() || l.Status != 304 || l.Offset != 0 || !strings.Contains(l.String(), `"offset": "0"`) {
 		t.Errorf("revisit line %s", l.String())
 	}
 	if d, err := l.CanonicalDigest(); err != nil || d != c.Digest {

@@ -161,7 +161,9 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 	}
 	if r.opts.Subscriber != nil {
 		for _, c := range caps {
-			r.opts.Subscriber.OnCapture(ctx, c)
+			if err := r.opts.Subscriber.OnCapture(ctx, c); err != nil {
+				r.log.Warn("crawl: capture not delivered to its consumers", "uri", c.URI, "err", err)
+			}
 		}
 	}
 	return &Result{Captures: caps, Original: orig, Truncated: resp.Get("WARC-Truncated")}, nil

@@ -29,7 +29,7 @@ type captureLog struct {
 	t    testing.TB
 }
 
-func (l *captureLog) OnCapture(_ context.Context, c wayside.Capture) {
+func (l *captureLog) OnCapture(_ context.Context, c wayside.Capture) error {
 	// A capture is delivered only once its record is on disk: read it back.
 	if l.dir != "" {
 		if err := recordAt(l.dir, c); err != nil {
@@ -39,6 +39,7 @@ func (l *captureLog) OnCapture(_ context.Context, c wayside.Capture) {
 	l.mu.Lock()
 	l.caps = append(l.caps, c)
 	l.mu.Unlock()
+	return nil
 }
 
 func (l *captureLog) all() []wayside.Capture {

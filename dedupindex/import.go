@@ -343,24 +343,25 @@ func (im *importer) warc(path string) error {
 			im.cur.Skipped++ // dns:, ftp:, whois: ...
 			continue
 		}
-		if rec.PayloadLength == 0 {
+		c := rec.Capture(file)
+		if c.Truncated != "" {
+			// An incomplete payload is a capture, never an original.
 			im.cur.Skipped++
 			continue
 		}
-		o := Original{
-			Digest:        rec.PayloadDigest,
-			TargetURI:     rec.TargetURI,
-			Date:          rec.Date,
-			RecordID:      rec.RecordID,
-			File:          file,
-			Offset:        rec.Offset,
-			Length:        rec.Length,
-			PayloadLength: rec.PayloadLength,
-			Status:        rec.HTTP.Status,
-			MIME:          rec.MIME,
-			ETag:          rec.HTTP.Header.Get("ETag"),
-			LastModified:  rec.HTTP.Header.Get("Last-Modified"),
+		if !c.Complete() {
+			// A declared digest its bytes do not bear out: the record is
+			// damaged; a revisit must never point at it.
+			if err := im.bad(&ImportError{File: path, Offset: rec.Offset, Err: fmt.Errorf("%w: response record %s for %s is not used as an original: its WARC-Payload-Digest %s does not match its payload (%s)", ErrBadRecord, rec.RecordID, rec.TargetURI, c.Digest, rec.PayloadDigest)}); err != nil {
+				return err
+			}
+			continue
 		}
+		if c.PayloadLength == 0 {
+			im.cur.Skipped++
+			continue
+		}
+		o := OriginalFromCapture(c)
 		if err := im.original(o); err != nil {
 			if err := im.bad(&ImportError{File: path, Offset: rec.Offset, Err: fmt.Errorf("%w: %w", ErrBadRecord, err)}); err != nil {
 				return err

@@ -132,10 +132,10 @@ func TestImportCorruptWARCContinues(t *testing.T) {
 		t.Fatalf("error = %v, want one naming %s offset %d", st.Errors[0], path, victim.Offset)
 	}
 	last := recs[len(recs)-1]
-	if _, ok := lookupDigest(t, ix, dedupindex.DefaultScope, last.PayloadDigest); !ok {
+	if _, ok := lookupDigest(t, ix, dedupindex.DefaultScope, last.Capture("").Digest); !ok {
 		t.Fatal("records after the corrupt one were not imported")
 	}
-	if _, ok := lookupDigest(t, ix, dedupindex.DefaultScope, recs[0].PayloadDigest); !ok {
+	if _, ok := lookupDigest(t, ix, dedupindex.DefaultScope, recs[0].Capture("").Digest); !ok {
 		t.Fatal("records before the corrupt one were not imported")
 	}
 
@@ -145,10 +145,10 @@ func TestImportCorruptWARCContinues(t *testing.T) {
 	if !errors.As(err, &ie) || ie.Offset != victim.Offset {
 		t.Fatalf("strict Import = %v, want the corrupt record's error", err)
 	}
-	if _, ok := lookupDigest(t, ix2, dedupindex.DefaultScope, recs[0].PayloadDigest); !ok || st2.Originals == 0 {
+	if _, ok := lookupDigest(t, ix2, dedupindex.DefaultScope, recs[0].Capture("").Digest); !ok || st2.Originals == 0 {
 		t.Fatal("strict import lost the originals read before the bad record")
 	}
-	if _, ok := lookupDigest(t, ix2, dedupindex.DefaultScope, last.PayloadDigest); ok {
+	if _, ok := lookupDigest(t, ix2, dedupindex.DefaultScope, last.Capture("").Digest); ok {
 		t.Fatal("strict import went past the bad record")
 	}
 }

@@ -116,15 +116,14 @@ func OpenLive(path string, opts LiveOptions) (*Live, error) {
 // OnCapture records a durable capture (response, revisit or resource
 // record of an http(s) URI); other records are ignored. It implements
 // wayside.Subscriber.
-func (l *Live) OnCapture(ctx context.Context, c wayside.Capture) {
-	switch c.Type {
-	case "response", "revisit", "resource":
-	default:
-		return
+func (l *Live) OnCapture(ctx context.Context, c wayside.Capture) error {
+	if !c.IsCapture() {
+		return nil
 	}
 	if err := l.Add(c.URI); err != nil {
-		l.opts.Logger.Debug("profiler: live: capture not recorded", "uri", c.URI, "err", err)
+		return fmt.Errorf("profiler: live: %s: %w", c.URI, err)
 	}
+	return nil
 }
 
 // Add records one capture of uri. URIs that are not http(s) are ignored;

@@ -8,7 +8,6 @@ import (
 
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/cdxj"
-	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -48,8 +47,9 @@ func (it *recordIter) Next() (ingested, error) {
 		}
 		return ingested{}, err
 	}
-	c := captureOf(rec, it.start)
-	return ingested{c: c, partial: !c.IsRevisit() && rec.Header("WARC-Truncated") != ""}, nil
+	c := rec.Capture("")
+	c.Offset += it.start
+	return ingested{c: c, partial: c.Truncated != "" || c.DigestMismatch}, nil
 }
 
 func isTruncated(err error) bool { return errors.Is(err, warcio.ErrTruncated) }
@@ -61,44 +61,6 @@ func truncatedOffset(err error, def int64) int64 {
 		return we.Offset
 	}
 	return def
-}
-
-// captureOf converts a record. A revisit carries its original's digest
-// (WARC-Payload-Digest), anything else the digest warcio computed over the
-// de-chunked payload.
-func captureOf(rec *warcio.Record, base int64) wayside.Capture {
-	c := wayside.Capture{
-		URI:           rec.TargetURI,
-		Date:          rec.Date,
-		RecordID:      rec.RecordID,
-		Type:          rec.Type,
-		Status:        rec.Status(),
-		MIME:          rec.MIME,
-		Offset:        base + rec.Offset,
-		Length:        rec.Length,
-		PayloadLength: rec.PayloadLength,
-		Digest:        rec.PayloadDigest,
-	}
-	if rec.HTTP != nil {
-		c.ETag = rec.HTTP.Header.Get("ETag")
-		c.LastModified = rec.HTTP.Header.Get("Last-Modified")
-	}
-	if c.IsRevisit() {
-		c.Digest = rec.DeclaredPayloadDigest
-		c.PayloadLength = 0
-		c.Profile = rec.Header("WARC-Profile")
-		ref := &wayside.Ref{RecordID: rec.Header("WARC-Refers-To"), TargetURI: rec.Header("WARC-Refers-To-Target-URI")}
-		if d, ok := warcio.ParseDate(rec.Header("WARC-Refers-To-Date")); ok {
-			ref.Date = d
-		}
-		c.RevisitOf = ref
-	}
-	if c.Digest != "" {
-		if d, err := digest.Normalize(c.Digest); err == nil {
-			c.Digest = d
-		}
-	}
-	return c
 }
 
 // cdxjLine formats a capture's CDXJ line (pywb form, with newline).

@@ -63,10 +63,11 @@ func openLiveMap(cfg MapConfig, log *slog.Logger) (*LiveMap, error) {
 func (m *LiveMap) enabled() bool { return m != nil && m.live != nil }
 
 // OnCapture records a capture (response, revisit, resource).
-func (m *LiveMap) OnCapture(ctx context.Context, c wayside.Capture) {
+func (m *LiveMap) OnCapture(ctx context.Context, c wayside.Capture) error {
 	if m.enabled() {
-		m.live.OnCapture(ctx, c)
+		return m.live.OnCapture(ctx, c)
 	}
+	return nil
 }
 
 func (m *LiveMap) loadState() (mapState, error) {

@@ -1,6 +1,7 @@
 package warcio
 
 import (
+	"bufio"
 	"hash"
 	"io"
 	"strings"
@@ -50,7 +51,26 @@ func (r *Reader) readBlock(rec *Record) error {
 			rec.PayloadLength, perr = r.hbr.WriteTo(sink)
 		} else {
 			rec.HTTP = info
-			perr = copyPayload(info, r.hbr, sink)
+			body := r.hbr
+			if info.isChunked() && !r.opts.SkipPayloadDigest {
+				// Some writers digested the body with its chunk framing:
+				// hash those bytes too, so Capture can tell that known
+				// writer bug from a damaged record.
+				if r.rawHash == nil {
+					r.rawHash = newPayloadHash()
+					r.teeBR = bufio.NewReaderSize(nil, 16<<10)
+				}
+				r.rawHash.Reset()
+				r.teeBR.Reset(io.TeeReader(r.hbr, r.rawHash))
+				body = r.teeBR
+			}
+			perr = copyPayload(info, body, sink)
+			if body != r.hbr && perr == nil {
+				_, perr = body.WriteTo(io.Discard)
+			}
+			if body != r.hbr {
+				rec.ChunkedPayloadDigest = digest.FromHash(digest.SHA1, r.rawHash).String()
+			}
 			rec.PayloadLength = info.PayloadLength
 			if info.ChunkFallback {
 				rec.anomaly("Transfer-Encoding chunked but the body is not validly chunked; rest taken as is")

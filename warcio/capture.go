@@ -4,50 +4,137 @@ import (
 	"strings"
 
 	"github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/digest"
 )
 
-// Capture returns the wayside.Capture event describing rec in the WARC file
-// named file (pass the name the file has once closed, without ".open").
+// Capture returns the wayside.Capture describing rec in the WARC file named
+// file (pass the name the file has once closed, without ".open"). It is the
+// only converter from a record to a Capture: the crawler, the ingester,
+// `wayside cdxj`, index import and MementoMap generation all use it, and
+// cdxj.FromCapture derives the CDXJ line from its result.
 //
-// Digest is the canonical payload digest: for a revisit the original's
-// (WARC-Payload-Digest); for other records the digest computed here over
-// the de-chunked payload, falling back to the header when digests were
-// skipped or the record is WARC-Truncated (its bytes are not the whole
-// payload). RevisitOf is filled from the WARC-Refers-To* headers.
+// The fields follow pywb's cdxj-indexer where an index shows them:
+//   - URI: WARC-Target-URI; a warcinfo record without one is filed under
+//     its WARC-Filename.
+//   - MIME: for response, request and revisit records with an HTTP message,
+//     the HTTP Content-Type cut at the first ";" or space (case kept), "unk"
+//     when it has none (nothing for requests); for other records the WARC
+//     Content-Type the same way.
+//   - Status: the HTTP status of response and revisit records (a revisit's
+//     block keeps the status line: the original's, or 304); a response
+//     record without an HTTP message gets 200 as pywb gives it (dns:, ftp:);
+//     the "204 Error" lines some crawlers write give none.
+//   - Digest: see wayside.Capture.Digest for the rule. The declared
+//     WARC-Payload-Digest is checked against the digest computed here over
+//     the de-chunked payload and, for chunked bodies, over the stored bytes
+//     with their framing (the writer bug of Heritrix #769 and others); when
+//     it matches neither, DigestMismatch is set. Digests in another
+//     algorithm than SHA-1 are not re-computed and so not checked.
 func (r *Record) Capture(file string) wayside.Capture {
 	c := wayside.Capture{
 		URI:           r.TargetURI,
 		Date:          r.Date,
 		RecordID:      r.RecordID,
 		Type:          r.Type,
-		Status:        r.Status(),
-		MIME:          r.MIME,
 		File:          file,
 		Offset:        r.Offset,
 		Length:        r.Length,
 		PayloadLength: r.PayloadLength,
-		Profile:       r.Header("WARC-Profile"),
+		MIMEDetected:  strings.TrimSpace(r.Header("WARC-Identified-Payload-Type")),
+		Metadata:      r.Header("WARC-Json-Metadata"),
+	}
+	if c.URI == "" && r.Type == "warcinfo" {
+		c.URI = r.Header("WARC-Filename")
+	}
+	c.MIME = r.indexMIME()
+	c.Status = r.indexStatus()
+	declared := r.DeclaredPayloadDigest
+	if declared == "" {
+		// Present but not parsable: kept as written (without a "sha1:"
+		// label, as pywb writes it); digest.Normalize rejects it, so it is
+		// never a dedup key.
+		declared = strings.TrimPrefix(strings.TrimSpace(r.Header("WARC-Payload-Digest")), "sha1:")
 	}
 	switch {
 	case r.Type == "revisit":
-		c.Digest = r.DeclaredPayloadDigest
+		c.Digest = declared
 		c.PayloadLength = 0
+		c.Profile = strings.TrimSpace(r.Header("WARC-Profile"))
 		ref := &wayside.Ref{
-			RecordID:  r.Header("WARC-Refers-To"),
-			TargetURI: strings.Trim(r.Header("WARC-Refers-To-Target-URI"), "<>"),
+			RecordID:  strings.TrimSpace(r.Header("WARC-Refers-To")),
+			TargetURI: strings.Trim(strings.TrimSpace(r.Header("WARC-Refers-To-Target-URI")), "<>"),
 		}
 		if d, ok := ParseDate(r.Header("WARC-Refers-To-Date")); ok {
 			ref.Date = d
 		}
 		c.RevisitOf = ref
-	case r.PayloadDigest == "" || r.Header("WARC-Truncated") != "":
-		c.Digest = r.DeclaredPayloadDigest
+	case declared != "":
+		c.Digest = declared
+		c.DigestMismatch = r.digestMismatch()
 	default:
 		c.Digest = r.PayloadDigest
+	}
+	if t := strings.TrimSpace(r.Header("WARC-Truncated")); t != "" && r.Type != "revisit" {
+		c.Truncated = t
 	}
 	if r.HTTP != nil {
 		c.ETag = r.HTTP.Header.Get("ETag")
 		c.LastModified = r.HTTP.Header.Get("Last-Modified")
 	}
 	return c
+}
+
+// digestMismatch reports whether the declared (SHA-1) payload digest matches
+// neither the computed payload digest nor the chunk-framed one.
+func (r *Record) digestMismatch() bool {
+	if r.PayloadDigest == "" || r.DeclaredPayloadDigest == "" {
+		return false // not computed, or not parsable: nothing to compare
+	}
+	if d, err := digest.Parse(r.DeclaredPayloadDigest); err != nil || d.Alg != digest.SHA1 {
+		return false
+	}
+	return r.DeclaredPayloadDigest != r.PayloadDigest && r.DeclaredPayloadDigest != r.ChunkedPayloadDigest
+}
+
+// indexMIME is the media type as pywb's indexer writes it.
+func (r *Record) indexMIME() string {
+	switch {
+	case r.HTTP != nil && r.Type == "request":
+		return cutMIME(r.HTTP.Header.Get("Content-Type"), "")
+	case r.HTTP != nil:
+		return cutMIME(r.HTTP.Header.Get("Content-Type"), "unk")
+	default:
+		return cutMIME(r.ContentType, "unk")
+	}
+}
+
+// indexStatus is the status as pywb's indexer writes it.
+func (r *Record) indexStatus() int {
+	switch r.Type {
+	case "response":
+		switch {
+		case r.HTTP == nil:
+			return 200
+		case r.HTTP.Status == 204 && strings.Contains(r.HTTP.Reason, "Error"):
+			return 0
+		}
+		return r.HTTP.Status
+	case "revisit":
+		if r.HTTP != nil {
+			return r.HTTP.Status
+		}
+	}
+	return 0
+}
+
+// cutMIME cuts a Content-Type at the first ";" or space (no case change).
+func cutMIME(ct, def string) string {
+	ct = strings.TrimSpace(ct)
+	if i := strings.IndexAny(ct, "; \t"); i >= 0 {
+		ct = ct[:i]
+	}
+	if ct == "" {
+		return def
+	}
+	return ct
 }

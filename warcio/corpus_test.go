@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -225,4 +226,58 @@ func TestCorpusBlockDigests(t *testing.T) {
 		t.Fatalf("only %d block digests checked", checked)
 	}
 	t.Logf("%d block digests verified", checked)
+}
+
+// TestCaptureDigestRule: across the corpus a capture carries the declared
+// payload digest; the 17 chunked responses whose writers digested the chunk
+// framing (JWAT, wget) are recognised as such, not as damaged; and a record
+// whose payload no longer matches its declared digest is flagged.
+func TestCaptureDigestRule(t *testing.T) {
+	framed := 0
+	for _, path := range testenv.CorpusWARCs(t) {
+		for _, rec := range readAll(t, path, Options{}) {
+			c := rec.Capture("x")
+			if c.DigestMismatch {
+				t.Errorf("%s offset %d: digest mismatch on an intact corpus record (declared %s, computed %s)", filepath.Base(path), rec.Offset, rec.DeclaredPayloadDigest, rec.PayloadDigest)
+			}
+			if rec.Type == "revisit" || rec.DeclaredPayloadDigest == "" {
+				continue
+			}
+			if c.Digest != rec.DeclaredPayloadDigest {
+				t.Errorf("%s offset %d: capture digest %s, declared %s", filepath.Base(path), rec.Offset, c.Digest, rec.DeclaredPayloadDigest)
+			}
+			if rec.DeclaredPayloadDigest != rec.PayloadDigest {
+				if rec.HTTP == nil || !rec.HTTP.Chunked || rec.ChunkedPayloadDigest != rec.DeclaredPayloadDigest {
+					t.Errorf("%s offset %d: declared %s is neither the payload digest %s nor the framed one %s", filepath.Base(path), rec.Offset, rec.DeclaredPayloadDigest, rec.PayloadDigest, rec.ChunkedPayloadDigest)
+				}
+				framed++
+			}
+		}
+	}
+	if framed != 17 {
+		t.Errorf("%d records with a chunk-framed declared digest, want the corpus's 17", framed)
+	}
+
+	body := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello"
+	for _, tc := range []struct {
+		declared string
+		mismatch bool
+	}{
+		{"sha1:AAF4C61DDCC5E8A2DABEDE0F3B482CD9AEA9434D", false}, // sha1("hello") in hex
+		{"sha1:2222222222222222222222222222222A", true},
+		{"sha256:2CF24DBA5FB0A30E26E83B2AC5B9E29E1B161E5C1FA7425E73043362938B9824", false}, // not re-computed
+	} {
+		rec := "WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: http://example.com/\r\nWARC-Date: 2024-01-01T00:00:00Z\r\n" +
+			"WARC-Record-ID: <urn:uuid:1>\r\nWARC-Payload-Digest: " + tc.declared + "\r\nContent-Type: application/http; msgtype=response\r\n" +
+			"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body + "\r\n\r\n"
+		r := NewReader(strings.NewReader(rec), "t.warc")
+		got, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := got.Capture("t.warc")
+		if c.DigestMismatch != tc.mismatch || c.Complete() == tc.mismatch {
+			t.Errorf("declared %s: mismatch %v complete %v, want mismatch %v", tc.declared, c.DigestMismatch, c.Complete(), tc.mismatch)
+		}
+	}
 }

@@ -62,6 +62,9 @@ type Reader struct {
 	hbr  *bufio.Reader
 	keep keepWriter
 	hash hash.Hash
+	// rawHash and teeBR digest chunked bodies with their framing.
+	rawHash hash.Hash
+	teeBR   *bufio.Reader
 }
 
 // sizedFile lets NewReader size its buffer to small files.

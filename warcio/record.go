@@ -39,6 +39,10 @@ type Record struct {
 	// digest of whatever body the revisit holds (normally empty): the
 	// original's digest is DeclaredPayloadDigest.
 	PayloadDigest string
+	// ChunkedPayloadDigest is, for an HTTP body with chunked transfer
+	// coding, the canonical SHA-1 of the body bytes as stored, chunk framing
+	// included: what some writers wrongly declared as WARC-Payload-Digest.
+	ChunkedPayloadDigest string
 	// PayloadLength is the length of those payload bytes.
 	PayloadLength int64
 	// DeclaredPayloadDigest is the WARC-Payload-Digest header in canonical

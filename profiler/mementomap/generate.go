@@ -310,7 +310,9 @@ func (g *Generator) addCDXJ(line string) error {
 // index may come from another canonicalizer), or its key when it has none.
 func (g *Generator) addLine(l cdxj.Line) error {
 	if l.MIME == cdxj.RevisitMIME {
-		l.MIME = "" // the original's type is not in the revisit
+		// A revisit is a memento of its original, whose type is not in
+		// the line and whose status may be a 304: filter on neither.
+		l.MIME, l.Status = "", 0
 	}
 	if l.URL != "" {
 		return g.Add(l.URL, l.Status, l.MIME)
@@ -367,23 +369,12 @@ func (g *Generator) addWARC(ctx context.Context, path string) error {
 			}
 			continue
 		}
-		switch rec.Type {
-		case "response", "revisit", "resource":
-		default:
+		c := rec.Capture("")
+		if !c.IsCapture() || c.URI == "" {
 			continue
 		}
-		if rec.TargetURI == "" {
-			continue
-		}
-		status := 0
-		if rec.HTTP != nil {
-			status = rec.HTTP.Status
-		}
-		mime := rec.MIME
-		if rec.Type == "revisit" {
-			mime = "" // the original's type is not in the revisit
-		}
-		if err := g.Add(rec.TargetURI, status, mime); err != nil {
+		l := cdxj.FromCapture(c)
+		if err := g.addLine(l); err != nil {
 			if err := g.bad(fmt.Errorf("mementomap: generate: %s offset %d: %w", path, rec.Offset, err)); err != nil {
 				return err
 			}

@@ -1,0 +1,218 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/wayside-archive/wayside/dedupindex"
+	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
+	diredis "github.com/wayside-archive/wayside/dedupindex/redis"
+	"github.com/wayside-archive/wayside/sidecar/client"
+)
+
+// Options are settings that do not belong in an index URL.
+type Options struct {
+	// Logger receives the backend's log lines (default: discard).
+	Logger *slog.Logger
+	// Token is the bearer token for a sidecar reached over TCP.
+	Token string
+}
+
+// Opener opens one backend from its parsed URL.
+type Opener func(ctx context.Context, u *url.URL, o Options) (dedupindex.Index, error)
+
+// openers is the registry: scheme → opener.
+func openers() map[string]Opener {
+	return map[string]Opener{
+		"pebble":  openPebble,
+		"redis":   openRedis,
+		"sidecar": openSidecar,
+	}
+}
+
+// Schemes lists the registered URL schemes.
+func Schemes() []string {
+	var s []string
+	for k := range openers() {
+		s = append(s, k)
+	}
+	sort.Strings(s)
+	return s
+}
+
+// ErrBadURL is wrapped by every error about the index URL itself.
+var ErrBadURL = errors.New("bad index URL")
+
+// Parse checks an index URL (or bare path) and returns it parsed; a bare
+// path becomes pebble:///ABS-PATH.
+func Parse(raw string) (*url.URL, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return nil, fmt.Errorf("%w: empty", ErrBadURL)
+	}
+	scheme, _, hasScheme := strings.Cut(raw, "://")
+	if !hasScheme || strings.ContainsAny(scheme, `/\.`) {
+		abs, err := filepath.Abs(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %q: %v", ErrBadURL, raw, err)
+		}
+		return &url.URL{Scheme: "pebble", Path: abs}, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %v", ErrBadURL, raw, err)
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	if _, ok := openers()[u.Scheme]; !ok {
+		return nil, fmt.Errorf("%w: %q: unknown scheme %q (known: %s)", ErrBadURL, raw, u.Scheme, strings.Join(Schemes(), ", "))
+	}
+	return u, nil
+}
+
+// Open opens the index raw names. The caller closes it.
+func Open(ctx context.Context, raw string, o Options) (dedupindex.Index, error) {
+	u, err := Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	ix, err := openers()[u.Scheme](ctx, u, o)
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", Redact(u), err)
+	}
+	return ix, nil
+}
+
+// Redact returns u as text without passwords or tokens, for logs.
+func Redact(u *url.URL) string {
+	c := *u
+	if c.User != nil {
+		c.User = url.User(c.User.Username())
+	}
+	q := c.Query()
+	for _, k := range []string{"password", "token"} {
+		if q.Has(k) {
+			q.Set(k, "xxxxx")
+		}
+	}
+	c.RawQuery = q.Encode()
+	return c.Redacted()
+}
+
+// IsEmbedded reports whether raw names the embedded (pebble) backend.
+func IsEmbedded(raw string) bool {
+	u, err := Parse(raw)
+	return err == nil && u.Scheme == "pebble"
+}
+
+func openPebble(_ context.Context, u *url.URL, o Options) (dedupindex.Index, error) {
+	path := u.Path
+	if u.Host != "" && u.Host != "localhost" {
+		// pebble://relative/dir: host and path together.
+		path = u.Host + u.Path
+	}
+	if path == "" {
+		return nil, fmt.Errorf("%w: pebble URL without a path", ErrBadURL)
+	}
+	return dipebble.Open(path, dipebble.WithLogger(o.Logger))
+}
+
+// openRedis opens a Redis Cluster (or, with ?cluster=0 and one address, a
+// single server). Query parameters: prefix, lease (duration), password,
+// cluster.
+func openRedis(ctx context.Context, u *url.URL, o Options) (dedupindex.Index, error) {
+	if u.Host == "" {
+		return nil, fmt.Errorf("%w: redis URL without host:port", ErrBadURL)
+	}
+	addrs := strings.Split(u.Host, ",")
+	q := u.Query()
+	var opts []diredis.Option
+	if p := q.Get("prefix"); p != "" {
+		opts = append(opts, diredis.WithPrefix(p))
+	}
+	if l := q.Get("lease"); l != "" {
+		d, err := time.ParseDuration(l)
+		if err != nil {
+			return nil, fmt.Errorf("%w: lease %q: %v", ErrBadURL, l, err)
+		}
+		opts = append(opts, diredis.WithLease(d))
+	}
+	password := q.Get("password")
+	if u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			password = p
+		}
+	}
+	cluster := true
+	if c := q.Get("cluster"); c != "" {
+		b, err := strconv.ParseBool(c)
+		if err != nil {
+			return nil, fmt.Errorf("%w: cluster=%q", ErrBadURL, c)
+		}
+		cluster = b
+	}
+	var c goredis.UniversalClient
+	if cluster {
+		c = goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs, Password: password})
+	} else {
+		if len(addrs) != 1 {
+			return nil, fmt.Errorf("%w: cluster=0 takes exactly one address", ErrBadURL)
+		}
+		c = goredis.NewClient(&goredis.Options{Addr: addrs[0], Password: password})
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := c.Ping(pctx).Err(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("redis at %s does not answer: %w", u.Host, err)
+	}
+	ix, err := diredis.New(c, opts...)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &closingIndex{Index: ix, close: c.Close}, nil
+}
+
+func openSidecar(_ context.Context, u *url.URL, o Options) (dedupindex.Index, error) {
+	addr := u.Path
+	var copts []client.Option
+	if u.Host != "" {
+		addr = "http://" + u.Host
+		tok := o.Token
+		if tok == "" {
+			return nil, errors.New("a sidecar reached over TCP needs a token (WAYSIDE_TOKEN)")
+		}
+		copts = append(copts, client.WithToken(tok))
+	}
+	if addr == "" {
+		return nil, fmt.Errorf("%w: sidecar URL without a socket path or host", ErrBadURL)
+	}
+	c, err := client.New(addr, copts...)
+	if err != nil {
+		return nil, err
+	}
+	return c.Index(), nil
+}
+
+// closingIndex also closes the client the backend was given.
+type closingIndex struct {
+	dedupindex.Index
+	close func() error
+}
+
+func (c *closingIndex) Close() error {
+	return errors.Join(c.Index.Close(), c.close())
+}

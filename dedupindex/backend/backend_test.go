@@ -1,0 +1,80 @@
+package backend_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/dedupindex/backend"
+)
+
+func TestParse(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ in, scheme, path string }{
+		{dir, "pebble", dir},
+		{"pebble://" + dir, "pebble", dir},
+		{"redis://127.0.0.1:7000,127.0.0.1:7001/?prefix=x:", "redis", ""},
+		{"sidecar:///run/wayside.sock", "sidecar", "/run/wayside.sock"},
+		{"./rel/idx", "pebble", ""},
+	} {
+		u, err := backend.Parse(tc.in)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.in, err)
+		}
+		if u.Scheme != tc.scheme || (tc.path != "" && u.Path != tc.path) {
+			t.Errorf("Parse(%q) = %s %s, want %s %s", tc.in, u.Scheme, u.Path, tc.scheme, tc.path)
+		}
+		if tc.in == "./rel/idx" && !filepath.IsAbs(u.Path) {
+			t.Errorf("bare relative path not made absolute: %s", u.Path)
+		}
+	}
+	for _, bad := range []string{"", "ftp://x/y", "bolt:///tmp/x"} {
+		if _, err := backend.Parse(bad); !errors.Is(err, backend.ErrBadURL) {
+			t.Errorf("Parse(%q) = %v, want ErrBadURL", bad, err)
+		}
+	}
+}
+
+// A bare path and its pebble:// URL open the same embedded index.
+func TestOpenPebbleByPathAndURL(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "idx")
+	ix, err := backend.Open(ctx, dir, backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := dedupindex.Key{Scope: dedupindex.DefaultScope, Digest: "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYA"}
+	o := dedupindex.Original{Digest: k.Digest, TargetURI: "http://example.com/", Date: time.Unix(1700000000, 0).UTC(), RecordID: "<urn:uuid:x>", File: "a.warc.gz", Offset: 1, Length: 2, PayloadLength: 3}
+	if _, err := ix.Put(ctx, k, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix, err = backend.Open(ctx, "pebble://"+dir, backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	got, ok, err := ix.Lookup(ctx, k)
+	if err != nil || !ok || got.RecordID != o.RecordID {
+		t.Fatalf("Lookup via pebble:// = %+v %v %v", got, ok, err)
+	}
+}
+
+// An unreachable Redis fails at Open with a message naming it.
+func TestOpenRedisUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := backend.Open(ctx, "redis://127.0.0.1:1/?cluster=0", backend.Options{})
+	if err == nil {
+		t.Fatal("Open of an unreachable Redis succeeded")
+	}
+	if want := "127.0.0.1:1"; !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not name %s", err, want)
+	}
+}

@@ -1,0 +1,316 @@
+package wayside
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrFanoutClosed is returned by Fanout.OnCapture after Close.
+var ErrFanoutClosed = errors.New("wayside: fanout is closed")
+
+// FanoutOption configures a Fanout.
+type FanoutOption func(*Fanout)
+
+// WithQueueSize sets how many captures each consumer may have waiting
+// (default 8192). When a consumer's queue is full, further captures are
+// dropped for it (never for the others, never blocking the producer) and it
+// is "behind" until it resyncs.
+func WithQueueSize(n int) FanoutOption {
+	return func(f *Fanout) {
+		if n > 0 {
+			f.queue = n
+		}
+	}
+}
+
+// WithLogger sets the logger consumer failures are reported to.
+func WithLogger(l *slog.Logger) FanoutOption {
+	return func(f *Fanout) {
+		if l != nil {
+			f.log = l
+		}
+	}
+}
+
+// WithDrainTimeout bounds how long Close waits for consumers to finish their
+// queues (default 1 minute); what is left is counted as dropped.
+func WithDrainTimeout(d time.Duration) FanoutOption {
+	return func(f *Fanout) {
+		if d > 0 {
+			f.drain = d
+		}
+	}
+}
+
+// Fanout delivers each capture to every consumer added to it. It is the one
+// place where the capture spine branches: producers (crawl, ingest) hand it
+// a capture once the record is durable, and return at once; each consumer
+// has its own bounded queue and goroutine. A slow consumer falls behind
+// (and catches up through Resyncer), a failing or panicking one has its
+// errors counted and reported; neither delays the producer nor the other
+// consumers.
+//
+// The zero value is not usable: create one with NewFanout.
+type Fanout struct {
+	log   *slog.Logger
+	queue int
+	drain time.Duration
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu        sync.RWMutex
+	closed    bool
+	consumers []*consumer
+	wg        sync.WaitGroup
+}
+
+// NewFanout returns an empty Fanout.
+func NewFanout(opts ...FanoutOption) *Fanout {
+	f := &Fanout{log: slog.New(slog.DiscardHandler), queue: 8192, drain: time.Minute}
+	for _, o := range opts {
+		o(f)
+	}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	return f
+}
+
+// ConsumerStats describes one consumer of a Fanout.
+type ConsumerStats struct {
+	Name      string `json:"name"`
+	Delivered int64  `json:"delivered"`
+	Failed    int64  `json:"failed"`
+	// Dropped counts captures not delivered because the queue was full (or
+	// still queued when Close gave up); Resyncs how often the consumer
+	// caught up after drops.
+	Dropped int64 `json:"dropped"`
+	Resyncs int64 `json:"resyncs,omitempty"`
+	Queued  int   `json:"queued"`
+	// Behind is set while dropped captures have not been caught up.
+	Behind    bool   `json:"behind,omitempty"`
+	LastError string `json:"last_error,omitempty"`
+}
+
+type consumer struct {
+	name string
+	sub  Subscriber
+	ch   chan Capture
+	// mu guards the counters below.
+	mu        sync.Mutex
+	delivered int64
+	failed    int64
+	dropped   int64
+	resyncs   int64
+	handled   int64 // captures taken off the queue and delivered (or failed)
+	behind    bool
+	lastErr   error
+	// queued counts captures put on the queue.
+	queued atomic.Int64
+}
+
+// Add registers a consumer under a name used in logs and Stats. Consumers
+// may be added at any time; one added late sees only later captures.
+func (f *Fanout) Add(name string, s Subscriber) {
+	c := &consumer{name: name, sub: s, ch: make(chan Capture, f.queue)}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	f.consumers = append(f.consumers, c)
+	f.wg.Add(1)
+	go f.run(c)
+}
+
+// OnCapture queues c for every consumer and returns without waiting for
+// any of them. It never blocks; it fails only after Close.
+func (f *Fanout) OnCapture(_ context.Context, c Capture) error {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.closed {
+		return ErrFanoutClosed
+	}
+	for _, k := range f.consumers {
+		k.queued.Add(1)
+		select {
+		case k.ch <- c:
+		default:
+			k.queued.Add(-1)
+			k.mu.Lock()
+			k.dropped++
+			first := !k.behind
+			k.behind = true
+			k.mu.Unlock()
+			if first {
+				f.log.Warn("wayside: consumer is behind: its queue is full, captures are dropped for it until it catches up", "consumer", k.name, "queue", cap(k.ch))
+			}
+		}
+	}
+	return nil
+}
+
+func (f *Fanout) run(k *consumer) {
+	defer f.wg.Done()
+	for {
+		select {
+		case c, ok := <-k.ch:
+			if !ok {
+				return
+			}
+			err := deliver(f.ctx, k.sub, c)
+			k.mu.Lock()
+			if err != nil {
+				k.failed++
+				k.lastErr = err
+			} else {
+				k.delivered++
+			}
+			k.handled++
+			n := k.failed
+			k.mu.Unlock()
+			if err != nil && (n <= 10 || n&(n-1) == 0) {
+				f.log.Warn("wayside: consumer failed on a capture", "consumer", k.name, "uri", c.URI, "file", c.File, "offset", c.Offset, "failures", n, "err", err)
+			}
+		case <-f.ctx.Done():
+			// Close gave up waiting: count what is left.
+			n := int64(len(k.ch))
+			k.mu.Lock()
+			k.dropped += n
+			k.handled += n
+			if n > 0 {
+				k.behind = true
+			}
+			k.mu.Unlock()
+			return
+		}
+		if len(k.ch) == 0 {
+			f.resync(k)
+		}
+	}
+}
+
+func (f *Fanout) resync(k *consumer) {
+	k.mu.Lock()
+	behind := k.behind
+	k.mu.Unlock()
+	r, ok := k.sub.(Resyncer)
+	if !behind || !ok {
+		return
+	}
+	err := safely(func() error { return r.Resync(f.ctx) })
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if err != nil {
+		k.failed++
+		k.lastErr = fmt.Errorf("resync: %w", err)
+		f.log.Warn("wayside: consumer could not catch up", "consumer", k.name, "err", err)
+		return
+	}
+	k.behind = false
+	k.resyncs++
+	f.log.Info("wayside: consumer caught up", "consumer", k.name, "dropped_so_far", k.dropped)
+}
+
+func deliver(ctx context.Context, s Subscriber, c Capture) error {
+	return safely(func() error { return s.OnCapture(ctx, c) })
+}
+
+func safely(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return fn()
+}
+
+// Stats returns one entry per consumer, in the order they were added.
+func (f *Fanout) Stats() []ConsumerStats {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out := make([]ConsumerStats, 0, len(f.consumers))
+	for _, k := range f.consumers {
+		k.mu.Lock()
+		s := ConsumerStats{Name: k.name, Delivered: k.delivered, Failed: k.failed, Dropped: k.dropped,
+			Resyncs: k.resyncs, Queued: len(k.ch), Behind: k.behind}
+		if k.lastErr != nil {
+			s.LastError = k.lastErr.Error()
+		}
+		k.mu.Unlock()
+		out = append(out, s)
+	}
+	return out
+}
+
+// Flush waits until every consumer has handled everything queued before
+// the call (and caught up if it was behind), or ctx ends.
+func (f *Fanout) Flush(ctx context.Context) error {
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for !f.settled() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// settled reports whether every consumer has handled every capture queued
+// for it and is not behind (or cannot catch up anyway).
+func (f *Fanout) settled() bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	for _, k := range f.consumers {
+		k.mu.Lock()
+		_, canResync := k.sub.(Resyncer)
+		busy := k.handled != k.queued.Load() || (k.behind && canResync && !f.closed)
+		k.mu.Unlock()
+		if busy {
+			return false
+		}
+	}
+	return true
+}
+
+// Close stops accepting captures, lets every consumer finish its queue
+// (bounded by the drain timeout) and returns an error naming each consumer
+// that failed on a capture or missed captures it could not catch up on.
+// It does not close the consumers themselves: their owner does, after.
+func (f *Fanout) Close() error {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil
+	}
+	f.closed = true
+	for _, k := range f.consumers {
+		close(k.ch)
+	}
+	f.mu.Unlock()
+	done := make(chan struct{})
+	go func() { f.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(f.drain):
+		f.cancel()
+		<-done
+	}
+	f.cancel()
+	var errs []error
+	for _, s := range f.Stats() {
+		switch {
+		case s.Failed > 0:
+			errs = append(errs, fmt.Errorf("consumer %s failed on %d of %d captures (last: %s)", s.Name, s.Failed, s.Failed+s.Delivered, s.LastError))
+		case s.Behind:
+			errs = append(errs, fmt.Errorf("consumer %s missed %d captures and has not caught up", s.Name, s.Dropped))
+		}
+	}
+	return errors.Join(errs...)
+}
