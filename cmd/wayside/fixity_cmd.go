@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -76,7 +75,7 @@ type fixityListFlag []string
 func (l *fixityListFlag) String() string     { return strings.Join(*l, " ") }
 func (l *fixityListFlag) Set(s string) error { *l = append(*l, s); return nil }
 
-func (f *fixityArchiveFlags) register(fs *flag.FlagSet) {
+func (f *fixityArchiveFlags) register(fs *flagSet) {
 	fs.StringVar(&f.config, "config", "", "archive configuration file (YAML or JSON)")
 	fs.Var(&f.archives, "archive", "archive as [name=]host[,alias...] (repeatable)")
 	fs.StringVar(&f.chromium, "chromium", "", "Chromium binary (default: from PATH, else /usr/bin/chromium)")

@@ -63,7 +63,7 @@ func runIndex(ctx context.Context, e *env, args []string) error {
 
 // indexDirFlags registers --index and --warc-dir on fs. The returned
 // function, called after fs.Parse, gives the index directory they select.
-func indexDirFlags(fs *flag.FlagSet, cmd string) func() (string, error) {
+func indexDirFlags(fs *flagSet, cmd string) func() (string, error) {
 	dir := fs.String("index", dedupindex.DefaultDir, "index `DIR`")
 	warcDir := fs.String("warc-dir", "", "use the dedup index of the crawl writing to `DIR` (DIR/"+crawl.IndexSubdir+"); excludes --index")
 	return func() (string, error) {

@@ -13,24 +13,58 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+	interrupted := ctx.Err() != nil
 	stop()
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
+	os.Exit(report(os.Stderr, err, interrupted))
+}
+
+// Exit statuses, the same for every subcommand.
+const (
+	exitOK          = 0
+	exitFailure     = 1 // failure or partial failure (a summary says what failed)
+	exitUsage       = 2 // bad command line
+	exitInterrupted = 130
+)
+
+// report prints the outcome of run as one line on w (and, for usage errors,
+// a hint to -h) and returns the exit status.
+func report(w io.Writer, err error, interrupted bool) int {
+	var ue usageError
+	switch {
+	case err == nil && !interrupted, errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case interrupted:
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintln(w, "wayside: interrupted:", err)
+		} else {
+			fmt.Fprintln(w, "wayside: interrupted")
 		}
-		fmt.Fprintln(os.Stderr, "wayside:", err)
-		var ue usageError
-		if errors.As(err, &ue) {
-			os.Exit(2)
+		return exitInterrupted
+	case errors.As(err, &ue):
+		fmt.Fprintln(w, "wayside:", oneLine(err.Error()))
+		if ue.cmd != "" {
+			fmt.Fprintf(w, "Run 'wayside %s -h' for usage.\n", ue.cmd)
+		} else {
+			fmt.Fprintln(w, "Run 'wayside -h' for usage.")
 		}
-		os.Exit(1)
+		return exitUsage
+	default:
+		fmt.Fprintln(w, "wayside:", oneLine(err.Error()))
+		return exitFailure
 	}
+}
+
+// oneLine keeps an error message on one line (multi-line summaries are
+// printed by the subcommand itself before it returns).
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")
 }
 
 // env is what a subcommand may touch of the process: no subcommand reads
@@ -52,11 +86,12 @@ func (e *env) logger(verbose bool) *slog.Logger {
 }
 
 // usageError marks errors caused by bad command-line usage (exit status 2).
-type usageError struct{ msg string }
+// cmd names the subcommand whose -h the hint points to.
+type usageError struct{ msg, cmd string }
 
 func (u usageError) Error() string { return u.msg }
 
-func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+func usagef(format string, a ...any) error { return usageError{msg: fmt.Sprintf(format, a...)} }
 
 type command struct {
 	name    string
@@ -74,12 +109,17 @@ func commands() []command {
 		{"fixity", "replay archived pages, hash them and track changes", runFixity},
 		{"serve", "run the sidecar daemon beside a crawler", runServe},
 		{"status", "query a running sidecar daemon", runStatus},
+		{"version", "print the version of this binary", runVersion},
 	}
 	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
 	return cs
 }
 
 func run(ctx context.Context, args []string, e *env) error {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		fmt.Fprintln(e.stdout, versionString())
+		return nil
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		printUsage(e.stdout)
 		if len(args) == 0 {
@@ -89,11 +129,16 @@ func run(ctx context.Context, args []string, e *env) error {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			return c.run(ctx, e, args[1:])
+			err := c.run(ctx, e, args[1:])
+			var ue usageError
+			if errors.As(err, &ue) && ue.cmd == "" {
+				ue.cmd = c.name
+				return ue
+			}
+			return err
 		}
 	}
-	printUsage(e.stderr)
-	return usagef("unknown subcommand %q", args[0])
+	return usageError{msg: fmt.Sprintf("unknown subcommand %q", args[0])}
 }
 
 func printUsage(w io.Writer) {
@@ -107,14 +152,43 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "Run 'wayside <subcommand> -h' for a subcommand's flags.")
 }
 
-// newFlagSet returns a flag set that writes its usage to e.stderr and returns
-// errors instead of exiting.
-func newFlagSet(e *env, name, usage string) *flag.FlagSet {
+// flagSet is a flag.FlagSet with Wayside's conventions: -h prints the usage
+// on stdout and succeeds; a bad flag is a usage error (exit 2) reported in
+// one line, not buried under the usage text.
+type flagSet struct {
+	*flag.FlagSet
+	e    *env
+	name string
+}
+
+// newFlagSet returns a flag set for the subcommand name ("index import").
+func newFlagSet(e *env, name, usage string) *flagSet {
 	fs := flag.NewFlagSet("wayside "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	f := &flagSet{FlagSet: fs, e: e, name: name}
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: wayside %s %s\n\n", name, usage)
+		out := fs.Output()
+		fmt.Fprintf(out, "usage: wayside %s %s\n\n", name, usage)
 		fs.PrintDefaults()
 	}
-	return fs
+	return f
+}
+
+// Parse parses args with the conventions above.
+func (f *flagSet) Parse(args []string) error {
+	f.SetOutput(io.Discard)
+	err := f.FlagSet.Parse(args)
+	f.SetOutput(f.e.stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		f.Usage()
+		return flag.ErrHelp
+	}
+	if err != nil {
+		return usageError{msg: f.name + ": " + err.Error(), cmd: f.name}
+	}
+	return nil
+}
+
+// usagef returns a usage error pointing at this subcommand's -h.
+func (f *flagSet) usagef(format string, a ...any) error {
+	return usageError{msg: fmt.Sprintf(format, a...), cmd: f.name}
 }

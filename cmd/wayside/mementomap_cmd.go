@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -189,7 +188,7 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func compactFlags(fs *flag.FlagSet) (w *string, wh, wp *float64, means *string, allowRoot *bool, workers *int) {
+func compactFlags(fs *flagSet) (w *string, wh, wp *float64, means *string, allowRoot *bool, workers *int) {
 	w = fs.String("w", "", "set both weights, --wh and --wp (e.g. 8 keeps much detail, 1 is balanced, 0.1 compacts most)")
 	wh = fs.Float64("wh", 1, "host weight: a host node rolls up into host,* when it has more than wh × (mean children at its depth)")
 	wp = fs.Float64("wp", 1, "path weight: a path node rolls up into …/* when it has more than wp × (mean children at its depth)")
