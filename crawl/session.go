@@ -1,12 +1,13 @@
 package crawl
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
 
 	"github.com/wayside-archive/wayside/dedupindex"
-	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
+	"github.com/wayside-archive/wayside/dedupindex/backend"
 )
 
 // IndexSubdir is where a Session keeps its embedded dedup index when no
@@ -14,14 +15,19 @@ import (
 // records it points at travel together.
 const IndexSubdir = "dedup-index"
 
-// Config configures a Session: a WARC writer, an embedded pebble dedup
-// index with its policy, and a Recorder wired to both.
+// Config configures a Session: a WARC writer, a dedup index with its
+// policy, and a Recorder wired to both.
 type Config struct {
 	// WARCDir is where WARC and CDXJ files go (required).
 	WARCDir string
-	// IndexDir is the pebble dedup index directory (default
-	// WARCDir/dedup-index).
-	IndexDir string
+	// Index is the dedup index (any backend: see dedupindex/backend). The
+	// Session does not close an index it was given. When nil, the Session
+	// opens the one IndexURL names.
+	Index dedupindex.Index
+	// IndexURL names the index to open when Index is nil (a path or a URL
+	// such as redis://h1:7000,h2:7001; default: the embedded pebble index
+	// in WARCDir/dedup-index). The Session closes it.
+	IndexURL string
 	// NoDedup disables deduplication (no index is opened).
 	NoDedup bool
 	// Policy is the dedup policy (zero: URL-agnostic, 2xx, non-empty).
@@ -38,6 +44,7 @@ type Session struct {
 	Index    dedupindex.Index // nil with NoDedup
 	Deduper  *dedupindex.Deduper
 	Recorder *Recorder
+	ownIndex bool // opened here: closed by Close
 }
 
 // Open opens (and recovers) the WARC directory and the dedup index and
@@ -59,22 +66,23 @@ func Open(cfg Config) (*Session, error) {
 	ro := cfg.Recorder
 	ro.Writer = w
 	if !cfg.NoDedup {
-		dir := cfg.IndexDir
-		if dir == "" {
-			dir = filepath.Join(cfg.WARCDir, IndexSubdir)
-		}
-		var popts []dipebble.Option
-		if ro.Logger != nil {
-			popts = append(popts, dipebble.WithLogger(ro.Logger))
-		}
-		ix, err := dipebble.Open(dir, popts...)
-		if err != nil {
-			w.Close()
-			return nil, fmt.Errorf("crawl: open dedup index %s: %w", dir, err)
+		ix := cfg.Index
+		if ix == nil {
+			u := cfg.IndexURL
+			if u == "" {
+				u = filepath.Join(cfg.WARCDir, IndexSubdir)
+			}
+			if ix, err = backend.Open(context.Background(), u, backend.Options{Logger: ro.Logger}); err != nil {
+				w.Close()
+				return nil, fmt.Errorf("crawl: %w", err)
+			}
+			s.ownIndex = true
 		}
 		d, err := dedupindex.NewDeduper(ix, cfg.Policy)
 		if err != nil {
-			ix.Close()
+			if s.ownIndex {
+				ix.Close()
+			}
 			w.Close()
 			return nil, fmt.Errorf("crawl: dedup policy: %w", err)
 		}
@@ -97,7 +105,7 @@ func (s *Session) Close() error {
 		s.Recorder.CloseIdleConnections()
 	}
 	err := s.Writer.Close()
-	if s.Index != nil {
+	if s.Index != nil && s.ownIndex {
 		if ierr := s.Index.Close(); err == nil && ierr != nil {
 			err = fmt.Errorf("crawl: close dedup index: %w", ierr)
 		}
