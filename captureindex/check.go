@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"sort"
 	"time"
-
 )
 
 func timeOf(k parsedKey, v value) time.Time { return time.Unix(k.seconds, v.nanos).UTC() }
