@@ -41,3 +41,7 @@ func (l *Line) Capture() (wayside.Capture, error) {
 	}
 	return c, nil
 }
+
+// AppendJSONString appends s as a JSON string the way CDXJ lines (and
+// pywb's JSON outputs, Python's json.dumps) write it: non-ASCII as \uXXXX.
+func AppendJSONString(dst []byte, s string) []byte { return appendJSONString(dst, s) }
