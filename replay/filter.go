@@ -19,7 +19,7 @@ var fieldAlias = map[string]string{
 	"offset": "offset", "o": "offset",
 	"filename": "filename", "file": "filename", "f": "filename",
 	"mime-detected": "mime-detected",
-	"redirect": "redirect", "redirecturl": "redirect",
+	"redirect":      "redirect", "redirecturl": "redirect",
 	"robotflags": "robotflags",
 }
 

@@ -101,12 +101,12 @@ type path struct {
 	// collPath is collURL without scheme and host: rewritten links are
 	// host-relative, so a page works under any name the archive has.
 	collPath string
-	kind    int
-	format  string // timemap format
-	ts      string // memento timestamp, as given
-	mod     string // replay modifier
-	uriR    string
-	rest    string // the route after the collection
+	kind     int
+	format   string // timemap format
+	ts       string // memento timestamp, as given
+	mod      string // replay modifier
+	uriR     string
+	rest     string // the route after the collection
 }
 
 const (

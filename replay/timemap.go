@@ -15,7 +15,9 @@ func (p *path) uriM(ts, mod, uriR string) string { return p.collURL + ts + mod +
 
 func (p *path) timegateURL(uriR string) string { return p.collURL + uriR }
 
-func (p *path) timemapURL(format, uriR string) string { return p.collURL + "timemap/" + format + "/" + uriR }
+func (p *path) timemapURL(format, uriR string) string {
+	return p.collURL + "timemap/" + format + "/" + uriR
+}
 
 // serveTimeMap answers /<coll>/timemap/<link|json|cdxj>/[<from>/]<URI-R>
 // with the mementos of the URI-R, oldest first: in link format as pywb
