@@ -39,19 +39,21 @@ func ParseTimestamp(ts string, up bool) (time.Time, error) {
 		return n
 	}
 	y, mo, d, h, mi, s := num(0, 4), num(4, 6), num(6, 8), num(8, 10), num(10, 12), num(12, 14)
-	if mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59 {
-		if !up {
-			return time.Time{}, fmt.Errorf("timestamp %q is not a date", ts)
-		}
-		mo, h, mi, s = min(max(mo, 1), 12), min(h, 23), min(mi, 59), min(s, 59)
+	// Digits given must form a date; padded ones are brought into range
+	// (upwards, the end of the month named).
+	given := func(end int) bool { return len(ts) >= end }
+	if (given(6) && (mo < 1 || mo > 12)) || (given(8) && d < 1) || (given(10) && h > 23) || (given(12) && mi > 59) || (given(14) && s > 59) {
+		return time.Time{}, fmt.Errorf("timestamp %q is not a date", ts)
 	}
+	mo, h, mi, s = min(max(mo, 1), 12), min(h, 23), min(mi, 59), min(s, 59)
 	last := time.Date(y, time.Month(mo)+1, 0, 0, 0, 0, 0, time.UTC).Day()
 	if d > last {
-		if !up {
+		if given(8) {
 			return time.Time{}, fmt.Errorf("timestamp %q is not a date", ts)
 		}
 		d = last
 	}
+	d = max(d, 1)
 	return time.Date(y, time.Month(mo), d, h, mi, s, 0, time.UTC), nil
 }
 

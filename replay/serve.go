@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"compress/flate"
 	"compress/zlib"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -34,22 +36,9 @@ func (h *Handler) serveMemento(w http.ResponseWriter, r *http.Request, p *path) 
 	if err != nil {
 		return badRequest("memento timestamp: %v", err)
 	}
-	ctx := r.Context()
-	key := captureindex.URLKey(p.uriR)
-	var chosen *captureindex.Entry
-	err = h.idx.Closest(ctx, p.coll, key, want, func(e *captureindex.Entry) error {
-		switch {
-		case chosen == nil:
-			chosen = e
-		case e.Date.Unix() != chosen.Date.Unix():
-			return captureindex.ErrStop
-		case e.URI == p.uriR && chosen.URI != p.uriR:
-			chosen = e // same second: prefer the URI as asked (http vs https)
-		}
-		return nil
-	})
+	chosen, err := h.closest(r.Context(), p, want)
 	if err != nil {
-		return h.indexError(err)
+		return err
 	}
 	links := []string{link(p.uriR, "original"), link(p.timegateURL(p.uriR), "timegate"),
 		link(p.timemapURL("link", p.uriR), "timemap", "type", "application/link-format")}
@@ -71,6 +60,25 @@ func (h *Handler) serveMemento(w http.ResponseWriter, r *http.Request, p *path) 
 	}
 	links = append(links, mementoLink(p.uriM(p.ts, "", chosen.URI), "memento", chosen.Date))
 	return h.serveCapture(w, r, p, chosen, strings.Join(links, ", "))
+}
+
+// closest returns the capture of the route's URI-R closest to t (nil when
+// there is none): of the captures of the closest second, the one whose URI
+// is the URI-R as asked (http and https, www. or not, share a urlkey).
+func (h *Handler) closest(ctx context.Context, p *path, t time.Time) (*captureindex.Entry, error) {
+	var chosen *captureindex.Entry
+	err := h.idx.Closest(ctx, p.coll, captureindex.URLKey(p.uriR), t, func(e *captureindex.Entry) error {
+		switch {
+		case chosen == nil:
+			chosen = e
+		case e.Date.Unix() != chosen.Date.Unix():
+			return captureindex.ErrStop
+		case e.URI == p.uriR && chosen.URI != p.uriR:
+			chosen = e
+		}
+		return nil
+	})
+	return chosen, h.indexError(err)
 }
 
 // served is what serveCapture learns from the records before it answers.

@@ -124,10 +124,9 @@ func (h *Handler) serveTimeGate(w http.ResponseWriter, r *http.Request, p *path)
 		err := h.idx.Scan(ctx, q, func(e *captureindex.Entry) error { got = e; return captureindex.ErrStop })
 		return got, h.indexError(err)
 	}
-	var chosen *captureindex.Entry
-	err := h.idx.Closest(ctx, p.coll, key, want, func(e *captureindex.Entry) error { chosen = e; return captureindex.ErrStop })
+	chosen, err := h.closest(ctx, p, want)
 	if err != nil {
-		return h.indexError(err)
+		return err
 	}
 	base := []string{link(p.uriR, "original"), link(p.timemapURL("link", p.uriR), "timemap", "type", "application/link-format")}
 	if chosen == nil {
