@@ -2,9 +2,9 @@ package replay
 
 import (
 	"bytes"
-	"context"
 	"compress/flate"
 	"compress/zlib"
+	"context"
 	"errors"
 	"fmt"
 	"io"
