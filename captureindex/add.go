@@ -56,10 +56,10 @@ func (ix *Index) OnCapture(ctx context.Context, c wayside.Capture) error {
 // holds it (see Resolve); otherwise it is listed as unresolved and tried
 // again by Resync.
 //
-// Writes are not fsynced one by one: a process crash loses nothing (the
-// write-ahead log is in the kernel's hands), and after a power loss Open
-// catches up from the CDXJ files, which the producers fsync before they
-// deliver a capture.
+// Writes are not fsynced one by one but every WithSyncInterval: a process
+// crash loses nothing (the write-ahead log is in the kernel's hands), a
+// power loss at most the last interval, which Open catches up on from the
+// CDXJ files.
 func (ix *Index) Add(ctx context.Context, cs ...wayside.Capture) (int, error) {
 	if err := ix.begin(); err != nil {
 		return 0, err
@@ -116,6 +116,7 @@ func (ix *Index) Add(ctx context.Context, cs ...wayside.Capture) (int, error) {
 		ix.unpublish(pending)
 		return 0, fmt.Errorf("captureindex: add: %w", err)
 	}
+	ix.dirty.Store(true)
 	for scope, d := range delta {
 		cur := ix.counter(scope)
 		for kind, n := range d {

@@ -40,11 +40,13 @@
 // URL) at or before the revisit with that digest; the revisit's collection
 // first, then the others.
 //
-// Writes are atomic batches, not fsynced one by one: a killed process loses
-// nothing the kernel has, and after a power loss Open catches up from the
-// CDXJ files, which producers fsync before they deliver a capture. No entry
-// can point at a record that is not durable: captures are delivered, and
-// CDXJ lines written, only after their records are synced.
+// Writes are atomic batches, fsynced together once a second
+// (WithSyncInterval) rather than one by one: a killed process loses nothing
+// the kernel has, and after a power loss Open catches up from the CDXJ
+// files on what the last interval lost (the WARC ingester fsyncs its CDXJ
+// lines before it delivers their captures). No entry can point at a record
+// that is not durable: captures are delivered, and CDXJ lines written, only
+// after their records are synced.
 //
 // Check verifies the invariants (bbolt style) and is run in test cleanup.
 package captureindex

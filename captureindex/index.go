@@ -11,6 +11,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
@@ -35,6 +36,9 @@ type Index struct {
 	cdxjDirs []string
 
 	closed atomic.Bool
+	dirty  atomic.Bool   // writes since the last sync
+	stop   chan struct{} // ends the syncer
+	synced sync.WaitGroup
 	opMu   sync.RWMutex // shared by operations, exclusive in Close
 	wmu    sync.Mutex   // serialises writers (id allocation, counters)
 
@@ -55,6 +59,7 @@ type options struct {
 	scope    string
 	cdxjDirs []string
 	fs       vfs.FS
+	sync     time.Duration
 }
 
 // Option configures Open.
@@ -88,13 +93,19 @@ func WithCDXJDirs(dirs ...string) Option {
 	return func(o *options) { o.cdxjDirs = append(o.cdxjDirs, dirs...) }
 }
 
+// WithSyncInterval sets how often writes are made durable (fsync of the
+// write-ahead log; default 1s, negative: only at Close). Between syncs a
+// power loss can take the newest entries, which Open then recovers from
+// the CDXJ files.
+func WithSyncInterval(d time.Duration) Option { return func(o *options) { o.sync = d } }
+
 // withFS runs the index on another file system (crash tests).
 func withFS(fs vfs.FS) Option { return func(o *options) { o.fs = fs } }
 
 // Open opens or creates the capture index in dir and catches up from the
 // CDXJ files (WithCDXJDirs) changed since it last read them.
 func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
-	o := options{log: slog.New(slog.DiscardHandler), scope: DefaultScope}
+	o := options{log: slog.New(slog.DiscardHandler), scope: DefaultScope, sync: time.Second}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -134,7 +145,34 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
 		db.Close()
 		return nil, fmt.Errorf("captureindex: open %s: %w", dir, err)
 	}
+	ix.stop = make(chan struct{})
+	if o.sync > 0 {
+		ix.synced.Add(1)
+		go ix.syncer(o.sync)
+	}
 	return ix, nil
+}
+
+// syncer makes the writes of the last interval durable.
+func (ix *Index) syncer(every time.Duration) {
+	defer ix.synced.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ix.stop:
+			return
+		case <-t.C:
+		}
+		if !ix.dirty.Swap(false) || ix.begin() != nil {
+			continue
+		}
+		if err := ix.db.LogData(nil, pebble.Sync); err != nil {
+			ix.log.Warn("captureindex: sync", "err", err)
+			ix.dirty.Store(true)
+		}
+		ix.end()
+	}
 }
 
 // load checks the format version (writing it into a new index) and reads
@@ -265,6 +303,14 @@ func (ix *Index) end() { ix.opMu.RUnlock() }
 
 // Close syncs and closes the index.
 func (ix *Index) Close() error {
+	if ix.stop != nil {
+		select {
+		case <-ix.stop:
+		default:
+			close(ix.stop)
+		}
+		ix.synced.Wait()
+	}
 	ix.opMu.Lock()
 	defer ix.opMu.Unlock()
 	if ix.closed.Swap(true) {

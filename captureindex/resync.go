@@ -201,6 +201,7 @@ func (ix *Index) resolveMarked(ctx context.Context, prefixes [][]byte) error {
 	if err := b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("captureindex: resolve: %w", err)
 	}
+	ix.dirty.Store(true)
 	for scope, n := range delta {
 		ix.counter(scope)[ctrUnresolved] += n
 	}
