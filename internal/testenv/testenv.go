@@ -72,3 +72,24 @@ func MissingTool(t testing.TB, format string, args ...any) {
 	}
 	t.Skipf(format, args...)
 }
+
+// CorpusARCs returns the paths of the real-world ARC files in
+// ../shared/corpus/arc, skipping the test when the corpus is absent.
+func CorpusARCs(t testing.TB) []string {
+	t.Helper()
+	dir := filepath.Join(SharedDir(t), "corpus", "arc")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Skipf("testenv: cannot read %s: %v", dir, err)
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	if len(out) == 0 {
+		t.Skipf("testenv: %s holds no ARC files", dir)
+	}
+	return out
+}
