@@ -189,6 +189,11 @@ func isHTTPScheme(u string) bool {
 	return l >= 5 && strings.EqualFold(u[:5], "http:") || l >= 6 && strings.EqualFold(u[:6], "https:")
 }
 
+// StartsRecord reports whether head, the first bytes of a file (gzip
+// removed), begins with a WARC record or a well-formed ARC header line: a
+// file Open reads.
+func StartsRecord(head []byte) bool { return startsRecord(head, 0) }
+
 // startsRecord reports whether b, the start of a line, begins a WARC record
 // ("WARC/") or holds a complete, well-formed ARC header line.
 func startsRecord(b []byte, arcVersion int) bool {
