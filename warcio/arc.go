@@ -208,6 +208,22 @@ func startsRecord(b []byte, arcVersion int) bool {
 	return err == nil
 }
 
+// looksLikeARCAttempt reports whether the line at the start of b was meant
+// as an ARC header line (a URL first, a length last) even if it does not
+// parse as one.
+func looksLikeARCAttempt(b []byte) bool {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(string(b[:i]))
+	if len(f) < 2 || !allDigits(f[len(f)-1]) || !isScheme(f[0]) {
+		return false
+	}
+	scheme := strings.ToLower(f[0][:strings.IndexByte(f[0], ':')])
+	return strings.Contains(f[0], "://") || scheme == "dns" || scheme == "filedesc" || scheme == "whois"
+}
+
 // arcFileVersion reads the ARC version from the first line of a filedesc
 // block ("1 1 InternetArchive": version 1.1); 0 when it does not say.
 func arcFileVersion(block []byte) (major int, line string) {
@@ -433,6 +449,11 @@ func (r *Reader) finishARC(rec *Record, headLen int64, fixed bool) error {
 		return nil
 	}
 	if r.skipBlank() != nil || r.atRecordStart() {
+		return nil
+	}
+	if b, _ := r.br.Peek(min(maxARCLine, r.br.Size())); looksLikeARCAttempt(b) {
+		// A damaged header line of the next record, not a wrong length:
+		// the next call to Next reports it.
 		return nil
 	}
 	if fixed || r.seeker == nil {
