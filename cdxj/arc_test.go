@@ -1,7 +1,6 @@
 package cdxj
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,20 +12,7 @@ import (
 // index and compares it with testdata/corpus-arc.cdxj (-update rewrites it).
 func TestIndexARCCorpusGolden(t *testing.T) {
 	got := indexSorted(t, testenv.CorpusARCs(t), IndexOptions{})
-	const path = "testdata/corpus-arc.cdxj"
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("ARC corpus index differs from %s (run with -update after checking):\n%s", path, got)
-	}
+	golden(t, "testdata/corpus-arc.cdxj", got)
 	// The Heritrix ARC: 300 records, the filedesc not indexed.
 	if n := strings.Count(got, `"filename": "aut-example.arc.gz"`); n != 299 {
 		t.Errorf("%d lines for aut-example.arc.gz, want 299 (300 records less the filedesc)", n)

@@ -44,40 +44,19 @@ func SharedDir(t testing.TB) string {
 // ../shared/corpus/warc, skipping the test when the corpus is absent.
 func CorpusWARCs(t testing.TB) []string {
 	t.Helper()
-	dir := filepath.Join(SharedDir(t), "corpus", "warc")
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Skipf("testenv: cannot read %s: %v", dir, err)
-	}
-	var out []string
-	for _, e := range ents {
-		if !e.IsDir() {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	if len(out) == 0 {
-		t.Skipf("testenv: %s holds no WARC files", dir)
-	}
-	return out
-}
-
-// MissingTool reports that a test cannot run because an external program
-// (Chromium, redis-server) is absent. It skips the test with the message, but
-// fails it when WAYSIDE_REQUIRE_TOOLS is set: scripts/test.sh installs every
-// tool and sets it, so the README's test command never skips these tests.
-func MissingTool(t testing.TB, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("WAYSIDE_REQUIRE_TOOLS") != "" {
-		t.Fatalf(format+" (WAYSIDE_REQUIRE_TOOLS is set: scripts/test.sh should have installed it)", args...)
-	}
-	t.Skipf(format, args...)
+	return corpusFiles(t, "warc", "WARC")
 }
 
 // CorpusARCs returns the paths of the real-world ARC files in
 // ../shared/corpus/arc, skipping the test when the corpus is absent.
 func CorpusARCs(t testing.TB) []string {
 	t.Helper()
-	dir := filepath.Join(SharedDir(t), "corpus", "arc")
+	return corpusFiles(t, "arc", "ARC")
+}
+
+func corpusFiles(t testing.TB, sub, kind string) []string {
+	t.Helper()
+	dir := filepath.Join(SharedDir(t), "corpus", sub)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Skipf("testenv: cannot read %s: %v", dir, err)
@@ -89,7 +68,7 @@ func CorpusARCs(t testing.TB) []string {
 		}
 	}
 	if len(out) == 0 {
-		t.Skipf("testenv: %s holds no ARC files", dir)
+		t.Skipf("testenv: %s holds no %s files", dir, kind)
 	}
 	return out
 }
