@@ -226,15 +226,7 @@ func gzipBytes(t *testing.T, b []byte) []byte {
 // conversion three ways — a payload byte changed (headers untouched), a
 // record removed, a capture added — and checks that Verify reports each.
 func TestVerifyCatchesTampering(t *testing.T) {
-	var arc string
-	for _, p := range testenv.CorpusARCs(t) {
-		if strings.HasPrefix(filepath.Base(p), "aut-") {
-			arc = p
-		}
-	}
-	if arc == "" {
-		t.Fatal("aut-example.arc.gz missing from the corpus")
-	}
+	arc := corpusARC(t, "aut-example.arc.gz")
 	res := convertOne(t, arc, Options{})
 	ms := members(t, res.WARC)
 	const victim = 5 // a response record (0 = warcinfo, 1 = filedesc)
@@ -303,4 +295,16 @@ func TestExistingOutputKept(t *testing.T) {
 	if rep, err := Verify(context.Background(), arc, out); err != nil || !rep.OK() {
 		t.Fatalf("overwritten output does not verify: %v %+v", err, rep)
 	}
+}
+
+// corpusARC returns the path of a corpus ARC file.
+func corpusARC(t *testing.T, name string) string {
+	t.Helper()
+	for _, p := range testenv.CorpusARCs(t) {
+		if filepath.Base(p) == name {
+			return p
+		}
+	}
+	t.Fatalf("%s missing from the corpus", name)
+	return ""
 }
