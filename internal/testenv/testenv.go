@@ -72,3 +72,15 @@ func corpusFiles(t testing.TB, sub, kind string) []string {
 	}
 	return out
 }
+
+// MissingTool reports that a test cannot run because an external program
+// (Chromium, redis-server) is absent. It skips the test with the message, but
+// fails it when WAYSIDE_REQUIRE_TOOLS is set: scripts/test.sh installs every
+// tool and sets it, so the README's test command never skips these tests.
+func MissingTool(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("WAYSIDE_REQUIRE_TOOLS") != "" {
+		t.Fatalf(format+" (WAYSIDE_REQUIRE_TOOLS is set: scripts/test.sh should have installed it)", args...)
+	}
+	t.Skipf(format, args...)
+}
