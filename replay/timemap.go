@@ -36,25 +36,32 @@ func (h *Handler) serveTimeMap(w http.ResponseWriter, r *http.Request, p *path) 
 		q.From = from
 	}
 	// One page, ending where the second changes so that a page never
-	// splits the captures of one second.
-	var page []*captureindex.Entry
-	var next *captureindex.Entry
+	// splits the captures of one second. A first pass finds its bounds
+	// (for from, until and the next page), the second streams it: memory
+	// does not grow with the page.
+	var first, last, next *captureindex.Entry
+	n := 0
 	err := h.idx.Scan(r.Context(), q, func(e *captureindex.Entry) error {
-		if len(page) >= h.opts.PageSize && e.Date.Unix() != page[len(page)-1].Date.Unix() {
+		if n >= h.opts.PageSize && e.Date.Unix() != last.Date.Unix() {
 			next = e
 			return captureindex.ErrStop
 		}
-		page = append(page, e)
+		if first == nil {
+			first = e
+		}
+		last = e
+		n++
 		return nil
 	})
 	if err != nil {
 		return h.indexError(err)
 	}
-	if len(page) == 0 {
+	if first == nil {
 		hdr := http.Header{}
 		hdr.Set("Link", link(p.uriR, "original")+", "+link(p.timegateURL(p.uriR), "timegate"))
 		return notFound(hdr, "no mementos of %s in collection %s", p.uriR, p.coll)
 	}
+	q.To = last.Date
 	nextURL := ""
 	if next != nil {
 		nextURL = p.collURL + "timemap/" + p.format + "/" + next.Timestamp() + "/" + p.uriR
@@ -67,34 +74,29 @@ func (h *Handler) serveTimeMap(w http.ResponseWriter, r *http.Request, p *path) 
 		return nil
 	}
 	bw := bufio.NewWriterSize(w, 32<<10)
-	switch p.format {
-	case "link":
+	cw := &cdxWriter{bw: bw, q: &cdxQuery{output: p.format}}
+	if p.format == "link" {
 		self := p.timemapURL("link", p.uriR)
 		if p.ts != "" {
 			self = p.collURL + "timemap/link/" + p.ts + "/" + p.uriR
 		}
 		bw.WriteString(link(self, "self", "type", "application/link-format",
-			"from", HTTPDate(page[0].Date), "until", HTTPDate(page[len(page)-1].Date)) + ",\n")
+			"from", HTTPDate(first.Date), "until", HTTPDate(last.Date)) + ",\n")
 		bw.WriteString(link(p.timegateURL(p.uriR), "timegate") + ",\n")
 		bw.WriteString(link(p.uriR, "original") + ",\n")
 		if next != nil {
 			bw.WriteString(link(nextURL, "timemap", "type", "application/link-format", "from", HTTPDate(next.Date)) + ",\n")
 		}
-		for i, e := range page {
-			bw.WriteString(mementoLink(p.uriM(e.Timestamp(), "", e.URI), "memento", e.Date))
-			if i < len(page)-1 {
-				bw.WriteString(",\n")
-			} else {
-				bw.WriteString("\n")
-			}
-		}
-	default:
-		cw := &cdxWriter{bw: bw, q: &cdxQuery{output: map[string]string{"json": "json", "cdxj": "cdxj"}[p.format]}}
-		for _, e := range page {
-			if err := cw.write(&row{e: e, l: cdxj.FromCapture(e.Capture)}); err != nil {
-				break
-			}
-		}
+		cw.prefix = p.collURL
+	}
+	err = h.idx.Scan(r.Context(), q, func(e *captureindex.Entry) error {
+		return cw.write(&row{e: e, l: cdxj.FromCapture(e.Capture)})
+	})
+	if err != nil {
+		abort(h, "timemap", err)
+	}
+	if p.format == "link" {
+		bw.WriteString("\n")
 	}
 	if err := bw.Flush(); err != nil {
 		abort(h, "timemap", err)
