@@ -25,8 +25,10 @@ type ScopeStats struct {
 type Stats struct {
 	Scopes []ScopeStats `json:"scopes"`
 	Files  int          `json:"files"`
-	// DiskBytes is the size of the store's tables and logs.
-	DiskBytes uint64 `json:"disk_bytes"`
+	// DiskBytes is the size of the store's files (tables, logs, manifest);
+	// TableBytes that of its tables alone.
+	DiskBytes  uint64 `json:"disk_bytes"`
+	TableBytes uint64 `json:"table_bytes"`
 }
 
 // Stats returns the counters and the size on disk.
@@ -48,6 +50,7 @@ func (ix *Index) Stats(ctx context.Context) (Stats, error) {
 	sort.Slice(st.Scopes, func(i, j int) bool { return st.Scopes[i].Scope < st.Scopes[j].Scope })
 	m := ix.db.Metrics()
 	st.DiskBytes = m.DiskSpaceUsage()
+	st.TableBytes = uint64(m.Total().Size)
 	return st, nil
 }
 
