@@ -203,7 +203,9 @@ func fill(dir string) error {
 	return nil
 }
 
-func smallURI(u int) string { return fmt.Sprintf("http://bench.example.org/section/%d/article.html", u) }
+func smallURI(u int) string {
+	return fmt.Sprintf("http://bench.example.org/section/%d/article.html", u)
+}
 
 func load(base string, d time.Duration, workers int) error {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers * 2, DisableCompression: true},
