@@ -122,14 +122,16 @@ func (h *Handler) parseCDXQuery(coll string, v url.Values) (*cdxQuery, error) {
 	case "reverse", "desc":
 		q.q.Reverse = true
 	case "closest":
-		if v.Get("closest") == "" {
-			return nil, badRequest("sort=closest needs closest=<timestamp>")
-		}
+		// Without closest= it is the default order: pywb's remote index
+		// source sends "closest=&sort=closest" for some queries (OutbackCDX
+		// answers them the same way).
 	default:
 		return nil, badRequest("sort %q: want reverse or closest", s)
 	}
 	if s := v.Get("closest"); s != "" {
-		if q.closest, err = ParseTimestamp(s, false); err != nil {
+		if s == "now" { // pywb's latest replay
+			q.closest = time.Now().UTC()
+		} else if q.closest, err = ParseTimestamp(s, false); err != nil {
 			return nil, badRequest("closest: %v", err)
 		}
 		if q.match != "exact" {

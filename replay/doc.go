@@ -19,8 +19,9 @@
 // domain wildcards), matchType=exact|prefix|host|domain (key ranges as
 // pywb's calc_search_range), from and to (1 to 14 digits, padded down and
 // up), limit (capped by Options.MaxResults; negative: the last N),
-// sort=reverse, sort=closest with closest=<timestamp> (exact matches
-// only, as OutbackCDX), filter in pywb's syntax ([!][=|~]field:expression:
+// sort=reverse, sort=closest with closest=<timestamp> or "now" (exact
+// matches only, as OutbackCDX; an empty closest is the default order, as
+// pywb's remote index source sends it), filter in pywb's syntax ([!][=|~]field:expression:
 // contains, equals, regular expression from the start; several are ANDed),
 // fl (or fields), output=cdxj (default: the lines `wayside cdxj` writes),
 // json (pywb's JSON lines), text (the 11-field CDX layout) or link
