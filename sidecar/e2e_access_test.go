@@ -489,6 +489,10 @@ func TestE2EAccess(t *testing.T) {
 		}
 	})
 
+	out, err := exec.Command(waysideBin, "status", "-addr", d.sock).Output()
+	if want := fmt.Sprintf("captures:   default %d (", len(lines)); err != nil || !strings.Contains(string(out), want) {
+		t.Errorf("wayside status: %v\n%s\nwant %q", err, out, want)
+	}
 	// SIGTERM is an interruption: the CLI's exit status 130.
 	var ee *exec.ExitError
 	if err := d.term(); err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 130) {
