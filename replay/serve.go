@@ -110,7 +110,7 @@ func (h *Handler) serveCapture(w http.ResponseWriter, r *http.Request, p *path, 
 			sv := describe(head, nil, rw)
 			hdr := ArchivedHeaders(sv.orig, rw, false)
 			hdr.Set("Content-Length", "0")
-			writeHead(w, e, sv.status, hdr, links, false)
+			writeHead(w, e, sv.status, hdr, links, rw != nil)
 			return nil
 		}
 		orig, err := h.idx.Resolve(r.Context(), e)
@@ -243,7 +243,9 @@ func toHeader(fs warcio.Header) http.Header {
 // writeHead writes the status line and headers of a memento. Rewritten
 // replay gets a Content-Security-Policy that keeps the page inside the
 // archive: whatever rewriting missed is blocked, not fetched from the
-// live web.
+// live web. A raw memento is for programs; opened in a browser, it is
+// sandboxed (no scripts, an origin of its own), so archived content never
+// acts with the archive's origin.
 func writeHead(w http.ResponseWriter, e *captureindex.Entry, status int, hdr http.Header, links string, rewritten bool) {
 	out := w.Header()
 	for k, vs := range hdr {
@@ -254,6 +256,8 @@ func writeHead(w http.ResponseWriter, e *captureindex.Entry, status int, hdr htt
 	out.Set("X-Content-Type-Options", "nosniff")
 	if rewritten {
 		out.Set("Content-Security-Policy", "default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:")
+	} else {
+		out.Set("Content-Security-Policy", "sandbox")
 	}
 	w.WriteHeader(status)
 }
