@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -556,4 +557,39 @@ func exitStderr(err error) string {
 		return string(ee.Stderr)
 	}
 	return ""
+}
+
+// checkCaptureIndex asks the access routes, over the Unix socket, for every
+// capture of host and checks that each record of at is there exactly once.
+func checkCaptureIndex(t *testing.T, d *daemon, host string, at map[int64]warcRec) {
+	t.Helper()
+	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", d.sock)
+	}}
+	defer tr.CloseIdleConnections()
+	var got map[int64]int
+	waitFor(t, "the capture index to hold every record", func() bool {
+		resp, err := (&http.Client{Transport: tr}).Get("http://wayside/default/cdx?url=" + host + "&matchType=host&output=text&fl=offset,url")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got = map[int64]int{}
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var off int64
+			var uri string
+			if _, err := fmt.Sscan(l, &off, &uri); err == nil {
+				if r, ok := at[off]; ok && r.URI == uri {
+					got[off]++
+				}
+			}
+		}
+		return len(got) == len(at)
+	})
+	for off, n := range got {
+		if n != 1 {
+			t.Errorf("record at offset %d is in the capture index %d times", off, n)
+		}
+	}
 }
