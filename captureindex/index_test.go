@@ -492,3 +492,21 @@ func TestCodecRoundTrip(t *testing.T) {
 		t.Error("escaped keys do not sort like the urlkeys")
 	}
 }
+
+// TestEmptyDefaultScope: before anything is indexed, the default
+// collection answers nothing; another unknown collection is an error.
+func TestEmptyDefaultScope(t *testing.T) {
+	ctx := context.Background()
+	ix := openTest(t, WithScope("web"))
+	n := 0
+	count := func(*Entry) error { n++; return nil }
+	if err := ix.Scan(ctx, Query{Key: "com,example)/"}, count); err != nil {
+		t.Errorf("default collection: %v", err)
+	}
+	if err := ix.Closest(ctx, "web", "com,example)/", t0, count); err != nil {
+		t.Errorf("default collection: %v", err)
+	}
+	if err := ix.Scan(ctx, Query{Scope: "other", Key: "com,example)/"}, count); !errors.Is(err, ErrNoScope) || n != 0 {
+		t.Errorf("unknown collection: %v, %d entries", err, n)
+	}
+}

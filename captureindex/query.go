@@ -65,6 +65,12 @@ func (ix *Index) scopeID(name string) (uint64, error) {
 	return id, nil
 }
 
+// empty reports whether err only says that the default collection holds
+// nothing yet: queries of it answer nothing rather than fail.
+func (ix *Index) empty(scope string, err error) bool {
+	return errors.Is(err, ErrNoScope) && (scope == "" || scope == ix.scope)
+}
+
 // HasScope reports whether the index holds captures of a collection.
 func (ix *Index) HasScope(name string) bool {
 	_, ok := ix.lookupID(kindScope, name)
@@ -73,13 +79,18 @@ func (ix *Index) HasScope(name string) bool {
 
 // Scan calls fn for each capture q selects, in urlkey then time order (or
 // the reverse), streaming from the store: memory does not grow with the
-// number of captures. fn may return ErrStop to end the scan.
+// number of captures. fn may return ErrStop to end the scan. A collection
+// the index holds nothing of is ErrNoScope, except the default collection,
+// which is merely empty.
 func (ix *Index) Scan(ctx context.Context, q Query, fn func(*Entry) error) error {
 	if err := ix.begin(); err != nil {
 		return err
 	}
 	defer ix.end()
 	scope, err := ix.scopeID(q.Scope)
+	if ix.empty(q.Scope, err) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -154,6 +165,9 @@ func (ix *Index) Closest(ctx context.Context, scope, urlkey string, t time.Time,
 	}
 	defer ix.end()
 	sid, err := ix.scopeID(scope)
+	if ix.empty(scope, err) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
