@@ -229,6 +229,14 @@ func TestQueries(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
 		}
 	}
+	var times []string
+	err := ix.Times(ctx, "", a, t0.Add(time.Hour), t0.Add(5*time.Hour), func(at time.Time) error {
+		times = append(times, at.Format("150405"))
+		return nil
+	})
+	if got := strings.Join(times, " "); err != nil || got != "130000 140000 170000" {
+		t.Errorf("Times: %q %v", got, err)
+	}
 	keys := func(q Query) string {
 		var out []string
 		ix.Scan(ctx, q, func(e *Entry) error {
