@@ -33,6 +33,9 @@ func (r *Reader) readBlock(rec *Record) error {
 		r.keep = keepWriter{w: sink, max: r.opts.KeepPayload}
 		sink = &r.keep
 	}
+	if r.opts.Payload != nil {
+		sink = io.MultiWriter(sink, r.opts.Payload)
+	}
 	isHTTP := false
 	if isHTTPType(rec.Type) {
 		if b, _ := r.hbr.Peek(16); looksLikeHTTP(b) {
@@ -45,7 +48,7 @@ func (r *Reader) readBlock(rec *Record) error {
 	}
 	var perr error
 	if isHTTP {
-		info, err := parseHTTPHead(r.hbr)
+		info, err := parseHTTPHead(r.hbr, r.opts.KeepHTTPHead)
 		if err != nil {
 			rec.anomaly("HTTP head: %v", err)
 			rec.PayloadLength, perr = r.hbr.WriteTo(sink)

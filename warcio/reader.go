@@ -28,6 +28,15 @@ type Options struct {
 	// the algorithm of its WARC-Block-Digest header (SHA-1 when absent), so
 	// callers can verify stored records.
 	BlockDigest bool
+	// Payload, when set, receives the payload bytes of every record as they
+	// are read — the bytes PayloadDigest covers (the de-chunked HTTP entity,
+	// or the whole block of a non-HTTP record) — so callers can digest them
+	// with another algorithm or compare them without holding them in
+	// memory. A write error stops the record with an error.
+	Payload io.Writer
+	// KeepHTTPHead keeps the exact bytes of each HTTP message head (start
+	// line, header lines and the blank line) in HTTPInfo.Head.
+	KeepHTTPHead bool
 }
 
 // Reader reads the records of one WARC file in order.
