@@ -146,6 +146,18 @@ type reference struct {
 	external *os.File // external original's file (kept open)
 }
 
+// class names the scan's equality class of a local reference: the record
+// its payload was found equal to during the scan, or itself.
+func (ref *reference) class() string {
+	if ref.entry == nil {
+		return ""
+	}
+	if ref.entry.SameAs != "" {
+		return ref.entry.SameAs
+	}
+	return entryID(ref.entry.Path, ref.entry.Offset)
+}
+
 // memLimit is the largest reference payload held in memory; larger ones
 // are streamed from their record for each comparison.
 const memLimit = 64 << 20

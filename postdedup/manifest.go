@@ -64,7 +64,18 @@ type Entry struct {
 	// NotDuplicate says why the record may not be rewritten as a revisit
 	// ("" = it may).
 	NotDuplicate string `json:"not_duplicate,omitempty"`
+	// SameAs, when set, names (entryID) an earlier-read record of the same
+	// cluster whose payload the scan compared with this one's, byte for
+	// byte, and found equal; Headers (the WARC header fields) and Head (the
+	// HTTP head) are then kept, so resolve can plan the revisit without
+	// reading the record again.
+	SameAs  string      `json:"same_as,omitempty"`
+	Headers [][2]string `json:"headers,omitempty"`
+	Head    []byte      `json:"head,omitempty"`
 }
+
+// entryID names an entry in SameAs.
+func entryID(path string, offset int64) string { return fmt.Sprintf("%s#%d", path, offset) }
 
 // CanBeOriginal reports whether revisits may refer to e.
 func (e *Entry) CanBeOriginal() bool { return e.NotOriginal == "" }
@@ -79,6 +90,7 @@ type FileInfo struct {
 	ModTime    time.Time `json:"mtime"`
 	Records    int       `json:"records"`    // records read (all types)
 	Entries    int       `json:"entries"`    // manifest lines
+	Revisits   int       `json:"revisits"`   // revisit records among them
 	Compressed bool      `json:"compressed"` // gzip per record
 	Problems   int       `json:"problems"`   // unreadable records (#problem lines)
 	RawBytes   int64     `json:"raw_bytes"`  // uncompressed bytes read
@@ -123,6 +135,11 @@ type ManifestOptions struct {
 	// Sample keeps only this fraction (0 < Sample < 1) of the digest space:
 	// whole clusters, so duplicate ratios stay unbiased.
 	Sample float64
+	// CompareCache bounds the payload bytes kept in memory during the scan
+	// so that later copies are compared with an earlier one as they are
+	// read (default 256 MiB; negative: none). Copies it misses are
+	// compared by Resolve, which reads both records again.
+	CompareCache int64
 	// Progress, when set, is called after each file is read.
 	Progress func(done, total int, f FileInfo)
 }
@@ -153,6 +170,9 @@ func (o *ManifestOptions) defaults() error {
 	}
 	if o.Jobs <= 0 {
 		o.Jobs = 1
+	}
+	if o.CompareCache == 0 {
+		o.CompareCache = 256 << 20
 	}
 	if o.Sample < 0 || o.Sample > 1 {
 		return fmt.Errorf("postdedup: sample %v outside 0-1", o.Sample)
@@ -307,6 +327,7 @@ func scanInputs(ctx context.Context, inputs []string, opts ManifestOptions, emit
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var mu sync.Mutex
+	cache := newScanCache(opts.CompareCache)
 	jobs := make(chan int)
 	results := make(chan result, len(inputs))
 	var wg sync.WaitGroup
@@ -324,7 +345,7 @@ func scanInputs(ctx context.Context, inputs []string, opts ManifestOptions, emit
 				batch = batch[:0]
 			}
 			for i := range jobs {
-				info, probs, err := scanFile(ctx, inputs[i], opts, func(e *Entry) {
+				info, probs, err := scanFile(ctx, inputs[i], opts, cache, func(e *Entry) {
 					batch = append(batch, e)
 					if len(batch) == cap(batch) {
 						flush()
@@ -376,7 +397,7 @@ func scanInputs(ctx context.Context, inputs []string, opts ManifestOptions, emit
 }
 
 // scanFile reads one WARC file and calls emit with its entries.
-func scanFile(ctx context.Context, path string, opts ManifestOptions, emit func(*Entry)) (FileInfo, []Problem, error) {
+func scanFile(ctx context.Context, path string, opts ManifestOptions, cache *scanCache, emit func(*Entry)) (FileInfo, []Problem, error) {
 	info := FileInfo{Path: path}
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -385,9 +406,18 @@ func scanFile(ctx context.Context, path string, opts ManifestOptions, emit func(
 	info.Size, info.ModTime = fi.Size(), fi.ModTime().UTC()
 	var alt hash.Hash
 	ropts := warcio.Options{}
+	var keep *keeper
+	if cache != nil {
+		keep = &keeper{max: memLimit}
+		ropts.Payload, ropts.KeepHTTPHead = keep, true
+	}
 	if opts.Source == SourceCompute && opts.Alg != digest.SHA1 {
 		alt, _ = digest.New(opts.Alg)
-		ropts.Payload = alt
+		if keep != nil {
+			ropts.Payload = io.MultiWriter(alt, keep)
+		} else {
+			ropts.Payload = alt
+		}
 	}
 	r, err := warcio.Open(path, ropts)
 	if err != nil {
@@ -405,6 +435,9 @@ func scanFile(ctx context.Context, path string, opts ManifestOptions, emit func(
 		}
 		if alt != nil {
 			alt.Reset()
+		}
+		if keep != nil {
+			keep.reset()
 		}
 		rec, err := r.Next()
 		info.RawBytes = r.DataOffset()
@@ -431,10 +464,94 @@ func scanFile(ctx context.Context, path string, opts ManifestOptions, emit func(
 			continue
 		}
 		info.Entries++
+		if e.IsRevisit() {
+			info.Revisits++
+		}
+		if keep != nil && e.CanBeOriginal() && !keep.over {
+			cache.compare(e, rec, keep.buf)
+		}
 		emit(e)
 	}
 	info.Problems = len(probs)
 	return info, probs, nil
+}
+
+// keeper keeps the payload of the record being read, up to max bytes.
+type keeper struct {
+	buf  []byte
+	max  int
+	over bool
+}
+
+func (k *keeper) reset() { k.buf, k.over = k.buf[:0], false }
+
+func (k *keeper) Write(p []byte) (int, error) {
+	if !k.over {
+		if len(k.buf)+len(p) > k.max {
+			k.over = true
+		} else {
+			k.buf = append(k.buf, p...)
+		}
+	}
+	return len(p), nil
+}
+
+// scanCache holds recently read payloads by cluster key (FIFO, bounded),
+// shared by the scanning goroutines: a later copy is compared with the
+// cached payload as soon as it is read.
+type scanCache struct {
+	mu    sync.Mutex
+	max   int64
+	size  int64
+	byKey map[string]*cached
+	fifo  []string
+}
+
+type cached struct {
+	id      string
+	payload []byte
+}
+
+func newScanCache(max int64) *scanCache {
+	if max <= 0 {
+		return nil
+	}
+	return &scanCache{max: max, byKey: map[string]*cached{}}
+}
+
+// compare compares e's payload with the cached one of its cluster: equal
+// bytes make e SameAs the cached record (keeping what its revisit needs);
+// a miss caches e's payload.
+func (c *scanCache) compare(e *Entry, rec *warcio.Record, payload []byte) {
+	if int64(len(payload)) != e.PayloadLength || e.PayloadLength == 0 || rec.HTTP == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.byKey[e.Key]; ok {
+		if bytes.Equal(p.payload, payload) {
+			e.SameAs = p.id
+			e.Head = rec.HTTP.Head
+			for _, f := range rec.Headers {
+				e.Headers = append(e.Headers, [2]string{f.Name, f.Value})
+			}
+		}
+		return
+	}
+	if int64(len(payload)) > c.max/4 {
+		return
+	}
+	for c.size+int64(len(payload)) > c.max && len(c.fifo) > 0 {
+		old := c.fifo[0]
+		c.fifo = c.fifo[1:]
+		if p, ok := c.byKey[old]; ok {
+			c.size -= int64(len(p.payload))
+			delete(c.byKey, old)
+		}
+	}
+	c.byKey[e.Key] = &cached{id: entryID(e.Path, e.Offset), payload: bytes.Clone(payload)}
+	c.fifo = append(c.fifo, e.Key)
+	c.size += int64(len(payload))
 }
 
 func isGzip(path string) bool {

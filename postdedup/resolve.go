@@ -151,12 +151,18 @@ func Resolve(ctx context.Context, manifests []string, out string, opts ResolveOp
 			r.inputs[abs] = true
 		}
 	}
-	pins, err := buildPins(ctx, manifests, opts)
-	if err != nil {
-		return r.st, err
+	revisits := 0
+	for _, f := range unionFiles(ms) {
+		revisits += f.Revisits
 	}
-	defer pins.close()
-	r.pins = pins
+	if revisits > 0 {
+		pins, err := buildPins(ctx, manifests, opts)
+		if err != nil {
+			return r.st, err
+		}
+		defer pins.close()
+		r.pins = pins
+	}
 	r.plan = cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory, 1<<20), TempDir: opts.TempDir})
 	defer r.plan.Close()
 	defer func() {
@@ -280,13 +286,28 @@ func (r *resolver) entry(ctx context.Context, part int, e *Entry, groups map[str
 		return nil
 	}
 	for _, ref := range g.refs {
+		if e.SameAs != "" && e.SameAs == ref.class() && len(e.Head) > 0 {
+			// Compared byte for byte during the scan (e and ref are both
+			// equal to the record e.SameAs names).
+			r.st.BytesCompared += e.PayloadLength
+			return r.addCopy(e, e.Version, e.Headers, e.Head, ref)
+		}
+	}
+	for _, ref := range g.refs {
 		same, rec, err := r.sameAs(ref, e)
 		if err != nil {
 			return err
 		}
 		r.track(ref)
 		if same {
-			return r.addCopy(e, rec, ref)
+			if rec.HTTP == nil || int64(len(rec.HTTP.Head)) != rec.HTTP.HeadLength || len(rec.HTTP.Head) == 0 {
+				return fmt.Errorf("postdedup: %s offset %d: HTTP head not read back", e.Path, e.Offset)
+			}
+			var hs [][2]string
+			for _, f := range rec.Headers {
+				hs = append(hs, [2]string{f.Name, f.Value})
+			}
+			return r.addCopy(e, rec.Version, hs, rec.HTTP.Head, ref)
 		}
 	}
 	// A true collision: the digest matches but the payload differs. The
@@ -324,15 +345,9 @@ func (r *resolver) track(ref *reference) {
 }
 
 // addCopy plans the revisit of a copy found equal to ref.
-func (r *resolver) addCopy(e *Entry, rec *warcio.Record, ref *reference) error {
-	if rec.HTTP == nil || int64(len(rec.HTTP.Head)) != rec.HTTP.HeadLength || len(rec.HTTP.Head) == 0 {
-		return fmt.Errorf("postdedup: %s offset %d: HTTP head not read back", e.Path, e.Offset)
-	}
-	c := &Copy{Path: e.Path, Offset: e.Offset, Length: e.Length, RecordID: e.RecordID, URI: e.URI, Version: rec.Version,
-		Head: rec.HTTP.Head, PayloadLength: e.PayloadLength, Key: e.Key, Original: ref.orig}
-	for _, f := range rec.Headers {
-		c.Headers = append(c.Headers, [2]string{f.Name, f.Value})
-	}
+func (r *resolver) addCopy(e *Entry, version string, headers [][2]string, head []byte, ref *reference) error {
+	c := &Copy{Path: e.Path, Offset: e.Offset, Length: e.Length, RecordID: e.RecordID, URI: e.URI, Version: version,
+		Head: head, Headers: headers, PayloadLength: e.PayloadLength, Key: e.Key, Original: ref.orig}
 	r.st.Duplicates++
 	if ref.orig.External {
 		r.st.External++
@@ -405,4 +420,3 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(ks)
 	return ks
 }
-

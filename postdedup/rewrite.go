@@ -113,7 +113,7 @@ func Rewrite(ctx context.Context, manifests, plans []string, outDir string, opts
 	}
 	removeTemps(outDir)
 	var done int
-	err = forEachFile(ctx, files, manifests, plans, opts.Jobs, opts.MaxMemory, opts.TempDir,
+	err = forEachFile(ctx, files, manifests, plans, true, opts.Jobs, opts.MaxMemory, opts.TempDir,
 		func(ctx context.Context, f FileInfo, copies []*Copy, entries []*Entry) (any, error) {
 			return rewriteFile(ctx, f, copies, entries, outDir, opts)
 		},
@@ -133,19 +133,22 @@ func Rewrite(ctx context.Context, manifests, plans []string, outDir string, opts
 }
 
 // forEachFile runs work on every input file, jobs at a time, handing it
-// the file's plan copies and manifest entries (both in offset order);
-// collect receives each result, from one goroutine. The first error
-// cancels the rest.
-func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []string, jobs int, maxMem int64, tempDir string,
+// the file's plan copies and (withEntries) manifest entries, both in
+// offset order; collect receives each result, from one goroutine. The
+// first error cancels the rest.
+func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []string, withEntries bool, jobs int, maxMem int64, tempDir string,
 	work func(ctx context.Context, f FileInfo, copies []*Copy, entries []*Entry) (any, error), collect func(any)) error {
 	if jobs <= 0 {
 		jobs = 1
 	}
-	ents, err := entriesByFile(ctx, manifests, maxMem, tempDir)
-	if err != nil {
-		return err
+	var ents *entryStream
+	if withEntries {
+		var err error
+		if ents, err = entriesByFile(ctx, manifests, maxMem, tempDir); err != nil {
+			return err
+		}
+		defer ents.close()
 	}
-	defer ents.close()
 	pr, err := openPlans(plans)
 	if err != nil {
 		return err
@@ -181,7 +184,7 @@ func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []strin
 		for _, f := range files {
 			copies, err := pr.copiesOf(f.Path)
 			var es []*Entry
-			if err == nil {
+			if err == nil && ents != nil {
 				es, err = ents.of(f.Path)
 			}
 			if err != nil {
@@ -510,21 +513,24 @@ func entriesByFile(ctx context.Context, manifests []string, maxMem int64, tempDi
 			s.Close()
 			return nil, err
 		}
-		for {
-			e, err := m.Next()
-			if err == nil && e == nil {
+		for n := 0; ; n++ {
+			raw, err := m.rawLine()
+			if err == nil && raw == nil {
 				break
 			}
-			if err == nil {
+			if err == nil && n%1024 == 0 {
 				err = ctx.Err()
 			}
 			if err == nil {
-				line = append(line[:0], escapeField(e.Path)...)
-				line = append(line, '\t')
-				line = appendOffset(line, e.Offset)
-				line = append(line, '\t')
-				line = e.appendLine(line)
-				err = s.Add(line)
+				// KEY DATE PATH OFFSET JSON → PATH OFFSET KEY DATE PATH OFFSET JSON
+				f := bytes.SplitN(raw, []byte{'\t'}, 5)
+				if len(f) != 5 {
+					err = m.errorf("not a manifest line")
+				} else {
+					line = append(append(append(append(line[:0], f[2]...), '\t'), f[3]...), '\t')
+					line = append(line, raw...)
+					err = s.Add(line)
+				}
 			}
 			if err != nil {
 				m.Close()

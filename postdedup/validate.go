@@ -126,7 +126,7 @@ func Validate(ctx context.Context, manifests, plans []string, outDir string, opt
 		m.Close()
 	}
 	stamp := Stamp{Time: time.Now().UTC(), Deep: opts.Deep}
-	err = forEachFile(ctx, files, manifests, plans, opts.Jobs, opts.MaxMemory, opts.TempDir,
+	err = forEachFile(ctx, files, manifests, plans, opts.Deep, opts.Jobs, opts.MaxMemory, opts.TempDir,
 		func(ctx context.Context, f FileInfo, copies []*Copy, entries []*Entry) (any, error) {
 			return validateFile(ctx, f, copies, entries, outDir, opts)
 		},
