@@ -682,9 +682,11 @@ func declaredMatches(path string, rec *warcio.Record, d digest.Digest) bool {
 	return digest.FromHash(d.Alg, h).Equal(d)
 }
 
-// Manifest lines: KEY TAB DATE TAB PATH TAB OFFSET TAB JSON. Byte order
-// sorts them by cluster key, then WARC-Date, input path and offset: the
-// copy-numbering order.
+// Manifest lines: KEY DATE PATH OFFSET ROLE RECORD-ID DIGEST JSON,
+// separated by tabs. Byte order sorts them by cluster key, then
+// WARC-Date, input path and offset: the copy-numbering order. ROLE is "o"
+// when the record may be an original, "-" otherwise; DIGEST is its
+// Capture digest in canonical form.
 
 const dateSortLayout = "20060102150405.000000000"
 
@@ -704,9 +706,22 @@ func (e *Entry) appendLine(b []byte) []byte {
 	b = append(b, '\t')
 	b = appendOffset(b, e.Offset)
 	b = append(b, '\t')
+	if e.CanBeOriginal() {
+		b = append(b, 'o')
+	} else {
+		b = append(b, '-')
+	}
+	b = append(b, '\t')
+	b = append(b, escapeField(e.RecordID)...)
+	b = append(b, '\t')
+	b = append(b, escapeField(canonical(e.Digest))...)
+	b = append(b, '\t')
 	js, _ := json.Marshal(e)
 	return append(b, js...)
 }
+
+// manifestFields is the number of tab-separated fields of an entry line.
+const manifestFields = 8
 
 func appendOffset(b []byte, off int64) []byte {
 	s := strconv.FormatInt(off, 10)
@@ -718,12 +733,12 @@ func appendOffset(b []byte, off int64) []byte {
 
 // parseEntry parses a manifest line (not a "#" header line).
 func parseEntry(line []byte) (*Entry, error) {
-	f := bytes.SplitN(line, []byte{'\t'}, 5)
-	if len(f) != 5 {
-		return nil, errors.New("not a manifest line (want 5 tab-separated fields)")
+	f := bytes.SplitN(line, []byte{'\t'}, manifestFields)
+	if len(f) != manifestFields {
+		return nil, fmt.Errorf("not a manifest line (want %d tab-separated fields)", manifestFields)
 	}
 	e := &Entry{}
-	if err := json.Unmarshal(f[4], e); err != nil {
+	if err := json.Unmarshal(f[manifestFields-1], e); err != nil {
 		return nil, fmt.Errorf("manifest line JSON: %v", err)
 	}
 	e.Key = string(f[0])

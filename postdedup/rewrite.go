@@ -351,11 +351,11 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries []*En
 		if err := copyTo(c.Offset); err != nil {
 			return l, err
 		}
-		member, err := encodeRevisit(c, fi.Compressed, zw)
+		plain, member, err := encodeRevisit(c, fi.Compressed, zw)
 		if err != nil {
 			return l, err
 		}
-		capt, err := revisitCapture(member, name, out)
+		capt, err := revisitCapture(plain, name, out, int64(len(member)))
 		if err != nil {
 			return l, fmt.Errorf("postdedup: rewrite %s offset %d: the revisit does not read back: %w", fi.Path, c.Offset, err)
 		}
@@ -453,29 +453,31 @@ func revisitRecord(c *Copy) *crawl.Record {
 	return r
 }
 
-// encodeRevisit serialises c's revisit with the crawler's encoder, as one
-// gzip member when the input is compressed.
-func encodeRevisit(c *Copy, compressed bool, zw *gzip.Writer) ([]byte, error) {
-	var plain bytes.Buffer
-	revisitRecord(c).Marshal(&plain, c.Version)
+// encodeRevisit serialises c's revisit with the crawler's encoder and
+// returns it plain and as stored (one gzip member when the input is
+// compressed).
+func encodeRevisit(c *Copy, compressed bool, zw *gzip.Writer) (plain, stored []byte, err error) {
+	var b bytes.Buffer
+	revisitRecord(c).Marshal(&b, c.Version)
 	if !compressed {
-		return plain.Bytes(), nil
+		return b.Bytes(), b.Bytes(), nil
 	}
 	var z bytes.Buffer
 	zw.Reset(&z)
-	if _, err := zw.Write(plain.Bytes()); err != nil {
-		return nil, fmt.Errorf("postdedup: gzip revisit: %w", err)
+	if _, err := zw.Write(b.Bytes()); err != nil {
+		return nil, nil, fmt.Errorf("postdedup: gzip revisit: %w", err)
 	}
 	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("postdedup: gzip revisit: %w", err)
+		return nil, nil, fmt.Errorf("postdedup: gzip revisit: %w", err)
 	}
-	return z.Bytes(), nil
+	return b.Bytes(), z.Bytes(), nil
 }
 
-// revisitCapture reads an encoded revisit back with warcio (the one
-// converter) as it will sit in the output at offset out.
-func revisitCapture(member []byte, name string, out int64) (capture, error) {
-	r := warcio.NewReader(bytes.NewReader(member), name)
+// revisitCapture reads an encoded revisit (plain) back with warcio, the
+// one converter, as it will sit in the output at offset out with stored
+// length n.
+func revisitCapture(plain []byte, name string, out, n int64) (capture, error) {
+	r := warcio.NewReader(bytes.NewReader(plain), name)
 	rec, err := r.Next()
 	if err != nil {
 		return capture{}, err
@@ -487,7 +489,7 @@ func revisitCapture(member []byte, name string, out int64) (capture, error) {
 		return capture{}, fmt.Errorf("read back as %s with anomalies %v", rec.Type, rec.Anomalies)
 	}
 	c := rec.Capture(name)
-	c.Offset, c.Length = out, int64(len(member))
+	c.Offset, c.Length = out, n
 	return c, nil
 }
 

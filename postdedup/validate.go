@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
+
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/digest"
@@ -235,6 +237,7 @@ func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries []*En
 	// output as it is read.
 	h := sha256.New()
 	ibuf, obuf := make([]byte, 1<<20), make([]byte, 1<<20)
+	zr := new(gzip.Reader)
 	ci = 0
 	for _, s := range l.Segments {
 		if err := ctx.Err(); err != nil {
@@ -249,7 +252,7 @@ func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries []*En
 				return fc, nil
 			}
 			h.Write(member)
-			if msg := checkRevisit(member, name, c); msg != "" {
+			if msg := checkRevisit(member, f.Compressed, zr, name, c); msg != "" {
 				st.fail("%s offset %d (revisit of %s offset %d): %s", outPath, s.Out, f.Path, c.Offset, msg)
 			}
 			st.Revisits++
@@ -283,9 +286,27 @@ func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries []*En
 	return fc, nil
 }
 
-// checkRevisit checks one revisit member against the copy it replaces.
-func checkRevisit(member []byte, name string, c *Copy) string {
-	r := warcio.NewReader(bytes.NewReader(member), name, warcio.Options{BlockDigest: true, KeepHTTPHead: true})
+// checkRevisit checks one revisit (as stored: a gzip member when the file
+// is compressed) against the copy it replaces.
+func checkRevisit(member []byte, compressed bool, zr *gzip.Reader, name string, c *Copy) string {
+	plain := member
+	if compressed {
+		// Exactly one complete gzip member, then the record inside it.
+		br := bytes.NewReader(member)
+		if err := zr.Reset(br); err != nil {
+			return "not a gzip member: " + err.Error()
+		}
+		zr.Multistream(false)
+		b, err := io.ReadAll(zr)
+		if err != nil {
+			return "bad gzip member: " + err.Error()
+		}
+		if br.Len() != 0 {
+			return "bytes after the revisit's gzip member"
+		}
+		plain = b
+	}
+	r := warcio.NewReader(bytes.NewReader(plain), name, warcio.Options{BlockDigest: true, KeepHTTPHead: true})
 	rec, err := r.Next()
 	if err != nil {
 		return "unreadable: " + err.Error()
@@ -456,16 +477,21 @@ func checkOriginals(ctx context.Context, manifests, plans []string, opts Validat
 			return err
 		}
 		for {
-			e, err := m.Next()
-			if err == nil && e == nil {
+			raw, err := m.rawLine()
+			if err == nil && raw == nil {
 				break
 			}
 			if err == nil {
-				can := "0"
-				if e.CanBeOriginal() {
-					can = "1"
+				// KEY DATE PATH OFFSET ROLE RECORD-ID DIGEST JSON
+				f := bytes.SplitN(raw, []byte{'\t'}, manifestFields)
+				if len(f) != manifestFields {
+					err = m.errorf("not a manifest line")
+				} else {
+					line = append(append(append(append(line[:0], f[2]...), '\t'), f[3]...), "\tM\t"...)
+					line = append(append(append(append(append(append(line, f[0]...), '\t'), f[5]...), '\t'), f[4]...), '\t')
+					line = append(line, f[6]...)
+					err = join.Add(line)
 				}
-				err = add(e.Path, e.Offset, "M", e.Key, e.RecordID, can, canonical(e.Digest))
 			}
 			if err != nil {
 				m.Close()
@@ -543,7 +569,7 @@ func checkOriginals(ctx context.Context, manifests, plans []string, opts Validat
 				st.fail("original %s at %s: no such record in the input manifest", g[4], where)
 			case rewritten:
 				st.fail("original %s at %s is itself rewritten as a revisit", g[4], where)
-			case m[5] != "1":
+			case m[5] != "o":
 				st.fail("original %s at %s may not be an original", g[4], where)
 			case m[3] != g[3] || m[4] != g[4] || m[6] != g[5]:
 				st.fail("original at %s is %s with digest %s (key %s); the revisit expects %s with %s (key %s)", where, m[4], m[6], m[3], g[4], g[5], g[3])
