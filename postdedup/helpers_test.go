@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -184,3 +185,27 @@ func sha256File(t testing.TB, path string) string {
 }
 
 var _ = bytes.Equal
+
+func warcioOpts() warcio.Options { return warcio.Options{KeepPayload: 1 << 20} }
+
+// readUntilTruncated reads records up to a truncated tail, which must be
+// there.
+func readUntilTruncated(t testing.TB, path string) []*warcio.Record {
+	t.Helper()
+	r, err := warcio.Open(path, warcioOpts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out []*warcio.Record
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			if !errors.Is(err, warcio.ErrTruncated) {
+				t.Fatalf("%s: %v, want a truncated tail", path, err)
+			}
+			return out
+		}
+		out = append(out, rec)
+	}
+}

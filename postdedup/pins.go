@@ -80,13 +80,17 @@ func buildPins(ctx context.Context, manifests []string, opts ResolveOptions) (*p
 	defer join.Close()
 	revisits := 0
 	var line []byte
-	add := func(parts ...string) error {
+	// add adds a join line of escaped fields, then the tag as it is.
+	add := func(tag string, parts ...string) error {
 		line = line[:0]
 		for i, p := range parts {
 			if i > 0 {
 				line = append(line, '\t')
 			}
 			line = append(line, escapeField(p)...)
+		}
+		if tag != "" {
+			line = append(append(line, '\t'), tag...)
 		}
 		return join.Add(line)
 	}
@@ -113,22 +117,22 @@ func buildPins(ctx context.Context, manifests []string, opts ResolveOptions) (*p
 				revisits++
 				ref := e.RevisitOf
 				if ref.RecordID != "" {
-					err = add("i", ref.RecordID, "P")
+					err = add("", "i", ref.RecordID, "P")
 				}
 				if err == nil && ref.TargetURI != "" && !ref.Date.IsZero() {
-					err = add("d", ref.TargetURI, sortDate(ref.Date), "P")
+					err = add("", "d", ref.TargetURI, sortDate(ref.Date), "P")
 				}
 				if err == nil && ref.RecordID == "" && (ref.TargetURI == "" || ref.Date.IsZero()) {
-					err = add("u", e.Key, e.URI, "P")
+					err = add("", "u", e.Key, e.URI, "P")
 				}
 			case e.CanBeOriginal():
 				tag := fmt.Sprintf("%03d\t%s", part, e.linePrefix())
-				err = add("i", e.RecordID, "E", tag)
+				err = add(tag, "i", e.RecordID, "E")
 				if err == nil {
-					err = add("d", e.URI, sortDate(e.Date), "E", tag)
+					err = add(tag, "d", e.URI, sortDate(e.Date), "E")
 				}
 				if err == nil {
-					err = add("u", e.Key, e.URI, "E", tag)
+					err = add(tag, "u", e.Key, e.URI, "E")
 				}
 			}
 			if err != nil {

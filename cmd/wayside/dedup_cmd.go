@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wayside-archive/wayside/dedupindex"
@@ -435,5 +436,67 @@ func printRun(w io.Writer, rep postdedup.RunReport, took time.Duration) {
 }
 
 func runDedupAssess(ctx context.Context, e *env, args []string) error {
-	return usagef("dedup assess: not yet")
+	fs := newFlagSet(e, "dedup assess", "[--sample 10%] [flags] WARC...\n\nCount duplicate responses and bytes (same-URL and other-URL, per MIME type)\nand project the saving, without rewriting anything. Digest matches are taken\nat their word here; resolve compares bytes.")
+	sample := fs.String("sample", "", "assess only this share of the digest space (whole clusters, so ratios stay unbiased), e.g. 10%")
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	var pf policyFlags
+	pf.register(fs)
+	var mf manifestFlags
+	mf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return fs.usagef("dedup assess: no WARC files")
+	}
+	pol, err := pf.policy(fs)
+	if err != nil {
+		return err
+	}
+	mopts, err := mf.options(fs)
+	if err != nil {
+		return err
+	}
+	if *sample != "" {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(*sample, "%"), 64)
+		if err != nil || v <= 0 || v > 100 {
+			return fs.usagef("dedup assess: --sample %q: want a percentage in (0, 100]", *sample)
+		}
+		if strings.HasSuffix(*sample, "%") || v > 1 {
+			v /= 100
+		}
+		mopts.Sample = v
+	}
+	a, err := postdedup.Assess(ctx, fs.Args(), postdedup.AssessOptions{Manifest: mopts, Policy: pol})
+	if err != nil {
+		return err
+	}
+	if *jsonOut {
+		return printJSON(e.stdout, a)
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "assess: %d files, %d stored bytes, %d raw bytes", a.Files, a.StoredBytes, a.RawBytes)
+	if a.Sample > 0 && a.Sample < 1 {
+		fmt.Fprintf(w, " (sample: %.1f%% of the digest space; counts below are the sample's)", a.Sample*100)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  responses                %d (%d payload bytes)\n", a.Responses, a.PayloadBytes)
+	fmt.Fprintf(w, "  duplicates               %d (%d payload bytes, %d stored bytes)\n", a.Duplicates, a.DupPayload, a.DupStored)
+	fmt.Fprintf(w, "    same URL / other URL   %d / %d\n", a.SameURL, a.OtherURL)
+	fmt.Fprintf(w, "  projected saving         %d stored bytes (%.1f%%)\n", a.ProjectedSaving, a.ProjectedSavingRatio*100)
+	mimes := make([]string, 0, len(a.ByMIME))
+	for k := range a.ByMIME {
+		mimes = append(mimes, k)
+	}
+	sort.Slice(mimes, func(i, j int) bool { return a.ByMIME[mimes[i]].PayloadBytes > a.ByMIME[mimes[j]].PayloadBytes })
+	for _, k := range mimes {
+		fmt.Fprintf(w, "  %-24s %6d duplicates, %d payload bytes\n", k, a.ByMIME[k].Duplicates, a.ByMIME[k].PayloadBytes)
+	}
+	for _, k := range sortedKeys(a.Kept) {
+		fmt.Fprintf(w, "  kept as is: %-12s %d\n", k, a.Kept[k])
+	}
+	for _, p := range a.BadInput {
+		fmt.Fprintf(w, "  bad input: %s\n", p)
+	}
+	return problemsErr("assess", a.Problems, e)
 }
