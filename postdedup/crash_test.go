@@ -51,14 +51,14 @@ func TestCrashChild(t *testing.T) {
 // absent or complete (it reads to the end with every record of its input);
 // a re-run finishes the job and validates.
 func TestCrashKill(t *testing.T) {
-	a, _ := warcgen(t, "crash-a.warc.gz", "-size-mb", "3", "-seed", "1")
-	b, _ := warcgen(t, "crash-b.warc.gz", "-size-mb", "3", "-seed", "2")
+	a, _ := warcgen(t, "crash-a.warc.gz", "-size-mb", "1", "-seed", "1")
+	b, _ := warcgen(t, "crash-b.warc.gz", "-size-mb", "1", "-seed", "2")
 	rng := rand.New(rand.NewPCG(20261124, 7))
 	points := []struct {
 		name string
 		max  int
 	}{
-		{"rewrite-copy", 60}, {"rewrite-revisit", 60}, {"rewrite-before-sync", 2}, {"rewrite-before-rename", 2},
+		{"rewrite-copy", 20}, {"rewrite-revisit", 20}, {"rewrite-before-sync", 2}, {"rewrite-before-rename", 2},
 		{"rewrite-before-cdxj", 2}, {"replace-before-swap", 2}, {"replace-after-swap", 2},
 	}
 	kills, runs := 0, 0
