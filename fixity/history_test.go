@@ -23,7 +23,7 @@ func synthManifest(urim string, n int, variant string) *Manifest {
 		res := Resource{Key: fmt.Sprintf("http://example.com/r%d", i), URL: fmt.Sprintf("%s/r%d", urim, i),
 			URIM: fmt.Sprintf("%s/r%d", urim, i), Datetime: "20200101000000",
 			Rewritten: &Response{FinalURIM: fmt.Sprintf("%s/r%d", urim, i), Outcome: OutcomeOK, Status: 200,
-				Headers: []Header{{"content-type", "image/png"}}, Body: BodyHashed, BodyHash: body}}
+				Headers: []Header{{Name: "content-type", Value: "image/png"}}, Body: BodyHashed, BodyHash: body}}
 		m.Resources = append(m.Resources, res)
 	}
 	m.Seal()

@@ -130,8 +130,8 @@ func TestInjectedChanges(t *testing.T) {
 	}{
 		{"extra resource", testarchive.PageDeterministic, testarchive.Fault{ExtraHTML: `<img src="/extra.png">`}, ClassSet, "http://example.test/extra.png"},
 		{"status flip", testarchive.Logo, testarchive.Fault{Status: 404}, ClassStatus, testarchive.Logo},
-		{"header change", testarchive.Logo, testarchive.Fault{Header: map[string]string{"Server": "OtherServer/2.0"}}, ClassURIMHeader, testarchive.Logo},
-		{"redirect, same entity", testarchive.BG, testarchive.Fault{RedirectTo: "20190101000000"}, ClassURIMHeader, testarchive.BG},
+		{"header change", testarchive.Logo, testarchive.Fault{Header: map[string]string{"Server": "OtherServer/2.0"}}, ClassHeader, testarchive.Logo},
+		{"redirect, same entity", testarchive.BG, testarchive.Fault{RedirectTo: "20190101000000"}, ClassURIM, testarchive.BG},
 		{"changed image", testarchive.Logo, testarchive.Fault{Body: []byte("\x89PNG\r\n\x1a\nnot really")}, ClassRepresentation, testarchive.Logo},
 		{"changed script", testarchive.App, testarchive.Fault{Body: []byte("var i = new Image(); i.src = '/js-added.png'; document.body.appendChild(i); var changed = 1;\n")}, ClassRepresentation, testarchive.App},
 		{"redirect to another memento", testarchive.Logo, testarchive.Fault{RedirectTo: testarchive.LogoTS2}, ClassURIMRepresentation, testarchive.Logo},

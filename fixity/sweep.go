@@ -12,7 +12,7 @@ import (
 // ReplayerInterface is what a Sweeper needs from a replayer; *Replayer
 // implements it.
 type ReplayerInterface interface {
-	Replay(ctx context.Context, urim string) (*Manifest, error)
+	Replay(ctx context.Context, urim string, opts ...ReplayOption) (*Manifest, error)
 }
 
 // SweeperOptions configures a Sweeper.
