@@ -58,11 +58,11 @@ func newEnv(t testing.TB, opts ...func(*ReplayOptions)) *testEnv {
 	return &testEnv{arch: arch, cfg: cfg, rep: rep}
 }
 
-func (e *testEnv) replay(t testing.TB, urir string) *Manifest {
+func (e *testEnv) replay(t testing.TB, urir string, opts ...ReplayOption) *Manifest {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	m, err := e.rep.Replay(ctx, e.arch.URIM(testarchive.SiteTS, urir))
+	m, err := e.rep.Replay(ctx, e.arch.URIM(testarchive.SiteTS, urir), opts...)
 	if err != nil {
 		t.Fatalf("replay %s: %v", urir, err)
 	}
