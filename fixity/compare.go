@@ -62,6 +62,16 @@ type Change struct {
 	Notes       []string `json:"notes,omitempty"`
 	Before      string   `json:"before"`
 	After       string   `json:"after"`
+	// Checks are the guideline 5-7 findings of either replay ("before" or
+	// "after"): a flagged replay's root may differ for the archive's
+	// reasons, not the memento's.
+	Checks []ChangeCheck `json:"checks,omitempty"`
+}
+
+// ChangeCheck is a guideline finding of one of the two compared replays.
+type ChangeCheck struct {
+	When string `json:"when"` // "before" or "after"
+	Check
 }
 
 // ResourceChange names one resource that caused a change.
@@ -89,6 +99,12 @@ func Compare(a, b *Manifest) Change {
 	if a.CanonicalURIM != b.CanonicalURIM {
 		ch.Notes = append(ch.Notes, fmt.Sprintf("different URI-Ms: %s vs %s", a.CanonicalURIM, b.CanonicalURIM))
 	}
+	for _, c := range a.Checks {
+		ch.Checks = append(ch.Checks, ChangeCheck{When: "before", Check: c})
+	}
+	for _, c := range b.Checks {
+		ch.Checks = append(ch.Checks, ChangeCheck{When: "after", Check: c})
+	}
 	if a.Root == b.Root {
 		ch.Class = ClassNone
 		return ch
@@ -111,6 +127,17 @@ func Compare(a, b *Manifest) Change {
 		xs, ys := ga[k], gb[k]
 		if len(xs) != len(ys) {
 			detail := fmt.Sprintf("loaded %d time(s) before, %d after", len(xs), len(ys))
+			for _, side := range []struct {
+				when string
+				m    *Manifest
+			}{{"before", a}, {"after", b}} {
+				for _, r := range side.m.Resources {
+					if r.Key == k && r.Excluded == ExcludedWrongStatus {
+						detail += fmt.Sprintf("; %s it was dropped for a wrong status (guideline 7)", side.when)
+						break
+					}
+				}
+			}
 			u := ""
 			if len(xs) > 0 {
 				u = xs[0].URL

@@ -315,3 +315,63 @@ func TestRawNotRawWarning(t *testing.T) {
 		t.Fatalf("rewritten raw body: %+v", ch)
 	}
 }
+
+// TestGuidelineChecks injects what the study's guidelines 5-7 warn about
+// and checks each is flagged in the manifest and surfaced by Compare: a raw
+// (id_) endpoint that serves rewritten content, an answer from an
+// archive-side cache, and a soft 404 (which is also dropped from the roots).
+func TestGuidelineChecks(t *testing.T) {
+	e := newEnv(t)
+	base := e.replay(t, testarchive.PageDeterministic)
+	if len(base.Checks) != 0 || base.Context.Transient {
+		t.Fatalf("clean replay: checks %v, transient %v %v", base.Checks, base.Context.Transient, base.Context.Errors)
+	}
+	cases := []struct {
+		name      string
+		urir      string
+		fault     testarchive.Fault
+		guideline int
+		check     string
+		sides     []string
+		excluded  bool
+		class     Class
+	}{
+		{"raw not raw", testarchive.PageDeterministic, testarchive.Fault{RawRewritten: true}, 5, CheckRawNotRaw, []string{CaptureRaw}, false, ClassRepresentation},
+		{"archive-side cache", testarchive.Logo, testarchive.Fault{Cached: true}, 6, CheckArchiveCache, []string{CaptureRewritten, CaptureRaw}, false, ClassNone},
+		{"soft 404", testarchive.Logo, testarchive.Fault{SoftNotFound: true}, 7, CheckSoft404, []string{""}, true, ClassSet},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e.arch.ClearFaults()
+			e.arch.Inject(c.urir, c.fault)
+			defer e.arch.ClearFaults()
+			m := e.replay(t, testarchive.PageDeterministic, WithEvidence(t.TempDir()))
+			mustVerify(t, m)
+			var sides []string
+			for _, k := range m.Checks {
+				if k.Guideline != c.guideline || k.Name != c.check || k.Key != c.urir {
+					t.Fatalf("unexpected check %s", k)
+				}
+				sides = append(sides, k.Side)
+			}
+			if !slices.Equal(sides, c.sides) {
+				t.Fatalf("checks %v, want %s on sides %q", m.Checks, c.check, c.sides)
+			}
+			for _, r := range m.Resources {
+				if r.Key == c.urir && r.Excluded != "" != c.excluded {
+					t.Fatalf("%s excluded %q, want excluded=%v", r.Key, r.Excluded, c.excluded)
+				}
+			}
+			ch := Compare(base, m)
+			if ch.Class != c.class {
+				t.Fatalf("class %s, want %s: %+v", ch.Class, c.class, ch.Resources)
+			}
+			if len(ch.Checks) != len(c.sides) || ch.Checks[0].When != "after" || ch.Checks[0].Name != c.check {
+				t.Fatalf("Compare does not surface the check: %+v", ch.Checks)
+			}
+			if c.excluded && !strings.Contains(ch.Resources[0].Detail, "guideline 7") {
+				t.Fatalf("the dropped resource's change does not say why: %+v", ch.Resources)
+			}
+		})
+	}
+}
