@@ -13,10 +13,14 @@ type chartSeries struct {
 	Name   string
 	Color  string
 	Values []float64
+	Dash   string // stroke-dasharray of a line, "" for solid
 }
 
 // policyColor gives each hash policy one colour in every chart.
 var policyColor = map[string]string{PolicyWayside: "#1f77b4", PolicyAlgorithm1: "#d62728", PolicyEntity: "#2ca02c"}
+
+// policyDash tells the policies' lines apart where they overlap.
+var policyDash = map[string]string{PolicyWayside: "", PolicyAlgorithm1: "6 3", PolicyEntity: "2 3"}
 
 // chart geometry shared by bar and line charts.
 const (
@@ -102,8 +106,8 @@ func lineChart(id, title, xLabel, yLabel string, cats []string, series []chartSe
 		for i, v := range s.Values {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(v)))
 		}
-		fmt.Fprintf(&b, `<polyline class="line" fill="none" stroke="%s" stroke-width="2" points="%s"><title>%s</title></polyline>`,
-			s.Color, strings.Join(pts, " "), html.EscapeString(s.Name))
+		fmt.Fprintf(&b, `<polyline class="line" fill="none" stroke="%s" stroke-width="2" stroke-dasharray="%s" points="%s"><title>%s</title></polyline>`,
+			s.Color, s.Dash, strings.Join(pts, " "), html.EscapeString(s.Name))
 		for i, v := range s.Values {
 			fmt.Fprintf(&b, `<circle class="point" cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s, %s: %s</title></circle>`,
 				x(i), y(v), s.Color, html.EscapeString(s.Name), html.EscapeString(cats[i]), trimFloat(v))
@@ -159,9 +163,9 @@ func studyCharts(i int, st ArchiveStudy) []template.HTML {
 		for k, v := range p.NewPerDownload {
 			n[k] = float64(v)
 		}
-		hist = append(hist, chartSeries{p.Policy, policyColor[p.Policy], h})
-		cum = append(cum, chartSeries{p.Policy, policyColor[p.Policy], c})
-		nw = append(nw, chartSeries{p.Policy, policyColor[p.Policy], n})
+		hist = append(hist, chartSeries{p.Policy, policyColor[p.Policy], h, ""})
+		cum = append(cum, chartSeries{p.Policy, policyColor[p.Policy], c, policyDash[p.Policy]})
+		nw = append(nw, chartSeries{p.Policy, policyColor[p.Policy], n, policyDash[p.Policy]})
 	}
 	return []template.HTML{
 		barChart(fmt.Sprintf("fig20-%d", i), "Fig 20: distinct hashes per memento", "distinct hashes", "mementos", ks, hist),

@@ -365,7 +365,7 @@ func fixityReportCmd(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep := fixity.BuildReport(recs)
+	rep := fixity.BuildReport(recs, fixity.WithManifests(fixity.StoreManifests(*store)))
 	w := e.stdout
 	if *out != "" {
 		f, err := os.Create(filepath.Clean(*out))
@@ -422,7 +422,8 @@ func fixityWriteReport(hist *fixity.History, path string) error {
 	if err != nil {
 		return err
 	}
-	if err := fsutil.WriteFileAtomic(path, 0o644, fixity.BuildReport(recs).WriteHTML); err != nil {
+	rep := fixity.BuildReport(recs, fixity.WithManifests(hist.LoadManifest))
+	if err := fsutil.WriteFileAtomic(path, 0o644, rep.WriteHTML); err != nil {
 		return fmt.Errorf("fixity sweep: report: %w", err)
 	}
 	return nil
