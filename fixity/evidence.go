@@ -348,3 +348,33 @@ func cdpRequestBlock(req *network.Request, u string) []byte {
 	b.WriteString("\r\n")
 	return b.Bytes()
 }
+
+// VerifyEvidence checks the evidence files m references (m read from the
+// manifest file at path): each file present must have the recorded size and
+// SHA-256. Missing files are not an error (a store evicts evidence; its log
+// says so) but are named in the returned note.
+func VerifyEvidence(m *Manifest, path string) (string, error) {
+	if m.Evidence == nil {
+		return "", nil
+	}
+	dir := EvidenceDir(m, path)
+	var missing []string
+	for _, f := range m.Evidence.Files {
+		name := filepath.Join(dir, filepath.FromSlash(f.Name))
+		size, sum, err := fileSHA256(name)
+		if errors.Is(err, os.ErrNotExist) {
+			missing = append(missing, f.Name)
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("fixity: verify evidence of %s: %w", path, err)
+		}
+		if size != f.Size || sum != f.SHA256 {
+			return "", fmt.Errorf("fixity: verify evidence of %s: %s is %d bytes sha256 %s, the manifest says %d bytes sha256 %s", path, name, size, sum, f.Size, f.SHA256)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Sprintf(" (evidence not present: %s)", strings.Join(missing, ", ")), nil
+	}
+	return fmt.Sprintf(" (evidence ok: %d files)", len(m.Evidence.Files)), nil
+}
