@@ -170,9 +170,9 @@ func isTextBody(b []byte) bool {
 
 // lineDiff returns the lines of b that replace lines of a: the common
 // leading and trailing lines are cut (ctx of them kept as " " context),
-// the rest shown as "-" (from a) and "+" (from b) lines, at most max of
+// the rest shown as "-" (from a) and "+" (from b) lines, at most limit of
 // each.
-func lineDiff(a, b []string, ctx, max int) []string {
+func lineDiff(a, b []string, ctx, limit int) []string {
 	p := 0
 	for p < len(a) && p < len(b) && a[p] == b[p] {
 		p++
@@ -185,13 +185,13 @@ func lineDiff(a, b []string, ctx, max int) []string {
 		s++
 	}
 	var out []string
-	for _, l := range a[maxInt(0, p-ctx):p] {
+	for _, l := range a[max(0, p-ctx):p] {
 		out = append(out, " "+l)
 	}
 	emit := func(sign string, ls []string) {
 		for i, l := range ls {
-			if i == max {
-				out = append(out, fmt.Sprintf("%s... %d more line(s)", sign, len(ls)-max))
+			if i == limit {
+				out = append(out, fmt.Sprintf("%s... %d more line(s)", sign, len(ls)-limit))
 				break
 			}
 			out = append(out, sign+l)
@@ -205,16 +205,9 @@ func lineDiff(a, b []string, ctx, max int) []string {
 	return out
 }
 
-func maxInt(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
-}
-
 // hexAround dumps 32 bytes of each body from 16 bytes before off.
 func hexAround(a, b []byte, off int64) []string {
-	start := maxInt(0, int(off)-16)
+	start := max(0, int(off)-16)
 	dump := func(sign string, x []byte) string {
 		end := min(len(x), start+32)
 		if start >= end {

@@ -97,19 +97,6 @@ func recordHistory(t *testing.T) {
 	}
 }
 
-func newArchive(t *testing.T) *testarchive.Server {
-	t.Helper()
-	a, err := testarchive.New("web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	if _, err := a.LoadBuiltin(); err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
-
 // studyReport builds the report of the recorded history.
 func studyReport(t testing.TB) *Report {
 	t.Helper()

@@ -254,9 +254,9 @@ func (s *Sweeper) one(ctx context.Context, sweep, urim string) (Record, error) {
 	if err != nil {
 		return rec, err
 	}
-	rec.Manifest, rec.Evidence, rec.EvidenceBytes = rel, filepath.ToSlash(evidence), m.Evidence.Bytes()
-	if evidence == "" {
-		rec.EvidenceBytes = 0
+	rec.Manifest = rel
+	if evidence != "" {
+		rec.Evidence, rec.EvidenceBytes = filepath.ToSlash(evidence), m.Evidence.Bytes()
 	}
 
 	s.mu.Lock()

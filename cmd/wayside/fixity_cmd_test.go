@@ -62,7 +62,10 @@ func TestFixityVerifyAndCompareCmd(t *testing.T) {
 	}
 }
 
-func TestFixityCmdEndToEnd(t *testing.T) {
+// fixityTestArchive needs Chromium, starts a test archive with the
+// built-in site and returns it with the flags that configure it.
+func fixityTestArchive(t *testing.T) (*testarchive.Server, []string) {
+	t.Helper()
 	if _, err := exec.LookPath("chromium"); err != nil {
 		if _, err := os.Stat("/usr/bin/chromium"); err != nil {
 			testenv.MissingTool(t, "fixity: no Chromium binary: install chromium to run the replay tests")
@@ -72,13 +75,17 @@ func TestFixityCmdEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer arch.Close()
+	t.Cleanup(func() { arch.Close() })
 	if _, err := arch.LoadBuiltin(); err != nil {
 		t.Fatal(err)
 	}
+	return arch, []string{"--archive", "test=" + arch.Host() + "," + arch.AliasHost(), "--quiet", "400ms", "--cap", "8s", "--raw-timeout", "3s"}
+}
+
+func TestFixityCmdEndToEnd(t *testing.T) {
+	arch, archFlags := fixityTestArchive(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	archFlags := []string{"--archive", "test=" + arch.Host() + "," + arch.AliasHost(), "--quiet", "400ms", "--cap", "8s", "--raw-timeout", "3s"}
 	page := arch.URIM(testarchive.SiteTS, testarchive.PageDeterministic)
 	man := filepath.Join(dir, "m.json")
 	out, _, err := fixityRun(t, ctx, "", append(append([]string{"replay"}, archFlags...), "-o", man, page)...)
@@ -134,14 +141,7 @@ func TestFixityCmdEndToEnd(t *testing.T) {
 	if err != nil || json.Unmarshal([]byte(out), &rep) != nil || rep.Totals["replays"] < 5 || len(rep.Archives) != 1 {
 		t.Fatalf("report --json: %v\n%s", err, out)
 	}
-	hist, err := fixity.OpenHistory(store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hist.Close()
-	if err := hist.Check(); err != nil {
-		t.Fatal(err)
-	}
+	checkedStore(t, store)
 }
 
 // TestFixityEvidenceCmd replays a memento twice with --evidence, the second
@@ -150,22 +150,9 @@ func TestFixityCmdEndToEnd(t *testing.T) {
 // shows the changed bytes from the evidence, and that sweep keeps evidence
 // within --evidence-max.
 func TestFixityEvidenceCmd(t *testing.T) {
-	if _, err := exec.LookPath("chromium"); err != nil {
-		if _, err := os.Stat("/usr/bin/chromium"); err != nil {
-			testenv.MissingTool(t, "fixity: no Chromium binary: install chromium to run the replay tests")
-		}
-	}
-	arch, err := testarchive.New("web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer arch.Close()
-	if _, err := arch.LoadBuiltin(); err != nil {
-		t.Fatal(err)
-	}
+	arch, archFlags := fixityTestArchive(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	archFlags := []string{"--archive", "test=" + arch.Host() + "," + arch.AliasHost(), "--quiet", "400ms", "--cap", "8s", "--raw-timeout", "3s"}
 	page := arch.URIM(testarchive.SiteTS, testarchive.PageDeterministic)
 	replay := func(name string) string {
 		man := filepath.Join(dir, name+".json")
@@ -218,14 +205,7 @@ func TestFixityEvidenceCmd(t *testing.T) {
 			t.Fatalf("sweep %d: %v\n%s", i, err, out)
 		}
 	}
-	hist, err := fixity.OpenHistory(store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hist.Close()
-	if err := hist.Check(); err != nil {
-		t.Fatal(err)
-	}
+	hist := checkedStore(t, store)
 	kept := 0
 	for _, r := range hist.Records() {
 		if r.Kind == fixity.KindReplay && r.Evidence != "" {
@@ -239,4 +219,19 @@ func TestFixityEvidenceCmd(t *testing.T) {
 	if _, _, err := fixityRun(t, ctx, "", append([]string{"sweep", "--store", store, "--evidence", "sometimes"}, append(archFlags, page)...)...); !errors.As(err, &ue) {
 		t.Fatalf("bad --evidence: %v", err)
 	}
+}
+
+// checkedStore opens a history store (closed at cleanup) and runs its
+// invariant check.
+func checkedStore(t *testing.T, dir string) *fixity.History {
+	t.Helper()
+	hist, err := fixity.OpenHistory(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hist.Close() })
+	if err := hist.Check(); err != nil {
+		t.Fatal(err)
+	}
+	return hist
 }
