@@ -61,15 +61,17 @@ func ReadEvidence(m *Manifest, path, side string, p *Response) (*EvidenceRecord,
 // BytesDiff shows how the recorded bytes of one side of a changed resource
 // differ between two replays.
 type BytesDiff struct {
-	Key          string   `json:"key"`
-	Side         string   `json:"side"`
-	Before       string   `json:"before"` // evidence file and offset
-	After        string   `json:"after"`
-	BeforeLength int      `json:"before_length"`
-	AfterLength  int      `json:"after_length"`
-	BeforeSHA256 string   `json:"before_sha256"`
-	AfterSHA256  string   `json:"after_sha256"`
-	Headers      []string `json:"headers,omitempty"` // "-Name: v" / "+Name: v"
+	Key          string `json:"key"`
+	Side         string `json:"side"`
+	Before       string `json:"before"` // evidence file and offset
+	After        string `json:"after"`
+	BeforeLength int    `json:"before_length"`
+	AfterLength  int    `json:"after_length"`
+	BeforeSHA256 string `json:"before_sha256"`
+	AfterSHA256  string `json:"after_sha256"`
+	// Headers lists what differs in the response heads: "-uri"/"+uri"
+	// (the URL that answered), "-status"/"+status" and "-Name: v"/"+Name: v".
+	Headers []string `json:"headers,omitempty"`
 	// FirstDiff is the offset of the first body byte that differs (-1
 	// when the bodies are equal).
 	FirstDiff int64 `json:"first_diff"`
@@ -113,6 +115,9 @@ func DiffEvidence(a *Manifest, pathA string, b *Manifest, pathB string, key stri
 		d.Headers = lineDiff(ea.Header, eb.Header, 0, 40)
 		if ea.Status != eb.Status {
 			d.Headers = append([]string{fmt.Sprintf("-status %d", ea.Status), fmt.Sprintf("+status %d", eb.Status)}, d.Headers...)
+		}
+		if ea.URI != eb.URI {
+			d.Headers = append([]string{"-uri " + ea.URI, "+uri " + eb.URI}, d.Headers...)
 		}
 		if !bytes.Equal(ea.Body, eb.Body) {
 			d.FirstDiff = firstDiff(ea.Body, eb.Body)

@@ -140,23 +140,25 @@ func TestInjectedChanges(t *testing.T) {
 		fault testarchive.Fault
 		class Class
 		key   string
-		// body is the changed entity the raw evidence must hold.
+		// body is the changed entity the raw evidence must hold; head a
+		// line the raw evidence's response head must show as added.
 		body []byte
+		head string
 		// a1Same: the Algorithm 1 root stays the same too.
 		a1Same bool
 	}{
-		{"extra resource", testarchive.PageDeterministic, testarchive.Fault{ExtraHTML: `<img src="/extra.png">`}, ClassSet, "http://example.test/extra.png", nil, false},
-		{"status flip", testarchive.Logo, testarchive.Fault{Status: 404}, ClassStatus, testarchive.Logo, nil, false},
-		{"header change", testarchive.Logo, testarchive.Fault{Header: map[string]string{"Server": "OtherServer/2.0"}}, ClassHeader, testarchive.Logo, nil, false},
-		{"redirect, same entity", testarchive.BG, testarchive.Fault{RedirectTo: "20190101000000"}, ClassURIM, testarchive.BG, nil, false},
-		{"changed image", testarchive.Logo, testarchive.Fault{Body: newImage}, ClassRepresentation, testarchive.Logo, newImage, false},
-		{"changed script", testarchive.App, testarchive.Fault{Body: newScript}, ClassRepresentation, testarchive.App, newScript, false},
-		{"redirect to another memento", testarchive.Logo, testarchive.Fault{RedirectTo: testarchive.LogoTS2}, ClassURIMRepresentation, testarchive.Logo, nil, false},
-		{"timeout", testarchive.Logo, testarchive.Fault{Hang: true}, ClassTimeout, testarchive.Logo, nil, false},
-		{"live-web leak", testarchive.PageDeterministic, testarchive.Fault{ExtraHTML: `<script>new Image().src = 'http://live-web' + '.invalid/x.gif';</script>`}, ClassNone, "", nil, true},
+		{"extra resource", testarchive.PageDeterministic, testarchive.Fault{ExtraHTML: `<img src="/extra.png">`}, ClassSet, "http://example.test/extra.png", nil, "", false},
+		{"status flip", testarchive.Logo, testarchive.Fault{Status: 404}, ClassStatus, testarchive.Logo, []byte("testarchive: injected status 404\n"), "+status 404", false},
+		{"header change", testarchive.Logo, testarchive.Fault{Header: map[string]string{"Server": "OtherServer/2.0"}}, ClassHeader, testarchive.Logo, nil, "+X-Archive-Orig-Server: OtherServer/2.0", false},
+		{"redirect, same entity", testarchive.BG, testarchive.Fault{RedirectTo: "20190101000000"}, ClassURIM, testarchive.BG, nil, "+uri " + e.arch.URIM("20190101000000id_", testarchive.BG), false},
+		{"changed image", testarchive.Logo, testarchive.Fault{Body: newImage}, ClassRepresentation, testarchive.Logo, newImage, "", false},
+		{"changed script", testarchive.App, testarchive.Fault{Body: newScript}, ClassRepresentation, testarchive.App, newScript, "", false},
+		{"redirect to another memento", testarchive.Logo, testarchive.Fault{RedirectTo: testarchive.LogoTS2}, ClassURIMRepresentation, testarchive.Logo, nil, "+uri " + e.arch.URIM(testarchive.LogoTS2+"id_", testarchive.Logo), false},
+		{"timeout", testarchive.Logo, testarchive.Fault{Hang: true}, ClassTimeout, testarchive.Logo, nil, "", false},
+		{"live-web leak", testarchive.PageDeterministic, testarchive.Fault{ExtraHTML: `<script>new Image().src = 'http://live-web' + '.invalid/x.gif';</script>`}, ClassNone, "", nil, "", true},
 		// Links through the archive's other host name: the hardened root
 		// canonicalises the alias away, the study's Algorithm 1 does not.
-		{"archive host alias", testarchive.PageDeterministic, testarchive.Fault{AliasLinks: true}, ClassNone, "", nil, false},
+		{"archive host alias", testarchive.PageDeterministic, testarchive.Fault{AliasLinks: true}, ClassNone, "", nil, "", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -178,6 +180,12 @@ func TestInjectedChanges(t *testing.T) {
 			}
 			if a1 := m.Algorithm1.Root == base.Algorithm1.Root; a1 != c.a1Same {
 				t.Errorf("Algorithm 1 root unchanged = %v, want %v", a1, c.a1Same)
+			}
+			if c.head != "" {
+				d := diffFor(DiffEvidence(base, basePath, m, path, c.key), CaptureRaw)
+				if d == nil || d.Error != "" || !slices.Contains(d.Headers, c.head) {
+					t.Fatalf("raw evidence does not show %q: %+v", c.head, d)
+				}
 			}
 			if c.body != nil {
 				d := diffFor(DiffEvidence(base, basePath, m, path, c.key), CaptureRaw)

@@ -138,7 +138,7 @@ func TestFixityCmdEndToEnd(t *testing.T) {
 	}
 	out, _, err = fixityRun(t, ctx, "", "report", "--store", store, "--json")
 	var rep fixity.Report
-	if err != nil || json.Unmarshal([]byte(out), &rep) != nil || rep.Totals["replays"] < 5 || len(rep.Archives) != 1 {
+	if err != nil || json.Unmarshal([]byte(out), &rep) != nil || rep.Totals["replays"] < 5 || len(rep.Archives) != 1 || len(rep.Study) != 1 || len(rep.Study[0].Policies) != 3 {
 		t.Fatalf("report --json: %v\n%s", err, out)
 	}
 	checkedStore(t, store)
