@@ -105,7 +105,7 @@ func DiffEvidence(a *Manifest, pathA string, b *Manifest, pathB string, key stri
 		ea, erra := ReadEvidence(a, pathA, side, pa)
 		eb, errb := ReadEvidence(b, pathB, side, pb)
 		if erra != nil || errb != nil {
-			d.Error = errorsText(erra, errb)
+			d.Error = errorsText(map[string]error{"before": erra, "after": errb})
 			out = append(out, d)
 			continue
 		}
@@ -143,11 +143,11 @@ func resourceFor(m *Manifest, key string) *Resource {
 	return nil
 }
 
-func errorsText(errs ...error) string {
+func errorsText(errs map[string]error) string {
 	var s []string
-	for _, e := range errs {
-		if e != nil {
-			s = append(s, e.Error())
+	for _, when := range []string{"before", "after"} {
+		if e := errs[when]; e != nil {
+			s = append(s, when+": "+e.Error())
 		}
 	}
 	return strings.Join(s, "; ")
