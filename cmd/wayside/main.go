@@ -102,6 +102,7 @@ type command struct {
 func commands() []command {
 	cs := []command{
 		{"crawl", "crawl URLs into WARC files with crawl-time deduplication", runCrawl},
+		{"dedup", "post-crawl deduplication of existing WARC collections, validated before anything is replaced", runDedup},
 		{"demo", "crawl a built-in example site twice and show the revisits (no network needed)", runDemo},
 		{"index", "manage the dedup index: import, stats, lookup", runIndex},
 		{"cdxj", "write a sorted CDXJ index of WARC (and ARC) files", runCDXJ},
