@@ -326,7 +326,12 @@ func (h *Handler) readRecord(loc captureindex.Location, onPayload func(*warcio.R
 		return nil, err
 	}
 	defer f.Close()
-	rec, err := warcio.ReadAt(f, loc.File, loc.Offset, loc.Length, warcio.Options{SkipPayloadDigest: true, Payload: onPayload})
+	opts := warcio.Options{SkipPayloadDigest: true}
+	if onPayload != nil {
+		sw := &switchWriter{}
+		opts.Payload, opts.OnHead = sw, func(rec *warcio.Record) { sw.w = onPayload(rec) }
+	}
+	rec, err := warcio.ReadAt(f, loc.File, loc.Offset, loc.Length, opts)
 	if err != nil {
 		h.log.Warn("replay: cannot read a capture", "file", loc.File, "offset", loc.Offset, "err", err)
 		return nil, fmt.Errorf("replay: %w", err)
@@ -356,6 +361,17 @@ func (b *rewriteBuffer) Write(p []byte) (int, error) {
 		b.Reset()
 	}
 	return b.out.Write(p)
+}
+
+// switchWriter passes writes to w, chosen once the record's head is read
+// (nil: discarded).
+type switchWriter struct{ w io.Writer }
+
+func (s *switchWriter) Write(p []byte) (int, error) {
+	if s.w == nil {
+		return len(p), nil
+	}
+	return s.w.Write(p)
 }
 
 type errWriter struct{ err error }

@@ -36,6 +36,9 @@ func (r *Reader) readBlock(rec *Record) error {
 		r.keep = keepWriter{w: sink, max: r.opts.KeepPayload}
 		sink = &r.keep
 	}
+	if r.opts.Payload != nil {
+		sink = io.MultiWriter(sink, r.opts.Payload)
+	}
 	isHTTP := false
 	// An ARC record holds an HTTP message only under an http(s) URL (dns:
 	// and other records are taken as they are, as pywb reads them).
@@ -50,11 +53,11 @@ func (r *Reader) readBlock(rec *Record) error {
 	}
 	var perr error
 	if isHTTP {
-		info, err := parseHTTPHead(r.hbr)
+		info, err := parseHTTPHead(r.hbr, r.opts.KeepHTTPHead)
 		if err == nil {
 			rec.HTTP = info
 		}
-		sink = r.payloadSink(rec, sink)
+		r.onHead(rec)
 		if err != nil {
 			rec.anomaly("HTTP head: %v", err)
 			rec.PayloadLength, perr = r.hbr.WriteTo(sink)
@@ -87,7 +90,8 @@ func (r *Reader) readBlock(rec *Record) error {
 		}
 	} else {
 		var n int64
-		n, perr = r.hbr.WriteTo(r.payloadSink(rec, sink))
+		r.onHead(rec)
+		n, perr = r.hbr.WriteTo(sink)
 		rec.PayloadLength = n
 	}
 	if rec.HTTP == nil {
@@ -127,15 +131,11 @@ func (r *Reader) readBlock(rec *Record) error {
 	return nil
 }
 
-// payloadSink adds the caller's Options.Payload writer to sink.
-func (r *Reader) payloadSink(rec *Record, sink io.Writer) io.Writer {
-	if r.opts.Payload == nil {
-		return sink
+// onHead tells the caller (Options.OnHead) that rec's headers are parsed.
+func (r *Reader) onHead(rec *Record) {
+	if r.opts.OnHead != nil {
+		r.opts.OnHead(rec)
 	}
-	if w := r.opts.Payload(rec); w != nil {
-		return io.MultiWriter(sink, w)
-	}
-	return sink
 }
 
 // finishRecord consumes the record trailer and sets Length.
