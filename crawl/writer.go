@@ -17,7 +17,9 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // Defaults for WriterOptions.
@@ -98,7 +100,7 @@ type Writer struct {
 	log     *slog.Logger
 	version string
 	gzPool  sync.Pool
-	cdxLine func(wayside.Capture) (string, error)
+	cdxj    bool // CDXJ files are written beside the WARC files
 
 	mu         sync.Mutex
 	cond       *sync.Cond
@@ -129,7 +131,7 @@ type Writer struct {
 type pendingLine struct {
 	seq  uint64
 	file string
-	line string
+	line []byte // with its newline
 }
 
 // OpenWriter prepares dir, recovers leftover ".open" files from an earlier
@@ -186,9 +188,7 @@ func OpenWriter(opts WriterOptions) (*Writer, error) {
 		zw, _ := gzip.NewWriterLevel(io.Discard, level)
 		return zw
 	}
-	if !opts.NoCDXJ {
-		w.cdxLine = cdxjLine
-	}
+	w.cdxj = !opts.NoCDXJ
 	rep, err := Recover(opts.Dir, RecoverOptions{Logger: opts.Logger, NoCDXJ: opts.NoCDXJ})
 	w.recovery = rep
 	w.stats.RecoveryErrs = rep.PartialTails
@@ -225,28 +225,40 @@ func sanitizeHost(h string) string {
 	}, h)
 }
 
-// compress serialises and gzips each record into its own member.
-func (w *Writer) compress(recs []*Record, warcinfoID string, raw *int64) ([][]byte, error) {
+// compress serialises and gzips each record into its own member, and reads
+// each serialised record back with warcio (payload digest not recomputed:
+// the declared one is the digest rule's answer), so its Capture and CDXJ
+// line come from the one converter, warcio.Record.Capture, over the exact
+// bytes written.
+func (w *Writer) compress(recs []*Record, warcinfoID string, raw *int64) ([][]byte, []*warcio.Record, error) {
 	zw := w.gzPool.Get().(*gzip.Writer)
 	defer w.gzPool.Put(zw)
 	var plain bytes.Buffer
 	out := make([][]byte, len(recs))
+	parsed := make([]*warcio.Record, len(recs))
 	for i, r := range recs {
 		plain.Reset()
 		r.marshal(&plain, w.version, warcinfoID)
 		*raw += int64(plain.Len())
+		if !r.isInfo {
+			rec, err := warcio.NewReader(bytes.NewReader(plain.Bytes()), r.ID, warcio.Options{SkipPayloadDigest: true}).Next()
+			if err != nil {
+				return nil, nil, fmt.Errorf("crawl: record %s does not read back: %w", r.ID, err)
+			}
+			parsed[i] = rec
+		}
 		var z bytes.Buffer
 		z.Grow(plain.Len()/3 + 64)
 		zw.Reset(&z)
 		if _, err := zw.Write(plain.Bytes()); err != nil {
-			return nil, fmt.Errorf("crawl: gzip record: %w", err)
+			return nil, nil, fmt.Errorf("crawl: gzip record: %w", err)
 		}
 		if err := zw.Close(); err != nil {
-			return nil, fmt.Errorf("crawl: gzip record: %w", err)
+			return nil, nil, fmt.Errorf("crawl: gzip record: %w", err)
 		}
 		out[i] = z.Bytes()
 	}
-	return out, nil
+	return out, parsed, nil
 }
 
 // Write appends recs, in order, to the current file (all to the same file)
@@ -260,7 +272,7 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 	infoID := w.warcinfoID
 	w.mu.Unlock()
 	var raw int64
-	members, err := w.compress(recs, infoID, &raw)
+	members, parsed, err := w.compress(recs, infoID, &raw)
 	if err != nil {
 		return Written{}, err
 	}
@@ -292,7 +304,7 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 	}
 	if w.warcinfoID != infoID {
 		raw = 0
-		if members, err = w.compress(recs, w.warcinfoID, &raw); err != nil {
+		if members, parsed, err = w.compress(recs, w.warcinfoID, &raw); err != nil {
 			return Written{}, err
 		}
 	}
@@ -311,19 +323,17 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 	w.stats.Records += int64(len(recs))
 	w.stats.RawBytes += raw
 	w.stats.StoredBytes += w.size - start
-	for i, r := range recs {
-		if r.capture == nil {
+	for i, rec := range parsed {
+		if rec == nil {
 			continue
 		}
-		c := r.toCapture(wr.Placements[i])
+		rec.Offset, rec.Length = wr.Placements[i].Offset, wr.Placements[i].Length
+		c := rec.Capture(w.name)
+		c.Dir = w.opts.Dir
 		wr.captures = append(wr.captures, c)
-		if w.cdxLine != nil && indexed(c.Type) {
-			line, err := w.cdxLine(c)
-			if err != nil {
-				w.log.Warn("crawl: no CDXJ line for record", "uri", c.URI, "err", err)
-				continue
-			}
-			w.pending = append(w.pending, pendingLine{seq: wr.seq, file: w.name, line: line})
+		if w.cdxj && cdxj.Indexed(rec) {
+			l := cdxj.FromCapture(c)
+			w.pending = append(w.pending, pendingLine{seq: wr.seq, file: w.name, line: l.Format(nil)})
 		}
 	}
 	return wr, nil
@@ -411,55 +421,56 @@ func (w *Writer) syncLocked() error {
 		return w.failed
 	}
 	w.synced = target
-	w.appendCDXJLocked(lines)
+	if err := w.appendCDXJLocked(lines); err != nil {
+		w.failed = err
+		return err
+	}
 	return nil
 }
 
-// appendCDXJLocked appends lines to the CDXJ files of their WARC files.
-// CDXJ files are derived data: a failure is logged, never fatal, and
-// recovery rebuilds the CDXJ file of an ".open" WARC file.
-func (w *Writer) appendCDXJLocked(lines []pendingLine) {
+// appendCDXJLocked appends lines to the CDXJ files of their WARC files, in
+// durable order. The CDXJ file is on the durable path: it is what consumers
+// catch up from, so a failure to write it stops the writer (the WARC file
+// stays ".open" and recovery rebuilds its CDXJ from the records).
+func (w *Writer) appendCDXJLocked(lines []pendingLine) error {
 	var buf bytes.Buffer
-	flush := func() {
-		if buf.Len() == 0 || w.cdx == nil {
-			buf.Reset()
-			return
+	flush := func() error {
+		if buf.Len() == 0 {
+			return nil
 		}
-		if _, err := w.cdx.Write(buf.Bytes()); err != nil {
-			w.log.Warn("crawl: append CDXJ", "file", w.cdxName, "err", err)
-		}
+		_, err := w.cdx.Write(buf.Bytes())
 		buf.Reset()
+		if err != nil {
+			return fmt.Errorf("crawl: append to %s: %w", w.cdxName, err)
+		}
+		return nil
 	}
 	for _, l := range lines {
 		name := cdxjName(l.file)
 		if name != w.cdxName {
-			flush()
-			w.openCDXJLocked(name)
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := w.openCDXJLocked(name); err != nil {
+				return err
+			}
 		}
-		buf.WriteString(l.line)
-		buf.WriteByte('\n')
+		buf.Write(l.line)
 	}
-	flush()
+	return flush()
 }
 
-func (w *Writer) openCDXJLocked(name string) {
+func (w *Writer) openCDXJLocked(name string) error {
 	if w.cdx != nil {
 		w.cdx.Close()
 	}
 	w.cdx, w.cdxName = nil, name
 	f, err := os.OpenFile(filepath.Join(w.opts.Dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		w.log.Warn("crawl: open CDXJ", "file", name, "err", err)
-		return
+		return fmt.Errorf("crawl: open CDXJ: %w", err)
 	}
 	w.cdx = f
-}
-
-// indexed reports whether records of a type get a CDXJ line: like pywb's
-// default indexing, request and warcinfo records do not (a replay tool would
-// otherwise take a request for a capture of its URL).
-func indexed(typ string) bool {
-	return typ != "request" && typ != "warcinfo"
+	return nil
 }
 
 // cdxjName returns the CDXJ file name beside a WARC file.
@@ -499,7 +510,7 @@ func (w *Writer) openFileLocked() error {
 	}, w.opts.Info...)
 	info.Block = warcinfoBlock(fields)
 	var raw int64
-	members, err := w.compress([]*Record{info}, "", &raw)
+	members, _, err := w.compress([]*Record{info}, "", &raw)
 	if err == nil {
 		_, err = f.Write(members[0])
 	}
@@ -549,12 +560,14 @@ func (w *Writer) closeFileLocked(name string) error {
 			w.cond.Wait()
 		}
 	}
-	if w.cdx != nil {
-		if err := w.cdx.Sync(); err != nil {
-			w.log.Warn("crawl: sync CDXJ", "file", w.cdxName, "err", err)
-		}
-		w.cdx.Close()
-		w.cdx, w.cdxName = nil, ""
+	if w.failed != nil {
+		// Left ".open": the next OpenWriter recovers it and rebuilds its
+		// CDXJ from the records.
+		return w.failed
+	}
+	if err := w.finishCDXJLocked(); err != nil {
+		w.failed = err
+		return err
 	}
 	if err := w.f.Close(); err != nil {
 		w.failed = fmt.Errorf("crawl: close %s: %w", w.name+openSuffix, err)
@@ -575,6 +588,32 @@ func (w *Writer) closeFileLocked(name string) error {
 	return nil
 }
 
+// finishCDXJLocked closes the CDXJ file of the file being closed and
+// rewrites it sorted (crash-safe: temporary file, fsync, rename). It runs
+// before the WARC file loses its ".open" suffix, so a closed WARC file
+// always has a sorted, durable CDXJ file; a crash before that leaves the
+// WARC file ".open", and recovery rebuilds its CDXJ.
+func (w *Writer) finishCDXJLocked() error {
+	if !w.cdxj {
+		return nil
+	}
+	if w.cdx != nil {
+		err := w.cdx.Close()
+		w.cdx, w.cdxName = nil, ""
+		if err != nil {
+			return fmt.Errorf("crawl: close CDXJ of %s: %w", w.name, err)
+		}
+	}
+	path := filepath.Join(w.opts.Dir, cdxjName(w.name))
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil // no record of this file is indexed
+	}
+	if err := cdxj.SortFile(path, cdxj.SortOptions{}); err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	return nil
+}
+
 // Rotate closes the current file (making it durable and renaming it); the
 // next Write opens a new one.
 func (w *Writer) Rotate() error {
@@ -591,6 +630,14 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	err := w.closeFileLocked(w.name)
+	if w.f != nil { // failed: the file stays ".open" for recovery
+		w.f.Close()
+		w.f = nil
+	}
+	if w.cdx != nil {
+		w.cdx.Close()
+		w.cdx = nil
+	}
 	w.closed = true
 	w.cond.Broadcast()
 	w.unlock()

@@ -16,7 +16,7 @@ import (
 )
 
 func testRecord(uri string, body []byte) *Record {
-	r := &Record{Type: "resource", ID: NewRecordID(), Date: recordDate(time.Now(), Version11), capture: &captureMeta{}}
+	r := &Record{Type: "resource", ID: NewRecordID(), Date: recordDate(time.Now(), Version11)}
 	r.Fields = []Field{{"WARC-Target-URI", uri}, {"Content-Type", "application/octet-stream"}}
 	r.Block = body
 	return r
@@ -139,7 +139,7 @@ func TestRecoverPartialTail(t *testing.T) {
 			open := filepath.Join(dir, w.name+openSuffix)
 			good, _ := os.Stat(open)
 			// Append part of another record, as a crash mid-write leaves it.
-			more, err := w.compress([]*Record{testRecord("http://example.org/partial", bytes.Repeat([]byte("y"), 9000))}, "", new(int64))
+			more, _, err := w.compress([]*Record{testRecord("http://example.org/partial", bytes.Repeat([]byte("y"), 9000))}, "", new(int64))
 			if err != nil {
 				t.Fatal(err)
 			}
