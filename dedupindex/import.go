@@ -172,10 +172,7 @@ func (im *importer) original(o Original) error {
 	if err != nil {
 		return err
 	}
-	k := Key{Scope: im.opts.Scope, Digest: d}
-	if im.opts.Match == MatchURL {
-		k.URL = URLKey(o.TargetURI)
-	}
+	k := im.opts.Match.Key(im.opts.Scope, o.TargetURI, d)
 	o, err = CheckOriginal(k, o)
 	if err != nil {
 		return err

@@ -38,7 +38,7 @@ const (
 func report(w io.Writer, err error, interrupted bool) int {
 	var ue usageError
 	switch {
-	case err == nil && !interrupted, errors.Is(err, flag.ErrHelp):
+	case err == nil && !interrupted, errors.Is(err, flag.ErrHelp), errors.Is(err, errStopped):
 		return exitOK
 	case interrupted:
 		if err != nil && !errors.Is(err, context.Canceled) {
@@ -60,6 +60,11 @@ func report(w io.Writer, err error, interrupted bool) int {
 		return exitFailure
 	}
 }
+
+// errStopped is returned by a daemon (serve) that a signal asked to stop and
+// that stopped cleanly: its exit status is 0, as service managers expect of
+// a SIGTERM, not 130.
+var errStopped = errors.New("stopped on request")
 
 // oneLine keeps an error message on one line (multi-line summaries are
 // printed by the subcommand itself before it returns).
