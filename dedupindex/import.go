@@ -133,7 +133,11 @@ func Import(ctx context.Context, idx Index, paths []string, opts ImportOptions) 
 	if opts.Format == "" {
 		opts.Format = FormatAuto
 	}
-	im := &importer{ctx: ctx, idx: idx, opts: opts}
+	d, err := NewDeduper(idx, Policy{Scope: opts.Scope, Match: opts.Match})
+	if err != nil {
+		return ImportStats{}, err
+	}
+	im := &importer{ctx: ctx, idx: idx, opts: opts, dedup: d}
 	for _, p := range paths {
 		err := im.file(p)
 		im.stats.Files = append(im.stats.Files, im.cur)
@@ -148,6 +152,7 @@ func Import(ctx context.Context, idx Index, paths []string, opts ImportOptions) 
 type importer struct {
 	ctx   context.Context
 	idx   Index
+	dedup *Deduper // the policy deciding which captures are originals
 	opts  ImportOptions
 	stats ImportStats
 	cur   FileStats
@@ -354,15 +359,17 @@ func (im *importer) warc(path string) error {
 			}
 			continue
 		}
-		if c.PayloadLength == 0 {
-			im.cur.Skipped++
-			continue
-		}
-		o := OriginalFromCapture(c)
-		if err := im.original(o); err != nil {
+		// The rule the ingester applies too: status and size policy.
+		e, ok, err := im.dedup.SeedEntry(c)
+		switch {
+		case err != nil:
 			if err := im.bad(&ImportError{File: path, Offset: rec.Offset, Err: fmt.Errorf("%w: %w", ErrBadRecord, err)}); err != nil {
 				return err
 			}
+		case !ok:
+			im.cur.Skipped++ // empty payload, status outside the policy
+		default:
+			im.batch = append(im.batch, e)
 		}
 		if err := im.flushFull(); err != nil {
 			return err
