@@ -31,11 +31,13 @@ func OriginalFromCapture(c wayside.Capture) Original {
 // MatchURL). ok is false for captures the policy keeps out: anything but a
 // complete response or resource record (wayside.Capture.Complete: no
 // revisit, truncation or digest mismatch), an empty or too small payload,
-// a response status outside the policy's statuses, a capture without URI,
-// record id, date or stored length. err reports a capture that qualifies
-// but cannot be stored (its digest or date is unusable).
+// a response status outside the policy's statuses, a capture of anything
+// but an http(s) URI (dns:, metadata:, ...: no crawler deduplicates
+// against them), a capture without record id, date or stored length. err
+// reports a capture that qualifies but cannot be stored (its digest or date
+// is unusable).
 func (d *Deduper) SeedEntry(c wayside.Capture) (e Entry, ok bool, err error) {
-	if !c.Complete() || c.PayloadLength < d.pol.MinPayloadSize {
+	if !c.Complete() || c.PayloadLength < d.pol.MinPayloadSize || !isHTTPURI(c.URI) {
 		return Entry{}, false, nil
 	}
 	if c.Type == "response" && !d.pol.statusOK(c.Status) {

@@ -114,10 +114,13 @@ func (e *ImportError) Unwrap() error { return e.Err }
 // not usable originals for a reason other than a read error.
 var ErrBadRecord = errors.New("dedupindex: bad record")
 
-// Import seeds idx from earlier crawls: the HTTP response records of WARC
-// files, or the lines of CDX or CDXJ indexes. Revisits are never taken as
-// originals; requests, metadata, warcinfo, non-HTTP records and empty
-// payloads are skipped. Bad records are counted and reported in
+// Import seeds idx from earlier crawls: the response and resource records
+// of WARC files that Deduper.SeedEntry admits (complete, of an http(s) URI,
+// 2xx, non-empty: the rule the ingester applies too), or the lines of CDX
+// or CDXJ indexes (2xx, with a digest; an index line cannot tell a
+// truncated or damaged record, so import WARC files where possible).
+// Revisits are never taken as originals; requests, metadata, warcinfo and
+// non-HTTP records are skipped. Bad records are counted and reported in
 // ImportStats.Errors and reading continues, unless opts.Strict. Originals
 // are written in durable batches, so an error or interruption loses at most
 // the batch in flight and nothing already indexed. The error is non-nil
@@ -330,12 +333,12 @@ func (im *importer) warc(path string) error {
 		case "revisit":
 			im.cur.Revisits++
 			continue
-		case "response":
+		case "response", "resource":
 		default:
 			im.cur.Skipped++
 			continue
 		}
-		if rec.HTTP == nil || !rec.HTTP.IsResponse() {
+		if rec.Type == "response" && (rec.HTTP == nil || !rec.HTTP.IsResponse()) {
 			if isHTTPURI(rec.TargetURI) {
 				if err := im.bad(&ImportError{File: path, Offset: rec.Offset, Err: fmt.Errorf("%w: response record %s for %s holds no HTTP response", ErrBadRecord, rec.RecordID, rec.TargetURI)}); err != nil {
 					return err
