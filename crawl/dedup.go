@@ -34,10 +34,6 @@ type fetched struct {
 func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 	p := x.resp
 	ver := r.opts.Writer.Version()
-	scope := ""
-	if r.opts.Dedup != nil {
-		scope = r.opts.Dedup.Policy().Scope
-	}
 	respID, reqID := NewRecordID(), NewRecordID()
 	var (
 		orig   *dedupindex.Original
@@ -130,9 +126,6 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 		cancel()
 		return nil, fmt.Errorf("crawl: record %s: %w", x.uri, err)
 	}
-	for i := range caps {
-		caps[i].Scope = scope
-	}
 	if ticket != nil {
 		// caps[0] is the response record, as written and read back.
 		if err := r.opts.Dedup.Commit(ctx, *ticket, dedupindex.OriginalFromCapture(caps[0])); err != nil {
@@ -154,13 +147,6 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 	}
 	if x.truncated != "" && orig == nil {
 		r.st.truncated.Add(1)
-	}
-	if r.opts.Subscriber != nil {
-		for _, c := range caps {
-			if err := r.opts.Subscriber.OnCapture(ctx, c); err != nil {
-				r.log.Warn("crawl: capture not delivered to its consumers", "uri", c.URI, "err", err)
-			}
-		}
 	}
 	return &Result{Captures: caps, Original: orig, Truncated: resp.Get("WARC-Truncated")}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/backend"
 )
@@ -36,6 +37,10 @@ type Config struct {
 	Writer WriterOptions
 	// Recorder configures the recorder; Writer and Dedup are set here.
 	Recorder Options
+	// Subscriber receives the capture of every record once durable, in
+	// file order (WriterOptions.Subscriber): give it the wayside.Fanout of
+	// the crawl's consumers (package consumers).
+	Subscriber wayside.Subscriber
 }
 
 // Session is an open recording setup. Close it to finalise the WARC files.
@@ -55,6 +60,15 @@ func Open(cfg Config) (*Session, error) {
 	}
 	wo := cfg.Writer
 	wo.Dir = cfg.WARCDir
+	if cfg.Subscriber != nil {
+		wo.Subscriber = cfg.Subscriber
+	}
+	if wo.Scope == "" && !cfg.NoDedup {
+		wo.Scope = cfg.Policy.Scope
+		if wo.Scope == "" {
+			wo.Scope = dedupindex.DefaultScope
+		}
+	}
 	if wo.Logger == nil {
 		wo.Logger = cfg.Recorder.Logger
 	}

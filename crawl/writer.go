@@ -52,6 +52,15 @@ type WriterOptions struct {
 	Info []Field
 	// NoCDXJ disables the CDXJ file written beside each WARC file.
 	NoCDXJ bool
+	// Subscriber receives the wayside.Capture of every record written
+	// (warcinfo records aside) once it is durable and its CDXJ line is
+	// written, in the order the records are in their file. It is called
+	// with the writer's lock held, so it must not block: give it a
+	// wayside.Fanout, which never does.
+	Subscriber wayside.Subscriber
+	// Scope is the dedup scope (collection) captures are filed under
+	// (wayside.Capture.Scope).
+	Scope string
 	// Logger receives recovery reports and warnings (default: discard).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now); tests may pin it.
@@ -115,7 +124,7 @@ type Writer struct {
 	syncing    bool
 	failed     error
 	closed     bool
-	pending    []pendingLine // CDXJ lines of written, not yet durable records
+	pending    []pendingLine // captures and CDXJ lines of written, not yet durable records
 	cdx        *os.File      // CDXJ file of the current WARC file
 	cdxName    string
 	stats      WriterStats
@@ -128,10 +137,13 @@ type Writer struct {
 	chunkHook func()
 }
 
+// pendingLine is a written record waiting for the fsync that makes it
+// durable: then its CDXJ line is appended and its capture delivered.
 type pendingLine struct {
-	seq  uint64
-	file string
-	line []byte // with its newline
+	seq     uint64
+	file    string
+	line    []byte // with its newline; nil for records without one
+	capture wayside.Capture
 }
 
 // OpenWriter prepares dir, recovers leftover ".open" files from an earlier
@@ -226,10 +238,10 @@ func sanitizeHost(h string) string {
 }
 
 // compress serialises and gzips each record into its own member, and reads
-// each serialised record back with warcio (payload digest not recomputed:
-// the declared one is the digest rule's answer), so its Capture and CDXJ
-// line come from the one converter, warcio.Record.Capture, over the exact
-// bytes written.
+// each serialised record back with warcio (the payload digest is not
+// recomputed when one is declared: the declared one is the digest rule's
+// answer), so its Capture and CDXJ line come from the one converter,
+// warcio.Record.Capture, over the exact bytes written.
 func (w *Writer) compress(recs []*Record, warcinfoID string, raw *int64) ([][]byte, []*warcio.Record, error) {
 	zw := w.gzPool.Get().(*gzip.Writer)
 	defer w.gzPool.Put(zw)
@@ -241,7 +253,10 @@ func (w *Writer) compress(recs []*Record, warcinfoID string, raw *int64) ([][]by
 		r.marshal(&plain, w.version, warcinfoID)
 		*raw += int64(plain.Len())
 		if !r.isInfo {
-			rec, err := warcio.NewReader(bytes.NewReader(plain.Bytes()), r.ID, warcio.Options{SkipPayloadDigest: true}).Next()
+			// A declared payload digest is what the digest rule takes: no
+			// need to hash the payload again. Without one it is computed.
+			skip := r.Get("WARC-Payload-Digest") != ""
+			rec, err := warcio.NewReader(bytes.NewReader(plain.Bytes()), r.ID, warcio.Options{SkipPayloadDigest: skip}).Next()
 			if err != nil {
 				return nil, nil, fmt.Errorf("crawl: record %s does not read back: %w", r.ID, err)
 			}
@@ -329,12 +344,14 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 		}
 		rec.Offset, rec.Length = wr.Placements[i].Offset, wr.Placements[i].Length
 		c := rec.Capture(w.name)
-		c.Dir = w.opts.Dir
+		c.Dir, c.Scope = w.opts.Dir, w.opts.Scope
 		wr.captures = append(wr.captures, c)
+		p := pendingLine{seq: wr.seq, file: w.name, capture: c}
 		if w.cdxj && cdxj.Indexed(rec) {
 			l := cdxj.FromCapture(c)
-			w.pending = append(w.pending, pendingLine{seq: wr.seq, file: w.name, line: l.Format(nil)})
+			p.line = l.Format(nil)
 		}
+		w.pending = append(w.pending, p)
 	}
 	return wr, nil
 }
@@ -425,7 +442,22 @@ func (w *Writer) syncLocked() error {
 		w.failed = err
 		return err
 	}
+	w.deliverLocked(lines)
 	return nil
+}
+
+// deliverLocked hands the captures of newly durable records to the
+// subscriber, in file order (concurrent fetches finish in any order; the
+// fsync that covers them does not), after their CDXJ lines are written.
+func (w *Writer) deliverLocked(lines []pendingLine) {
+	if w.opts.Subscriber == nil {
+		return
+	}
+	for _, l := range lines {
+		if err := w.opts.Subscriber.OnCapture(context.Background(), l.capture); err != nil {
+			w.log.Warn("crawl: capture not delivered to its consumers", "uri", l.capture.URI, "file", l.file, "offset", l.capture.Offset, "err", err)
+		}
+	}
 }
 
 // appendCDXJLocked appends lines to the CDXJ files of their WARC files, in
@@ -446,6 +478,9 @@ func (w *Writer) appendCDXJLocked(lines []pendingLine) error {
 		return nil
 	}
 	for _, l := range lines {
+		if l.line == nil {
+			continue
+		}
 		name := cdxjName(l.file)
 		if name != w.cdxName {
 			if err := flush(); err != nil {
@@ -546,24 +581,30 @@ func conformsTo(version string) string {
 // CDXJ lines and renames it to its final name. name is the file the caller
 // means to close; if another goroutine rotated it meanwhile, nothing is done.
 func (w *Writer) closeFileLocked(name string) error {
-	for w.syncing {
-		w.cond.Wait()
-	}
-	if w.f == nil || w.name != name {
-		return nil
-	}
-	if w.synced < w.written {
-		if err := w.syncLocked(); err != nil {
-			return err
+	// Everything written to the file must be durable, with its CDXJ line,
+	// before it is finished. Each fsync drops the lock, and records written
+	// meanwhile need one more, so loop until none is left; from then on
+	// the lock is held to the rename.
+	for {
+		if w.f == nil || w.name != name {
+			return nil // closed by another goroutine meanwhile
 		}
-		for w.syncing { // a sync started by syncLocked's unlock window
+		if w.failed != nil {
+			// Left ".open": the next OpenWriter recovers it and rebuilds
+			// its CDXJ from the records.
+			return w.failed
+		}
+		if w.syncing {
 			w.cond.Wait()
+			continue
 		}
-	}
-	if w.failed != nil {
-		// Left ".open": the next OpenWriter recovers it and rebuilds its
-		// CDXJ from the records.
-		return w.failed
+		if w.synced < w.written {
+			if err := w.syncLocked(); err != nil {
+				return err
+			}
+			continue
+		}
+		break
 	}
 	if err := w.finishCDXJLocked(); err != nil {
 		w.failed = err

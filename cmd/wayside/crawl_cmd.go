@@ -159,7 +159,8 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 			Info: []crawl.Field{{Name: "http-header-user-agent", Value: f.userAgent}, {Name: "isPartOf", Value: f.scope},
 				{Name: "robots", Value: map[bool]string{true: "obey", false: "ignore"}[f.robots]}}},
 		Recorder: crawl.Options{Verify: verify, OriginalDirs: splitList(f.originalDirs), Conditional: f.conditional, MaxBody: f.maxBody, MaxDuration: f.maxTime,
-			Timeout: f.timeout, Allow: scope.Allow, MaxConnsPerHost: max(f.parallel, 1), Logger: log, Subscriber: cons.Fanout},
+			Timeout: f.timeout, Allow: scope.Allow, MaxConnsPerHost: max(f.parallel, 1), Logger: log},
+		Subscriber: cons.Fanout,
 	})
 	if err != nil {
 		return nil, errors.Join(err, cons.Close())
