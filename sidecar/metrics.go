@@ -37,9 +37,9 @@ type Metrics struct {
 	CDXHits         atomic.Int64
 	CDXLinesAdded   atomic.Int64
 	// Ingest are the WARC ingester's counters.
-	Ingest *ingest.Counters
-	SweepRuns       atomic.Int64
-	SweepFailures   atomic.Int64
+	Ingest        *ingest.Counters
+	SweepRuns     atomic.Int64
+	SweepFailures atomic.Int64
 
 	mu       sync.RWMutex
 	requests map[[3]string]*atomic.Int64 // route, method, code

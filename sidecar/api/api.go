@@ -250,11 +250,11 @@ type Status struct {
 	CrawlLog      *CrawlLogStatus  `json:"crawl_log,omitempty"`
 	// Consumers are the consumers of the capture spine (live map, ...):
 	// delivered, failed and dropped captures, and whether each is behind.
-	Consumers []wayside.ConsumerStats `json:"consumers"`
-	Lookups       int64            `json:"lookups"`
-	Claims        int64            `json:"claims"`
-	Revisits      int64            `json:"revisits"`
-	BytesSaved    int64            `json:"bytes_saved"`
+	Consumers  []wayside.ConsumerStats `json:"consumers"`
+	Lookups    int64                   `json:"lookups"`
+	Claims     int64                   `json:"claims"`
+	Revisits   int64                   `json:"revisits"`
+	BytesSaved int64                   `json:"bytes_saved"`
 }
 
 // CrawlLogStatus summarises a tailed Heritrix crawl.log.
