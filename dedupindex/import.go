@@ -202,18 +202,7 @@ func (im *importer) flush() error {
 	if len(im.batch) == 0 {
 		return nil
 	}
-	var added []bool
-	var err error
-	if b, ok := im.idx.(Batcher); ok {
-		added, err = b.PutBatch(im.ctx, im.batch)
-	} else {
-		added = make([]bool, len(im.batch))
-		for i, e := range im.batch {
-			if added[i], err = im.idx.Put(im.ctx, e.Key, e.Original); err != nil {
-				break
-			}
-		}
-	}
+	added, err := PutEntries(im.ctx, im.idx, im.batch)
 	if err != nil {
 		return fmt.Errorf("dedupindex: import %s: write to index: %w", im.cur.File, err)
 	}

@@ -132,13 +132,19 @@ func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *file
 	// half-done), but a Put waiting on a crawler's pending claim is given
 	// up after a while: the batch is not checkpointed and is read again.
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	err := putEntries(pctx, in.idx, entries)
+	added, err := dedupindex.PutEntries(pctx, in.idx, entries)
 	cancel()
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("ingest: index %s: waiting for a pending claim: %w (batch will be read again)", f.base, err)
 		}
 		return fatalError{fmt.Errorf("ingest: index %s: %w", f.base, err)}
+	}
+	originals := 0 // added: a digest already indexed keeps its first original
+	for _, a := range added {
+		if a {
+			originals++
+		}
 	}
 	in.mu.Lock()
 	cdxjSize := st.CDXJSize
@@ -159,7 +165,7 @@ func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *file
 	st.Offset = next
 	st.CDXJSize = cdxjSize
 	st.Records += int64(len(batch))
-	st.Originals += int64(len(entries))
+	st.Originals += int64(originals)
 	st.Updated = time.Now().UTC()
 	err = in.cp.save(in.cfg.Checkpoint)
 	in.mu.Unlock()
@@ -168,25 +174,8 @@ func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *file
 	}
 	in.ctr.Records.Add(int64(len(batch)))
 	in.ctr.Bytes.Add(consumed)
-	in.ctr.Originals.Add(int64(len(entries)))
+	in.ctr.Originals.Add(int64(originals))
 	in.ctr.Revisits.Add(int64(revisits))
-	return nil
-}
-
-// putEntries stores entries durably, in one batch when the index can.
-func putEntries(ctx context.Context, idx dedupindex.Index, entries []dedupindex.Entry) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	if b, ok := idx.(dedupindex.Batcher); ok {
-		_, err := b.PutBatch(ctx, entries)
-		return err
-	}
-	for _, e := range entries {
-		if _, err := idx.Put(ctx, e.Key, e.Original); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 

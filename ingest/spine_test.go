@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"bytes"
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +13,8 @@ import (
 
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/crawl"
+	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/pebble"
 	"github.com/wayside-archive/wayside/ingest"
@@ -289,5 +292,89 @@ func TestSpineEntryPointsAgree(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no original compared")
+	}
+}
+
+// TestIngestFollowsACrawl: the ingester follows a crawl as it writes
+// (".open" files growing, rotated, renamed). Once the crawl is over, each
+// WARC's CDXJ written by the ingester is the one the crawler wrote beside
+// it, and `wayside cdxj` of it: both producers index every record the same
+// way, and both sort a CDXJ once its WARC is closed.
+func TestIngestFollowsACrawl(t *testing.T) {
+	srv, err := sitetest.Start(sitetest.NewLarge(60, 6<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	warcs := t.TempDir()
+	data := t.TempDir()
+	idx, err := pebble.Open(filepath.Join(data, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	cdxjDir := filepath.Join(data, "cdxj")
+	in, err := ingest.New(ingest.Config{Dirs: []string{warcs}, PollInterval: 5 * time.Millisecond,
+		Checkpoint: filepath.Join(data, "cp.json"), CDXJDir: cdxjDir, Policy: dedupindex.Policy{Scope: "ingest"}}, idx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- in.Run(ctx) }()
+
+	s, err := crawl.Open(crawl.Config{WARCDir: warcs, Writer: crawl.WriterOptions{MaxFileSize: 64 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := crawl.ParseSeed(srv.URL + sitetest.Root)
+	c, err := crawl.NewCrawler(crawl.CrawlConfig{Seeds: []*url.URL{seed}, Recorder: s.Recorder, MaxDepth: -1, Parallel: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files := warcNames(t, warcs)
+	if len(files) < 3 {
+		t.Fatalf("%d WARC files: the crawl did not rotate", len(files))
+	}
+	for deadline := time.Now().Add(time.Minute); ; {
+		finished := 0
+		for _, f := range in.Status().Files {
+			if f.Done {
+				finished++
+			}
+		}
+		if finished == len(files) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ingest did not finish: %+v", in.Status())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var sides []string
+	for _, name := range files {
+		w := filepath.Join(warcs, name)
+		crawled := readLines(t, filepath.Join(warcs, strings.TrimSuffix(name, ".warc.gz")+".cdxj"))
+		ingested := filepath.Join(cdxjDir, name+".cdxj")
+		sides = append(sides, ingested)
+		want := strings.Join(indexLines(t, w), "\n")
+		if strings.Join(crawled, "\n") != want || strings.Join(readLines(t, ingested), "\n") != want {
+			t.Errorf("%s: the crawler's CDXJ (%d lines), the ingester's (%d) and `wayside cdxj` (%d) differ",
+				name, len(crawled), len(readLines(t, ingested)), len(indexLines(t, w)))
+		}
+	}
+	cdxjtest.CheckSorted(t, sides)
+	if err := idx.Check(context.Background()); err != nil {
+		t.Error(err)
 	}
 }

@@ -57,7 +57,7 @@ func (s *Server) handleCDXAdd(w http.ResponseWriter, r *http.Request, _ *reqInfo
 	const chunk = 1000
 	for i := 0; i < len(entries); i += chunk {
 		part := entries[i:min(i+chunk, len(entries))]
-		added, err := putEntriesAdded(r, s.idx, part)
+		added, err := dedupindex.PutEntries(r.Context(), s.idx, part)
 		if err != nil {
 			return fmt.Errorf("add cdx: %w", err)
 		}
@@ -72,21 +72,6 @@ func (s *Server) handleCDXAdd(w http.ResponseWriter, r *http.Request, _ *reqInfo
 	s.metrics.CDXLinesAdded.Add(int64(res.Added))
 	writeJSON(w, http.StatusOK, res)
 	return nil
-}
-
-func putEntriesAdded(r *http.Request, idx dedupindex.Index, entries []dedupindex.Entry) ([]bool, error) {
-	if b, ok := idx.(dedupindex.Batcher); ok {
-		return b.PutBatch(r.Context(), entries)
-	}
-	added := make([]bool, len(entries))
-	for i, e := range entries {
-		a, err := idx.Put(r.Context(), e.Key, e.Original)
-		if err != nil {
-			return nil, err
-		}
-		added[i] = a
-	}
-	return added, nil
 }
 
 // originalOfLine converts a non-revisit index line; ok is false for lines

@@ -37,9 +37,6 @@ type crawlFlags struct {
 	maxFileSize, maxBody, minSize                                      int64
 	robots, conditional, noDedup, verbose, quiet                       bool
 	liveMap                                                            string
-
-	// extra consumers of the crawl's captures (tests).
-	extra []consumers.Named
 }
 
 func (f *crawlFlags) register(fs interface {
@@ -146,8 +143,11 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	// The consumers of the crawl's captures: the same assembly `wayside
 	// serve` uses (package consumers), catching up from the CDXJ files
 	// beside the WARCs.
-	cons, err := consumers.Open(consumers.Config{CDXJDirs: []string{f.warcDir},
-		LiveMap: consumers.LiveMapConfig{Path: f.liveMap, Name: f.scope}, Extra: f.extra, Logger: log})
+	cc := e.consumers // tests add consumers here
+	cc.CDXJDirs = []string{f.warcDir}
+	cc.LiveMap = consumers.LiveMapConfig{Path: f.liveMap, Name: f.scope}
+	cc.Logger = log
+	cons, err := consumers.Open(cc)
 	if err != nil {
 		return nil, err
 	}
