@@ -56,7 +56,7 @@ func TestLiveCatchUp(t *testing.T) {
 			all[i].File = "b.warc.gz"
 		}
 	}
-	writeCDXJ(t, dir, "a.cdxj", cs[:150], true)   // a closed WARC: sorted
+	writeCDXJ(t, dir, "a.cdxj", cs[:150], true)  // a closed WARC: sorted
 	writeCDXJ(t, dir, "b.cdxj", cs[200:], false) // an open one: append order
 	opts := LiveOptions{CDXJDirs: []string{dir}}
 	l, err := OpenLive(path, opts)
