@@ -109,7 +109,9 @@ type Writer struct {
 	log     *slog.Logger
 	version string
 	gzPool  sync.Pool
-	cdxj    bool // CDXJ files are written beside the WARC files
+	// plainPool holds the buffers records are serialised into.
+	plainPool sync.Pool
+	cdxj      bool // CDXJ files are written beside the WARC files
 
 	mu         sync.Mutex
 	cond       *sync.Cond
@@ -196,6 +198,7 @@ func OpenWriter(opts WriterOptions) (*Writer, error) {
 	w := &Writer{opts: opts, log: opts.Logger, version: opts.Version, lock: lock}
 	w.cond = sync.NewCond(&w.mu)
 	level := opts.CompressionLevel
+	w.plainPool.New = func() any { return new(bytes.Buffer) }
 	w.gzPool.New = func() any {
 		zw, _ := gzip.NewWriterLevel(io.Discard, level)
 		return zw
@@ -245,18 +248,23 @@ func sanitizeHost(h string) string {
 func (w *Writer) compress(recs []*Record, warcinfoID string, raw *int64) ([][]byte, []*warcio.Record, error) {
 	zw := w.gzPool.Get().(*gzip.Writer)
 	defer w.gzPool.Put(zw)
-	var plain bytes.Buffer
+	plain := w.plainPool.Get().(*bytes.Buffer)
+	defer func() {
+		if plain.Cap() <= 4<<20 { // a huge record's buffer is not kept
+			w.plainPool.Put(plain)
+		}
+	}()
 	out := make([][]byte, len(recs))
 	parsed := make([]*warcio.Record, len(recs))
 	for i, r := range recs {
 		plain.Reset()
-		r.marshal(&plain, w.version, warcinfoID)
+		r.marshal(plain, w.version, warcinfoID)
 		*raw += int64(plain.Len())
 		if !r.isInfo {
 			// A declared payload digest is what the digest rule takes: no
 			// need to hash the payload again. Without one it is computed.
 			skip := r.Get("WARC-Payload-Digest") != ""
-			rec, err := warcio.NewReader(bytes.NewReader(plain.Bytes()), r.ID, warcio.Options{SkipPayloadDigest: skip}).Next()
+			rec, err := warcio.NewReader(smallBuf{bytes.NewReader(plain.Bytes())}, r.ID, warcio.Options{SkipPayloadDigest: skip}).Next()
 			if err != nil {
 				return nil, nil, fmt.Errorf("crawl: record %s does not read back: %w", r.ID, err)
 			}
@@ -275,6 +283,12 @@ func (w *Writer) compress(recs []*Record, warcinfoID string, raw *int64) ([][]by
 	}
 	return out, parsed, nil
 }
+
+// smallBuf makes warcio size its read buffer for a header, not for the
+// whole record: the block is in memory already and is read through once.
+type smallBuf struct{ *bytes.Reader }
+
+func (smallBuf) Size() int64 { return 16 << 10 }
 
 // Write appends recs, in order, to the current file (all to the same file)
 // and returns where they went. The records are not durable before
