@@ -39,7 +39,7 @@
 //     and, if it has a background loop or must be closed, start and stop
 //     it there and in Set.Close.
 //  3. Give `wayside crawl` a flag and the serve config a key that set it
-//     (cmd/wayside/crawl_cmd.go, sidecar.Config.Consumers). Both producers
+//     (cmd/wayside/crawl_cmd.go, sidecar.Config.ConsumersConfig). Both producers
 //     then feed it; its failures show in the crawl summary and exit
 //     status, in `wayside status` and in the logs.
 package consumers
