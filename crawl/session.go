@@ -29,6 +29,9 @@ type Config struct {
 	// such as redis://h1:7000,h2:7001; default: the embedded pebble index
 	// in WARCDir/dedup-index). The Session closes it.
 	IndexURL string
+	// IndexToken authenticates to a sidecar index reached over TCP
+	// (sidecar://HOST:PORT).
+	IndexToken string
 	// NoDedup disables deduplication (no index is opened).
 	NoDedup bool
 	// Policy is the dedup policy (zero: URL-agnostic, 2xx, non-empty).
@@ -86,7 +89,7 @@ func Open(cfg Config) (*Session, error) {
 			if u == "" {
 				u = filepath.Join(cfg.WARCDir, IndexSubdir)
 			}
-			if ix, err = backend.Open(context.Background(), u, backend.Options{Logger: ro.Logger}); err != nil {
+			if ix, err = backend.Open(context.Background(), u, backend.Options{Logger: ro.Logger, Token: cfg.IndexToken}); err != nil {
 				w.Close()
 				return nil, fmt.Errorf("crawl: %w", err)
 			}
