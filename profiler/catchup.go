@@ -219,50 +219,25 @@ func (l *Live) feedAfterMarks(p string, replayed bool) (int64, error) {
 	}
 	defer f.Close()
 	cr := cdxj.NewReader(f, p)
-	var n int64
-	txn := l.db.Txn(true)
-	inTxn := 0
-	defer func() {
-		txn.Commit()
-		l.noteInsert()
-	}()
-	for {
-		c, err := cr.Next()
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, fmt.Errorf("profiler: live: catch up: %w", err)
-		}
+	return l.feedLines(cr, func(txn *memdb.Txn, c cdxj.Line) (bool, error) {
 		if c.Filename == "" || c.Offset < 0 {
-			return n, fmt.Errorf("profiler: live: catch up: %s line %d: no filename and offset", p, cr.LineNumber())
+			return false, fmt.Errorf("profiler: live: catch up: %s line %d: no filename and offset", p, cr.LineNumber())
 		}
 		if mark, ok := l.marks[c.Filename]; ok && c.Offset <= mark {
-			continue
+			return false, nil
 		}
-		raw, err := txn.First("files", "id", c.Filename)
-		if err != nil {
-			return n, fmt.Errorf("profiler: live: %w", err)
-		}
-		if raw == nil || raw.(*fileMark).Offset < c.Offset {
-			if err := txn.Insert("files", &fileMark{File: c.Filename, Offset: c.Offset}); err != nil {
-				return n, fmt.Errorf("profiler: live: %w", err)
-			}
+		if _, err := l.advance(txn, c.Filename, c.Offset); err != nil {
+			return false, err
 		}
 		if c.URL == "" {
-			continue
+			return false, nil
 		}
 		if err := l.add(txn, c.URL, replayed); err != nil {
 			// As OnCapture of the same capture would: counted as not
 			// mappable, never fatal to the catch-up.
 			l.opts.Logger.Warn("profiler: live: catch up: line not mapped", "file", p, "line", cr.LineNumber(), "err", err)
-			continue
+			return false, nil
 		}
-		n++
-		if inTxn++; inTxn == 1000 {
-			txn.Commit()
-			txn = l.db.Txn(true)
-			inTxn = 0
-		}
-	}
+		return true, nil
+	})
 }

@@ -238,6 +238,28 @@ func (l *Live) insert(txn *memdb.Txn, key, full string, replayed bool) error {
 // already be in the file. A malformed line is an error naming the line.
 func (l *Live) FeedCDXJ(r io.Reader, name string) (int64, error) {
 	cr := cdxj.NewReader(r, name)
+	return l.feedLines(cr, func(txn *memdb.Txn, c cdxj.Line) (bool, error) {
+		var key, full string
+		ok := false
+		if c.URL != "" {
+			var err error
+			if key, full, ok, err = keyOf(c.URL); err != nil {
+				return false, fmt.Errorf("profiler: live: %s line %d: %w", name, cr.LineNumber(), err)
+			}
+		} else {
+			full = c.Key
+			key, ok = mementomap.HxPxKey(c.Key)
+		}
+		if !ok {
+			return false, nil
+		}
+		return true, l.insert(txn, key, full, true)
+	})
+}
+
+// feedLines calls add for every line of cr in write transactions of at
+// most 1000 lines; it returns how many lines add counted.
+func (l *Live) feedLines(cr *cdxj.Reader, add func(txn *memdb.Txn, c cdxj.Line) (bool, error)) (int64, error) {
 	var n int64
 	txn := l.db.Txn(true)
 	inTxn := 0
@@ -253,23 +275,13 @@ func (l *Live) FeedCDXJ(r io.Reader, name string) (int64, error) {
 		if err != nil {
 			return n, fmt.Errorf("profiler: live: %w", err)
 		}
-		var key, full string
-		ok := false
-		if c.URL != "" {
-			if key, full, ok, err = keyOf(c.URL); err != nil {
-				return n, fmt.Errorf("profiler: live: %s line %d: %w", name, cr.LineNumber(), err)
-			}
-		} else {
-			full = c.Key
-			key, ok = mementomap.HxPxKey(c.Key)
-		}
-		if !ok {
-			continue
-		}
-		if err := l.insert(txn, key, full, true); err != nil {
+		counted, err := add(txn, c)
+		if err != nil {
 			return n, err
 		}
-		n++
+		if counted {
+			n++
+		}
 		if inTxn++; inTxn == 1000 {
 			txn.Commit()
 			txn = l.db.Txn(true)
