@@ -12,14 +12,13 @@ import (
 	"github.com/wayside-archive/wayside/warcio"
 )
 
-// Indexed reports whether rec gets a line in a CDXJ index: the selection of
-// pywb's cdx-indexer, which `wayside cdxj`, the crawler's CDXJ files and the
-// ingester's CDXJ files all apply. Request and warcinfo records, records
-// without a target URI and application/warc-fields metadata are left out;
-// so is a record sharing its gzip member with another (Length 0), which no
-// offset and length can locate.
-func Indexed(rec *warcio.Record) bool {
-	return indexed(rec, false) && rec.Length > 0
+// HasLine reports whether rec gets a line in the CDXJ file beside its WARC:
+// the selection of `wayside cdxj` (Indexed, pywb's cdx-indexer rule), which
+// the crawler's and the ingester's CDXJ files apply too, and a record that
+// an offset and length can locate (not one sharing its gzip member with
+// another, Length 0, which `wayside cdxj` reports as a problem).
+func HasLine(rec *warcio.Record) bool {
+	return Indexed(rec, false) && rec.Length > 0
 }
 
 // SortFile rewrites the CDXJ file at path with its lines in byte order, the

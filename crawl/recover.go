@@ -212,7 +212,7 @@ func rebuildCDXJ(dir, path, final string) error {
 			// unreadable is left in it.
 			return fmt.Errorf("crawl: recover: %w", err)
 		}
-		if !cdxj.Indexed(rec) {
+		if !cdxj.HasLine(rec) {
 			continue
 		}
 		l := cdxj.FromCapture(rec.Capture(final))

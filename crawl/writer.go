@@ -361,7 +361,7 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 		c.Dir, c.Scope = w.opts.Dir, w.opts.Scope
 		wr.captures = append(wr.captures, c)
 		p := pendingLine{seq: wr.seq, file: w.name, capture: c}
-		if w.cdxj && cdxj.Indexed(rec) {
+		if w.cdxj && cdxj.HasLine(rec) {
 			l := cdxj.FromCapture(c)
 			p.line = l.Format(nil)
 		}
@@ -521,6 +521,10 @@ func (w *Writer) openCDXJLocked(name string) error {
 	w.cdx = f
 	return nil
 }
+
+// CDXJName returns the name of the CDXJ file kept beside a WARC file:
+// NAME.cdxj for NAME.warc.gz (or NAME.warc).
+func CDXJName(warc string) string { return cdxjName(warc) }
 
 // cdxjName returns the CDXJ file name beside a WARC file.
 func cdxjName(warc string) string {

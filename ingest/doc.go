@@ -13,7 +13,7 @@
 //  2. the originals it provides into the dedup index, one key each, under
 //     the configured dedupindex.Policy (Deduper.SeedEntry: complete, 2xx,
 //     non-empty, http(s); the rule import applies too); revisits never;
-//  3. its CDXJ lines (cdxj.Indexed records, cdxj.FromCapture) appended to
+//  3. its CDXJ lines (cdxj.HasLine records, cdxj.FromCapture) appended to
 //     CDXJDir/NAME.cdxj for the WARC file NAME, and fsynced;
 //  4. its captures to the Subscriber (a wayside.Fanout);
 //  5. the checkpoint: per file (keyed by the name without ".open", with

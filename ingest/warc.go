@@ -31,7 +31,7 @@ func newRecordIter(f *os.File, dir, name string, start int64) (*recordIter, erro
 // ingested is one record read by the watcher.
 type ingested struct {
 	c wayside.Capture
-	// indexed is set for records that get a CDXJ line (cdxj.Indexed).
+	// indexed is set for records that get a CDXJ line (cdxj.HasLine).
 	indexed bool
 }
 
@@ -51,7 +51,7 @@ func (it *recordIter) Next() (ingested, error) {
 	rec.Offset += it.start
 	c := rec.Capture(it.name)
 	c.Dir = it.dir
-	return ingested{c: c, indexed: cdxj.Indexed(rec)}, nil
+	return ingested{c: c, indexed: cdxj.HasLine(rec)}, nil
 }
 
 func isTruncated(err error) bool { return errors.Is(err, warcio.ErrTruncated) }

@@ -49,7 +49,7 @@ func TestReportExitConventions(t *testing.T) {
 		t.Errorf("interrupted without error: exit %d, %q", code, errb.String())
 	}
 	errb.Reset()
-	if code := report(&errb, errStopped, true); code != exitOK || errb.String() != "" {
+	if code := report(&errb, errCleanStop, true); code != exitOK || errb.Len() != 0 {
 		t.Errorf("daemon stopped by a signal: exit %d, %q", code, errb.String())
 	}
 	errb.Reset()

@@ -64,9 +64,9 @@ func runIndex(ctx context.Context, e *env, args []string) error {
 	return usagef("index: unknown subcommand %q", args[0])
 }
 
-// indexFlags registers --index and --warc-dir on fs. The returned
+// indexURLFlags registers --index and --warc-dir on fs. The returned
 // function, called after fs.Parse, gives the index URL they select.
-func indexFlags(fs *flagSet, cmd string) func() (string, error) {
+func indexURLFlags(fs *flagSet, cmd string) func() (string, error) {
 	dir := fs.String("index", dedupindex.DefaultDir, "index `URL`: a directory (embedded pebble), pebble:///DIR, redis://HOST:PORT,... or sidecar:///SOCKET")
 	warcDir := fs.String("warc-dir", "", "use the dedup index of the crawl writing to `DIR` (DIR/"+crawl.IndexSubdir+"); excludes --index")
 	return func() (string, error) {
@@ -131,7 +131,7 @@ type checker interface {
 
 func runIndexImport(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "index import", "[flags] FILE...")
-	indexURL := indexFlags(fs, "index import")
+	indexURL := indexURLFlags(fs, "index import")
 	scope := fs.String("scope", dedupindex.DefaultScope, "scope (collection) the originals are filed under")
 	match := fs.String("match", "digest", "dedup matching the crawl will use: digest (URL-agnostic) or url (same URL)")
 	format := fs.String("format", "auto", "input format: auto, warc, cdx or cdxj")
@@ -207,7 +207,7 @@ func printImportSummary(w io.Writer, st dedupindex.ImportStats, took time.Durati
 
 func runIndexStats(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "index stats", "[flags]")
-	indexURL := indexFlags(fs, "index stats")
+	indexURL := indexURLFlags(fs, "index stats")
 	check := fs.Bool("check", false, "verify the index's invariants")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
@@ -281,7 +281,7 @@ func runIndexStats(ctx context.Context, e *env, args []string) error {
 
 func runIndexLookup(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "index lookup", "[flags] DIGEST | --url URL [DIGEST]")
-	indexURL := indexFlags(fs, "index lookup")
+	indexURL := indexURLFlags(fs, "index lookup")
 	scope := fs.String("scope", dedupindex.DefaultScope, "scope to look in")
 	uri := fs.String("url", "", "look up by URL: the originals archived for it, or with DIGEST the same-URL original")
 	if err := fs.Parse(args); err != nil {

@@ -88,7 +88,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		runErr = fmt.Errorf("serve: close index: %w", err)
 	}
 	if runErr == nil && ctx.Err() != nil {
-		return errStopped // SIGTERM or Ctrl-C: a clean stop
+		// SIGTERM or Ctrl-C is how a daemon is told to stop: a clean
+		// shutdown is a success (exit 0), not an interruption.
+		return errCleanStop
 	}
 	return runErr
 }
