@@ -33,7 +33,8 @@ func OriginalFromCapture(c wayside.Capture) Original {
 // revisit, truncation or digest mismatch), an empty or too small payload,
 // a response status outside the policy's statuses, a capture of anything
 // but an http(s) URI (dns:, metadata:, ...: no crawler deduplicates
-// against them), a capture without record id, date or stored length. err
+// against them), a capture without date or stored length (an ARC record
+// has no record id: Target-URI and Date locate it). err
 // reports a capture that qualifies but cannot be stored (its digest or date
 // is unusable).
 func (d *Deduper) SeedEntry(c wayside.Capture) (e Entry, ok bool, err error) {
@@ -43,7 +44,7 @@ func (d *Deduper) SeedEntry(c wayside.Capture) (e Entry, ok bool, err error) {
 	if c.Type == "response" && !d.pol.statusOK(c.Status) {
 		return Entry{}, false, nil
 	}
-	if c.URI == "" || c.RecordID == "" || c.Date.IsZero() || c.Length <= 0 {
+	if c.URI == "" || c.Date.IsZero() || c.Length <= 0 {
 		return Entry{}, false, nil
 	}
 	k, err := d.Key(d.pol.Scope, c.URI, c.Digest)
