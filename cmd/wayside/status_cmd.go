@@ -102,17 +102,24 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 			for _, col := range c.Collections {
 				parts = append(parts, fmt.Sprintf("%s %d (%d revisits, %d without original)", col.Name, col.Captures, col.Revisits, col.Unresolved))
 			}
-			behind := ""
-			if c.Behind {
-				behind = ", behind (catching up from the CDXJ files)"
-			}
-			fmt.Fprintf(e.stdout, "captures:   %s; %d bytes on disk%s\n", orNone(strings.Join(parts, ", ")), c.DiskBytes, behind)
+			fmt.Fprintf(e.stdout, "captures:   %s; %d bytes on disk\n", orNone(strings.Join(parts, ", ")), c.DiskBytes)
 		}
 		if cl := st.CrawlLog; cl != nil {
 			fmt.Fprintf(e.stdout, "crawl.log:  %d lines, %d duplicates, %d bytes, by status %v\n", cl.Lines, cl.Duplicates, cl.Bytes, cl.ByStatus)
 		}
 		if st.Ingest.LastError != "" {
 			fmt.Fprintf(e.stdout, "last error: %s\n", st.Ingest.LastError)
+		}
+		for _, c := range st.Consumers {
+			state := "ok"
+			switch {
+			case c.Failed > 0:
+				state = "FAILING, last error: " + c.LastError
+			case c.Behind:
+				state = "BEHIND (catching up from CDXJ)"
+			}
+			fmt.Fprintf(e.stdout, "consumer:   %s: %d delivered, %d failed, %d dropped, %d queued: %s\n",
+				c.Name, c.Delivered, c.Failed, c.Dropped, c.Queued, state)
 		}
 		return nil
 	case "lookup":
