@@ -269,6 +269,9 @@ func runMMCompact(ctx context.Context, e *env, args []string) error {
 	} else if st, err = mementomap.CompactFile(ctx, in, out, opts); err != nil {
 		return err
 	}
+	if st.Normalized.Normalized() {
+		fmt.Fprintf(e.stderr, "compact: %s is not in canonical sorted form; compacted its normalised form: %s\n", in, st.Normalized)
+	}
 	if !*quiet || st.Skipped > 0 {
 		fmt.Fprintf(e.stderr, "compact: %d lines -> %d lines (%.1f%%), %d rollups, %d bad lines skipped, %d partitions, means %s, %s (%.0f lines/s)\n",
 			st.InLines, st.OutLines, 100*float64(st.OutLines)/float64(max(st.InLines, 1)), st.Rollups, st.Skipped, st.Partitions, st.Means,
@@ -277,23 +280,30 @@ func runMMCompact(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// lookupTarget returns the key of a lookup argument: a key as given when it
-// looks like one, else the key of a URI.
-func lookupTarget(s string) (string, error) {
-	if strings.Contains(s, ")/") || strings.HasSuffix(s, ",*") || s == "*" {
-		return s, nil
+// openMap opens a map, telling on stderr when it had to be normalised (a
+// map written by another tool, or unsorted).
+func openMap(e *env, cmd, path string) (*mementomap.Map, error) {
+	m, err := mementomap.OpenMap(path)
+	if err != nil {
+		return nil, err
 	}
-	return mementomap.KeyFor(s)
+	if st := m.Normalized(); st.Normalized() {
+		fmt.Fprintf(e.stderr, "%s: %s is not in canonical sorted form; normalised on open: %s\n", cmd, path, st)
+	}
+	return m, nil
 }
 
 func runMMLookup(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "mementomap lookup", "[flags] MAP [URI|KEY...]\n\n"+
 		"Prints, for each URI (or SURT key), \"present\" or \"absent\", the URI, the\n"+
 		"most specific key of the map that answered and its counts, tab-separated.\n"+
-		"Without URI arguments, reads one per line from stdin (batch mode). The map\n"+
-		"is checked first (sorted, well-formed): an unsorted map would give wrong\n"+
-		"answers.")
-	trust := fs.Bool("trust", false, "skip checking the map (it was written by wayside and not edited)")
+		"Without URI arguments, reads one per line from stdin (batch mode). Keys may\n"+
+		"be spelled as any tool writes them (\"com,example)\", upper case, www,\n"+
+		"Heritrix's \"http://(com,example,)/\"); so may the map's own keys: a map\n"+
+		"that is not in canonical sorted form (e.g. from the reference\n"+
+		"implementation) is normalised on open. An invalid target prints an\n"+
+		"\"error\" line and the batch goes on; the exit status is then 1.")
+	trust := fs.Bool("trust", false, "skip parsing every line of the map first (it was written by wayside and not edited)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -301,7 +311,7 @@ func runMMLookup(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return usagef("mementomap lookup: no map given")
 	}
-	m, err := mementomap.OpenMap(fs.Arg(0))
+	m, err := openMap(e, "lookup", fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -316,14 +326,16 @@ func runMMLookup(ctx context.Context, e *env, args []string) error {
 	var s mementomap.Scratch
 	var nPresent, nAbsent, nErr int
 	one := func(target string) error {
-		key, err := lookupTarget(target)
-		if err != nil {
-			nErr++
-			fmt.Fprintf(bw, "error\t%s\t%v\n", target, err)
-			return nil
+		key, err := mementomap.ParseTarget(target)
+		var got mementomap.Match
+		if err == nil {
+			got, err = m.Lookup(key, &s)
 		}
-		got, err := m.Lookup([]byte(key), &s)
 		if err != nil {
+			// One bad target never stops the batch: an error line, and
+			// exit status 1 at the end.
+			nErr++
+			_, err = fmt.Fprintf(bw, "error\t%s\t%v\n", target, err)
 			return err
 		}
 		ans := "absent"
@@ -340,13 +352,22 @@ func runMMLookup(ctx context.Context, e *env, args []string) error {
 		_, err = fmt.Fprintf(bw, "%s\t%s\t%s\t%s\n", ans, target, matched, freq)
 		return err
 	}
+	done := func() error {
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("mementomap: lookup: %w", err)
+		}
+		if nErr > 0 {
+			return fmt.Errorf("mementomap: lookup: %d of %d targets were invalid (see the error lines)", nErr, nPresent+nAbsent+nErr)
+		}
+		return nil
+	}
 	if fs.NArg() > 1 {
 		for _, t := range fs.Args()[1:] {
 			if err := one(t); err != nil {
 				return err
 			}
 		}
-		return nil
+		return done()
 	}
 	sc := bufio.NewScanner(e.stdin)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -364,7 +385,7 @@ func runMMLookup(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("mementomap: lookup: stdin: %w", err)
 	}
 	fmt.Fprintf(e.stderr, "lookup: %d present, %d absent, %d invalid\n", nPresent, nAbsent, nErr)
-	return nil
+	return done()
 }
 
 func runMMMerge(ctx context.Context, e *env, args []string) error {
@@ -384,7 +405,7 @@ func runMMMerge(ctx context.Context, e *env, args []string) error {
 	}
 	var maps []*mementomap.Map
 	for _, p := range fs.Args() {
-		m, err := mementomap.OpenMap(p)
+		m, err := openMap(e, "merge", p)
 		if err != nil {
 			return err
 		}
@@ -432,7 +453,7 @@ func runMMEval(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("mementomap: eval: %w", err)
 	}
-	labelled, err := mementomap.ReadLabelled(f, *set)
+	labelled, err := mementomap.ReadLabelled(f, *set, func(err error) { fmt.Fprintln(e.stderr, "skipped:", err) })
 	f.Close()
 	if err != nil {
 		return err

@@ -55,8 +55,11 @@ func TestMementoMapCommandCorpus(t *testing.T) {
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "present\thttp://www.iana.org/\torg,iana") || !strings.HasPrefix(lines[1], "absent\t") {
 		t.Fatalf("lookup:\n%s", out)
 	}
-	out, _, err = runMMCLI(t, "http://www.iana.org/\nhttp://www.iana.org/domains/example\nhttp://[::1/x\n", "lookup", small)
-	if err != nil || strings.Count(out, "present\t") != 2 || !strings.Contains(out, "error\thttp://[::1/x") {
+	// One bad target in a batch: an error line, the rest answered, exit 1
+	// at the end.
+	out, _, err = runMMCLI(t, "http://www.iana.org/\nhttp://[::1/x\nhttp://www.iana.org/domains/example\norg,iana)\n", "lookup", small)
+	if err == nil || !strings.Contains(err.Error(), "1 of 4 targets were invalid") || strings.Count(out, "present\t") != 3 ||
+		!strings.Contains(out, "\nerror\thttp://[::1/x\t") || !strings.HasSuffix(out, "present\torg,iana)\torg,iana,*\t181/31\n") {
 		t.Fatalf("batch lookup: %v\n%s", err, out)
 	}
 	merged := filepath.Join(dir, "merged.ukvs")
@@ -100,13 +103,27 @@ func TestMementoMapCommandSynthSweep(t *testing.T) {
 
 func TestMementoMapCommandErrors(t *testing.T) {
 	dir := t.TempDir()
-	bad := filepath.Join(dir, "bad.ukvs")
-	if err := os.WriteFile(bad, []byte("com,b)/ 1\ncom,a)/ 1\n"), 0o644); err != nil {
+	// An unsorted map is normalised (sorted) on read, not refused.
+	unsorted := filepath.Join(dir, "unsorted.ukvs")
+	if err := os.WriteFile(unsorted, []byte("com,b)/ 1\ncom,a)/ 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if _, stderr, err := runMMCLI(t, "", "compact", unsorted, filepath.Join(dir, "out.ukvs")); err != nil || !strings.Contains(stderr, "1 out of order") {
+		t.Fatalf("unsorted input: %v\n%s", err, stderr)
+	}
+	if out, stderr, err := runMMCLI(t, "", "lookup", unsorted, "http://a.com/"); err != nil || out != "present\thttp://a.com/\tcom,a)/\t1\n" ||
+		!strings.Contains(stderr, "normalised on open") {
+		t.Fatalf("lookup in an unsorted map: %v\n%s%s", err, out, stderr)
+	}
+	// A malformed line is an error naming it; --skip-bad skips it.
+	bad := filepath.Join(dir, "bad.ukvs")
+	if err := os.WriteFile(bad, []byte("com,a)/ 1\ncom,b)/ x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "out.ukvs"))
 	_, _, err := runMMCLI(t, "", "compact", bad, filepath.Join(dir, "out.ukvs"))
-	if err == nil || !strings.Contains(err.Error(), "bad.ukvs:2") || !strings.Contains(err.Error(), "out of byte order") {
-		t.Fatalf("unsorted input: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "bad.ukvs:2") || !strings.Contains(err.Error(), "not a count") {
+		t.Fatalf("bad input: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "out.ukvs")); !os.IsNotExist(err) {
 		t.Fatal("output written despite the error")
@@ -116,7 +133,7 @@ func TestMementoMapCommandErrors(t *testing.T) {
 		t.Fatalf("skip-bad: %v\n%s", err, stderr)
 	}
 	if _, _, err := runMMCLI(t, "", "lookup", bad, "http://a.com/"); err == nil || !strings.Contains(err.Error(), "bad.ukvs:2") {
-		t.Fatalf("lookup in an unsorted map: %v", err)
+		t.Fatalf("lookup in a map with a bad line: %v", err)
 	}
 	var ue usageError
 	if _, _, err := runMMCLI(t, "", "frobnicate"); !errors.As(err, &ue) {

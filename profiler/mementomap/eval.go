@@ -19,10 +19,12 @@ type Labelled struct {
 }
 
 // ReadLabelled reads an evaluation set: one "<label> <URI or key>" per line,
-// label one of 1/0, present/absent, +/-, true/false. A target containing
-// ")/" or ending in ",*" is taken as a key, anything else as a URI.
-// Blank lines and lines starting with '#' are skipped.
-func ReadLabelled(r io.Reader, name string) ([]Labelled, error) {
+// label one of 1/0, present/absent, +/-, true/false; the target is a URI or
+// a SURT key in any spelling (ParseTarget). Blank lines and lines starting
+// with '#' are skipped. A line whose target has no key (not an http(s)
+// URI, not a SURT) is passed to onBad and skipped when onBad is set, else
+// it is an error; a line without a valid label is always an error.
+func ReadLabelled(r io.Reader, name string, onBad func(error)) ([]Labelled, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var out []Labelled
@@ -46,15 +48,16 @@ func ReadLabelled(r io.Reader, name string) ([]Labelled, error) {
 		default:
 			return nil, fmt.Errorf("mementomap: %s:%d: unknown label %q", name, line, lab)
 		}
-		if strings.Contains(target, ")/") || strings.HasSuffix(target, ",*") {
-			l.Key = []byte(target)
-		} else {
-			k, err := KeyFor(target)
-			if err != nil {
-				return nil, fmt.Errorf("mementomap: %s:%d: %w", name, line, err)
+		k, err := parseTarget(target)
+		if err != nil {
+			err = fmt.Errorf("mementomap: %s:%d: %w", name, line, err)
+			if onBad == nil {
+				return nil, err
 			}
-			l.Key = []byte(k)
+			onBad(err)
+			continue
 		}
+		l.Key = k
 		out = append(out, l)
 	}
 	if err := sc.Err(); err != nil {

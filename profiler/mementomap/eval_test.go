@@ -10,7 +10,7 @@ func TestEvaluate(t *testing.T) {
 	full, _ := NewMap([]byte("!meta {}\ncom,a)/ 1\ncom,a)/x 1\ncom,a)/y 1\ncom,b)/ 1\n"))
 	small, _ := NewMap([]byte("com,a)/* 3\ncom,b)/ 1\n"))
 	set, err := ReadLabelled(strings.NewReader("# present\n1 http://a.com/x\n+ com,b)/\npresent http://www.a.com/\n"+
-		"0 http://a.com/z\nabsent http://c.com/\n- http://b.com/q\n"), "set")
+		"0 http://a.com/z\nabsent http://c.com/\n- http://b.com/q\n"), "set", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestEvaluate(t *testing.T) {
 		r.Accuracy != 5.0/6 || r.Precision != 0.75 || r.Recall != 1 {
 		t.Fatalf("%+v", r)
 	}
-	if _, err := ReadLabelled(strings.NewReader("maybe http://a.com/\n"), "bad.txt"); err == nil || !strings.Contains(err.Error(), "bad.txt:1") {
+	if _, err := ReadLabelled(strings.NewReader("maybe http://a.com/\n"), "bad.txt", nil); err == nil || !strings.Contains(err.Error(), "bad.txt:1") {
 		t.Fatalf("bad label: %v", err)
 	}
 	var tb, svg bytes.Buffer

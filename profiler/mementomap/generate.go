@@ -107,17 +107,34 @@ func (g *Generator) sortLine(key, full string) error {
 	return nil
 }
 
-// HxPxKey returns the HxPx key of a SURT (the SURT without its query) and
-// whether it is a key of an http(s) URI (host, ')', path).
+// HxPxKey returns the HxPx key of a SURT written by Canonicalize (or read
+// from a CDX index): the SURT without its query, normalised (NormalizeKey),
+// and whether it is the key of an http(s) URI (host, ')', path; a
+// "host)" key without path is a dns: record there). A SURT that cannot be
+// normalised is not a key either.
 func HxPxKey(s string) (string, bool) {
+	k, ok, err := hxpxKey(s)
+	if err != nil {
+		return s, false
+	}
+	return k, ok
+}
+
+func hxpxKey(s string) (string, bool, error) {
 	if i := strings.IndexByte(s, '?'); i >= 0 {
 		s = s[:i]
 	}
-	h := strings.Index(s, ")/")
-	if h <= 0 {
-		return s, false
+	if h := strings.Index(s, ")/"); h <= 0 {
+		return s, false, nil
 	}
-	return escapeKey(s), true
+	if surt.IsCanonical(s) {
+		return s, true, nil
+	}
+	k, err := NormalizeKey(nil, []byte(s))
+	if err != nil {
+		return s, false, err
+	}
+	return string(k), true, nil
 }
 
 // escapeKey percent-encodes bytes that cannot appear in a UKVS key.
@@ -143,15 +160,26 @@ func escapeKey(s string) string {
 	return b.String()
 }
 
-// KeyFor returns the HxPx key of a URI (SURT, then query stripped).
+// KeyFor returns the HxPx key of a URI (SURT, query stripped, normalised).
 func KeyFor(uri string) (string, error) {
-	s, err := surt.Canonicalize(uri)
+	k, err := keyFor(uri)
 	if err != nil {
 		return "", fmt.Errorf("mementomap: %w", err)
 	}
-	k, ok := HxPxKey(s)
+	return k, nil
+}
+
+func keyFor(uri string) (string, error) {
+	s, err := surt.Canonicalize(uri)
+	if err != nil {
+		return "", err
+	}
+	k, ok, err := hxpxKey(s)
+	if err != nil {
+		return "", fmt.Errorf("%q: %w", uri, err)
+	}
 	if !ok {
-		return "", fmt.Errorf("mementomap: %q is not an http(s) URI (SURT %q)", uri, s)
+		return "", fmt.Errorf("%q is not an http(s) URI (SURT %q)", uri, s)
 	}
 	return k, nil
 }
@@ -195,7 +223,10 @@ func (g *Generator) Add(uri string, status int, mime string) error {
 	if err != nil {
 		return err
 	}
-	key, ok := HxPxKey(s)
+	key, ok, err := hxpxKey(s)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		g.stats.NotHTTP++
 		return nil
@@ -322,7 +353,10 @@ func (g *Generator) addLine(l cdxj.Line) error {
 	if !g.keep(l.Status, l.MIME) {
 		return nil
 	}
-	key, ok := HxPxKey(l.Key)
+	key, ok, err := hxpxKey(l.Key)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		g.stats.NotHTTP++
 		return nil
