@@ -17,13 +17,16 @@ import (
 	"github.com/wayside-archive/wayside/profiler/zipfgen"
 )
 
-const mementomapUsage = `<generate|compact|lookup|merge|eval|synth> [flags] [args]
+const mementomapUsage = `<generate|compact|lookup|merge|eval|stats|synth> [flags] [args]
 
 A MementoMap summarises what a web archive holds: one line per URI key
 (a SURT without its query, e.g. "com,example)/a/b") or per wildcard
 ("com,example)/a/*", "com,example,*"), with the number of mementos and of
 distinct original URIs ("400/100"). "0" marks an exclusion. The format is
 UKVS (sorted text), so maps can be searched, split, merged and diffed.
+Maps and keys written by other tools (the reference implementation's
+"com,example)" host roots, upper case, www, Heritrix's SURT form, unsorted
+lines) are normalised on read: every spelling of a key answers alike.
 
   generate [-o OUT] [--status 200] [--mime text/html] FILE...
       build the full map (one line per key) from WARC, CDXJ, CDX files or
@@ -36,11 +39,19 @@ UKVS (sorted text), so maps can be searched, split, merged and diffed.
       reads one URI per line from stdin (batch mode).
   merge -o OUT MAP MAP...
       union of maps; counts of shared keys are summed.
-  eval --map MAP --full FULL --set SET
-      relative cost, accuracy, precision and recall of MAP on a labelled
-      set ("1 URI" present / "0 URI" absent, one per line).
-  eval --full FULL --set SET --sweep 8,1,0.1 [--table T.tsv] [--plot P.svg]
-      compact FULL with each weight and tabulate/plot cost vs accuracy.
+  eval --map MAP --full FULL (--set SET | --log LOG)
+      relative cost (per line and per unique URI-R), accuracy, precision
+      and recall of MAP on a labelled set ("1 URI" present / "0 URI"
+      absent) or a real lookup log (URIs, or an access log of Memento
+      requests) labelled against FULL.
+  eval --grid --full FULL (--set SET | --log LOG) [--table T.tsv] [--plot P.svg]
+      compact FULL with every Wh x Wp pair of 4,2,1,0.5,0.25,0 (each from
+      the next larger map) and tabulate/plot cost vs accuracy (the paper's
+      Figure 9); --sweep 8,1,0.1 does the same with Wh = Wp.
+  stats [--json] [--svg DEPTHS.svg] INPUT...
+      the holdings tables of the MementoMap paper (mementos per URI-R,
+      Gini, Pareto break point, per-year and per-depth tables) of WARC,
+      CDXJ, CDX files or a map.
   synth -n 1000000 -o FULL [--set SET --absent 20000]
       write a deterministic Zipf-skewed synthetic full map (benchmarks).
 
@@ -430,60 +441,123 @@ func runMMMerge(ctx context.Context, e *env, args []string) error {
 
 func runMMEval(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "mementomap eval", "[flags]\n\n"+
-		"Evaluates a map on a labelled lookup set (lines \"1 URI\" for archived, \"0 URI\"\n"+
-		"for not archived; SURT keys work too). Relative cost is the map's size over\n"+
-		"the full key list's (--full); accuracy = (TP+TN)/N, precision = TP/(TP+FP),\n"+
-		"recall = TP/(TP+FN), which must be 1.0. With --sweep, FULL is compacted with\n"+
-		"each weight (--wh = --wp = W) and the results tabulated and plotted.")
+		"Evaluates maps on lookups: a labelled set (--set, lines \"1 URI\" for archived,\n"+
+		"\"0 URI\" for not archived; SURT keys in any spelling work too) or a real\n"+
+		"lookup log (--log: URIs one per line, or a web server access log of Memento\n"+
+		"requests such as \"GET /web/20190101000000/http://example.com/ HTTP/1.1\",\n"+
+		"TimeGate and TimeMap requests), labelled against the full key list (--full:\n"+
+		"present when the full map holds the key).\n\n"+
+		"Relative cost is the map's number of lines over the full map's, and (the\n"+
+		"MementoMap paper's definition) over the number of unique URI-Rs (the sum of\n"+
+		"the full map's URI-R counts, or --urirs); accuracy = (TP+TN)/N, precision =\n"+
+		"TP/(TP+FP), recall = TP/(TP+FN), which must be 1.0.\n\n"+
+		"  --map MAP: evaluate one map.\n"+
+		"  --grid: compact FULL with every pair Wh x Wp of --weights (default the\n"+
+		"    paper's 4,2,1,0.5,0.25,0: 36 pairs), each from the next larger map\n"+
+		"    (same result as from FULL, faster; --scratch compacts each from FULL),\n"+
+		"    and write a TSV table and an SVG plot like the paper's Figure 9.\n"+
+		"  --sweep W,W,...: the same with Wh = Wp = W.")
 	mapPath := fs.String("map", "", "map to evaluate")
-	full := fs.String("full", "", "the full (uncompacted) map, for relative cost and --sweep")
+	full := fs.String("full", "", "the full (uncompacted) map: relative cost, --log labels, --grid and --sweep input")
 	set := fs.String("set", "", "labelled lookup set")
-	sweep := fs.String("sweep", "", "comma-separated weights to compact --full with, e.g. 8,4,2,1,0.5,0.1")
-	table := fs.String("table", "", "with --sweep: write the table (TSV) here (default: stdout)")
-	plot := fs.String("plot", "", "with --sweep: write an SVG plot of cost vs accuracy here")
-	tmp := fs.String("tmp", "", "directory for the sweep's compacted maps (default: system temp)")
+	logPath := fs.String("log", "", "lookup log (URIs, or an access log of Memento requests), labelled against --full")
+	allRequests := fs.Bool("all-requests", false, "with --log: keep repeated targets (default: each distinct target once, as the paper)")
+	grid := fs.Bool("grid", false, "evaluate the Wh x Wp grid of --weights")
+	weights := fs.String("weights", "4,2,1,0.5,0.25,0", "with --grid: the host and path weights")
+	scratch := fs.Bool("scratch", false, "with --grid: compact every pair from --full instead of chaining")
+	keep := fs.String("keep", "", "with --grid: keep the compacted maps in this directory")
+	urirs := fs.Int64("urirs", 0, "number of unique URI-Rs behind --full (default: the sum of its URI-R counts)")
+	sweep := fs.String("sweep", "", "comma-separated weights to compact --full with (Wh = Wp), e.g. 8,4,2,1,0.5,0.1")
+	table := fs.String("table", "", "with --grid or --sweep: write the table (TSV) here (default: stdout)")
+	plot := fs.String("plot", "", "with --grid or --sweep: write an SVG plot of cost vs accuracy here")
+	tmp := fs.String("tmp", "", "directory for the compacted maps (default: system temp)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *set == "" || (*mapPath == "" && *sweep == "") || (*sweep != "" && *full == "") {
-		fs.Usage()
-		return usagef("mementomap eval: give --set and --map, or --set, --full and --sweep")
+	modes := 0
+	for _, b := range []bool{*mapPath != "", *grid, *sweep != ""} {
+		if b {
+			modes++
+		}
 	}
-	f, err := os.Open(*set)
-	if err != nil {
-		return fmt.Errorf("mementomap: eval: %w", err)
+	switch {
+	case (*set == "") == (*logPath == ""):
+		return fs.usagef("mementomap eval: give one of --set and --log")
+	case modes != 1:
+		return fs.usagef("mementomap eval: give one of --map, --grid and --sweep")
+	case *full == "" && (*logPath != "" || *grid || *sweep != ""):
+		return fs.usagef("mementomap eval: --log, --grid and --sweep need --full")
 	}
-	labelled, err := mementomap.ReadLabelled(f, *set, func(err error) { fmt.Fprintln(e.stderr, "skipped:", err) })
-	f.Close()
+	var fm *mementomap.Map
+	if *full != "" {
+		var err error
+		if fm, err = openMap(e, "eval", *full); err != nil {
+			return err
+		}
+		defer fm.Close()
+	}
+	skipped := 0
+	onBad := func(err error) {
+		if skipped++; skipped <= 10 {
+			fmt.Fprintln(e.stderr, "skipped:", err)
+		}
+	}
+	labelled, err := readEvalSet(e, *set, *logPath, !*allRequests, fm, onBad)
 	if err != nil {
 		return err
 	}
-	if *sweep == "" {
-		m, err := mementomap.OpenMap(*mapPath)
+	if skipped > 10 {
+		fmt.Fprintf(e.stderr, "eval: %d lines skipped in all (the first 10 shown)\n", skipped)
+	}
+	if len(labelled) == 0 {
+		return fmt.Errorf("mementomap: eval: no lookups to evaluate")
+	}
+	present := 0
+	for _, l := range labelled {
+		if l.Present {
+			present++
+		}
+	}
+	fmt.Fprintf(e.stderr, "eval: %d lookups (%d present, %d absent)\n", len(labelled), present, len(labelled)-present)
+	switch {
+	case *mapPath != "":
+		return evalOne(e, *mapPath, fm, labelled, *urirs)
+	case *grid:
+		ws, err := parseFloats(*weights)
 		if err != nil {
 			return err
 		}
-		defer m.Close()
-		if err := m.Check(); err != nil {
-			return fmt.Errorf("mementomap: eval: %w", err)
+		if len(ws) == 0 {
+			return fs.usagef("mementomap eval: --weights is empty")
 		}
-		var fm *mementomap.Map
-		if *full != "" {
-			if fm, err = mementomap.OpenMap(*full); err != nil {
+		start := time.Now()
+		pts, err := mementomap.Grid(ctx, *full, labelled, mementomap.GridOptions{Weights: ws, Scratch: *scratch, URIRs: *urirs,
+			Workers: runtime.NumCPU(), TempDir: *tmp, KeepDir: *keep,
+			Progress: func(p mementomap.GridPoint) {
+				fmt.Fprintf(e.stderr, "grid: wh=%g wp=%g from %s: %d lines, accuracy %.4f, recall %.4f\n", p.Wh, p.Wp, p.From, p.Lines, p.Accuracy, p.Recall)
+			}})
+		if err != nil {
+			return err
+		}
+		var compaction time.Duration
+		fn := int64(0)
+		for _, p := range pts {
+			compaction += p.Compaction
+			fn += p.FN
+		}
+		fmt.Fprintf(e.stderr, "grid: %d pairs in %s (compaction %s, %s)\n", len(pts), time.Since(start).Round(time.Millisecond),
+			compaction.Round(time.Millisecond), map[bool]string{true: "each from the full map", false: "chained"}[*scratch])
+		if err := writeOutput(e, *table, func(w io.Writer) error { return mementomap.WriteGridTable(w, pts) }); err != nil {
+			return err
+		}
+		if *plot != "" {
+			title := fmt.Sprintf("MementoMap: relative cost vs accuracy, Wh x Wp (%d lookups)", len(labelled))
+			if err := mementomap.WriteFileAtomic(*plot, func(w io.Writer) error { return mementomap.WriteGridSVG(w, pts, title) }); err != nil {
 				return err
 			}
-			defer fm.Close()
 		}
-		r, err := mementomap.Evaluate(m, fm, labelled)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "lookups\t%d (%d present, %d absent)\n", len(labelled), r.TP+r.FN, r.TN+r.FP)
-		fmt.Fprintf(e.stdout, "relative cost\t%.4f lines (%d/%d), %.4f bytes (%d/%d)\n", r.RelLines, r.Lines, r.FullLines, r.RelBytes, r.Bytes, r.FullBytes)
-		fmt.Fprintf(e.stdout, "accuracy\t%.4f\nprecision\t%.4f\nrecall\t%.4f\n", r.Accuracy, r.Precision, r.Recall)
-		fmt.Fprintf(e.stdout, "TP %d  FP %d  TN %d  FN %d\n", r.TP, r.FP, r.TN, r.FN)
-		if r.FN > 0 {
-			fmt.Fprintf(e.stderr, "eval: %d false negatives: the map hides holdings\n", r.FN)
+		if fn > 0 {
+			return fmt.Errorf("mementomap: eval: %d false negatives over the grid: a map hides holdings", fn)
 		}
 		return nil
 	}
@@ -508,6 +582,65 @@ func runMMEval(ctx context.Context, e *env, args []string) error {
 		if err := mementomap.WriteFileAtomic(*plot, func(w io.Writer) error { return mementomap.WriteSVG(w, pts, title) }); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// readEvalSet reads a labelled set, or a lookup log labelled against full.
+func readEvalSet(e *env, set, logPath string, unique bool, full *mementomap.Map, onBad func(error)) ([]mementomap.Labelled, error) {
+	path := set
+	if path == "" {
+		path = logPath
+	}
+	var r io.Reader = e.stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("mementomap: eval: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	if set != "" {
+		return mementomap.ReadLabelled(r, path, onBad)
+	}
+	targets, st, err := mementomap.ReadLookupLog(r, path, mementomap.LogOptions{KeepDuplicates: !unique, OnBad: onBad})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.stderr, "eval: %s: %d lines, %d access-log requests, %d targets (%d repeated%s), %d without a target\n",
+		path, st.Lines, st.Requests, st.Targets, st.Duplicates, map[bool]string{true: ", kept once", false: ""}[unique], st.Skipped)
+	return mementomap.LabelAgainst(full, targets, onBad)
+}
+
+// evalOne evaluates one map and prints the result.
+func evalOne(e *env, mapPath string, fm *mementomap.Map, labelled []mementomap.Labelled, urirs int64) error {
+	m, err := openMap(e, "eval", mapPath)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := m.Check(); err != nil {
+		return fmt.Errorf("mementomap: eval: %w", err)
+	}
+	r, err := mementomap.Evaluate(m, fm, labelled)
+	if err != nil {
+		return err
+	}
+	if urirs == 0 && fm != nil {
+		urirs = mementomap.SumURIRs(fm)
+	}
+	fmt.Fprintf(e.stdout, "lookups\t%d (%d present, %d absent)\n", len(labelled), r.TP+r.FN, r.TN+r.FP)
+	fmt.Fprintf(e.stdout, "relative cost\t%.4f lines (%d/%d), %.4f bytes (%d/%d)\n", r.RelLines, r.Lines, r.FullLines, r.RelBytes, r.Bytes, r.FullBytes)
+	if urirs > 0 {
+		fmt.Fprintf(e.stdout, "relative cost per URI-R\t%.6f (%d lines / %d unique URI-Rs)\n", float64(r.Lines)/float64(urirs), r.Lines, urirs)
+	} else {
+		fmt.Fprintf(e.stdout, "relative cost per URI-R\t- (the full map does not give its URI-R counts; see --urirs)\n")
+	}
+	fmt.Fprintf(e.stdout, "accuracy\t%.4f\nprecision\t%.4f\nrecall\t%.4f\n", r.Accuracy, r.Precision, r.Recall)
+	fmt.Fprintf(e.stdout, "TP %d  FP %d  TN %d  FN %d\n", r.TP, r.FP, r.TN, r.FN)
+	if r.FN > 0 {
+		return fmt.Errorf("mementomap: eval: %d false negatives: the map hides holdings", r.FN)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,6 +99,64 @@ func TestMementoMapCommandSynthSweep(t *testing.T) {
 	svg, _ := os.ReadFile(plot)
 	if !bytes.HasPrefix(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("W=8")) || !bytes.Contains(svg, []byte("</svg>")) {
 		t.Fatalf("plot:\n%.300s", svg)
+	}
+}
+
+// TestMementoMapCommandGridAndLog: eval --grid over the paper's 36 pairs
+// on a lookup log in access-log form, labelled against the full map.
+func TestMementoMapCommandGridAndLog(t *testing.T) {
+	dir := t.TempDir()
+	full, set, table, plot, logPath := filepath.Join(dir, "full.ukvs"), filepath.Join(dir, "set.txt"), filepath.Join(dir, "t.tsv"),
+		filepath.Join(dir, "p.svg"), filepath.Join(dir, "access.log")
+	if _, stderr, err := runMMCLI(t, "", "synth", "-n", "20000", "-o", full, "--set", set, "--absent", "300"); err != nil {
+		t.Fatalf("synth: %v\n%s", err, stderr)
+	}
+	// The labelled set's URIs as Wayback requests, each twice, plus lines
+	// that are not lookups.
+	b, _ := os.ReadFile(set)
+	var log strings.Builder
+	nPresent := 0
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		label, uri, _ := strings.Cut(l, " ")
+		if label == "1" {
+			nPresent++
+		}
+		for range 2 {
+			fmt.Fprintf(&log, "127.0.0.1 - - [01/Jan/2019:00:00:00 +0000] \"GET /web/20190101000000/%s HTTP/1.1\" 200 10 \"-\" \"curl\"\n", uri)
+		}
+	}
+	log.WriteString("127.0.0.1 - - [01/Jan/2019:00:00:00 +0000] \"GET /favicon.ico HTTP/1.1\" 404 0\n")
+	if err := os.WriteFile(logPath, []byte(log.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := runMMCLI(t, "", "eval", "--grid", "--full", full, "--log", logPath, "--table", table, "--plot", plot)
+	if err != nil {
+		t.Fatalf("grid: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, fmt.Sprintf("(%d present, 300 absent)", nPresent)) || !strings.Contains(stderr, "1 without a target") ||
+		!strings.Contains(stderr, "36 pairs") || !strings.Contains(stderr, "chained") {
+		t.Fatalf("grid stderr:\n%s", stderr)
+	}
+	tb, _ := os.ReadFile(table)
+	rows := strings.Split(strings.TrimSpace(string(tb)), "\n")
+	if len(rows) != 37 || !strings.HasPrefix(rows[0], "wh\twp\tfrom\tlines") {
+		t.Fatalf("table:\n%s", tb)
+	}
+	for _, r := range rows[1:] {
+		if f := strings.Split(r, "\t"); f[10] != "1.0000" || f[6] == "-" {
+			t.Errorf("recall is not 1.0 or no cost per URI-R: %s", r)
+		}
+	}
+	svg, _ := os.ReadFile(plot)
+	if !bytes.HasPrefix(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("Wh=0.25")) || !bytes.Contains(svg, []byte("</svg>")) {
+		t.Fatalf("plot:\n%.300s", svg)
+	}
+	out, _, err := runMMCLI(t, "", "eval", "--map", full, "--full", full, "--log", logPath)
+	if err != nil || !strings.Contains(out, "accuracy\t1.0000") || !strings.Contains(out, "relative cost per URI-R\t") {
+		t.Fatalf("eval --map --log: %v\n%s", err, out)
+	}
+	if _, _, err := runMMCLI(t, "", "eval", "--grid", "--log", logPath); err == nil || !strings.Contains(err.Error(), "need --full") {
+		t.Fatalf("grid without --full: %v", err)
 	}
 }
 
