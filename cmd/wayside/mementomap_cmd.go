@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -73,6 +74,8 @@ func runMementoMap(ctx context.Context, e *env, args []string) error {
 		return runMMMerge(ctx, e, args[1:])
 	case "eval":
 		return runMMEval(ctx, e, args[1:])
+	case "stats":
+		return runMMStats(ctx, e, args[1:])
 	case "synth":
 		return runMMSynth(ctx, e, args[1:])
 	case "-h", "--help", "help":
@@ -643,6 +646,108 @@ func evalOne(e *env, mapPath string, fm *mementomap.Map, labelled []mementomap.L
 		return fmt.Errorf("mementomap: eval: %d false negatives: the map hides holdings", r.FN)
 	}
 	return nil
+}
+
+func runMMStats(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "mementomap stats", "[flags] INPUT...\n\n"+
+		"Prints the holdings tables of the MementoMap paper for WARC, CDXJ, CDX files\n"+
+		"(or URI lists), or for one map (.ukvs or --format map):\n"+
+		"  - summary: URI-Ms, URI-Rs, keys, hosts, domains, TLDs, gamma (URI-Ms per\n"+
+		"    URI-R), mementos per URI-R (min/median/max), Gini coefficient, Pareto\n"+
+		"    break point;\n"+
+		"  - per year: URI-Ms, URI-Rs, new URI-Rs, status classes (captures only);\n"+
+		"  - per host depth (H1 = TLDs) and path depth (P0 = host roots): Count,\n"+
+		"    Sum, Max, Mean, Median, StdDev of the URI-Rs below each node, RedQ,\n"+
+		"    Parents, Children, MeanChld (the compaction thresholds' means).\n"+
+		"A map only knows its keys' counts: no years, and the distribution\n"+
+		"statistics are per key. Definitions: the package doc of profiler/mementomap\n"+
+		"(type Holdings).")
+	format := fs.String("format", "auto", "input format: auto, warc, cdxj, cdx, uris or map")
+	status := fs.String("status", "", "keep only these HTTP statuses, e.g. 200 (the paper's tables used 200 + text/html)")
+	mime := fs.String("mime", "", "keep only media types starting with these, e.g. text/html")
+	skipBad := fs.Bool("skip-bad", false, "skip malformed lines/records and invalid URIs (each reported) instead of stopping")
+	asJSON := fs.Bool("json", false, "print JSON instead of text tables")
+	svg := fs.String("svg", "", "also write an SVG plot of the depth distribution here")
+	memMB := fs.Int("mem", 256, "MiB of sort lines to hold in memory before spilling to disk")
+	tmp := fs.String("tmp", "", "directory for spill files (default: system temp)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return fs.usagef("mementomap stats: no input files")
+	}
+	opts := mementomap.GenerateOptions{MIMEs: parseList(*mime), SkipBad: *skipBad, MemLimit: int64(*memMB) << 20, TempDir: *tmp}
+	for _, s := range parseList(*status) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fs.usagef("mementomap stats: bad status %q", s)
+		}
+		opts.Statuses = append(opts.Statuses, n)
+	}
+	opts.OnSkip = func(err error) { fmt.Fprintln(e.stderr, "skipped:", err) }
+	formatOf := func(p string) mementomap.Format {
+		if *format != "auto" {
+			return mementomap.Format(*format)
+		}
+		return mementomap.DetectFormat(p)
+	}
+	var h *mementomap.Holdings
+	if formatOf(fs.Arg(0)) == mementomap.FormatMap {
+		if fs.NArg() != 1 {
+			return fs.usagef("mementomap stats: give one map, or capture files only")
+		}
+		if len(opts.Statuses) > 0 || len(opts.MIMEs) > 0 {
+			return fs.usagef("mementomap stats: --status and --mime filter captures; a map has none")
+		}
+		m, err := openMap(e, "stats", fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		if h, err = mementomap.MapHoldings(ctx, m, *tmp); err != nil {
+			return err
+		}
+	} else {
+		g := mementomap.NewHoldings(opts)
+		defer g.Close()
+		for _, p := range fs.Args() {
+			f := formatOf(p)
+			if f == mementomap.FormatMap {
+				return fs.usagef("mementomap stats: %s is a map: give one map, or capture files only", p)
+			}
+			var err error
+			if p == "-" {
+				if *format == "auto" {
+					return fs.usagef("mementomap stats: give --format to read stdin")
+				}
+				err = g.AddLines(ctx, e.stdin, "stdin", f)
+			} else {
+				err = g.AddFile(ctx, p, f)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		var err error
+		if h, err = g.Holdings(); err != nil {
+			return err
+		}
+		if st := g.Stats(); st.Bad > 0 {
+			fmt.Fprintf(e.stderr, "stats: %d bad lines or records skipped\n", st.Bad)
+		}
+	}
+	if *svg != "" {
+		title := fmt.Sprintf("Depth distribution: %d URI-Rs, %d keys", h.URIRs, h.Keys)
+		if err := mementomap.WriteFileAtomic(*svg, func(w io.Writer) error { return h.WriteDepthSVG(w, title) }); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(h)
+	}
+	return h.WriteText(e.stdout)
 }
 
 func runMMSynth(ctx context.Context, e *env, args []string) error {

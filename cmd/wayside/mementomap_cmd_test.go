@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -157,6 +158,41 @@ func TestMementoMapCommandGridAndLog(t *testing.T) {
 	}
 	if _, _, err := runMMCLI(t, "", "eval", "--grid", "--log", logPath); err == nil || !strings.Contains(err.Error(), "need --full") {
 		t.Fatalf("grid without --full: %v", err)
+	}
+}
+
+// TestMementoMapCommandStats: stats of the corpus WARCs (text and an SVG),
+// of a map (JSON), and the usage errors of mixing them.
+func TestMementoMapCommandStats(t *testing.T) {
+	warcs := testenv.CorpusWARCs(t)
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "depths.svg")
+	out, stderr, err := runMMCLI(t, "", append([]string{"stats", "--skip-bad", "--svg", svg}, warcs...)...)
+	if err != nil || !strings.Contains(out, "holdings (from captures)") || !strings.Contains(out, "URI-Rs                  131\n") ||
+		!strings.Contains(out, "\nyear\tURI-Ms\tURI-Rs\tnew URI-Rs") || !strings.Contains(out, "\nP0\t24\t131\t") {
+		t.Fatalf("stats: %v\n%s%s", err, out, stderr)
+	}
+	b, _ := os.ReadFile(svg)
+	if !bytes.HasPrefix(b, []byte("<svg")) || !bytes.Contains(b, []byte(">H1<")) || !bytes.Contains(b, []byte(">P0<")) {
+		t.Fatalf("svg:\n%.300s", b)
+	}
+	ref := filepath.Join(testenv.SharedDir(t), "corpus", "mementomap", "reference-full.ukvs")
+	out, _, err = runMMCLI(t, "", "stats", "--json", ref)
+	var h struct {
+		Source   string `json:"source"`
+		Mementos int64  `json:"mementos"`
+		Keys     int64  `json:"keys"`
+		PerKey   bool   `json:"per_key"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &h) != nil || h.Source != "map" || h.Mementos != 305 || h.Keys != 118 || !h.PerKey {
+		t.Fatalf("stats --json of a map: %v %+v\n%s", err, h, out)
+	}
+	var ue usageError
+	if _, _, err := runMMCLI(t, "", "stats", ref, warcs[0]); !errors.As(err, &ue) {
+		t.Fatalf("a map with capture files: %v", err)
+	}
+	if _, _, err := runMMCLI(t, "", "generate", "-o", filepath.Join(dir, "x.ukvs"), ref); err == nil || !strings.Contains(err.Error(), "is a MementoMap") {
+		t.Fatalf("generate from a map: %v", err)
 	}
 }
 

@@ -28,6 +28,9 @@ const (
 	FormatCDXJ    Format = "cdxj"
 	FormatCDX     Format = "cdx"
 	FormatURIList Format = "uris"
+	// FormatMap is a MementoMap (.ukvs): not a capture source; stats read
+	// it with MapHoldings.
+	FormatMap Format = "map"
 )
 
 // DetectFormat guesses a file's format from its name.
@@ -40,6 +43,8 @@ func DetectFormat(path string) Format {
 		return FormatCDXJ
 	case strings.HasSuffix(p, ".cdx"):
 		return FormatCDX
+	case strings.HasSuffix(p, ".ukvs"):
+		return FormatMap
 	}
 	return FormatURIList
 }
@@ -81,10 +86,11 @@ type GenerateStats struct {
 
 // Generator accumulates captures and writes the full (uncompacted) map.
 type Generator struct {
-	opts  GenerateOptions
-	sort  *cdxj.Sorter // the project's external sort (runs spilled to TempDir)
-	line  []byte
-	stats GenerateStats
+	opts   GenerateOptions
+	detail bool         // sort lines for holdings statistics (see sortLine)
+	sort   *cdxj.Sorter // the project's external sort (runs spilled to TempDir)
+	line   []byte
+	stats  GenerateStats
 }
 
 // NewGenerator returns a generator. Close it to remove spill files.
@@ -98,13 +104,33 @@ func (g *Generator) Stats() GenerateStats { return g.stats }
 // Close removes spill files.
 func (g *Generator) Close() error { return g.sort.Close() }
 
-// sortLine queues "key full-SURT" for sorting.
-func (g *Generator) sortLine(key, full string) error {
-	g.line = append(append(append(g.line[:0], key...), ' '), escapeKey(full)...)
+// sortLine queues "key full-SURT" for sorting; for holdings statistics
+// (detail), "treekey full-SURT year class" (see treeKey and statusClass).
+func (g *Generator) sortLine(key, full string, c *capture) error {
+	if g.detail {
+		g.line = appendTreeKey(g.line[:0], key)
+		g.line = append(g.line, ' ')
+		g.line = append(g.line, escapeKey(full)...)
+		g.line = append(g.line, ' ')
+		g.line = append(g.line, yearOf(c.ts)...)
+		g.line = append(g.line, ' ', statusClass(c.status, c.revisit))
+	} else {
+		g.line = append(append(append(g.line[:0], key...), ' '), escapeKey(full)...)
+	}
 	if err := g.sort.Add(g.line); err != nil {
 		return fmt.Errorf("mementomap: generate: %w", err)
 	}
 	return nil
+}
+
+// capture is what the generator reads of one capture.
+type capture struct {
+	uri     string // original URI, or "" when only the key is known
+	key     string // SURT key (when uri is "")
+	ts      string // 14-digit timestamp, "" when unknown
+	mime    string
+	status  int
+	revisit bool
 }
 
 // HxPxKey returns the HxPx key of a SURT written by Canonicalize (or read
@@ -212,16 +238,29 @@ func (g *Generator) keep(status int, mime string) bool {
 // media type ("": unknown). A URI that is not http(s) is counted in
 // NotHTTP; an invalid one is an error.
 func (g *Generator) Add(uri string, status int, mime string) error {
+	return g.add(&capture{uri: uri, status: status, mime: mime})
+}
+
+func (g *Generator) add(c *capture) error {
 	g.stats.Captures++
 	if g.opts.Progress != nil && g.stats.Captures&(1<<20-1) == 0 {
 		g.opts.Progress(g.stats.Captures)
 	}
+	status, mime := c.status, c.mime
+	if c.revisit {
+		// A revisit is a memento of its original, whose type is not in
+		// the line and whose status may be a 304: filter on neither.
+		status, mime = 0, ""
+	}
 	if !g.keep(status, mime) {
 		return nil
 	}
-	s, err := surt.Canonicalize(uri)
-	if err != nil {
-		return err
+	s := c.key
+	if c.uri != "" {
+		var err error
+		if s, err = surt.Canonicalize(c.uri); err != nil {
+			return err
+		}
 	}
 	key, ok, err := hxpxKey(s)
 	if err != nil {
@@ -235,7 +274,7 @@ func (g *Generator) Add(uri string, status int, mime string) error {
 	// The key is final before sorting (the reference implementation
 	// stripped queries after sorting and broke the order). The full SURT
 	// identifies the URI-R.
-	return g.sortLine(key, s)
+	return g.sortLine(key, s, c)
 }
 
 func (g *Generator) bad(err error) error {
@@ -255,8 +294,11 @@ func (g *Generator) AddFile(ctx context.Context, path string, format Format) err
 	if format == FormatAuto {
 		format = DetectFormat(path)
 	}
-	if format == FormatWARC {
+	switch format {
+	case FormatWARC:
 		return g.addWARC(ctx, path)
+	case FormatMap:
+		return fmt.Errorf("mementomap: generate: %s is a MementoMap, not a list of captures (merge maps with 'wayside mementomap merge')", path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -340,29 +382,8 @@ func (g *Generator) addCDXJ(line string) error {
 // addLine counts an index line: its original URL re-canonicalized (the
 // index may come from another canonicalizer), or its key when it has none.
 func (g *Generator) addLine(l cdxj.Line) error {
-	if l.MIME == cdxj.RevisitMIME {
-		// A revisit is a memento of its original, whose type is not in
-		// the line and whose status may be a 304: filter on neither.
-		l.MIME, l.Status = "", 0
-	}
-	if l.URL != "" {
-		return g.Add(l.URL, l.Status, l.MIME)
-	}
-	// No original URL: use the key as given (a SURT).
-	g.stats.Captures++
-	if !g.keep(l.Status, l.MIME) {
-		return nil
-	}
-	key, ok, err := hxpxKey(l.Key)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		g.stats.NotHTTP++
-		return nil
-	}
-	g.stats.Kept++
-	return g.sortLine(key, l.Key)
+	c := capture{uri: l.URL, key: l.Key, ts: l.Timestamp, mime: l.MIME, status: l.Status, revisit: l.MIME == cdxj.RevisitMIME}
+	return g.add(&c)
 }
 
 // addCDX counts one classic CDX line (layout: the field letters of the
