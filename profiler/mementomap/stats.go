@@ -664,7 +664,9 @@ func (h *Holdings) WriteText(w io.Writer) error {
 	if s.PerKey {
 		unit = "key"
 	}
-	row := func(name, format string, a ...any) { fmt.Fprintf(&b, "  %-24s"+format+"\n", append([]any{name}, a...)...) }
+	row := func(name, format string, a ...any) {
+		fmt.Fprintf(&b, "  %-24s"+format+"\n", append([]any{name}, a...)...)
+	}
 	row("URI-Ms (mementos)", "%d", s.Mementos)
 	row("URI-Rs", "%s", urirs)
 	row("HxPx keys", "%d", s.Keys)
