@@ -543,48 +543,42 @@ func runMMEval(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		var compaction time.Duration
-		fn := int64(0)
 		for _, p := range pts {
 			compaction += p.Compaction
-			fn += p.FN
 		}
 		fmt.Fprintf(e.stderr, "grid: %d pairs in %s (compaction %s, %s)\n", len(pts), time.Since(start).Round(time.Millisecond),
 			compaction.Round(time.Millisecond), map[bool]string{true: "each from the full map", false: "chained"}[*scratch])
-		if err := writeOutput(e, *table, func(w io.Writer) error { return mementomap.WriteGridTable(w, pts) }); err != nil {
-			return err
-		}
-		if *plot != "" {
-			title := fmt.Sprintf("MementoMap: relative cost vs accuracy, Wh x Wp (%d lookups)", len(labelled))
-			if err := mementomap.WriteFileAtomic(*plot, func(w io.Writer) error { return mementomap.WriteGridSVG(w, pts, title) }); err != nil {
-				return err
-			}
-		}
-		if fn > 0 {
-			return fmt.Errorf("mementomap: eval: %d false negatives over the grid: a map hides holdings", fn)
-		}
-		return nil
+		return writeGrid(e, pts, *table, *plot, fmt.Sprintf("MementoMap: relative cost vs accuracy, Wh x Wp (%d lookups)", len(labelled)))
 	}
 	ws, err := parseFloats(*sweep)
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp(*tmp, "mementomap-sweep-*")
-	if err != nil {
-		return fmt.Errorf("mementomap: eval: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	pts, err := mementomap.Sweep(ctx, *full, ws, labelled, dir, mementomap.CompactOptions{Workers: runtime.NumCPU()})
+	pts, err := mementomap.Grid(ctx, *full, labelled, mementomap.GridOptions{Weights: ws, Diagonal: true, URIRs: *urirs,
+		Workers: runtime.NumCPU(), TempDir: *tmp})
 	if err != nil {
 		return err
 	}
-	if err := writeOutput(e, *table, func(w io.Writer) error { return mementomap.WriteTable(w, pts) }); err != nil {
+	return writeGrid(e, pts, *table, *plot, fmt.Sprintf("MementoMap: relative cost vs accuracy, Wh = Wp (%d lookups)", len(labelled)))
+}
+
+// writeGrid writes grid results as a table (stdout when table is "") and
+// a plot, and fails when a map hid holdings.
+func writeGrid(e *env, pts []mementomap.GridPoint, table, plot, title string) error {
+	if err := writeOutput(e, table, func(w io.Writer) error { return mementomap.WriteGridTable(w, pts) }); err != nil {
 		return err
 	}
-	if *plot != "" {
-		title := fmt.Sprintf("MementoMap: relative cost vs accuracy (%d lookups)", len(labelled))
-		if err := mementomap.WriteFileAtomic(*plot, func(w io.Writer) error { return mementomap.WriteSVG(w, pts, title) }); err != nil {
+	if plot != "" {
+		if err := mementomap.WriteFileAtomic(plot, func(w io.Writer) error { return mementomap.WriteGridSVG(w, pts, title) }); err != nil {
 			return err
 		}
+	}
+	var fn int64
+	for _, p := range pts {
+		fn += p.FN
+	}
+	if fn > 0 {
+		return fmt.Errorf("mementomap: eval: %d false negatives: a map hides holdings", fn)
 	}
 	return nil
 }

@@ -89,16 +89,16 @@ func TestMementoMapCommandSynthSweep(t *testing.T) {
 	}
 	tb, _ := os.ReadFile(table)
 	rows := strings.Split(strings.TrimSpace(string(tb)), "\n")
-	if len(rows) != 4 || !strings.HasPrefix(rows[0], "w\tlines") {
+	if len(rows) != 4 || !strings.HasPrefix(rows[0], "wh\twp\tfrom\tlines") || !strings.HasPrefix(rows[2], "1\t1\twh=8,wp=8\t") {
 		t.Fatalf("table:\n%s", tb)
 	}
 	for _, r := range rows[1:] {
-		if f := strings.Split(r, "\t"); f[7] != "1.0000" {
+		if f := strings.Split(r, "\t"); f[10] != "1.0000" {
 			t.Errorf("recall is not 1.0: %s", r)
 		}
 	}
 	svg, _ := os.ReadFile(plot)
-	if !bytes.HasPrefix(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("W=8")) || !bytes.Contains(svg, []byte("</svg>")) {
+	if !bytes.HasPrefix(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("Wh = Wp")) || !bytes.Contains(svg, []byte("</svg>")) {
 		t.Fatalf("plot:\n%.300s", svg)
 	}
 }

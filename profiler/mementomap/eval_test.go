@@ -1,7 +1,6 @@
 package mementomap
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 )
@@ -26,14 +25,6 @@ func TestEvaluate(t *testing.T) {
 	}
 	if _, err := ReadLabelled(strings.NewReader("maybe http://a.com/\n"), "bad.txt", nil); err == nil || !strings.Contains(err.Error(), "bad.txt:1") {
 		t.Fatalf("bad label: %v", err)
-	}
-	var tb, svg bytes.Buffer
-	pts := []SweepPoint{{W: 1, EvalResult: r}, {W: 0.5, EvalResult: r}}
-	if err := WriteTable(&tb, pts); err != nil || strings.Count(tb.String(), "\n") != 3 {
-		t.Fatalf("table %q %v", tb.String(), err)
-	}
-	if err := WriteSVG(&svg, pts, "a <title>"); err != nil || !strings.Contains(svg.String(), "W=1,0.5") || !strings.Contains(svg.String(), "a &lt;title&gt;") {
-		t.Fatalf("svg %v\n%s", err, svg.String())
 	}
 }
 

@@ -26,6 +26,9 @@ type GridOptions struct {
 	// Scratch compacts every pair from the full map instead of chaining
 	// (the result is the same; chaining is faster).
 	Scratch bool
+	// Diagonal evaluates only the pairs Wh = Wp (a sweep of one weight),
+	// each chained from the previous one.
+	Diagonal bool
 	// URIRs is the number of unique URI-Rs the full map summarises, for
 	// the relative cost per URI-R; 0 sums the map's URI-R counts (unknown
 	// when a line has none, as in the reference implementation's maps).
@@ -116,8 +119,13 @@ func Grid(ctx context.Context, fullPath string, set []Labelled, opts GridOptions
 	for i, wh := range ws {
 		row := make([]made, len(ws))
 		for j, wp := range ws {
+			if opts.Diagonal && j != i {
+				continue
+			}
 			in, from := fullPath, "full"
-			if !opts.Scratch {
+			if !opts.Scratch && opts.Diagonal && i > 0 {
+				in, from = prevRow[i-1].path, fmt.Sprintf("wh=%g,wp=%g", ws[i-1], ws[i-1])
+			} else if !opts.Scratch && !opts.Diagonal {
 				switch {
 				case i > 0 && j > 0 && prevRow[j].lines <= row[j-1].lines, i > 0 && j == 0:
 					in, from = prevRow[j].path, fmt.Sprintf("wh=%g,wp=%g", ws[i-1], wp)
@@ -222,7 +230,8 @@ func WriteGridTable(w io.Writer, pts []GridPoint) error {
 // accuracy against relative cost (per unique URI-R when known, else per
 // line of the full map, on a logarithmic axis when the costs span more
 // than a decade), one line per host weight joining its path weights, each
-// point labelled with its Wp. Written by hand: no plotting dependency.
+// point labelled with its Wp (a diagonal grid, Wh = Wp, is one line).
+// Written by hand: no plotting dependency.
 func WriteGridSVG(w io.Writer, pts []GridPoint, title string) error {
 	const W, H, L, R, T, B = 760.0, 480.0, 70.0, 150.0, 40.0, 60.0
 	cost := func(p GridPoint) float64 { return p.RelURIRs }
@@ -276,18 +285,26 @@ func WriteGridSVG(w io.Writer, pts []GridPoint, title string) error {
 	fmt.Fprintf(bw, `<text x="%g" y="%g" text-anchor="middle">%s%s</text>`+"\n", (L+W-R)/2, H-15, xlabel, map[bool]string{true: ", log scale"}[logX])
 	fmt.Fprintf(bw, `<text x="18" y="%g" text-anchor="middle" transform="rotate(-90 18 %g)">accuracy (recall = 1.0)</text>`+"\n", (T+H-B)/2, (T+H-B)/2)
 	colors := []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
+	diagonal := true
 	var whs []float64
 	for _, p := range pts {
+		diagonal = diagonal && p.Wh == p.Wp
 		if !slices.Contains(whs, p.Wh) {
 			whs = append(whs, p.Wh)
 		}
+	}
+	series := func(p GridPoint) float64 { return p.Wh }
+	legend := "Wh=%g"
+	if diagonal {
+		whs, legend = []float64{0}, "Wh = Wp"
+		series = func(GridPoint) float64 { return 0 }
 	}
 	for wi, wh := range whs {
 		c := colors[wi%len(colors)]
 		var path strings.Builder
 		n := 0
 		for _, p := range pts {
-			if p.Wh != wh || math.IsNaN(cost(p)) || math.IsNaN(p.Accuracy) {
+			if series(p) != wh || math.IsNaN(cost(p)) || math.IsNaN(p.Accuracy) {
 				continue
 			}
 			cmd := "L"
@@ -299,14 +316,14 @@ func WriteGridSVG(w io.Writer, pts []GridPoint, title string) error {
 		}
 		fmt.Fprintf(bw, `<path d="%s" fill="none" stroke="%s" stroke-width="1.5"/>`+"\n", strings.TrimSpace(path.String()), c)
 		for _, p := range pts {
-			if p.Wh != wh || math.IsNaN(cost(p)) || math.IsNaN(p.Accuracy) {
+			if series(p) != wh || math.IsNaN(cost(p)) || math.IsNaN(p.Accuracy) {
 				continue
 			}
 			fmt.Fprintf(bw, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>Wh=%g Wp=%g accuracy=%.3f precision=%.3f cost=%.4f</title></circle>`+"\n",
 				x(cost(p)), y(p.Accuracy), c, p.Wh, p.Wp, p.Accuracy, p.Precision, cost(p))
 			fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" font-size="9" fill="%s">%g</text>`+"\n", x(cost(p))+4, y(p.Accuracy)-5, c, p.Wp)
 		}
-		fmt.Fprintf(bw, `<rect x="%g" y="%g" width="12" height="12" fill="%s"/><text x="%g" y="%g">Wh=%g</text>`+"\n",
+		fmt.Fprintf(bw, `<rect x="%g" y="%g" width="12" height="12" fill="%s"/><text x="%g" y="%g">`+legend+`</text>`+"\n",
 			W-R+20, T+10+float64(wi)*18, c, W-R+38, T+21+float64(wi)*18, wh)
 	}
 	fmt.Fprintf(bw, `<text x="%g" y="%g" font-size="10">point labels: Wp</text>`+"\n", W-R+20, T+21+float64(len(whs))*18+6)

@@ -19,10 +19,10 @@ import (
 // follow the paper's definitions.
 func TestGridChainingEqualsScratch(t *testing.T) {
 	dir := t.TempDir()
-	full, present, absent := writeSynth(t, dir, 20_000, 500)
+	full, present, absent := writeSynth(t, dir, 8_000, 300)
 	inputs := []string{full}
 	r := rand.New(rand.NewPCG(9, 36))
-	for i := range 3 {
+	for i := range 2 {
 		p := filepath.Join(dir, fmt.Sprintf("random-%d.ukvs", i))
 		if err := os.WriteFile(p, []byte(randomMap(r)), 0o644); err != nil {
 			t.Fatal(err)
@@ -31,7 +31,7 @@ func TestGridChainingEqualsScratch(t *testing.T) {
 	}
 	var set []Labelled
 	for i, e := range present {
-		if i%50 == 0 {
+		if i%20 == 0 {
 			set = append(set, Labelled{Key: []byte(e.Key), Present: true})
 		}
 	}
@@ -169,5 +169,34 @@ func TestGridRelativeCostPerURIR(t *testing.T) {
 	}
 	if err := WriteGridSVG(&svg, pts, "t"); err != nil || !strings.Contains(svg.String(), "Wh=1") || !strings.Contains(svg.String(), "unique URI-Rs") {
 		t.Fatalf("svg %v:\n%s", err, svg.String())
+	}
+}
+
+// TestGridDiagonal: a sweep (Wh = Wp) chains along the diagonal, gives the
+// diagonal of the full grid, and plots as one line.
+func TestGridDiagonal(t *testing.T) {
+	dir := t.TempDir()
+	full, present, absent := writeSynth(t, dir, 5_000, 100)
+	set := []Labelled{{Key: []byte(present[7].Key), Present: true}, {Key: []byte(absent[3])}}
+	d, err := Grid(context.Background(), full, set, GridOptions{Weights: []float64{1, 8, 0.1}, Diagonal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Grid(context.Background(), full, set, GridOptions{Weights: []float64{1, 8, 0.1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d) != 3 || d[0].Wh != 8 || d[1].From != "wh=8,wp=8" || d[2].From != "wh=1,wp=1" {
+		t.Fatalf("%+v", d)
+	}
+	for i, p := range d {
+		if q := g[4*i]; q.Wh != p.Wh || q.Wp != p.Wp || q.Lines != p.Lines || q.Bytes != p.Bytes {
+			t.Fatalf("diagonal point %d %+v differs from the grid's %+v", i, p, q)
+		}
+	}
+	var svg bytes.Buffer
+	if err := WriteGridSVG(&svg, d, "a <title>"); err != nil || !strings.Contains(svg.String(), "Wh = Wp") ||
+		strings.Count(svg.String(), "<path ") != 1 || !strings.Contains(svg.String(), "a &lt;title&gt;") {
+		t.Fatalf("svg %v\n%s", err, svg.String())
 	}
 }
