@@ -121,6 +121,72 @@ func parseFloats(s string) ([]float64, error) {
 	return out, nil
 }
 
+// captureInput holds the flags that choose and filter captures (generate
+// and stats).
+type captureInput struct {
+	format, status, mime, tmp *string
+	skipBad                   *bool
+	memMB                     *int
+}
+
+func captureFlags(fs *flagSet) *captureInput {
+	return &captureInput{
+		format:  fs.String("format", "auto", "input format: auto, warc, cdxj, cdx, uris (or map for stats)"),
+		status:  fs.String("status", "", "keep only these HTTP statuses, e.g. 200 or 200,203 (the paper used 200)"),
+		mime:    fs.String("mime", "", "keep only media types starting with these, e.g. text/html (the paper's filter)"),
+		skipBad: fs.Bool("skip-bad", false, "skip malformed lines/records and invalid URIs (each reported) instead of stopping"),
+		memMB:   fs.Int("mem", 256, "MiB of sort lines to hold in memory before spilling sorted runs to disk"),
+		tmp:     fs.String("tmp", "", "directory for spill files (default: system temp)"),
+	}
+}
+
+// options returns the generator options the flags give.
+func (c *captureInput) options(e *env, fs *flagSet, cmd string) (mementomap.GenerateOptions, error) {
+	opts := mementomap.GenerateOptions{MIMEs: parseList(*c.mime), SkipBad: *c.skipBad, MemLimit: int64(*c.memMB) << 20, TempDir: *c.tmp}
+	for _, s := range parseList(*c.status) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return opts, fs.usagef("mementomap %s: bad status %q", cmd, s)
+		}
+		opts.Statuses = append(opts.Statuses, n)
+	}
+	opts.OnSkip = func(err error) { fmt.Fprintln(e.stderr, "skipped:", err) }
+	return opts, nil
+}
+
+// formatOf returns the format of an input: --format, or guessed from its name.
+func (c *captureInput) formatOf(p string) mementomap.Format {
+	if *c.format != "auto" {
+		return mementomap.Format(*c.format)
+	}
+	return mementomap.DetectFormat(p)
+}
+
+// addAll feeds every input file (or stdin for "-") to g.
+func (c *captureInput) addAll(ctx context.Context, e *env, fs *flagSet, g *mementomap.Generator, cmd string, quiet bool) error {
+	for _, p := range fs.Args() {
+		if !quiet {
+			fmt.Fprintf(e.stderr, "%s: reading %s\n", cmd, p)
+		}
+		f := c.formatOf(p)
+		var err error
+		switch {
+		case f == mementomap.FormatMap:
+			return fs.usagef("mementomap %s: %s is a map, not a list of captures", cmd, p)
+		case p == "-" && *c.format == "auto":
+			return fs.usagef("mementomap %s: give --format to read stdin", cmd)
+		case p == "-":
+			err = g.AddLines(ctx, e.stdin, "stdin", f)
+		default:
+			err = g.AddFile(ctx, p, f)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "mementomap generate", "[flags] FILE...\n\n"+
 		"Builds the full MementoMap: every capture's URI is SURT-canonicalized, its\n"+
@@ -129,12 +195,7 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 		"URI lists (anything else); \"-\" reads stdin (give --format). Inputs larger\n"+
 		"than memory are sorted on disk (--mem, --tmp).")
 	out := fs.String("o", "-", "output map file (written atomically); - for stdout")
-	format := fs.String("format", "auto", "input format: auto, warc, cdxj, cdx or uris")
-	status := fs.String("status", "", "keep only these HTTP statuses, e.g. 200 or 200,203 (the paper used 200)")
-	mime := fs.String("mime", "", "keep only media types starting with these, e.g. text/html (the paper's filter)")
-	skipBad := fs.Bool("skip-bad", false, "skip malformed lines/records and invalid URIs (each reported) instead of stopping")
-	memMB := fs.Int("mem", 256, "MiB of keys to hold in memory before spilling sorted runs to disk")
-	tmp := fs.String("tmp", "", "directory for spill files (default: system temp)")
+	in := captureFlags(fs)
 	id := fs.String("id", "", "the archive's URI, written as the !id header")
 	name := fs.String("name", "", "the archive's name, written in !meta")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
@@ -142,19 +203,13 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
-		return usagef("mementomap generate: no input files")
+		return fs.usagef("mementomap generate: no input files")
 	}
-	opts := mementomap.GenerateOptions{MIMEs: parseList(*mime), SkipBad: *skipBad, MemLimit: int64(*memMB) << 20,
-		TempDir: *tmp, ID: *id, Name: *name, Now: time.Now()}
-	for _, s := range parseList(*status) {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return usagef("mementomap generate: bad status %q", s)
-		}
-		opts.Statuses = append(opts.Statuses, n)
+	opts, err := in.options(e, fs, "generate")
+	if err != nil {
+		return err
 	}
-	opts.OnSkip = func(err error) { fmt.Fprintln(e.stderr, "skipped:", err) }
+	opts.ID, opts.Name, opts.Now = *id, *name, time.Now()
 	start := time.Now()
 	if !*quiet {
 		opts.Progress = func(n int64) {
@@ -163,30 +218,11 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	}
 	g := mementomap.NewGenerator(opts)
 	defer g.Close()
-	for _, p := range fs.Args() {
-		if !*quiet {
-			fmt.Fprintf(e.stderr, "generate: reading %s\n", p)
-		}
-		var err error
-		if p == "-" {
-			f := mementomap.Format(*format)
-			if f == "auto" || f == "" {
-				return usagef("mementomap generate: give --format to read stdin")
-			}
-			err = g.AddLines(ctx, e.stdin, "stdin", f)
-		} else {
-			f := mementomap.Format(*format)
-			if f == "auto" {
-				f = mementomap.FormatAuto
-			}
-			err = g.AddFile(ctx, p, f)
-		}
-		if err != nil {
-			return err
-		}
+	if err := in.addAll(ctx, e, fs, g, "generate", *quiet); err != nil {
+		return err
 	}
 	var keys int64
-	err := writeOutput(e, *out, func(w io.Writer) error {
+	err = writeOutput(e, *out, func(w io.Writer) error {
 		var err error
 		keys, err = g.WriteTo(w)
 		return err
@@ -656,37 +692,21 @@ func runMMStats(ctx context.Context, e *env, args []string) error {
 		"A map only knows its keys' counts: no years, and the distribution\n"+
 		"statistics are per key. Definitions: the package doc of profiler/mementomap\n"+
 		"(type Holdings).")
-	format := fs.String("format", "auto", "input format: auto, warc, cdxj, cdx, uris or map")
-	status := fs.String("status", "", "keep only these HTTP statuses, e.g. 200 (the paper's tables used 200 + text/html)")
-	mime := fs.String("mime", "", "keep only media types starting with these, e.g. text/html")
-	skipBad := fs.Bool("skip-bad", false, "skip malformed lines/records and invalid URIs (each reported) instead of stopping")
+	in := captureFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of text tables")
 	svg := fs.String("svg", "", "also write an SVG plot of the depth distribution here")
-	memMB := fs.Int("mem", 256, "MiB of sort lines to hold in memory before spilling to disk")
-	tmp := fs.String("tmp", "", "directory for spill files (default: system temp)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		return fs.usagef("mementomap stats: no input files")
 	}
-	opts := mementomap.GenerateOptions{MIMEs: parseList(*mime), SkipBad: *skipBad, MemLimit: int64(*memMB) << 20, TempDir: *tmp}
-	for _, s := range parseList(*status) {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return fs.usagef("mementomap stats: bad status %q", s)
-		}
-		opts.Statuses = append(opts.Statuses, n)
-	}
-	opts.OnSkip = func(err error) { fmt.Fprintln(e.stderr, "skipped:", err) }
-	formatOf := func(p string) mementomap.Format {
-		if *format != "auto" {
-			return mementomap.Format(*format)
-		}
-		return mementomap.DetectFormat(p)
+	opts, err := in.options(e, fs, "stats")
+	if err != nil {
+		return err
 	}
 	var h *mementomap.Holdings
-	if formatOf(fs.Arg(0)) == mementomap.FormatMap {
+	if in.formatOf(fs.Arg(0)) == mementomap.FormatMap {
 		if fs.NArg() != 1 {
 			return fs.usagef("mementomap stats: give one map, or capture files only")
 		}
@@ -698,31 +718,15 @@ func runMMStats(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		defer m.Close()
-		if h, err = mementomap.MapHoldings(ctx, m, *tmp); err != nil {
+		if h, err = mementomap.MapHoldings(ctx, m, *in.tmp); err != nil {
 			return err
 		}
 	} else {
 		g := mementomap.NewHoldings(opts)
 		defer g.Close()
-		for _, p := range fs.Args() {
-			f := formatOf(p)
-			if f == mementomap.FormatMap {
-				return fs.usagef("mementomap stats: %s is a map: give one map, or capture files only", p)
-			}
-			var err error
-			if p == "-" {
-				if *format == "auto" {
-					return fs.usagef("mementomap stats: give --format to read stdin")
-				}
-				err = g.AddLines(ctx, e.stdin, "stdin", f)
-			} else {
-				err = g.AddFile(ctx, p, f)
-			}
-			if err != nil {
-				return err
-			}
+		if err := in.addAll(ctx, e, fs, g, "stats", true); err != nil {
+			return err
 		}
-		var err error
 		if h, err = g.Holdings(); err != nil {
 			return err
 		}

@@ -191,7 +191,7 @@ func TestMementoMapCommandStats(t *testing.T) {
 	if _, _, err := runMMCLI(t, "", "stats", ref, warcs[0]); !errors.As(err, &ue) {
 		t.Fatalf("a map with capture files: %v", err)
 	}
-	if _, _, err := runMMCLI(t, "", "generate", "-o", filepath.Join(dir, "x.ukvs"), ref); err == nil || !strings.Contains(err.Error(), "is a MementoMap") {
+	if _, _, err := runMMCLI(t, "", "generate", "-o", filepath.Join(dir, "x.ukvs"), ref); !errors.As(err, &ue) || !strings.Contains(err.Error(), "is a map, not a list of captures") {
 		t.Fatalf("generate from a map: %v", err)
 	}
 }

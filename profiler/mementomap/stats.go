@@ -222,17 +222,10 @@ func (h hist) describe() (n, sum, lo, hi int64, mean, median, sd float64) {
 // values sorted ascending, G = 2 Σ_i i·x_i / (n Σ x) − (n+1)/n (ranks
 // from 1), equal to the mean absolute difference over twice the mean.
 func (h hist) gini() float64 {
-	vals := make([]int64, 0, len(h))
-	var n, sum float64
-	for v, c := range h {
-		vals = append(vals, v)
-		n += float64(c)
-		sum += float64(v) * float64(c)
-	}
+	vals, n, sum := h.sorted()
 	if n == 0 || sum == 0 {
 		return 0
 	}
-	slices.Sort(vals)
 	var r, acc float64 // ranks used so far; Σ i·x_i
 	for _, v := range vals {
 		c := float64(h[v])
@@ -242,21 +235,27 @@ func (h hist) gini() float64 {
 	return 2*acc/(n*sum) - (n+1)/n
 }
 
+// sorted returns the distinct values in increasing order, the number of
+// items and the sum of their values.
+func (h hist) sorted() (vals []int64, n, sum float64) {
+	vals = make([]int64, 0, len(h))
+	for v, c := range h {
+		vals = append(vals, v)
+		n += float64(c)
+		sum += float64(v) * float64(c)
+	}
+	slices.Sort(vals)
+	return vals, n, sum
+}
+
 // pareto returns the Pareto break point p: the top share p of items (by
 // value) holds the share 1 − p of the total, linearly interpolated
 // within a run of equal values.
 func (h hist) pareto() float64 {
-	vals := make([]int64, 0, len(h))
-	var n, total float64
-	for v, c := range h {
-		vals = append(vals, v)
-		n += float64(c)
-		total += float64(v) * float64(c)
-	}
+	vals, n, total := h.sorted()
 	if n == 0 || total == 0 {
 		return math.NaN()
 	}
-	slices.Sort(vals)
 	var p, s float64 // share of items taken, share of the total they hold
 	for i := len(vals) - 1; i >= 0; i-- {
 		v, c := float64(vals[i]), float64(h[vals[i]])
