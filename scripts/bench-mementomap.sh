@@ -53,7 +53,7 @@ awk '/lookups\/cpu-s/ { for (i = 1; i <= NF; i++) if ($(i+1) == "lookups/cpu-s")
 
 echo "== a 1M-key map spelled as the reference implementation writes it (host roots \"com,saza)\"), looked up in the same spelling"
 ref="$work/ref-spelled-1000000.ukvs"
-grep -v '^!' "$work/full-1000000.ukvs" | sed 's|)/ | |' > "$ref"
+grep -v '^!' "$work/full-1000000.ukvs" | sed 's|)/ |) |' > "$ref"
 cut -d' ' -f1 "$ref" | awk 'NR % 200 == 0' > "$work/ref-keys.txt"
 roots=$(grep -c ') ' "$ref" || true)
 timeit "lookup ref-spelled" "$bin" mementomap lookup "$ref" < "$work/ref-keys.txt" > "$work/ref-answers.txt"

@@ -170,73 +170,66 @@ func isWWW[S ~string | ~[]byte](l S) bool {
 // canonical SURT without query (the common case: keys Canonicalize wrote).
 // It may answer false for a canonical SURT (Normalize then takes its slow
 // path and returns it unchanged), never true for a non-canonical one
-// (FuzzNormalize checks this).
+// (FuzzNormalize checks this). One pass over s.
 func IsCanonical[S ~string | ~[]byte](s S) bool {
-	h := indexByte(s, ')')
-	if h <= 0 || h+1 >= len(s) || s[h+1] != '/' {
+	i := 0
+	for i < len(s) && s[i] != ')' {
+		i++
+	}
+	if i == len(s) || !IsCanonicalHost(s[:i], true) {
 		return false
 	}
-	return IsCanonicalHost(s[:h], true) && fastPath(s[h+1:])
+	return fastPath(s[i+1:])
 }
 
-func indexByte[S ~string | ~[]byte](s S, c byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return i
-		}
+// Byte classes of the fast paths.
+var (
+	hostByte  [256]bool // a host label's bytes
+	maybeIPv4 [256]bool // bytes of the IPv4 forms Canonicalize converts (digits, hex, "0x")
+	pathPlain [256]bool // path bytes needing no further look
+)
+
+func init() {
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		hostByte[c] = b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '-' || b == '_'
+		maybeIPv4[c] = b >= '0' && b <= '9' || b >= 'a' && b <= 'f' || b == 'x'
+		pathPlain[c] = safe(b) && b != '/' && b != '.' && b != '(' && b != '?' && !(b >= 'A' && b <= 'Z')
 	}
-	return -1
 }
 
 // IsCanonicalHost reports whether host (the part of a SURT before ')',
 // e.g. "com,example" or "com,example:8080") is certainly canonical: lower
 // case labels of letters, digits, '-' and '_', no leading www label, a port
-// only when withPort and not a default one, and not an IPv4 form (which
-// Normalize rewrites).
+// only when withPort and not a default one, and not what may be an IPv4
+// form (which Normalize rewrites).
 func IsCanonicalHost[S ~string | ~[]byte](host S, withPort bool) bool {
-	numeric := true // every label digits or 0x-hex: maybe an IPv4 form
-	nlabels := 0
-	for start := 0; start <= len(host); {
-		end := indexByte(host[start:], ',')
-		if end < 0 {
-			end = len(host)
-		} else {
-			end += start
-		}
-		l := host[start:end]
-		if end == len(host) {
-			if i := indexByte(l, ':'); i >= 0 {
-				if !withPort || !fastPort(l[i+1:]) {
-					return false
-				}
-				l = l[:i]
-			}
-			if nlabels > 0 && isWWW(l) {
+	labelStart, ip := 0, true
+	i := 0
+	for ; i < len(host); i++ {
+		c := host[i]
+		switch {
+		case hostByte[c]:
+			ip = ip && maybeIPv4[c]
+		case c == ',':
+			if i == labelStart {
 				return false
 			}
-		}
-		if len(l) == 0 {
+			labelStart = i + 1
+		case c == ':':
+			if !withPort || !fastPort(host[i+1:]) {
+				return false
+			}
+			goto end
+		default:
 			return false
 		}
-		digits, hex := true, len(l) > 2 && l[0] == '0' && l[1] == 'x'
-		for i := 0; i < len(l); i++ {
-			c := l[i]
-			switch {
-			case c >= '0' && c <= '9':
-			case c >= 'a' && c <= 'z' || c == '-' || c == '_':
-				digits = false
-				if i >= 2 && !(c >= 'a' && c <= 'f') {
-					hex = false
-				}
-			default:
-				return false
-			}
-		}
-		numeric = numeric && (digits || hex)
-		nlabels++
-		start = end + 1
 	}
-	return !numeric
+end:
+	if i == labelStart || ip {
+		return false
+	}
+	return labelStart == 0 || !isWWW(host[labelStart:i])
 }
 
 func fastPort[S ~string | ~[]byte](p S) bool {
@@ -255,30 +248,36 @@ func fastPort[S ~string | ~[]byte](p S) bool {
 
 func isLowerHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' }
 
+// fastPath reports whether p, the path of a SURT, is certainly canonical.
 func fastPath[S ~string | ~[]byte](p S) bool {
+	if len(p) == 0 || p[0] != '/' {
+		return false
+	}
 	if len(p) == 1 {
-		return p[0] == '/'
+		return true
 	}
 	if p[len(p)-1] == '/' {
 		return false
 	}
-	segStart := 1
-	paren := false
+	segStart, paren := 1, false
 	for i := 1; i <= len(p); i++ {
+		if i < len(p) && pathPlain[p[i]] {
+			continue
+		}
 		if i == len(p) || p[i] == '/' {
-			if n := i - segStart; n == 0 || n == 1 && p[segStart] == '.' || n == 2 && p[segStart] == '.' && p[segStart+1] == '.' {
+			// No empty, "." or ".." segment.
+			n := i - segStart
+			if n == 0 || p[segStart] == '.' && (n == 1 || n == 2 && p[segStart+1] == '.') {
 				return false
 			}
 			segStart = i + 1
 			continue
 		}
-		c := p[i]
-		switch {
-		case c <= ' ' || c >= 0x7f || c == '#' || c == '?' || c >= 'A' && c <= 'Z':
-			return false
-		case c == '(':
+		switch c := p[i]; c {
+		case '.':
+		case '(':
 			paren = true
-		case c == '%':
+		case '%':
 			// Canonical escapes are lower-case and encode only bytes the
 			// escaper must encode; "%25" must not be followed by what a
 			// second unescaping would decode.
@@ -290,6 +289,8 @@ func fastPath[S ~string | ~[]byte](p S) bool {
 				return false
 			}
 			i += 2
+		default:
+			return false
 		}
 	}
 	return !paren || !strings.Contains(string(p), ".aspx")

@@ -316,11 +316,14 @@ func (m *Map) Lookup(key []byte, s *Scratch) (Match, error) {
 	if s == nil {
 		s = new(Scratch)
 	}
-	var err error
-	if s.key, err = NormalizeKey(s.key[:0], key); err != nil {
-		return Match{}, fmt.Errorf("mementomap: lookup: %w", err)
+	if !fastCanonicalKey(key) {
+		var err error
+		if s.key, err = NormalizeKey(s.key[:0], key); err != nil {
+			return Match{}, fmt.Errorf("mementomap: lookup: %w", err)
+		}
+		key = s.key
 	}
-	return m.lookupCanonical(s.key, s)
+	return m.lookupCanonical(key, s)
 }
 
 // lookupCanonical is Lookup of a key already in canonical form (the whole

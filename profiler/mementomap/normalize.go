@@ -30,6 +30,9 @@ import (
 // The non-wildcard part follows surt.Normalize. A key already canonical
 // (what Wayside writes) is copied without further work.
 func NormalizeKey(dst, key []byte) ([]byte, error) {
+	if fastCanonicalKey(key) {
+		return append(dst, key...), nil
+	}
 	key = bytes.TrimSpace(key)
 	n := len(key)
 	switch {
@@ -142,26 +145,27 @@ func isWWWLabel(l []byte) bool {
 	return true
 }
 
-// isCanonicalKey reports whether key is in canonical form (NormalizeKey
-// would return it unchanged), cheaply for what Wayside writes.
-func isCanonicalKey(key []byte, scratch []byte) (bool, []byte) {
+// fastCanonicalKey reports, without allocating, whether key is certainly
+// canonical: what Wayside writes and looks up.
+func fastCanonicalKey(key []byte) bool {
 	n := len(key)
 	switch {
 	case n == 1 && key[0] == '*':
-		return true, scratch
+		return true
 	case n >= 2 && key[n-2] == ',' && key[n-1] == '*':
-		if plainHost(key[:n-2]) {
-			return true, scratch
-		}
+		return plainHost(key[:n-2])
 	case n >= 3 && key[n-2] == '/' && key[n-1] == '*':
 		p := key[:n-2]
-		if p[len(p)-1] == ')' && surt.IsCanonicalHost(p[:len(p)-1], true) || surt.IsCanonical(p) {
-			return true, scratch
-		}
-	default:
-		if surt.IsCanonical(key) {
-			return true, scratch
-		}
+		return p[len(p)-1] == ')' && surt.IsCanonicalHost(p[:len(p)-1], true) || surt.IsCanonical(p)
+	}
+	return surt.IsCanonical(key)
+}
+
+// isCanonicalKey reports whether key is in canonical form (NormalizeKey
+// would return it unchanged), cheaply for what Wayside writes.
+func isCanonicalKey(key []byte, scratch []byte) (bool, []byte) {
+	if fastCanonicalKey(key) {
+		return true, scratch
 	}
 	scratch, err := NormalizeKey(scratch[:0], key)
 	return err == nil && bytes.Equal(scratch, key), scratch
