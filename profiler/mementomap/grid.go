@@ -268,19 +268,27 @@ func WriteGridSVG(w io.Writer, pts []GridPoint, title string) error {
 			ticks = append(ticks, xmax*float64(i)/10)
 		}
 	}
-	y := func(v float64) float64 { return H - B - v*(H-T-B) }
+	// The accuracy axis starts at the tenth below the lowest point.
+	ylo := 1.0
+	for _, p := range pts {
+		if !math.IsNaN(p.Accuracy) {
+			ylo = min(ylo, math.Floor(p.Accuracy*10)/10)
+		}
+	}
+	ylo = min(max(ylo, 0), 0.9)
+	y := func(v float64) float64 { return H - B - (v-ylo)/(1-ylo)*(H-T-B) }
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" viewBox="0 0 %g %g" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
 	fmt.Fprintf(bw, `<rect width="%g" height="%g" fill="white"/>`+"\n", W, H)
 	fmt.Fprintf(bw, `<text x="%g" y="22" text-anchor="middle" font-size="14">%s</text>`+"\n", (L+W-R)/2, xmlEscape(title))
 	for _, t := range ticks {
-		fmt.Fprintf(bw, `<line x1="%.1f" y1="%g" x2="%.1f" y2="%g" stroke="#ddd"/>`+"\n", x(t), y(0), x(t), y(1))
-		fmt.Fprintf(bw, `<text x="%.1f" y="%g" text-anchor="middle">%g</text>`+"\n", x(t), y(0)+18, t)
+		fmt.Fprintf(bw, `<line x1="%.1f" y1="%g" x2="%.1f" y2="%g" stroke="#ddd"/>`+"\n", x(t), y(ylo), x(t), y(1))
+		fmt.Fprintf(bw, `<text x="%.1f" y="%g" text-anchor="middle">%.3g</text>`+"\n", x(t), y(ylo)+18, t)
 	}
 	for i := 0; i <= 10; i++ {
-		v := float64(i) / 10
+		v := ylo + (1-ylo)*float64(i)/10
 		fmt.Fprintf(bw, `<line x1="%g" y1="%g" x2="%.1f" y2="%g" stroke="#ddd"/>`+"\n", x(ticks[0]), y(v), x(ticks[len(ticks)-1]), y(v))
-		fmt.Fprintf(bw, `<text x="%g" y="%g" text-anchor="end">%.1f</text>`+"\n", L-6, y(v)+4, v)
+		fmt.Fprintf(bw, `<text x="%g" y="%g" text-anchor="end">%.2f</text>`+"\n", L-6, y(v)+4, v)
 	}
 	fmt.Fprintf(bw, `<text x="%g" y="%g" text-anchor="middle">%s%s</text>`+"\n", (L+W-R)/2, H-15, xlabel, map[bool]string{true: ", log scale"}[logX])
 	fmt.Fprintf(bw, `<text x="18" y="%g" text-anchor="middle" transform="rotate(-90 18 %g)">accuracy (recall = 1.0)</text>`+"\n", (T+H-B)/2, (T+H-B)/2)
