@@ -54,14 +54,17 @@ type Field struct {
 // Content-Length, WARC-Block-Digest and WARC-Warcinfo-ID; everything else is
 // in Fields, in order.
 type Record struct {
-	Type     string
-	ID       string // "<urn:uuid:...>"
-	Date     time.Time
-	Fields   []Field
-	Block    []byte
+	Type   string
+	ID     string // "<urn:uuid:...>"
+	Date   time.Time
+	Fields []Field
+	Block  []byte
+	// DateText, when set, is written as the WARC-Date verbatim instead of
+	// Date formatted for the version (a rewritten record keeps the exact
+	// text, and so the precision, of the record it replaces).
+	DateText string
 	capture  *captureMeta
 	isInfo   bool
-	dateText string
 }
 
 // captureMeta is what the writer needs to turn a written record into a
@@ -109,13 +112,20 @@ func recordDate(t time.Time, version string) time.Time {
 	return t.Truncate(time.Microsecond)
 }
 
+// Marshal appends the uncompressed record, as the Writer serialises it, to
+// buf: "WARC/"+version, WARC-Type, WARC-Record-ID, WARC-Date, Fields in
+// order, then WARC-Block-Digest (SHA-1 of Block) and Content-Length, the
+// block and the closing CRLF pair. It is the one WARC record encoder; tools
+// that write records outside a Writer (post-crawl deduplication) use it.
+func (r *Record) Marshal(buf *bytes.Buffer, version string) { r.marshal(buf, version, "") }
+
 // marshal writes the uncompressed record to buf. warcinfoID may be empty.
 func (r *Record) marshal(buf *bytes.Buffer, version, warcinfoID string) {
 	h := warcio.RecordHead{
 		Version:       version,
 		Type:          r.Type,
 		ID:            r.ID,
-		Date:          r.dateText,
+		Date:          r.DateText,
 		Fields:        make([]warcio.Field, len(r.Fields)),
 		BlockDigest:   digest.Of(digest.SHA1, r.Block).String(),
 		ContentLength: int64(len(r.Block)),

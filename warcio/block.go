@@ -36,6 +36,9 @@ func (r *Reader) readBlock(rec *Record) error {
 		r.keep = keepWriter{w: sink, max: r.opts.KeepPayload}
 		sink = &r.keep
 	}
+	if r.opts.Payload != nil {
+		sink = io.MultiWriter(sink, r.opts.Payload)
+	}
 	isHTTP := false
 	// An ARC record holds an HTTP message only under an http(s) URL (dns:
 	// and other records are taken as they are, as pywb reads them).
@@ -50,7 +53,7 @@ func (r *Reader) readBlock(rec *Record) error {
 	}
 	var perr error
 	if isHTTP {
-		info, err := parseHTTPHead(r.hbr)
+		info, err := parseHTTPHead(r.hbr, r.opts.KeepHTTPHead)
 		if err != nil {
 			rec.anomaly("HTTP head: %v", err)
 			rec.PayloadLength, perr = r.hbr.WriteTo(sink)

@@ -34,6 +34,15 @@ type Options struct {
 	// included). A record read twice (an ARC length correction) calls it
 	// again: the writer must then start afresh.
 	BlockSink func() io.Writer
+	// Payload, when set, receives the payload bytes of every record as they
+	// are read — the bytes PayloadDigest covers (the de-chunked HTTP entity,
+	// or the whole block of a non-HTTP record) — so callers can digest them
+	// with another algorithm or compare them without holding them in
+	// memory. A write error stops the record with an error.
+	Payload io.Writer
+	// KeepHTTPHead keeps the exact bytes of each HTTP message head (start
+	// line, header lines and the blank line) in HTTPInfo.Head.
+	KeepHTTPHead bool
 }
 
 // Reader reads the records of one WARC file in order.
