@@ -18,7 +18,7 @@ func TestCorpus(t *testing.T) {
 	if problems := scanAll(t, c, files...); len(problems) > 0 {
 		t.Errorf("corpus WARCs read with problems: %v", problems)
 	}
-	golden(t, "corpus.txt", render(st))
+	golden(t, "corpus.txt", render(st, true))
 	// Spot checks that do not depend on the pinned file.
 	for _, w := range []struct{ file, puid string }{
 		{"aut-example.pdf.warc.gz", "fmt/18"},   // PDF 1.4

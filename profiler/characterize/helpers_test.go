@@ -12,6 +12,21 @@ import (
 	"testing"
 )
 
+// tempRoot holds files shared by the tests of this binary.
+var tempRoot string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	var err error
+	if tempRoot, err = os.MkdirTemp("", "wayside-characterize-test-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(tempRoot)
+	os.Exit(code)
+}
+
 var update = flag.Bool("update", false, "rewrite the expected outputs in testdata/")
 
 // The engine is loaded once per test binary: it takes ~70 MiB.
@@ -79,15 +94,22 @@ func scanAll(t testing.TB, c *Characterizer, files ...string) []error {
 }
 
 // render prints what st holds, for pinned outputs: per file its summary,
-// its aggregates and its records with their nested objects.
-func render(st *Store) string {
+// its aggregates and its records with their nested objects; sizes and
+// offsets only withSizes.
+func render(st *Store, withSizes bool) string {
 	var b bytes.Buffer
+	size := func(n int64) string {
+		if withSizes {
+			return fmt.Sprint(n)
+		}
+		return "*"
+	}
 	for _, f := range st.Files() {
-		fmt.Fprintf(&b, "file %s records=%d bytes=%d nested=%d empty=%d revisits=%d unresolved=%d noted=%d\n",
-			f.File, f.Records, f.Bytes, f.Nested, f.Empty, f.Revisits, f.Unresolved, f.Noted)
+		fmt.Fprintf(&b, "file %s records=%d bytes=%s nested=%d empty=%d revisits=%d unresolved=%d noted=%d\n",
+			f.File, f.Records, size(f.Bytes), f.Nested, f.Empty, f.Revisits, f.Unresolved, f.Noted)
 		_, aggs, _ := st.Container(f.File)
 		for _, a := range aggs {
-			fmt.Fprintf(&b, "  format %s %q objects=%d bytes=%d nested=%d/%d revisits=%d\n", a.PUID, a.Name+" "+a.Version, a.Objects, a.Bytes, a.NestedObjects, a.NestedBytes, a.Revisits)
+			fmt.Fprintf(&b, "  format %s %q objects=%d bytes=%s nested=%d/%s revisits=%d\n", a.PUID, strings.TrimSpace(a.Name+" "+a.Version), a.Objects, size(a.Bytes), a.NestedObjects, size(a.NestedBytes), a.Revisits)
 		}
 		for _, r := range st.Records(f.File) {
 			for _, o := range r.Objects() {
@@ -96,7 +118,7 @@ func render(st *Store) string {
 					puid = "-"
 				}
 				ind := strings.Repeat("  ", len(o.Path))
-				line := fmt.Sprintf("  %s%d %s %s %s", ind, r.Offset, r.Type, puid, strings.Join(append([]string{r.URI}, o.Path...), " → "))
+				line := fmt.Sprintf("  %s%s %s %s %s", ind, size(r.Offset), r.Type, puid, strings.Join(append([]string{r.URI}, o.Path...), " → "))
 				if len(o.Path) > 0 {
 					line = fmt.Sprintf("  %s→ %s %s", ind, puid, strings.Join(o.Path, " → "))
 				}
@@ -105,8 +127,10 @@ func render(st *Store) string {
 				}
 				if r.Unresolved && len(o.Path) == 0 {
 					line += " [unresolved revisit]"
-				} else if r.Original != "" && len(o.Path) == 0 {
+				} else if r.Original != "" && len(o.Path) == 0 && withSizes {
 					line += " [inherited from " + r.Original + "]"
+				} else if r.Original != "" && len(o.Path) == 0 {
+					line += " [inherited]"
 				}
 				b.WriteString(line + "\n")
 			}

@@ -361,10 +361,14 @@ func (w *walk) child(parent *Object, name string, data []byte, size int64, probl
 	if problem != nil {
 		c.note("%v", problem)
 	}
-	if len(data) == 0 && size == 0 {
-		c.note("empty member")
-	} else {
+	switch {
+	case len(data) > 0:
 		c.Format = w.id.e.Identify(data, name, "")
+	case size == 0 && problem == nil:
+		c.note("empty member")
+	default:
+		// Nothing could be read: the format is not known.
+		c.Format = Format{PUID: Unknown, Warning: "member not read"}
 	}
 	i := len(w.nested)
 	w.nested = append(w.nested, c)
