@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
 )
@@ -31,6 +32,7 @@ type crawlFlags struct {
 	delay, timeout, maxTime                                            time.Duration
 	maxFileSize, maxBody, minSize                                      int64
 	robots, conditional, noDedup, verbose, quiet                       bool
+	characterize                                                       bool
 }
 
 func (f *crawlFlags) register(fs interface {
@@ -66,6 +68,7 @@ func (f *crawlFlags) register(fs interface {
 	fs.BoolVar(&f.noDedup, "no-dedup", false, "write every response in full")
 	fs.BoolVar(&f.verbose, "v", false, "verbose logging")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line")
+	fs.BoolVar(&f.characterize, "characterize", false, "identify the format of every capture as it lands (off the write path), into WARC-DIR/"+characterizationSubdir+" (query it with wayside characterize query --store)")
 }
 
 func runCrawl(ctx context.Context, e *env, args []string) error {
@@ -132,6 +135,24 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		return nil, usagef("crawl: --window must not be negative, got %v", f.window)
 	}
 	log := e.logger(f.verbose)
+	// Consumers of the captures, each behind its own Fanout queue.
+	var consumers wayside.Subscriber
+	var fan *wayside.Fanout
+	var chars *charConsumer
+	if f.characterize {
+		if chars, err = openCharConsumer(f.warcDir, log); err != nil {
+			return nil, err
+		}
+		fan = wayside.NewFanout(wayside.WithLogger(log))
+		fan.Add("characterize", chars.c)
+		consumers = fan
+	}
+	closeConsumers := func(w io.Writer) error {
+		if fan == nil {
+			return nil
+		}
+		return errors.Join(fan.Close(), chars.Close(w))
+	}
 	s, err := crawl.Open(crawl.Config{
 		WARCDir: f.warcDir, IndexURL: f.index, NoDedup: f.noDedup,
 		Policy: dedupindex.Policy{Match: match, MinPayloadSize: f.minSize, Scope: f.scope,
@@ -140,9 +161,10 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 			Info: []crawl.Field{{Name: "http-header-user-agent", Value: f.userAgent}, {Name: "isPartOf", Value: f.scope},
 				{Name: "robots", Value: map[bool]string{true: "obey", false: "ignore"}[f.robots]}}},
 		Recorder: crawl.Options{Verify: verify, OriginalDirs: splitList(f.originalDirs), Conditional: f.conditional, MaxBody: f.maxBody, MaxDuration: f.maxTime,
-			Timeout: f.timeout, Allow: scope.Allow, MaxConnsPerHost: max(f.parallel, 1), Logger: log},
+			Timeout: f.timeout, Allow: scope.Allow, MaxConnsPerHost: max(f.parallel, 1), Logger: log, Subscriber: consumers},
 	})
 	if err != nil {
+		closeConsumers(io.Discard)
 		return nil, err
 	}
 	if rep := s.Writer.Recovery(); len(rep.Files) > 0 {
@@ -153,6 +175,7 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		MaxPages: f.maxPages, Delay: f.delay, UserAgent: f.userAgent, Robots: f.robots, Parallel: f.parallel, Logger: log})
 	if err != nil {
 		s.Close()
+		closeConsumers(io.Discard)
 		return nil, err
 	}
 	start := time.Now()
@@ -166,6 +189,9 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	closeErr := s.Close()
 	sum.writer = s.Writer.Stats()
 	printSummary(e.stdout, label, f.warcDir, sum)
+	if err := closeConsumers(e.stdout); closeErr == nil {
+		closeErr = err
+	}
 	if closeErr != nil {
 		return sum, closeErr
 	}

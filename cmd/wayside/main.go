@@ -105,6 +105,7 @@ func commands() []command {
 		{"demo", "crawl a built-in example site twice and show the revisits (no network needed)", runDemo},
 		{"index", "manage the dedup index: import, stats, lookup", runIndex},
 		{"cdxj", "write a sorted CDXJ index of WARC files", runCDXJ},
+		{"characterize", "identify the format of every payload in WARC files; query by format", runCharacterize},
 		{"mementomap", "generate, compact, look up, merge and evaluate MementoMaps", runMementoMap},
 		{"fixity", "replay archived pages, hash them and track changes", runFixity},
 		{"serve", "run the sidecar daemon beside a crawler", runServe},

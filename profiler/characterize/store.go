@@ -772,3 +772,25 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(ks)
 	return ks
 }
+
+// ContainerReport is what one WARC file holds: its summary, its formats
+// and (when asked for) its records.
+type ContainerReport struct {
+	Summary FileSummary `json:"summary"`
+	Formats []Aggregate `json:"formats"`
+	Records []Record    `json:"records,omitempty"`
+}
+
+// Report returns file's ContainerReport, with its records (only those
+// holding one of puids, when given) when withRecords is set.
+func (s *Store) Report(file string, withRecords bool, puids ...string) (ContainerReport, bool) {
+	sum, aggs, ok := s.Container(file)
+	if !ok {
+		return ContainerReport{}, false
+	}
+	rep := ContainerReport{Summary: sum, Formats: aggs}
+	if withRecords {
+		rep.Records = s.Records(file, puids...)
+	}
+	return rep, true
+}
