@@ -48,6 +48,7 @@ type Server struct {
 	crawlLog *crawlLog // nil unless ingest.crawl_log is set
 	mmap     *LiveMap
 	fixity   *FixityService
+	char     *charService // nil unless characterize.enabled
 
 	mu        sync.Mutex
 	tcpAddr   net.Addr
@@ -79,6 +80,9 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s.ingest = newIngester(cfg, s.idx, s.metrics, s.log, s.onCapture)
 	s.ingest.restored = func(sizes map[string]int64) error { return s.mmap.recover(s.ingest.cdxjPath, sizes) }
 	if s.fixity, err = newFixityService(cfg.Fixity, s.metrics, s.log); err != nil {
+		return nil, err
+	}
+	if s.char, err = openCharService(cfg, s.log); err != nil {
 		return nil, err
 	}
 	if cfg.Ingest.CrawlLog != "" {
@@ -152,6 +156,7 @@ func (s *Server) buildRoutes() {
 	s.addIngestRoutes()
 	s.addMapRoutes()
 	s.addFixityRoutes()
+	s.addCharacterizeRoutes()
 }
 
 // Handler returns the HTTP handler as served on the Unix socket (no token,
@@ -403,6 +408,9 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 	}
 	if err := s.mmap.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if err := s.char.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	if s.cfg.Listen.Unix != "-" {

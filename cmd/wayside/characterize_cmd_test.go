@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/internal/testenv"
@@ -230,5 +231,106 @@ func TestCharacterizeCommandErrors(t *testing.T) {
 	os.WriteFile(list, []byte("# risky\nfmt/471 # html\n"), 0o644)
 	if out, _, err := runCLI(ctx, "characterize", "query", "--store", store, "--risk", "@"+list); err != nil || !strings.Contains(out, "warcio-example.warc.gz\tfmt/471") {
 		t.Errorf("risk query: %q %v", out, err)
+	}
+}
+
+// TestServeCharacterizeQueries runs the daemon with characterization on
+// over a directory of corpus WARCs and checks that the daemon's answers to
+// the queries equal those of `wayside characterize` run on the same files.
+func TestServeCharacterizeQueries(t *testing.T) {
+	warcs := t.TempDir()
+	var names []string
+	for _, f := range testenv.CorpusWARCs(t)[3:6] {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(warcs, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, filepath.Join(warcs, filepath.Base(f)))
+	}
+	data, err := os.MkdirTemp("", "wsd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(data)
+	sock := filepath.Join(data, "s.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, stderr, err := runCLI(ctx, "serve", "--data-dir", data, "--unix", sock, "--watch", warcs, "--poll", "50ms", "--characterize", "--log-level", "warn")
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, stderr)
+		}
+		done <- err
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+
+	store := filepath.Join(t.TempDir(), "store")
+	if _, stderr, err := runCLI(context.Background(), append([]string{"characterize", "-q", "--store", store}, names...)...); err != nil {
+		t.Fatalf("characterize: %v\n%s", err, stderr)
+	}
+	want := storeState(t, store)
+	var records int64
+	for _, r := range want {
+		records += r.Summary.Records
+	}
+
+	// Wait (bounded) until the daemon has characterized as many records.
+	var files []characterize.FileSummary
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		out, _, err := runCLI(context.Background(), "characterize", "query", "--addr", sock, "--files", "--json")
+		files = nil
+		if err == nil {
+			json.Unmarshal([]byte(out), &files)
+		}
+		var n int64
+		for _, f := range files {
+			n += f.Records
+		}
+		if n == records {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon characterized %d of %d records (last answer: %v)", n, records, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, f := range files {
+		out, _, err := runCLI(context.Background(), "characterize", "query", "--addr", sock, "--container", f.File, "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep characterize.ContainerReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		rep.Summary.ScannedSize = 0
+		if !reflect.DeepEqual(rep, want[f.File]) {
+			t.Errorf("%s: daemon %+v, command %+v", f.File, rep, want[f.File])
+		}
+	}
+	for _, q := range [][]string{{"--format", "fmt/19,x-fmt/224"}, {"--risk", "fmt/18,fmt/215"}} {
+		remote, _, err := runCLI(context.Background(), append([]string{"characterize", "query", "--addr", sock, "--json"}, q...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local, _, err := runCLI(context.Background(), append([]string{"characterize", "query", "--store", store, "--json"}, q...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if remote != local || len(remote) < 10 {
+			t.Errorf("%v: daemon answered\n%s\ncommand answered\n%s", q, remote, local)
+		}
+	}
+	if _, _, err := runCLI(context.Background(), "characterize", "query", "--addr", sock, "--container", "nope.warc.gz"); err == nil {
+		t.Error("--container of an unknown file succeeded over the daemon")
 	}
 }
