@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/warcio"
@@ -70,6 +71,7 @@ type Characterizer struct {
 
 	jobs   chan job
 	commit chan done
+	bufs   bufPool
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // workers
@@ -255,6 +257,12 @@ func (c *Characterizer) work() {
 				d.r, d.ok = c.id.Capture(rec, j.c), true
 			}
 		}
+		// Results never point into the payload: recycle its buffer.
+		if rec != nil {
+			c.bufs.put(rec.Payload)
+			rec.Payload = nil
+		}
+		d.j.rec = nil
 		c.commit <- d
 	}
 }
@@ -279,19 +287,35 @@ func (c *Characterizer) read(files map[string]*os.File, cp wayside.Capture) (*wa
 		}
 		files[cp.File] = f
 	}
-	rec, err := warcio.ReadAt(f, cp.File, cp.Offset, cp.Length, warcio.Options{KeepPayload: int(c.id.lim.MaxObject)})
+	// The capture carries the digest: not computed again (nor used to
+	// share results between identical payloads on this path).
+	opts := c.readOptions()
+	opts.SkipPayloadDigest = true
+	rec, err := warcio.ReadAt(f, cp.File, cp.Offset, cp.Length, opts)
 	if err != nil {
 		return nil, fmt.Errorf("characterize: %w", err)
 	}
 	return rec, nil
 }
 
+// readOptions read records with their payloads, in recycled buffers.
+func (c *Characterizer) readOptions() warcio.Options {
+	return warcio.Options{KeepPayload: int(c.id.lim.MaxObject), PayloadBuffer: c.bufs.get}
+}
+
+// commitLinger is how long the committer waits for more results before
+// writing a batch.
+const commitLinger = 5 * time.Millisecond
+
 // committer stores the workers' results in batches: one log write and
 // fsync for whatever has accumulated.
 func (c *Characterizer) committer() {
 	defer c.cwg.Done()
 	for d := range c.commit {
+		// Group commit: gather what arrives within a few milliseconds
+		// (one log write and fsync for the lot).
 		batch := []done{d}
+		linger := time.NewTimer(commitLinger)
 	more:
 		for len(batch) < 1024 {
 			select {
@@ -300,10 +324,11 @@ func (c *Characterizer) committer() {
 					break more
 				}
 				batch = append(batch, d)
-			default:
+			case <-linger.C:
 				break more
 			}
 		}
+		linger.Stop()
 		c.store1(batch)
 	}
 }
@@ -400,7 +425,7 @@ func (c *Characterizer) ScanFile(ctx context.Context, path string, skipStored bo
 	if err != nil {
 		return st, fmt.Errorf("characterize: %w", err)
 	}
-	r, err := warcio.Open(path, warcio.Options{KeepPayload: int(c.id.lim.MaxObject)})
+	r, err := warcio.Open(path, c.readOptions())
 	if err != nil {
 		return st, fmt.Errorf("characterize: %w", err)
 	}
@@ -444,6 +469,7 @@ func (c *Characterizer) ScanFile(ctx context.Context, path string, skipStored bo
 		}
 		cp := rec.Capture(name)
 		if !cp.IsCapture() {
+			c.bufs.put(rec.Payload)
 			continue
 		}
 		if rec.Length == 0 {
@@ -453,6 +479,7 @@ func (c *Characterizer) ScanFile(ctx context.Context, path string, skipStored bo
 			continue
 		}
 		if skipStored && c.store.Has(name, cp.Offset) {
+			c.bufs.put(rec.Payload)
 			st.Skipped++
 			continue
 		}

@@ -1,6 +1,7 @@
 package characterize
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -79,8 +80,22 @@ func (e *Engine) Signatures() string { return e.version }
 // signatures (CSS, JavaScript, JSON); pass "" when unknown. An empty b gives
 // the zero Format.
 func (e *Engine) Identify(b []byte, name, mime string) Format {
+	return e.identify(b, name, mime, 0)
+}
+
+// identify is Identify scanning at most the first and the last window
+// bytes of b (window <= 0: all of it), as DROID's "maximum bytes to scan"
+// does: signatures anchored at the start or the end of a file are all
+// within reach, a pattern floating in the middle of a large file is not.
+// Zip and OLE2 files are always given whole: siegfried's container
+// signatures (OOXML, ODF, EPUB, MS Office) read their members.
+func (e *Engine) identify(b []byte, name, mime string, window int) Format {
 	if len(b) == 0 {
 		return Format{}
+	}
+	if window > 0 && len(b) > 2*window && !bytes.HasPrefix(b, zipMagic) && !bytes.HasPrefix(b, ole2Magic) {
+		view := make([]byte, 0, 2*window)
+		b = append(append(view, b[:window]...), b[len(b)-window:]...)
 	}
 	ids, err := e.sf.Identify(slicer(b), name, mime)
 	if len(ids) == 0 {
@@ -111,6 +126,11 @@ func (e *Engine) Identify(b []byte, name, mime string) Format {
 	}
 	return f
 }
+
+var (
+	zipMagic  = []byte("PK\x03\x04")
+	ole2Magic = []byte("\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
+)
 
 // slicer gives siegfried random access to bytes already in memory, without
 // the copy its stream buffer makes (siegfried's "external" source).

@@ -39,10 +39,15 @@ type Limits struct {
 	// member or a content-coding (default 250): beyond it the data is a
 	// decompression bomb, not a document.
 	MaxRatio float64
+	// ScanWindow is how many bytes at the start and at the end of an
+	// object siegfried scans (default 64 KiB; negative: the whole object),
+	// like DROID's "maximum bytes to scan". Zip and OLE2 objects are
+	// always scanned whole (container signatures).
+	ScanWindow int
 }
 
 // DefaultLimits are the limits used when a Limits field is zero.
-var DefaultLimits = Limits{MaxDepth: 3, MaxObject: 32 << 20, MaxExpanded: 256 << 20, MaxObjects: 10000, MaxRatio: 250}
+var DefaultLimits = Limits{MaxDepth: 3, MaxObject: 32 << 20, MaxExpanded: 256 << 20, MaxObjects: 10000, MaxRatio: 250, ScanWindow: 64 << 10}
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
@@ -60,6 +65,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxRatio > 0 {
 		d.MaxRatio = l.MaxRatio
+	}
+	if l.ScanWindow != 0 {
+		d.ScanWindow = l.ScanWindow
 	}
 	return d
 }
@@ -189,7 +197,7 @@ func (w *walk) payload(p Payload, at []string, depth int) (Object, string) {
 			o.Size = int64(len(decoded))
 		}
 	}
-	o.Format = w.id.e.Identify(data, p.Name, p.MIME)
+	o.Format = w.id.e.identify(data, p.Name, p.MIME, w.id.lim.ScanWindow)
 	if len(data) == 0 && o.Format.PUID == "" {
 		o.note("empty payload")
 	}
@@ -363,7 +371,7 @@ func (w *walk) child(parent *Object, name string, data []byte, size int64, probl
 	}
 	switch {
 	case len(data) > 0:
-		c.Format = w.id.e.Identify(data, name, "")
+		c.Format = w.id.e.identify(data, name, "", w.id.lim.ScanWindow)
 	case size == 0 && problem == nil:
 		c.note("empty member")
 	default:
