@@ -23,6 +23,9 @@
 //     without ".open"), one CDXJ file per WARC, truncated-tail reports;
 //   - the live MementoMap wiring (profiler.Live) and the fixity scheduler
 //     (fixity.Sweeper on cron schedules, on demand, HTML report);
+//   - format characterization of ingested captures (characterize.enabled:
+//     a profiler/characterize.Characterizer behind its own Fanout queue)
+//     and its query routes (/v1/characterize/...);
 //   - Prometheus metrics written in the text exposition format by hand.
 //
 // The Go client lives in sidecar/client, the wire types in sidecar/api and
