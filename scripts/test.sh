@@ -17,14 +17,26 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
+step() { echo "test.sh: $*" >&2; }
 go version
+if [ -d ../shared/corpus ]; then
+  step "../shared found: tests use its real WARC/ARC corpus and reference maps"
+else
+  step "WARNING: ../shared is absent: tests that need the shared corpus will be SKIPPED (listed at the end)"
+fi
+step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then
   echo "gofmt would change:" >&2
   echo "$unformatted" >&2
   exit 1
 fi
+step "go vet"
 go vet ./...
+step "go build"
 go build ./...
+report=$(mktemp -d)/testreport
+go build -o "$report" ./internal/testreport
 export WAYSIDE_REQUIRE_TOOLS=1
-go test -race -count=1 -timeout 40m "$@" ./...
+step "go test -race (a line per package as it finishes; counts at the end)"
+go test -race -count=1 -timeout 40m -json "$@" ./... | "$report"

@@ -94,9 +94,15 @@ func TestErrorsWrapErrInvalidAndQuoteInput(t *testing.T) {
 // TestSchemesCollapse: http and https of the same resource share a key,
 // and canonicalisation is idempotent on the URL form of a key.
 func TestSchemesCollapse(t *testing.T) {
-	a, _ := Canonicalize("http://www.example.com/a?b=1")
-	b, _ := Canonicalize("https://example.com:443/a/?b=1#f")
-	if a != b {
-		t.Errorf("%q != %q", a, b)
+	a, err := Canonicalize("http://www.example.com/a?b=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Canonicalize("https://example.com:443/a/?b=1#f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b || a != "com,example)/a?b=1" {
+		t.Errorf("%q and %q, want both com,example)/a?b=1", a, b)
 	}
 }

@@ -201,19 +201,33 @@ func TestCharacterizeCommandErrors(t *testing.T) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
 	}
-	shared := testenv.SharedDir(t)
-	arc := filepath.Join(shared, "corpus", "arc", "warcio-example.arc.gz")
-	good := filepath.Join(shared, "corpus", "warc", "warcio-example.warc.gz")
 	store := t.TempDir()
-	out, stderr, err := runCLI(ctx, "characterize", "-q", "--store", store, good, arc, filepath.Join(store, "missing.warc.gz"))
+	good := testenv.CorpusWARCs(t)[0]
+	for _, f := range testenv.CorpusWARCs(t) {
+		if strings.HasSuffix(f, "warcio-example.warc.gz") {
+			good = f
+		}
+	}
+	// A WARC cut inside its second record, and a file that is no WARC.
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(good), "pywb-example-wget-1-14.warc.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(store, "cut.warc.gz")
+	os.WriteFile(cut, b[:len(b)/2], 0o644)
+	junk := filepath.Join(store, "junk.warc")
+	os.WriteFile(junk, []byte("this is not a web archive\n"), 0o644)
+	out, stderr, err := runCLI(ctx, "characterize", "-q", "--store", store, good, cut, junk, filepath.Join(store, "missing.warc.gz"))
 	if err == nil || errors.As(err, &ue) {
 		t.Fatalf("unreadable input: %v, want a failure", err)
 	}
-	if !strings.Contains(stderr, "warcio-example.arc.gz offset 0") || !strings.Contains(stderr, "missing.warc.gz") {
-		t.Errorf("problems not named:\n%s", stderr)
+	for _, want := range []string{"cut.warc.gz offset", "truncated", "junk.warc offset 0", "missing.warc.gz"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("problems do not mention %q:\n%s", want, stderr)
+		}
 	}
-	if !strings.Contains(out, "warcio-example.warc.gz: 2 records") {
-		t.Errorf("the readable file was not reported:\n%s", out)
+	if !strings.Contains(out, "warcio-example.warc.gz: 2 records") || !strings.Contains(out, "cut.warc.gz: ") {
+		t.Errorf("the readable files (and the readable part of the cut one) were not reported:\n%s", out)
 	}
 	// A query for a container never characterized fails; one for a format
 	// nobody holds succeeds with an empty answer.
@@ -260,6 +274,9 @@ func TestServeCharacterizeQueries(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, stderr, err := runCLI(ctx, "serve", "--data-dir", data, "--unix", sock, "--watch", warcs, "--poll", "50ms", "--characterize", "--log-level", "warn")
+		if errors.Is(err, errCleanStop) {
+			err = nil
+		}
 		if err != nil {
 			err = fmt.Errorf("%w\n%s", err, stderr)
 		}

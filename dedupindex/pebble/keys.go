@@ -180,7 +180,7 @@ func decodePrimaryKey(k []byte) (decodedPrimary, error) {
 	if len(k) < 2 || k[0] != tagPrimary {
 		return decodedPrimary{}, fmt.Errorf("not a primary key")
 	}
-	id, n := binary.Uvarint(k[1:])
+	id, n := canonicalUvarint(k[1:])
 	if n <= 0 {
 		return decodedPrimary{}, fmt.Errorf("bad scope id")
 	}
@@ -202,7 +202,7 @@ func decodeSecondaryKey(k []byte) (decodedSecondary, error) {
 	if len(k) < 2 || k[0] != tagSecondary {
 		return decodedSecondary{}, fmt.Errorf("not a secondary key")
 	}
-	id, n := binary.Uvarint(k[1:])
+	id, n := canonicalUvarint(k[1:])
 	if n <= 0 {
 		return decodedSecondary{}, fmt.Errorf("bad scope id")
 	}
@@ -221,6 +221,17 @@ func decodeSecondaryKey(k []byte) (decodedSecondary, error) {
 	p = append(p, k[1:1+n]...)
 	ds.primary = append(p, rest[hashLen:]...)
 	return ds, nil
+}
+
+// canonicalUvarint is binary.Uvarint that also rejects over-long encodings
+// (e.g. 0x80 0x00 for 0): keys are compared as bytes, so one number must
+// have one encoding, or two keys would name the same slot.
+func canonicalUvarint(b []byte) (uint64, int) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 || n != len(binary.AppendUvarint(nil, v)) {
+		return 0, -1
+	}
+	return v, n
 }
 
 func scopeKey(name string) []byte { return append([]byte{tagScope}, name...) }

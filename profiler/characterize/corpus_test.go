@@ -1,6 +1,7 @@
 package characterize
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/wayside-archive/wayside/internal/testenv"
@@ -19,6 +20,16 @@ func TestCorpus(t *testing.T) {
 		t.Errorf("corpus WARCs read with problems: %v", problems)
 	}
 	golden(t, "corpus.txt", render(st, true))
+	// ARC files (1996-2008 captures) read by warcio behind the same API.
+	arcs, _ := filepath.Glob(filepath.Join(testenv.SharedDir(t), "corpus", "arc", "*.arc*"))
+	if len(arcs) == 0 {
+		t.Fatal("no ARC files in the corpus")
+	}
+	ast := openStore(t, "", StoreOptions{})
+	if problems := scanAll(t, newCharacterizer(t, ast, Options{}), arcs...); len(problems) > 0 {
+		t.Errorf("corpus ARCs read with problems: %v", problems)
+	}
+	golden(t, "corpus-arc.txt", render(ast, true))
 	// Spot checks that do not depend on the pinned file.
 	for _, w := range []struct{ file, puid string }{
 		{"aut-example.pdf.warc.gz", "fmt/18"},   // PDF 1.4

@@ -16,8 +16,8 @@
 // Identifier characterizes one payload: it removes the Content-Encoding
 // (gzip, deflate, br, zstd) and identifies the result, then opens
 // containers found in it — zip, gzip and tar with the standard library, and
-// WARC files with warcio (never siegfried's unpacker, which does not open
-// WARC 1.0/1.1) — recursively, recording every nested object with its path
+// WARC and ARC files with warcio (never siegfried's unpacker, which does
+// not open WARC 1.0/1.1) — recursively, recording every nested object with its path
 // from the record ("URI → bundle.zip → img/a.png"). Formats built on zip
 // (OOXML, ODF, EPUB) are identified by siegfried's container signatures and
 // not opened. Limits bound the depth, the bytes held per object, the bytes

@@ -347,10 +347,8 @@ func (w *walk) open(o *Object, data []byte, name string, depth int) {
 		w.openGzip(o, data, name, depth)
 	case "tar":
 		w.openTar(o, data, depth)
-	case "warc":
+	case "warc", "arc":
 		w.openWARC(o, data, depth)
-	case "arc":
-		o.note("ARC records not opened: no ARC reader")
 	}
 }
 
@@ -513,18 +511,18 @@ func (w *walk) openTar(o *Object, data []byte, depth int) {
 }
 
 // openWARC characterizes the payload of every response, resource and
-// conversion record of a WARC file found inside a payload, read with
-// warcio (a gzip-compressed WARC was already decompressed as a gzip
+// conversion record of a WARC (or ARC) file found inside a payload, read
+// with warcio (a gzip-compressed file was already decompressed as a gzip
 // container, within the limits).
 func (w *walk) openWARC(o *Object, data []byte, depth int) {
-	r := warcio.NewReader(bytes.NewReader(data), "embedded WARC", warcio.Options{KeepPayload: int(w.id.lim.MaxObject), SkipPayloadDigest: true})
+	r := warcio.NewReader(bytes.NewReader(data), "embedded web archive", warcio.Options{KeepPayload: int(w.id.lim.MaxObject), SkipPayloadDigest: true})
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
 			return
 		}
 		if err != nil {
-			o.note("embedded WARC: %v", err)
+			o.note("embedded web archive: %v", err)
 			if errors.Is(err, warcio.ErrTruncated) {
 				return
 			}
