@@ -15,29 +15,10 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/crawl/sitetest"
+	"github.com/wayside-archive/wayside/internal/corpustest"
 	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/profiler/characterize"
-	"github.com/wayside-archive/wayside/warcio"
 )
-
-// corpusBody returns the payload of the response for uri in a corpus WARC.
-func corpusBody(t *testing.T, file, uri string) []byte {
-	t.Helper()
-	r, err := warcio.Open(filepath.Join(testenv.SharedDir(t), "corpus", "warc", file), warcio.Options{KeepPayload: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			t.Fatalf("%s: no response for %s (%v)", file, uri, err)
-		}
-		if rec.Type == "response" && rec.TargetURI == uri {
-			return rec.Payload
-		}
-	}
-}
 
 // formatSite is the example site plus real files of many formats taken
 // from the corpus, and a zip holding two of them, linked from /formats.html.
@@ -49,11 +30,11 @@ func formatSite(t *testing.T) *sitetest.Site {
 		path, ctype string
 		body        []byte
 	}{
-		{"/f/report.pdf", "application/pdf", corpusBody(t, york, "https://yorkspace.library.yorku.ca/xmlui/bitstream/handle/10315/36158/cost-analysis.pdf?sequence=1&isAllowed=y")},
-		{"/f/logo.png", "image/png", corpusBody(t, iana, "http://www.iana.org/_img/2013.1/iana-logo-homepage.png")},
-		{"/f/header.jpg", "image/jpeg", corpusBody(t, york, "https://yorkspace.library.yorku.ca/xmlui/themes/Standard/images/header_white.jpg")},
-		{"/f/icann.svg", "image/svg+xml", corpusBody(t, iana, "http://www.iana.org/_img/2013.1/icann-logo.svg")},
-		{"/f/font.ttf", "application/octet-stream", corpusBody(t, iana, "http://www.iana.org/_css/2013.1/fonts/OpenSans-Regular.ttf")},
+		{"/f/report.pdf", "application/pdf", corpustest.Payload(t, york, "https://yorkspace.library.yorku.ca/xmlui/bitstream/handle/10315/36158/cost-analysis.pdf?sequence=1&isAllowed=y")},
+		{"/f/logo.png", "image/png", corpustest.Payload(t, iana, "http://www.iana.org/_img/2013.1/iana-logo-homepage.png")},
+		{"/f/header.jpg", "image/jpeg", corpustest.Payload(t, york, "https://yorkspace.library.yorku.ca/xmlui/themes/Standard/images/header_white.jpg")},
+		{"/f/icann.svg", "image/svg+xml", corpustest.Payload(t, iana, "http://www.iana.org/_img/2013.1/icann-logo.svg")},
+		{"/f/font.ttf", "application/octet-stream", corpustest.Payload(t, iana, "http://www.iana.org/_css/2013.1/fonts/OpenSans-Regular.ttf")},
 		{"/f/data.json", "application/json", []byte(`{"archive": "wayside", "formats": [1, 2, 3]}`)},
 	}
 	var zb bytes.Buffer

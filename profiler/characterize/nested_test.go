@@ -19,28 +19,9 @@ import (
 	"github.com/andybalholm/brotli"
 
 	"github.com/wayside-archive/wayside/crawl"
-	"github.com/wayside-archive/wayside/internal/testenv"
+	"github.com/wayside-archive/wayside/internal/corpustest"
 	"github.com/wayside-archive/wayside/warcio"
 )
-
-// corpusPayload returns the payload of the record for uri in a corpus WARC.
-func corpusPayload(t testing.TB, file, uri string) []byte {
-	t.Helper()
-	r, err := warcio.Open(filepath.Join(testenv.SharedDir(t), "corpus", "warc", file), warcio.Options{KeepPayload: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			t.Fatalf("%s: no response for %s (%v)", file, uri, err)
-		}
-		if rec.Type == "response" && rec.TargetURI == uri {
-			return rec.Payload
-		}
-	}
-}
 
 type member struct {
 	name string
@@ -185,9 +166,9 @@ var (
 )
 
 func buildNestedWARC(t testing.TB) string {
-	png := corpusPayload(t, "pywb-iana.warc.gz", "http://www.iana.org/_img/2013.1/iana-logo-homepage.png")
-	pdf := corpusPayload(t, "aut-example.pdf.warc.gz", "https://yorkspace.library.yorku.ca/xmlui/bitstream/handle/10315/36158/cost-analysis.pdf?sequence=1&isAllowed=y")
-	svg := corpusPayload(t, "pywb-iana.warc.gz", "http://www.iana.org/_img/2013.1/icann-logo.svg")
+	png := corpustest.Payload(t, "pywb-iana.warc.gz", "http://www.iana.org/_img/2013.1/iana-logo-homepage.png")
+	pdf := corpustest.Payload(t, "aut-example.pdf.warc.gz", "https://yorkspace.library.yorku.ca/xmlui/bitstream/handle/10315/36158/cost-analysis.pdf?sequence=1&isAllowed=y")
+	svg := corpustest.Payload(t, "pywb-iana.warc.gz", "http://www.iana.org/_img/2013.1/icann-logo.svg")
 	html := []byte("<!DOCTYPE html>\n<html><head><title>t</title></head><body><p>archived</p></body></html>\n")
 	css := []byte("body { color: #333; margin: 0 auto; }\n.nav a { text-decoration: none }\n")
 	bundle := zipOf(t, member{"img/logo.png", png}, member{"docs/report.pdf", pdf})
