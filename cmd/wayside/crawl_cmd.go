@@ -135,23 +135,25 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		return nil, usagef("crawl: --window must not be negative, got %v", f.window)
 	}
 	log := e.logger(f.verbose)
-	// Consumers of the captures, each behind its own Fanout queue.
+	// Consumers of the captures, each behind its own Fanout queue; they
+	// are added once crawl.Open has recovered unfinished files, so none
+	// reads a file recovery is cutting.
 	var consumers wayside.Subscriber
 	var fan *wayside.Fanout
 	var chars *charConsumer
 	if f.characterize {
-		if chars, err = openCharConsumer(f.warcDir, log); err != nil {
-			return nil, err
-		}
 		fan = wayside.NewFanout(wayside.WithLogger(log))
-		fan.Add("characterize", chars.c)
 		consumers = fan
 	}
 	closeConsumers := func(w io.Writer) error {
 		if fan == nil {
 			return nil
 		}
-		return errors.Join(fan.Close(), chars.Close(w))
+		err := fan.Close()
+		if chars != nil {
+			err = errors.Join(err, chars.Close(w))
+		}
+		return err
 	}
 	s, err := crawl.Open(crawl.Config{
 		WARCDir: f.warcDir, IndexURL: f.index, NoDedup: f.noDedup,
@@ -166,6 +168,14 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	if err != nil {
 		closeConsumers(io.Discard)
 		return nil, err
+	}
+	if f.characterize {
+		if chars, err = openCharConsumer(f.warcDir, log); err != nil {
+			s.Close()
+			closeConsumers(io.Discard)
+			return nil, err
+		}
+		fan.Add("characterize", chars.c)
 	}
 	if rep := s.Writer.Recovery(); len(rep.Files) > 0 {
 		fmt.Fprintf(e.stderr, "recovered %d unfinished WARC file(s) from an earlier run (%d with an incomplete last record, saved as *.partial-tail)\n",
