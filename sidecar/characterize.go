@@ -1,14 +1,10 @@
 package sidecar
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"log/slog"
 	"net/http"
 	"path/filepath"
 
-	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/profiler/characterize"
 	"github.com/wayside-archive/wayside/sidecar/api"
 )
@@ -49,73 +45,33 @@ func (c *CharacterizeConfig) validate() error {
 	return nil
 }
 
-// charService is the daemon's characterization consumer: a Characterizer
-// behind its own Fanout queue, so it never delays ingest.
-type charService struct {
-	fan *wayside.Fanout
-	c   *characterize.Characterizer
-	st  *characterize.Store
-}
-
-// openCharService starts characterization (nil when disabled). It catches
-// up on the WARC files in the ingest directories first.
-func openCharService(cfg Config, log *slog.Logger) (*charService, error) {
-	cc := cfg.Characterize
-	if !cc.Enabled {
-		return nil, nil
+// consumer is the characterization consumer's configuration (a zero
+// Store when disabled).
+func (c *CharacterizeConfig) consumer(warcDirs []string) consumers.CharacterizeConfig {
+	if !c.Enabled {
+		return consumers.CharacterizeConfig{}
 	}
-	log = log.With("component", "characterize")
-	eng, err := characterize.NewEngine()
-	if err != nil {
-		return nil, fmt.Errorf("sidecar: %w", err)
-	}
-	st, err := characterize.OpenStore(cc.Store, characterize.StoreOptions{Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("sidecar: %w", err)
-	}
-	c, err := characterize.New(characterize.Options{Store: st, Dirs: cfg.Ingest.Dirs, Workers: cc.Workers, CatchUp: true, Logger: log,
-		Identifier: characterize.NewIdentifier(eng, characterize.Limits{MaxDepth: cc.MaxDepth, MaxObject: cc.MaxObjectBytes, MaxRatio: cc.MaxRatio})})
-	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("sidecar: %w", err)
-	}
-	fan := wayside.NewFanout(wayside.WithLogger(log))
-	fan.Add("characterize", c)
-	return &charService{fan: fan, c: c, st: st}, nil
-}
-
-// OnCapture hands a capture to the consumer's queue (never blocks).
-func (cs *charService) OnCapture(ctx context.Context, c wayside.Capture) {
-	if cs != nil {
-		cs.fan.OnCapture(ctx, c)
-	}
-}
-
-// Close lets the queued captures be characterized and closes the store.
-func (cs *charService) Close() error {
-	if cs == nil {
-		return nil
-	}
-	return errors.Join(cs.fan.Close(), cs.c.Close(), cs.st.Close())
+	return consumers.CharacterizeConfig{Store: c.Store, WARCDirs: warcDirs, Workers: c.Workers,
+		Limits: characterize.Limits{MaxDepth: c.MaxDepth, MaxObject: c.MaxObjectBytes, MaxRatio: c.MaxRatio}}
 }
 
 func (s *Server) addCharacterizeRoutes() {
 	s.add(&route{name: "characterize_formats", method: "GET", path: api.PathCharFormats, h: s.charHandler(func(r *http.Request) any {
-		return nonNilSlice(s.char.st.Formats(r.URL.Query()["puid"]...))
+		return nonNilSlice(s.cons.CharStore.Formats(r.URL.Query()["puid"]...))
 	})})
 	s.add(&route{name: "characterize_risk", method: "GET", path: api.PathCharRisk, h: s.charHandler(func(r *http.Request) any {
-		return nonNilSlice(s.char.st.Risk(r.URL.Query()["puid"]...))
+		return nonNilSlice(s.cons.CharStore.Risk(r.URL.Query()["puid"]...))
 	})})
 	s.add(&route{name: "characterize_files", method: "GET", path: api.PathCharFiles, h: s.charHandler(func(*http.Request) any {
-		return nonNilSlice(s.char.st.Files())
+		return nonNilSlice(s.cons.CharStore.Files())
 	})})
 	s.add(&route{name: "characterize_status", method: "GET", path: api.PathCharStatus, h: s.charHandler(func(*http.Request) any {
-		return s.char.c.Stats()
+		return s.cons.Characterizer.Stats()
 	})})
 	s.add(&route{name: "characterize_container", method: "GET", path: api.PathCharContainer, h: s.charHandler(func(r *http.Request) any {
 		q := r.URL.Query()
 		// Not characterized: an empty report (its summary names no file).
-		rep, _ := s.char.st.Report(q.Get("file"), q.Get("records") != "", q["puid"]...)
+		rep, _ := s.cons.CharStore.Report(q.Get("file"), q.Get("records") != "", q["puid"]...)
 		return rep
 	})})
 }
@@ -123,7 +79,7 @@ func (s *Server) addCharacterizeRoutes() {
 // charHandler answers a characterization query with answer's JSON.
 func (s *Server) charHandler(answer func(*http.Request) any) func(http.ResponseWriter, *http.Request, *reqInfo) error {
 	return func(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
-		if s.char == nil {
+		if s.cons.CharStore == nil {
 			return errorf(http.StatusNotFound, "characterization is not enabled (characterize.enabled)")
 		}
 		q := r.URL.Query()

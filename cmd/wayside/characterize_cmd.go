@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -543,41 +542,9 @@ func puidDecorator(ctx context.Context, e *env, cf *charFlags, files []string, j
 // results: beside the WARC files they describe.
 const characterizationSubdir = "characterization"
 
-// charConsumer is the characterization consumer of a crawl: a
-// Characterizer (behind its own Fanout queue) and its store.
-type charConsumer struct {
-	c   *characterize.Characterizer
-	st  *characterize.Store
-	dir string
-}
-
-// openCharConsumer starts characterizing the captures of a crawl into
-// WARC-DIR/characterization, first catching up on WARC files already in
-// the directory.
-func openCharConsumer(warcDir string, log *slog.Logger) (*charConsumer, error) {
-	dir := filepath.Join(warcDir, characterizationSubdir)
-	cf := charFlags{maxDepth: characterize.DefaultLimits.MaxDepth, maxObjectMB: float64(characterize.DefaultLimits.MaxObject >> 20),
-		ratio: characterize.DefaultLimits.MaxRatio, workers: runtime.NumCPU()}
-	c, st, err := openCharacterizer(&cf, dir, []string{warcDir}, characterize.Options{CatchUp: true, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	return &charConsumer{c: c, st: st, dir: dir}, nil
-}
-
-// Close lets the queued captures be characterized, closes the store and
-// prints a summary line on w.
-func (cc *charConsumer) Close(w io.Writer) error {
-	err := cc.c.Close()
-	s := cc.c.Stats()
-	n := len(cc.st.Totals())
-	if cerr := cc.st.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
+// printCharacterized prints the crawl summary's characterization line.
+func printCharacterized(w io.Writer, c *characterize.Characterizer, st *characterize.Store, dir string) {
+	s := c.Stats()
 	fmt.Fprintf(w, "  characterized        %d captures (%s), %d formats in the store, %d failed; results in %s\n",
-		s.Records, humanBytes(s.Bytes), n, s.Failed, cc.dir)
-	if err == nil && s.Failed > 0 {
-		err = fmt.Errorf("characterize: %d captures not characterized (last: %s)", s.Failed, s.LastError)
-	}
-	return err
+		s.Records, humanBytes(s.Bytes), len(st.Totals()), s.Failed, dir)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -27,8 +28,13 @@ type Options struct {
 	// DefaultLimits; share one Engine between Characterizers).
 	Identifier *Identifier
 	// Dirs are searched for the WARC files captures name (after the
-	// capture's own Dir), and read by Resync.
+	// capture's own Dir), and read whole by Resync when there are no
+	// CDXJDirs.
 	Dirs []string
+	// CDXJDirs hold the CDXJ files the producer writes beside its WARC
+	// files (package consumers): Resync reads their lines and
+	// characterizes the records the store lacks.
+	CDXJDirs []string
 	// Workers is the number of identification goroutines (default
 	// GOMAXPROCS); Queue how many captures may wait for them (default 64
 	// per worker). OnCapture blocks while the queue is full: behind a
@@ -244,18 +250,17 @@ func (c *Characterizer) work() {
 		}
 	}()
 	for j := range c.jobs {
-		var d done
-		d.j = j
-		rec := j.rec
-		if j.c.IsRevisit() {
-			d.r, d.ok = c.id.Capture(nil, j.c), true
-		} else {
-			if rec == nil {
-				rec, d.err = c.read(files, j.c)
+		d := done{j: j}
+		rec, cp := j.rec, j.c
+		if rec == nil && (cp.Type == "" || !cp.IsRevisit()) {
+			rec, d.err = c.read(files, cp)
+			if d.err == nil && cp.Type == "" {
+				// Located by a CDXJ line only: the record tells the rest.
+				cp = rec.Capture(cp.File)
 			}
-			if d.err == nil {
-				d.r, d.ok = c.id.Capture(rec, j.c), true
-			}
+		}
+		if d.err == nil && cp.IsCapture() {
+			d.r, d.ok = c.id.Capture(rec, cp), true
 		}
 		// Results never point into the payload: recycle its buffer.
 		if rec != nil {
@@ -351,6 +356,9 @@ func (c *Characterizer) store1(batch []done) {
 			c.st.Failed++
 			c.st.LastError = err.Error()
 			continue
+		}
+		if !d.ok {
+			continue // not a capture
 		}
 		c.st.Records++
 		c.st.Bytes += d.r.Size
@@ -554,10 +562,15 @@ func listWARCs(dirs []string) ([]warcFile, error) {
 	return kept, nil
 }
 
-// Resync characterizes what the store lacks: it reads every WARC file in
-// Dirs not marked scanned at its current size and characterizes the
-// captures the store does not hold. It implements wayside.Resyncer.
+// Resync characterizes what the store lacks. With CDXJDirs it reads the
+// CDXJ files there and characterizes each record whose line names a file
+// and offset the store does not hold; otherwise it reads every WARC file in
+// Dirs not marked scanned at its current size, characterizing the captures
+// the store does not hold. It implements wayside.Resyncer.
 func (c *Characterizer) Resync(ctx context.Context) error {
+	if len(c.opts.CDXJDirs) > 0 {
+		return c.resyncCDXJ(ctx)
+	}
 	files, err := listWARCs(c.opts.Dirs)
 	if err != nil {
 		return err
@@ -593,3 +606,71 @@ func (c *Characterizer) Resync(ctx context.Context) error {
 
 var _ wayside.Subscriber = (*Characterizer)(nil)
 var _ wayside.Resyncer = (*Characterizer)(nil)
+
+// resyncCDXJ characterizes the records named by lines of the CDXJ files in
+// CDXJDirs that the store does not hold, and waits until they are stored.
+func (c *Characterizer) resyncCDXJ(ctx context.Context) error {
+	var paths []string
+	for _, dir := range c.opts.CDXJDirs {
+		ps, err := filepath.Glob(filepath.Join(dir, "*.cdxj"))
+		if err != nil {
+			return fmt.Errorf("characterize: %w", err)
+		}
+		paths = append(paths, ps...)
+	}
+	sort.Strings(paths)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	onDone := func(err error) {
+		if err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+		wg.Done()
+	}
+	n := 0
+	for _, p := range paths {
+		if err := c.feedCDXJ(ctx, p, &wg, onDone, &n); err != nil {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	wg.Wait()
+	if n > 0 {
+		c.log.Info("characterize: caught up from the CDXJ files", "records", n)
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Characterizer) feedCDXJ(ctx context.Context, path string, wg *sync.WaitGroup, onDone func(error), n *int) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("characterize: %w", err)
+	}
+	defer f.Close()
+	r := cdxj.NewReader(f, path)
+	for {
+		l, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("characterize: %w", err)
+		}
+		if l.Filename == "" || l.Offset < 0 || c.store.Has(l.Filename, l.Offset) {
+			continue
+		}
+		wg.Add(1)
+		*n++
+		if err := c.enqueue(ctx, job{c: wayside.Capture{File: l.Filename, Offset: l.Offset, Length: max(l.Length, 0)}, done: onDone}); err != nil {
+			wg.Done()
+			return err
+		}
+	}
+}

@@ -50,15 +50,20 @@
 // record back (warcio.FindFile, warcio.ReadAt), characterizes it on its
 // own workers and stores the results in durable batches (Options.OnCommit
 // acknowledges them). It never touches the write path: behind the Fanout
-// it has its own queue. As a wayside.Resyncer it catches up by reading the
-// WARC files in its directories (those not already read whole at their
-// current size), skipping captures it holds; Options.CatchUp does that at
-// start, after a crash. ScanFile characterizes a whole WARC file (used by
-// `wayside characterize FILE...`).
+// it has its own queue. As a wayside.Resyncer it catches up from the CDXJ
+// files the producer writes beside its WARCs (Options.CDXJDirs: every line
+// naming a file and offset the store lacks is read back and
+// characterized), or without them by reading the WARC files in its
+// directories (those not already read whole at their current size). Package
+// consumers builds it for `wayside crawl --characterize` and `wayside serve`
+// (characterize.enabled) and catches it up at start. ScanFile characterizes
+// a whole WARC file (used by `wayside characterize FILE...`).
 //
 //	e, _ := characterize.NewEngine()
 //	st, _ := characterize.OpenStore("warcs/characterization", characterize.StoreOptions{})
-//	c, _ := characterize.New(characterize.Options{Store: st, Identifier: characterize.NewIdentifier(e, characterize.Limits{}), Dirs: []string{"warcs"}, CatchUp: true})
+//	c, _ := characterize.New(characterize.Options{Store: st, Identifier: characterize.NewIdentifier(e, characterize.Limits{}),
+//		Dirs: []string{"warcs"}, CDXJDirs: []string{"warcs"}})
+//	c.Resync(ctx)       // what a crash or a run without it left out
 //	fanout.Add("characterize", c)
 //	...
 //	c.Close(); st.Close()
