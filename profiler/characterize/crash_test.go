@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/internal/testenv"
-	"github.com/wayside-archive/wayside/warcio"
 )
 
 const crashChildEnv = "WAYSIDE_CHARACTERIZE_CRASH_CHILD"
@@ -46,24 +45,7 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := listWARCs([]string{warcDir})
-	for _, f := range files {
-		r, err := warcio.Open(f.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				continue
-			}
-			c.OnCapture(context.Background(), rec.Capture(f.name))
-		}
-		r.Close()
-	}
+	deliverAll(t, warcDir, c)
 	c.Flush(context.Background())
 	fmt.Fprintln(out, "DONE")
 	out.Flush()

@@ -2,7 +2,6 @@ package characterize
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/internal/testenv"
-	"github.com/wayside-archive/wayside/warcio"
 )
 
 // TestFanoutDropsAndResync: behind a Fanout whose queue is too small, the
@@ -30,23 +28,7 @@ func TestFanoutDropsAndResync(t *testing.T) {
 	c := newCharacterizer(t, st, Options{Dirs: []string{dir}, Workers: 1, Queue: 1})
 	fan := wayside.NewFanout(wayside.WithQueueSize(2))
 	fan.Add("characterize", c)
-	files, _ := listWARCs([]string{dir})
-	for _, f := range files {
-		r, err := warcio.Open(f.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err == nil {
-				fan.OnCapture(context.Background(), rec.Capture(f.name))
-			}
-		}
-		r.Close()
-	}
+	deliverAll(t, dir, fan)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := fan.Flush(ctx); err != nil {

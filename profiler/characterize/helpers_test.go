@@ -5,11 +5,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // tempRoot holds files shared by the tests of this binary.
@@ -167,5 +171,31 @@ func golden(t *testing.T, name, got string) {
 				t.Fatalf("%s differs at line %d:\nwant: %s\n got: %s\n(run with -update if the change is intended)", p, i+1, w, g)
 			}
 		}
+	}
+}
+
+// deliverAll hands every record of the WARC files in dir to sub, in file
+// and offset order, as a producer would.
+func deliverAll(t testing.TB, dir string, sub wayside.Subscriber) {
+	t.Helper()
+	files, err := listWARCs([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		r, err := warcio.Open(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err == nil {
+				sub.OnCapture(context.Background(), rec.Capture(f.name))
+			}
+		}
+		r.Close()
 	}
 }
