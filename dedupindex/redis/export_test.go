@@ -1,0 +1,20 @@
+package redis
+
+import (
+	"fmt"
+
+	"github.com/wayside-archive/wayside/dedupindex/internal/record"
+)
+
+// CollidingMIMEs returns two MIME types with the same interned id.
+func CollidingMIMEs() (string, string) {
+	seen := map[uint64]string{}
+	for i := 0; ; i++ {
+		m := fmt.Sprintf("application/x-test-%d", i)
+		id := nameID(record.KindMIME, m)
+		if other, ok := seen[id]; ok {
+			return other, m
+		}
+		seen[id] = m
+	}
+}
