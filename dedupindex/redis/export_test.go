@@ -3,6 +3,7 @@ package redis
 import (
 	"fmt"
 
+	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/internal/record"
 )
 
@@ -17,4 +18,13 @@ func CollidingMIMEs() (string, string) {
 		}
 		seen[id] = m
 	}
+}
+
+// DigestKeyForTest returns the Redis key of the bucket k lives in.
+func (ix *Index) DigestKeyForTest(k dedupindex.Key) string {
+	s, err := ix.l.locate(k)
+	if err != nil {
+		panic(err)
+	}
+	return ix.l.digestKey(s.scope, s.bucket)
 }

@@ -87,6 +87,12 @@ func (l *layout) overflowKey(scope string, bucket uint32, field string) string {
 	return l.prefix + "x" + l.tag(bucket) + hex.EncodeToString([]byte(field)) + "/" + scope
 }
 
+// todoKey lists the originals of bucket in scope whose by-URL entry is
+// not written yet (field → the value they replaced, or "").
+func (l *layout) todoKey(scope string, bucket uint32) string {
+	return l.prefix + "q" + l.tag(bucket) + scope
+}
+
 // urlKey is the by-URL hash of bucket in scope.
 func (l *layout) urlKey(scope string, bucket uint32) string {
 	return l.prefix + "b" + l.tag(bucket) + scope

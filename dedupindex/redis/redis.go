@@ -36,6 +36,9 @@ type Index struct {
 	closed       atomic.Bool
 	names        *names
 
+	stopRepair context.CancelFunc
+	repairing  sync.WaitGroup
+
 	mu       sync.Mutex
 	active   map[string]claimState // tokens issued by this Index, outstanding
 	degraded map[string]time.Time  // master address → until when WAIT is brief
@@ -162,6 +165,17 @@ func New(ctx context.Context, c goredis.UniversalClient, opts ...Option) (*Index
 		return nil, fmt.Errorf("dedupindex/redis: the index under %q keeps a by-URL index (fixed when it was created)", o.prefix)
 	}
 	ix.l = l
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	ix.stopRepair = cancel
+	ix.repairing.Add(1)
+	go func() {
+		defer ix.repairing.Done()
+		if n, err := ix.Repair(rctx); err != nil && rctx.Err() == nil {
+			ix.log.Warn("dedupindex/redis: repair of queued by-url entries failed", "err", err)
+		} else if n > 0 {
+			ix.log.Info("dedupindex/redis: wrote queued by-url entries", "entries", n)
+		}
+	}()
 	return ix, nil
 }
 
@@ -300,10 +314,11 @@ return {2}
 `
 
 // commitLua: ARGV field, token (or ""), value, replaceable value (or ""),
-// "1" if the value goes to the overflow key. Drops the claim named by the
-// token, then stores the value unless another is kept. Returns {0} (kept),
-// {1} (stored; also when this value was already stored: a retried call)
-// or {2, old} (replaced old).
+// "1" if the value goes to the overflow key, "1" if the by-URL entry is
+// queued in the todo hash (KEYS[4]). Drops the claim named by the token,
+// then stores the value unless another is kept. Returns {0} (kept), {1}
+// (stored; also when this value was already stored: a retried call) or
+// {2, old} (replaced old).
 const commitLua = `
 if ARGV[2] ~= '' and redis.call('GET', KEYS[2]) == ARGV[2] then
   redis.call('DEL', KEYS[2])
@@ -322,6 +337,7 @@ else
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
   if long then redis.call('DEL', KEYS[3]) end
 end
+if ARGV[6] == '1' then redis.call('HSET', KEYS[4], ARGV[1], v or '') end
 if v then return {2, v} end
 return {1}
 `
@@ -356,7 +372,8 @@ var (
 )
 
 func (ix *Index) slotKeys(s slot) []string {
-	return []string{ix.l.digestKey(s.scope, s.bucket), ix.l.claimKey(s.scope, s.bucket, s.field), ix.l.overflowKey(s.scope, s.bucket, s.field)}
+	return []string{ix.l.digestKey(s.scope, s.bucket), ix.l.claimKey(s.scope, s.bucket, s.field),
+		ix.l.overflowKey(s.scope, s.bucket, s.field), ix.l.todoKey(s.scope, s.bucket)}
 }
 
 func (ix *Index) check(ctx context.Context) error {
@@ -512,15 +529,18 @@ func (ix *Index) store(ctx context.Context, s slot, o dedupindex.Original, token
 		return false, err
 	}
 	v := string(record.Append(nil, r))
-	long := "0"
+	long, todo := "0", "0"
 	if len(v) > ix.valueMax {
 		long = "1"
+	}
+	if ix.l.byURL {
+		todo = "1"
 	}
 	keys := ix.slotKeys(s)
 	var res []any
 	acked, err := ix.write(ctx, keys[0], ix.waitReplicas, ix.waitTimeout, func(c goredis.Cmdable) error {
 		var err error
-		res, err = commitScript.Run(ctx, c, keys, s.field, token, v, replaces, long).Slice()
+		res, err = commitScript.Run(ctx, c, keys, s.field, token, v, replaces, long, todo).Slice()
 		return err
 	})
 	if err != nil {
@@ -529,9 +549,9 @@ func (ix *Index) store(ctx context.Context, s slot, o dedupindex.Original, token
 	if res[0].(int64) == 0 {
 		return false, nil
 	}
-	var errs []error
+	var err2 error
 	if acked < ix.waitReplicas {
-		errs = append(errs, ix.notReplicated("commit", s.digest, acked))
+		err2 = ix.notReplicated("commit", s.digest, acked)
 	}
 	if ix.l.byURL {
 		var old string
@@ -539,10 +559,12 @@ func (ix *Index) store(ctx context.Context, s slot, o dedupindex.Original, token
 			old, _ = res[1].(string)
 		}
 		if err := ix.addURLEntry(ctx, s, o, old); err != nil {
-			errs = append(errs, err)
+			// The original is committed; its by-URL entry stays queued
+			// for Repair.
+			ix.log.Warn("dedupindex/redis: by-url entry queued", "digest", s.digest, "uri", o.TargetURI, "err", err)
 		}
 	}
-	return true, errors.Join(errs...)
+	return true, err2
 }
 
 func (ix *Index) notReplicated(what, dig string, acked int) error {
@@ -574,7 +596,67 @@ func (ix *Index) addURLEntry(ctx context.Context, s slot, o dedupindex.Original,
 	if acked < ix.waitReplicas {
 		return ix.notReplicated("by-url entry of", s.digest, acked)
 	}
+	if err := ix.c.HDel(ctx, ix.l.todoKey(s.scope, s.bucket), s.field).Err(); err != nil {
+		return fmt.Errorf("dedupindex/redis: by-url done %s: %w", o.TargetURI, ix.failed(err))
+	}
 	return nil
+}
+
+// Repair writes the by-URL entries left queued by commits that failed
+// half-way (the original was committed, its by-URL entry not: a failover
+// or connection loss between the two writes). New runs it once in the
+// background; it reports how many entries it wrote.
+func (ix *Index) Repair(ctx context.Context) (int, error) {
+	if err := ix.check(ctx); err != nil {
+		return 0, err
+	}
+	if !ix.l.byURL {
+		return 0, nil
+	}
+	n := 0
+	err := ix.scanAll(ctx, ix.pattern('q'), func(c *goredis.Client, keys []string) error {
+		for _, key := range keys {
+			bucket, scope, err := ix.l.parseBucketKey(key, 'q')
+			if err != nil {
+				continue // reported by Check
+			}
+			todo, err := c.HGetAll(ctx, key).Result()
+			if err != nil {
+				return err
+			}
+			for field, old := range todo {
+				sum, alg, _, err := ix.l.parseField(bucket, field)
+				if err != nil {
+					continue
+				}
+				s := slot{scope: scope, digest: digest.Digest{Alg: alg, Sum: sum}.String(), sum: sum, bucket: bucket, field: field}
+				v, err := ix.get(ctx, s)
+				if err != nil {
+					return err
+				}
+				o, err := ix.decode(ctx, s, v)
+				if v != "" && err == nil {
+					if err := ix.addURLEntry(ctx, s, o, old); err != nil {
+						return err
+					}
+					n++
+					continue
+				}
+				if v != "" && !errors.Is(err, errUnusable) {
+					return err
+				}
+				// Gone or unreadable: nothing to file.
+				if err := c.HDel(ctx, key, field).Err(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("dedupindex/redis: repair: %w", ix.failed(err))
+	}
+	return n, nil
 }
 
 func (ix *Index) cancelToken(ctx context.Context, s slot, token string) error {
@@ -750,6 +832,8 @@ func (ix *Index) Close() error {
 	if ix.closed.Swap(true) {
 		return dedupindex.ErrClosed
 	}
+	ix.stopRepair()
+	ix.repairing.Wait()
 	ix.mu.Lock()
 	active := ix.active
 	ix.active = map[string]claimState{}

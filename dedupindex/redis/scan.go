@@ -103,8 +103,8 @@ const maxCheckErrors = 20
 // Check verifies the index's invariants: every bucket field is a digest
 // of its bucket whose value decodes (through the name table, or its
 // overflow key) and, for a same-URL key, has the URL it is filed under;
-// every original has its by-URL entry and every by-URL entry an original
-// of that URL; every overflow key is announced by its field; every pending
+// every original has its by-URL entry (or has it queued for Repair) and
+// every by-URL entry an original of that URL; every overflow key is announced by its field; every pending
 // claim has a lease; every interned name sits under its own id.
 func (ix *Index) Check(ctx context.Context) error {
 	if err := ix.check(ctx); err != nil {
@@ -209,6 +209,15 @@ func (ix *Index) checkBucket(ctx context.Context, n *goredis.Client, key string,
 	if err != nil {
 		return err
 	}
+	todo, err := n.HGetAll(ctx, ix.l.todoKey(scope, bucket)).Result()
+	if err != nil {
+		return err
+	}
+	for field := range todo {
+		if _, ok := h[field]; !ok {
+			bad("%s: queued by-url entry %x has no original", key, field)
+		}
+	}
 	for field, v := range h {
 		sum, alg, sameURL, err := ix.l.parseField(bucket, field)
 		if err != nil {
@@ -244,7 +253,7 @@ func (ix *Index) checkBucket(ctx context.Context, n *goredis.Client, key string,
 			if err != nil {
 				return err
 			}
-			if !ok {
+			if _, queued := todo[field]; !ok && !queued {
 				bad("%s: %s: no by-url entry for %s", key, s.digest, o.TargetURI)
 			}
 		}
