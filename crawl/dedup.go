@@ -144,6 +144,8 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 			r.st.errors.Add(1)
 			r.log.Warn("crawl: dedup commit failed", "uri", x.uri, "err", err)
 			cancel()
+		} else {
+			r.log.Debug("crawl: original committed", "digest", o.Digest, "uri", o.TargetURI, "record", o.RecordID, "file", o.File, "offset", o.Offset)
 		}
 	}
 	switch {

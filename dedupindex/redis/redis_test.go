@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 	if shared != nil {
 		shared.Close()
 	}
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 	os.Exit(code)
 }
 
