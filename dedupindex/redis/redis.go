@@ -383,17 +383,15 @@ func (ix *Index) check(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// canonKey validates k and returns it with a canonical digest.
-func canonKey(k dedupindex.Key) (dedupindex.Key, error) {
-	if k.Scope == "" {
-		return k, fmt.Errorf("dedupindex/redis: key has an empty scope")
-	}
-	d, err := digest.Normalize(k.Digest)
+// locate validates k and returns it with a canonical digest, and its
+// slot.
+func (ix *Index) locate(k dedupindex.Key) (dedupindex.Key, slot, error) {
+	s, err := ix.l.locate(k)
 	if err != nil {
-		return k, fmt.Errorf("dedupindex/redis: key digest: %w", err)
+		return k, slot{}, err
 	}
-	k.Digest = d
-	return k, nil
+	k.Digest = s.digest
+	return k, s, nil
 }
 
 // Claim installs a pending claim for k unless k has a committed original
@@ -416,11 +414,7 @@ func (ix *Index) claim(ctx context.Context, k dedupindex.Key, notBefore time.Tim
 	if err := ix.check(ctx); err != nil {
 		return dedupindex.ClaimResult{}, err
 	}
-	k, err := canonKey(k)
-	if err != nil {
-		return dedupindex.ClaimResult{}, err
-	}
-	s, err := ix.l.locate(k)
+	k, s, err := ix.locate(k)
 	if err != nil {
 		return dedupindex.ClaimResult{}, err
 	}
@@ -484,17 +478,13 @@ func (ix *Index) Commit(ctx context.Context, t dedupindex.Ticket, o dedupindex.O
 	if err := ix.check(ctx); err != nil {
 		return err
 	}
-	k, err := canonKey(t.Key)
+	k, s, err := ix.locate(t.Key)
 	if err != nil {
 		return err
 	}
 	inst, _, ok := strings.Cut(t.Token, ".")
 	if !ok || inst == "" {
 		return fmt.Errorf("%w: malformed token %q", dedupindex.ErrNoClaim, t.Token)
-	}
-	s, err := ix.l.locate(k)
-	if err != nil {
-		return err
 	}
 	var st claimState
 	if inst == ix.instance {
@@ -671,7 +661,7 @@ func (ix *Index) Cancel(ctx context.Context, t dedupindex.Ticket) error {
 	if err := ix.check(ctx); err != nil {
 		return err
 	}
-	k, err := canonKey(t.Key)
+	k, s, err := ix.locate(t.Key)
 	if err != nil {
 		return err
 	}
@@ -683,10 +673,6 @@ func (ix *Index) Cancel(ctx context.Context, t dedupindex.Ticket) error {
 	ix.mu.Unlock()
 	if !ok || st.key != k {
 		return fmt.Errorf("%w: cancel %s in scope %q", dedupindex.ErrNoClaim, k.Digest, k.Scope)
-	}
-	s, err := ix.l.locate(k)
-	if err != nil {
-		return err
 	}
 	return ix.cancelToken(ctx, s, t.Token)
 }
@@ -713,11 +699,7 @@ func (ix *Index) Lookup(ctx context.Context, k dedupindex.Key) (dedupindex.Origi
 	if err := ix.check(ctx); err != nil {
 		return dedupindex.Original{}, false, err
 	}
-	k, err := canonKey(k)
-	if err != nil {
-		return dedupindex.Original{}, false, err
-	}
-	s, err := ix.l.locate(k)
+	_, s, err := ix.locate(k)
 	if err != nil {
 		return dedupindex.Original{}, false, err
 	}
@@ -737,15 +719,11 @@ func (ix *Index) Put(ctx context.Context, k dedupindex.Key, o dedupindex.Origina
 	if err := ix.check(ctx); err != nil {
 		return false, err
 	}
-	k, err := canonKey(k)
+	k, s, err := ix.locate(k)
 	if err != nil {
 		return false, err
 	}
 	o, err = dedupindex.CheckOriginal(k, o)
-	if err != nil {
-		return false, err
-	}
-	s, err := ix.l.locate(k)
 	if err != nil {
 		return false, err
 	}
@@ -866,7 +844,7 @@ func (ix *Index) PutBatch(ctx context.Context, entries []dedupindex.Entry) ([]bo
 	first := map[dedupindex.Key]bool{}
 	run := make([]bool, len(entries))
 	for i, e := range entries {
-		k, err := canonKey(e.Key)
+		k, s, err := ix.locate(e.Key)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i, err)
 		}
@@ -874,9 +852,7 @@ func (ix *Index) PutBatch(ctx context.Context, entries []dedupindex.Entry) ([]bo
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i, err)
 		}
-		if slots[i], err = ix.l.locate(k); err != nil {
-			return nil, fmt.Errorf("entry %d: %w", i, err)
-		}
+		slots[i] = s
 		origs[i] = o
 		if !first[k] {
 			first[k] = true

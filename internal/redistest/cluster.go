@@ -522,9 +522,11 @@ func (c *Cluster) Stall(ctx context.Context, n *Node, d time.Duration) error {
 	return rc.Do(ctx, "DEBUG", "SLEEP", strconv.FormatFloat(d.Seconds(), 'f', 3, 64)).Err()
 }
 
-// UsedMemory returns the sum of used_memory over the masters serving
-// slots.
-func (c *Cluster) UsedMemory(ctx context.Context) (int64, error) {
+// Memory returns the sum of an INFO memory field (used_memory,
+// used_memory_dataset, …) over the masters serving slots, once every
+// master's writes have reached its replicas (so replication buffers are
+// drained).
+func (c *Cluster) Memory(ctx context.Context, field string) (int64, error) {
 	var total int64
 	for _, n := range c.live() {
 		nodes, err := n.rc.ClusterNodes(ctx).Result()
@@ -534,13 +536,18 @@ func (c *Cluster) UsedMemory(ctx context.Context) (int64, error) {
 		if !servesSlots(nodes) {
 			continue
 		}
+		if c.opts.Replicas > 0 {
+			if err := n.rc.Wait(ctx, c.opts.Replicas, 10*time.Second).Err(); err != nil {
+				return 0, err
+			}
+		}
 		info, err := n.rc.Info(ctx, "memory").Result()
 		if err != nil {
 			return 0, err
 		}
-		v, ok := infoField(info, "used_memory")
+		v, ok := infoField(info, field)
 		if !ok {
-			return 0, fmt.Errorf("redistest: no used_memory in INFO of %s", n.Addr)
+			return 0, fmt.Errorf("redistest: no %s in INFO of %s", field, n.Addr)
 		}
 		total += v
 	}
