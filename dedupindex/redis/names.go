@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -103,7 +102,7 @@ func (ix *Index) intern(ctx context.Context, k record.Kind, s string) (uint64, e
 	}
 	key := ix.l.nameKey(id)
 	var stored string
-	acked, err := ix.write(ctx, key, 1, nameWait, func(c goredis.Cmdable) error {
+	a, err := ix.write(ctx, key, 1, nameWait, func(c goredis.Cmdable) error {
 		var err error
 		stored, err = internScript.Run(ctx, c, []string{key}, nameField(k, id), s).Text()
 		return err
@@ -111,12 +110,11 @@ func (ix *Index) intern(ctx context.Context, k record.Kind, s string) (uint64, e
 	if err != nil {
 		return 0, fmt.Errorf("dedupindex/redis: intern %s %q: %w", k, s, err)
 	}
-	safe := acked >= 1
+	// Use the id once a replica has the name, or if the master has no
+	// replica that could take over without it.
+	safe := a.acked >= 1
 	if !safe {
-		// Not acknowledged: use the id only if the master has no replica
-		// that could take over without the name.
-		safe, err = ix.hasNoReplica(ctx, key)
-		if err != nil {
+		if safe, err = ix.hasNoReplica(ctx, key); err != nil {
 			return 0, fmt.Errorf("dedupindex/redis: intern %s %q: %w", k, s, err)
 		}
 	}
@@ -135,17 +133,14 @@ func (ix *Index) intern(ctx context.Context, k record.Kind, s string) (uint64, e
 }
 
 // hasNoReplica reports whether the master serving key has no connected
-// replica.
+// replica now.
 func (ix *Index) hasNoReplica(ctx context.Context, key string) (bool, error) {
 	node, err := ix.masterFor(ctx, key)
 	if err != nil {
 		return false, err
 	}
-	info, err := node.Info(ctx, "replication").Result()
-	if err != nil {
-		return false, err
-	}
-	return strings.Contains(info, "connected_slaves:0\r\n"), nil
+	n, err := ix.connectedReplicas(ctx, node, node.Options().Addr, true)
+	return n == 0, err
 }
 
 // name resolves an interned id.

@@ -41,7 +41,7 @@ type Index struct {
 
 	mu       sync.Mutex
 	active   map[string]claimState // tokens issued by this Index, outstanding
-	degraded map[string]time.Time  // master address → until when WAIT is brief
+	masters  map[string]*masterState // by address
 }
 
 // claimState is what Commit needs to know about a claim of this Index.
@@ -145,7 +145,7 @@ func New(ctx context.Context, c goredis.UniversalClient, opts ...Option) (*Index
 		instance:     hex.EncodeToString(inst[:]),
 		names:        newNames(),
 		active:       map[string]claimState{},
-		degraded:     map[string]time.Time{},
+		masters:      map[string]*masterState{},
 	}
 	entries, valueMax := ix.listpackLimits(ctx)
 	ix.valueMax = valueMax
@@ -528,7 +528,7 @@ func (ix *Index) store(ctx context.Context, s slot, o dedupindex.Original, token
 	}
 	keys := ix.slotKeys(s)
 	var res []any
-	acked, err := ix.write(ctx, keys[0], ix.waitReplicas, ix.waitTimeout, func(c goredis.Cmdable) error {
+	a, err := ix.write(ctx, keys[0], ix.waitReplicas, ix.waitTimeout, func(c goredis.Cmdable) error {
 		var err error
 		res, err = commitScript.Run(ctx, c, keys, s.field, token, v, replaces, long, todo).Slice()
 		return err
@@ -540,8 +540,8 @@ func (ix *Index) store(ctx context.Context, s slot, o dedupindex.Original, token
 		return false, nil
 	}
 	var err2 error
-	if acked < ix.waitReplicas {
-		err2 = ix.notReplicated("commit", s.digest, acked)
+	if a.acked < ix.waitReplicas {
+		err2 = ix.notReplicated("commit", s.digest, a)
 	}
 	if ix.l.byURL {
 		var old string
@@ -557,9 +557,9 @@ func (ix *Index) store(ctx context.Context, s slot, o dedupindex.Original, token
 	return true, err2
 }
 
-func (ix *Index) notReplicated(what, dig string, acked int) error {
-	return fmt.Errorf("dedupindex/redis: %s %s: stored on the master, %w (%d of %d within %s): a failover may lose it",
-		what, dig, ErrNotReplicated, acked, ix.waitReplicas, ix.waitTimeout)
+func (ix *Index) notReplicated(what, dig string, a ack) error {
+	return fmt.Errorf("dedupindex/redis: %s %s: stored on the master, %w (%d of %d within %s; the master has %d): a failover may lose it",
+		what, dig, ErrNotReplicated, a.acked, ix.waitReplicas, ix.waitTimeout, a.replicas)
 }
 
 // addURLEntry files o under its URL, after dropping the entry of the
@@ -579,12 +579,13 @@ func (ix *Index) addURLEntry(ctx context.Context, s slot, o dedupindex.Original,
 		}
 	}
 	key, field := ix.l.urlEntry(s.scope, surtKey, s.sum)
-	acked, err := ix.write(ctx, key, ix.waitReplicas, ix.waitTimeout, func(c goredis.Cmdable) error { return c.HSet(ctx, key, field, "").Err() })
+	a, err := ix.write(ctx, key, ix.waitReplicas, ix.waitTimeout, func(c goredis.Cmdable) error { return c.HSet(ctx, key, field, "").Err() })
 	if err != nil {
 		return fmt.Errorf("dedupindex/redis: by-url add %s: %w", o.TargetURI, err)
 	}
-	if acked < ix.waitReplicas {
-		return ix.notReplicated("by-url entry of", s.digest, acked)
+	if a.acked < ix.waitReplicas && a.replicas > 0 {
+		// A failover could lose the entry: it stays queued, for Repair.
+		return ix.notReplicated("by-url entry of", s.digest, a)
 	}
 	if err := ix.c.HDel(ctx, ix.l.todoKey(s.scope, s.bucket), s.field).Err(); err != nil {
 		return fmt.Errorf("dedupindex/redis: by-url done %s: %w", o.TargetURI, ix.failed(err))
@@ -626,10 +627,15 @@ func (ix *Index) Repair(ctx context.Context) (int, error) {
 				}
 				o, err := ix.decode(ctx, s, v)
 				if v != "" && err == nil {
-					if err := ix.addURLEntry(ctx, s, o, old); err != nil {
+					err := ix.addURLEntry(ctx, s, o, old)
+					switch {
+					case errors.Is(err, ErrNotReplicated):
+						// Written, not yet acknowledged: stays queued.
+					case err != nil:
 						return err
+					default:
+						n++
 					}
-					n++
 					continue
 				}
 				if v != "" && !errors.Is(err, errUnusable) {
