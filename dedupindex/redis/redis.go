@@ -39,9 +39,9 @@ type Index struct {
 	stopRepair context.CancelFunc
 	repairing  sync.WaitGroup
 
-	mu       sync.Mutex
-	active   map[string]claimState // tokens issued by this Index, outstanding
-	masters  map[string]*masterState // by address
+	mu      sync.Mutex
+	active  map[string]claimState   // tokens issued by this Index, outstanding
+	masters map[string]*masterState // by address
 }
 
 // claimState is what Commit needs to know about a claim of this Index.
