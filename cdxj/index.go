@@ -96,7 +96,7 @@ func Index(ctx context.Context, r *warcio.Reader, opts IndexOptions, emit func(*
 		if opts.Verify {
 			verify(&st, r.Name(), rec)
 		}
-		if !indexed(rec, opts.All) {
+		if !Indexed(rec, opts.All) {
 			continue
 		}
 		if rec.Length == 0 {
@@ -126,7 +126,9 @@ func verify(st *Stats, name string, rec *warcio.Record) {
 	}
 }
 
-func indexed(rec *warcio.Record, all bool) bool {
+// Indexed reports whether IndexFile gives rec an index line: the records
+// pywb's cdx-indexer indexes, or with all every record with a URL.
+func Indexed(rec *warcio.Record, all bool) bool {
 	if all {
 		return recordURL(rec) != ""
 	}

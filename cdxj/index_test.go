@@ -63,8 +63,12 @@ func TestPywbCompat(t *testing.T) {
 // TestIndexCorpusGolden indexes every corpus WARC into one sorted index and
 // compares it with testdata/corpus.cdxj.
 func TestIndexCorpusGolden(t *testing.T) {
-	got := indexSorted(t, testenv.CorpusWARCs(t), IndexOptions{})
-	const path = "testdata/corpus.cdxj"
+	golden(t, "testdata/corpus.cdxj", indexSorted(t, testenv.CorpusWARCs(t), IndexOptions{}))
+}
+
+// golden compares got with the file at path (rewritten with -update).
+func golden(t *testing.T, path, got string) {
+	t.Helper()
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -76,7 +80,7 @@ func TestIndexCorpusGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got != string(want) {
-		t.Errorf("corpus index differs from %s (run with -update after checking)", path)
+		t.Errorf("index differs from %s (run with -update after checking)", path)
 	}
 }
 

@@ -85,8 +85,13 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 		}
 		resp.Fields = append(resp.Fields,
 			Field{"WARC-Profile", prof},
-			Field{"WARC-Payload-Digest", origDigest},
-			Field{"WARC-Refers-To", angle(orig.RecordID)},
+			Field{"WARC-Payload-Digest", origDigest})
+		if orig.RecordID != "" {
+			// An original imported from an ARC file has no record ID;
+			// Target-URI and Date still locate it (replay tools use those).
+			resp.Fields = append(resp.Fields, Field{"WARC-Refers-To", angle(orig.RecordID)})
+		}
+		resp.Fields = append(resp.Fields,
 			Field{"WARC-Refers-To-Target-URI", orig.TargetURI},
 			Field{"WARC-Refers-To-Date", orig.Date.UTC().Format(time.RFC3339Nano)},
 		)

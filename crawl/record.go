@@ -2,10 +2,7 @@ package crawl
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +10,7 @@ import (
 
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // WARC versions the writer produces.
@@ -56,14 +54,17 @@ type Field struct {
 // Content-Length, WARC-Block-Digest and WARC-Warcinfo-ID; everything else is
 // in Fields, in order.
 type Record struct {
-	Type     string
-	ID       string // "<urn:uuid:...>"
-	Date     time.Time
-	Fields   []Field
-	Block    []byte
+	Type   string
+	ID     string // "<urn:uuid:...>"
+	Date   time.Time
+	Fields []Field
+	Block  []byte
+	// DateText, when set, is written as the WARC-Date verbatim instead of
+	// Date formatted for the version (a rewritten record keeps the exact
+	// text, and so the precision, of the record it replaces).
+	DateText string
 	capture  *captureMeta
 	isInfo   bool
-	dateText string
 }
 
 // captureMeta is what the writer needs to turn a written record into a
@@ -95,40 +96,10 @@ func (r *Record) Get(name string) string {
 }
 
 // NewRecordID returns a fresh "<urn:uuid:...>" record ID (random UUID v4).
-func NewRecordID() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		// crypto/rand never fails on supported platforms (Go ≥ 1.24 panics
-		// instead); keep a deterministic fallback for completeness.
-		copy(b[:], strconv.FormatInt(time.Now().UnixNano(), 16))
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], b[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], b[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], b[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], b[10:])
-	return "<urn:uuid:" + string(s[:]) + ">"
-}
+func NewRecordID() string { return warcio.NewRecordID() }
 
-// FormatDate formats a WARC-Date. WARC 1.0 allows whole seconds only; for
-// 1.1 the time is kept to the microsecond and written with trailing zeros
-// trimmed (RFC 3339), so formatting the same time.Time again — as
-// WARC-Refers-To-Date of a revisit does — reproduces the original's text
-// exactly, at the same precision.
-func FormatDate(t time.Time, version string) string {
-	t = t.UTC()
-	if version == Version10 {
-		return t.Truncate(time.Second).Format("2006-01-02T15:04:05Z")
-	}
-	return t.Truncate(time.Microsecond).Format(time.RFC3339Nano)
-}
+// FormatDate formats a WARC-Date (see warcio.FormatDate).
+func FormatDate(t time.Time, version string) string { return warcio.FormatDate(t, version) }
 
 // recordDate returns the time a record is stamped with for a version
 // (truncated to what its text can carry), so the Capture carries exactly the
@@ -141,41 +112,36 @@ func recordDate(t time.Time, version string) time.Time {
 	return t.Truncate(time.Microsecond)
 }
 
+// Marshal appends the uncompressed record, as the Writer serialises it, to
+// buf: "WARC/"+version, WARC-Type, WARC-Record-ID, WARC-Date, Fields in
+// order, then WARC-Block-Digest (SHA-1 of Block) and Content-Length, the
+// block and the closing CRLF pair. It is the one WARC record encoder; tools
+// that write records outside a Writer (post-crawl deduplication) use it.
+func (r *Record) Marshal(buf *bytes.Buffer, version string) { r.marshal(buf, version, "") }
+
 // marshal writes the uncompressed record to buf. warcinfoID may be empty.
 func (r *Record) marshal(buf *bytes.Buffer, version, warcinfoID string) {
-	buf.WriteString("WARC/")
-	buf.WriteString(version)
-	buf.WriteString("\r\n")
-	writeField(buf, "WARC-Type", r.Type)
-	writeField(buf, "WARC-Record-ID", r.ID)
-	if r.dateText != "" {
-		writeField(buf, "WARC-Date", r.dateText)
-	} else {
-		writeField(buf, "WARC-Date", FormatDate(r.Date, version))
+	h := warcio.RecordHead{
+		Version:       version,
+		Type:          r.Type,
+		ID:            r.ID,
+		Date:          r.DateText,
+		Fields:        make([]warcio.Field, len(r.Fields)),
+		BlockDigest:   digest.Of(digest.SHA1, r.Block).String(),
+		ContentLength: int64(len(r.Block)),
 	}
-	for _, f := range r.Fields {
-		writeField(buf, f.Name, f.Value)
+	for i, f := range r.Fields {
+		h.Fields[i] = warcio.Field(f)
 	}
-	if warcinfoID != "" && !r.isInfo {
-		writeField(buf, "WARC-Warcinfo-ID", warcinfoID)
+	if h.Date == "" {
+		h.Date = FormatDate(r.Date, version)
 	}
-	writeField(buf, "WARC-Block-Digest", digest.Of(digest.SHA1, r.Block).String())
-	writeField(buf, "Content-Length", strconv.Itoa(len(r.Block)))
-	buf.WriteString("\r\n")
+	if !r.isInfo {
+		h.WarcinfoID = warcinfoID
+	}
+	h.Write(buf)
 	buf.Write(r.Block)
-	buf.WriteString("\r\n\r\n")
-}
-
-func writeField(buf *bytes.Buffer, name, value string) {
-	buf.WriteString(name)
-	buf.WriteString(": ")
-	// Header values never carry line breaks: a URL or validator taken from
-	// the network is written on one line (WARC forbids folding we do not do).
-	if strings.ContainsAny(value, "\r\n") {
-		value = strings.NewReplacer("\r", "%0D", "\n", "%0A").Replace(value)
-	}
-	buf.WriteString(value)
-	buf.WriteString("\r\n")
+	buf.WriteString(warcio.RecordEnd)
 }
 
 // mimeOf returns the media type of a Content-Type value without parameters,

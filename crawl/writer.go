@@ -462,6 +462,10 @@ func indexed(typ string) bool {
 	return typ != "request" && typ != "warcinfo"
 }
 
+// CDXJName returns the name of the CDXJ file kept beside a WARC file:
+// NAME.cdxj for NAME.warc.gz (or NAME.warc).
+func CDXJName(warc string) string { return cdxjName(warc) }
+
 // cdxjName returns the CDXJ file name beside a WARC file.
 func cdxjName(warc string) string {
 	return strings.TrimSuffix(strings.TrimSuffix(warc, ".gz"), ".warc") + ".cdxj"

@@ -24,7 +24,7 @@ type Format string
 // Import formats.
 const (
 	FormatAuto Format = "auto" // by name, then by content
-	FormatWARC Format = "warc" // WARC files, gzip-compressed or not
+	FormatWARC Format = "warc" // WARC (or ARC) files, gzip-compressed or not
 	FormatCDX  Format = "cdx"  // IA CDX, 9 or 11 fields (or as its " CDX" header says)
 	FormatCDXJ Format = "cdxj" // pywb CDXJ
 )
@@ -258,7 +258,7 @@ func detectFormat(path string) (Format, error) {
 	name = strings.TrimSuffix(name, ".open")
 	name = strings.TrimSuffix(name, ".gz")
 	switch {
-	case strings.HasSuffix(name, ".warc"):
+	case strings.HasSuffix(name, ".warc"), strings.HasSuffix(name, ".arc"):
 		return FormatWARC, nil
 	case strings.HasSuffix(name, ".cdxj"):
 		return FormatCDXJ, nil
@@ -289,6 +289,8 @@ func detectFormat(path string) (Format, error) {
 		return FormatCDX, nil
 	case bytes.Contains(line, []byte(" {")):
 		return FormatCDXJ, nil
+	case warcio.StartsRecord(head):
+		return FormatWARC, nil // an ARC file: warcio reads it as WARC
 	case len(bytes.Fields(line)) >= 9:
 		return FormatCDX, nil
 	}

@@ -60,6 +60,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"fixity:\n  sweeps:\n  - name: a\n    urims: [http://x/]\n    schedule: \"61 * * * *\"\n    archive_hosts: [x]\n", "fixity.sweeps[0].schedule"},
 		{"fixity:\n  sweeps:\n  - name: a\n    urims: [http://x/]\n", "fixity.sweeps[0].archive_hosts"},
 		{"fixity:\n  sweeps:\n  - name: a\n    archive_hosts: [x]\n", "fixity.sweeps[0].urims"},
+		{"fixity:\n  sweeps:\n  - name: a\n    urims: [http://x/]\n    archive_hosts: [x]\n    evidence: always\n", "fixity.sweeps[0].evidence"},
 	} {
 		c, err := ParseConfig([]byte(tc.yaml), "t.yaml", func(string) string { return "" })
 		if err == nil {

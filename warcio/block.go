@@ -2,9 +2,9 @@ package warcio
 
 import (
 	"bufio"
+	"fmt"
 	"hash"
 	"io"
-	"strings"
 
 	"github.com/wayside-archive/wayside/digest"
 )
@@ -15,6 +15,9 @@ func isHTTPType(t string) bool { return t == "response" || t == "revisit" || t =
 
 func (r *Reader) readBlock(rec *Record) error {
 	r.blk.start(rec)
+	if r.opts.BlockSink != nil {
+		r.blk.copy = r.opts.BlockSink()
+	}
 	if r.opts.BlockDigest {
 		alg := digest.SHA1
 		if d, err := digest.Parse(rec.DeclaredBlockDigest); err == nil {
@@ -33,8 +36,13 @@ func (r *Reader) readBlock(rec *Record) error {
 		r.keep = keepWriter{w: sink, max: r.opts.KeepPayload}
 		sink = &r.keep
 	}
+	if r.opts.Payload != nil {
+		sink = io.MultiWriter(sink, r.opts.Payload)
+	}
 	isHTTP := false
-	if isHTTPType(rec.Type) {
+	// An ARC record holds an HTTP message only under an http(s) URL (dns:
+	// and other records are taken as they are, as pywb reads them).
+	if isHTTPType(rec.Type) && (rec.ARC == nil || isHTTPScheme(rec.TargetURI)) {
 		if b, _ := r.hbr.Peek(16); looksLikeHTTP(b) {
 			isHTTP = true
 		} else if b, _ := r.hbr.Peek(8192); looksLikeHTTP(b) {
@@ -45,7 +53,7 @@ func (r *Reader) readBlock(rec *Record) error {
 	}
 	var perr error
 	if isHTTP {
-		info, err := parseHTTPHead(r.hbr)
+		info, err := parseHTTPHead(r.hbr, r.opts.KeepHTTPHead)
 		if err != nil {
 			rec.anomaly("HTTP head: %v", err)
 			rec.PayloadLength, perr = r.hbr.WriteTo(sink)
@@ -128,7 +136,7 @@ func (r *Reader) finishRecord(rec *Record) error {
 	if r.compressed {
 		err := r.skipBlank()
 		if err == nil {
-			if b, _ := r.br.Peek(len(headerPrefix)); strings.EqualFold(string(b), headerPrefix) {
+			if r.atRecordStart() {
 				// Another record in the same member.
 				r.shared = true
 				rec.anomaly("gzip member at offset %d holds more than one record", r.memberStart)
@@ -169,6 +177,8 @@ type blockReader struct {
 	err       error
 	hash      hash.Hash // block digest, when asked for
 	alg       string
+	copy      io.Writer // Options.BlockSink's writer
+	last      byte      // the last block byte read
 }
 
 func (b *blockReader) start(rec *Record) {
@@ -192,6 +202,13 @@ func (b *blockReader) Read(p []byte) (int, error) {
 			if b.hash != nil {
 				b.hash.Write(p[:n])
 			}
+			if b.copy != nil {
+				if _, err := b.copy.Write(p[:n]); err != nil {
+					b.err = fmt.Errorf("warcio: %s offset %d: block sink: %w", b.r.name, b.rec.Offset, err)
+					return n, nil
+				}
+			}
+			b.last = p[n-1]
 			return n, nil
 		}
 		if err == nil {
@@ -226,6 +243,22 @@ func (b *blockReader) atEnd(err error) bool {
 	}
 	// A complete gzip member ended inside the block.
 	r.memberOpen = false
+	if b.rec.ARC != nil {
+		// One record per member: the member's end is the record's end,
+		// not the declared Archive-length.
+		if r.seeker != nil && !r.arcFixed {
+			n := b.rec.ContentLength - b.remaining
+			if b.last == '\n' && n > 0 {
+				n-- // the line feed ending every ARC record
+			}
+			r.arcFix = arcFix{set: true, offset: b.rec.Offset, length: n}
+			b.err = errReread
+			return false
+		}
+		b.short, b.remaining = b.remaining, 0
+		b.pendingEnd(r.rawPos())
+		return true
+	}
 	if !r.moreInput() {
 		if b.remaining <= maxCLSlack {
 			b.short, b.remaining = b.remaining, 0
@@ -240,7 +273,7 @@ func (b *blockReader) atEnd(err error) bool {
 		b.err = oerr
 		return false
 	}
-	if p, _ := r.br.Peek(len(headerPrefix)); strings.EqualFold(string(p), headerPrefix) {
+	if r.atRecordStart() {
 		// The writer moved on to the next record: Content-Length was wrong.
 		b.short, b.remaining = b.remaining, 0
 		b.pendingEnd(memberEnd)

@@ -16,6 +16,8 @@ import (
 // The fields follow pywb's cdxj-indexer where an index shows them:
 //   - URI: WARC-Target-URI; a warcinfo record without one is filed under
 //     its WARC-Filename.
+//   - ARC records (see Record) follow the same rules, except that MIME is
+//     the header line's Content-type field, as pywb indexes ARC files.
 //   - MIME: for response, request and revisit records with an HTTP message,
 //     the HTTP Content-Type cut at the first ";" or space (case kept), "unk"
 //     when it has none (nothing for requests); for other records the WARC
@@ -99,6 +101,9 @@ func (r *Record) digestMismatch() bool {
 // indexMIME is the media type as pywb's indexer writes it.
 func (r *Record) indexMIME() string {
 	switch {
+	case r.ARC != nil:
+		// pywb takes an ARC record's mime from its header line, HTTP or not.
+		return cutMIME(r.ARC.ContentType, "unk")
 	case r.HTTP != nil && r.Type == "request":
 		return cutMIME(r.HTTP.Header.Get("Content-Type"), "")
 	case r.HTTP != nil:

@@ -1,5 +1,18 @@
-// Package warcio reads WARC files leniently and fast, and parses the HTTP
-// messages recorded in them.
+// Package warcio reads WARC and ARC files leniently and fast, parses the
+// HTTP messages recorded in them, and holds the one WARC record encoder
+// (RecordHead) the crawler and ARC conversion write with.
+//
+// ARC files (v1 and v2, plain or one gzip member per record, told from WARC
+// by their content) are read behind the same API: see Record for how an ARC
+// record is presented. Their leniency: URLs with spaces (fields are split
+// from the right), Archive-dates of other than 14 digits, missing line
+// feeds between records, and wrong Archive-lengths, which are corrected
+// from the file's structure — the gzip member's end, or in a plain file the
+// next line that starts a record — and noted in Anomalies (this needs a
+// seekable input, as Open gives). A header line that does not parse (too
+// few fields, no date) is ErrCorrupt, and so is an Archive-length running
+// past the end of a plain file when records follow (ErrTruncated when none
+// do); reading goes on at the next record.
 //
 // It owns the one implementation of two things the rest of Wayside relies
 // on: locating records (offset and stored length, i.e. the gzip member, as

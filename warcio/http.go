@@ -31,6 +31,9 @@ type HTTPInfo struct {
 	// HeadLength counts the bytes of the start line, the header lines and
 	// the blank line ending them (the block of a revisit record).
 	HeadLength int64
+	// Head holds those bytes exactly, when the reader was asked to keep
+	// them (Options.KeepHTTPHead).
+	Head []byte
 	// Chunked reports a "Transfer-Encoding: chunked" body that was
 	// de-chunked; ChunkFallback that the framing broke off (or was never
 	// there) and the remaining bytes were taken as they are, as warcio and
@@ -69,7 +72,7 @@ func ParseHTTPResponse(block io.Reader) (*HTTPInfo, error) {
 // de-chunked entity body is also written to it.
 func ParseHTTP(block io.Reader, payload io.Writer) (*HTTPInfo, error) {
 	br := bufio.NewReaderSize(block, 64<<10)
-	info, err := parseHTTPHead(br)
+	info, err := parseHTTPHead(br, false)
 	if err != nil {
 		return nil, err
 	}
@@ -109,8 +112,9 @@ func looksLikeHTTP(b []byte) bool {
 	return bytes.Contains(line, []byte(" HTTP/"))
 }
 
-// parseHTTPHead reads the start line and headers.
-func parseHTTPHead(br *bufio.Reader) (*HTTPInfo, error) {
+// parseHTTPHead reads the start line and headers; keep keeps their bytes
+// in Head.
+func parseHTTPHead(br *bufio.Reader, keep bool) (*HTTPInfo, error) {
 	first, err := br.Peek(16)
 	if len(first) == 0 {
 		if err == nil || err == io.EOF {
@@ -131,12 +135,18 @@ func parseHTTPHead(br *bufio.Reader) (*HTTPInfo, error) {
 		return nil, err
 	}
 	info.HeadLength += n
+	if keep {
+		info.Head = append(info.Head, line...)
+	}
 	if err := info.parseStartLine(string(trimEOL(line))); err != nil {
 		return nil, err
 	}
 	for {
 		line, n, err := readLine(br)
 		info.HeadLength += n
+		if keep {
+			info.Head = append(info.Head, line...)
+		}
 		if info.HeadLength > maxHTTPHead {
 			return nil, fmt.Errorf("warcio: HTTP head longer than %d bytes", maxHTTPHead)
 		}

@@ -28,6 +28,21 @@ type Options struct {
 	// the algorithm of its WARC-Block-Digest header (SHA-1 when absent), so
 	// callers can verify stored records.
 	BlockDigest bool
+	// BlockSink, when set, is called before each record's block is read
+	// and the writer it returns receives the block's bytes as stored (for
+	// ARC records, the bytes after the header line; HTTP messages
+	// included). A record read twice (an ARC length correction) calls it
+	// again: the writer must then start afresh.
+	BlockSink func() io.Writer
+	// Payload, when set, receives the payload bytes of every record as they
+	// are read — the bytes PayloadDigest covers (the de-chunked HTTP entity,
+	// or the whole block of a non-HTTP record) — so callers can digest them
+	// with another algorithm or compare them without holding them in
+	// memory. A write error stops the record with an error.
+	Payload io.Writer
+	// KeepHTTPHead keeps the exact bytes of each HTTP message head (start
+	// line, header lines and the blank line) in HTTPInfo.Head.
+	KeepHTTPHead bool
 }
 
 // Reader reads the records of one WARC file in order.
@@ -37,6 +52,7 @@ type Reader struct {
 	closer io.Closer
 	seeker io.Seeker
 	base   int64 // seek position where reading started
+	size   int64 // bytes from base to the end of the input; -1 when unknown
 
 	cnt        countingReader
 	raw        *bufio.Reader
@@ -58,6 +74,15 @@ type Reader struct {
 	resync     bool
 	resyncFrom int64
 
+	// arcVersion is the ARC version the file's filedesc record declared
+	// (0 before one is read); isARC is set once an ARC record was read.
+	arcVersion int
+	isARC      bool
+	// arcFix asks the next read of the ARC record at arcFix.offset to take
+	// arcFix.length as its block length (a wrong Archive-length).
+	arcFix   arcFix
+	arcFixed bool // the record being read has a corrected length
+
 	blk  blockReader
 	hbr  *bufio.Reader
 	keep keepWriter
@@ -72,8 +97,8 @@ type sizedFile struct{ *os.File }
 
 func (f sizedFile) Size() int64 {
 	fi, err := f.Stat()
-	if err != nil {
-		return rawBufSize
+	if err != nil || !fi.Mode().IsRegular() {
+		return -1
 	}
 	return fi.Size()
 }
@@ -101,8 +126,9 @@ const (
 	headerPrefix = "WARC/"
 )
 
-// Open opens a WARC file, gzip-compressed (detected by its magic bytes, not
-// its name) or not; ".open" files of running crawlers read the same way.
+// Open opens a WARC or ARC file, gzip-compressed (detected by its magic
+// bytes, not its name) or not; ".open" files of running crawlers read the
+// same way. Whether a record is WARC or ARC is told by its first line.
 func Open(path string, opts ...Options) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -117,7 +143,7 @@ func Open(path string, opts ...Options) (*Reader, error) {
 	return r, nil
 }
 
-// NewReader reads WARC records from rd; name is used in errors. Offsets
+// NewReader reads WARC (or ARC) records from rd; name is used in errors. Offsets
 // count from where rd is positioned. When rd is an io.Seeker the reader
 // seeks back to resynchronise after a corrupt record; otherwise it scans
 // forward only.
@@ -126,14 +152,18 @@ func NewReader(rd io.Reader, name string, opts ...Options) *Reader {
 	if len(opts) > 0 {
 		r.opts = opts[0]
 	}
+	r.size = -1
 	if s, ok := rd.(io.Seeker); ok {
 		if pos, err := s.Seek(0, io.SeekCurrent); err == nil {
 			r.seeker, r.base = s, pos
+			if sz, ok := rd.(interface{ Size() int64 }); ok && sz.Size() >= pos {
+				r.size = sz.Size() - pos
+			}
 		}
 	}
 	r.cnt.r = rd
 	r.bufSize = rawBufSize
-	if s, ok := rd.(interface{ Size() int64 }); ok && s.Size() < rawBufSize {
+	if s, ok := rd.(interface{ Size() int64 }); ok && s.Size() >= 0 && s.Size() < rawBufSize {
 		r.bufSize = int(max(s.Size(), 4096))
 	} else if s, ok := rd.(interface{ Len() int }); ok && s.Len() < rawBufSize {
 		r.bufSize = max(s.Len(), 4096)
@@ -326,6 +356,9 @@ func (r *Reader) next() (*Record, error) {
 			return nil, r.errorf(r.rawPos(), ErrCorrupt, "read: %v", err)
 		}
 		rec.Offset = r.rawPos()
+	}
+	if !r.atWARCHead() {
+		return r.readARC(rec)
 	}
 	if err := r.readWARCHead(rec); err != nil {
 		return nil, err

@@ -5,13 +5,29 @@ import (
 	"time"
 )
 
-// Record is one WARC record, fully read: Next returns it after its block has
-// been consumed, so every field, lengths and digests included, is final.
+// Record is one WARC or ARC record, fully read: Next returns it after its
+// block has been consumed, so every field, lengths and digests included, is
+// final.
+//
+// An ARC record is presented the way a conversion to WARC would give it, so
+// that every consumer reads both formats alike (as warcio for Python and
+// jwarc present them): the filedesc record that opens an ARC file is a
+// "warcinfo" record (no TargetURI; WARC-Filename = the ARC's name), every
+// other record a "response" record whose TargetURI is the ARC URL (control
+// characters percent-encoded as pywb does) and whose Date is the
+// Archive-date. Its block is the bytes after the header line; an HTTP
+// message is parsed (and its payload digested) under http(s) URLs only, so
+// dns: and other records are payload as a whole. ContentType is the ARC
+// Content-type field and Headers holds the header line's fields under their
+// WARC names (WARC-Target-URI, WARC-IP-Address, WARC-Date, Content-Type,
+// Content-Length). ARC is set; RecordID and Version are empty.
 type Record struct {
 	// Offset is where the record starts in the stored file: the start of
 	// its gzip member for compressed files. Length is the stored size: the
-	// gzip member's compressed length, or for uncompressed files the bytes
-	// up to the next record (trailing CRLFs included). These are the CDX
+	// gzip member's compressed length, or for uncompressed WARC files the
+	// bytes up to the next record (trailing CRLFs included); for
+	// uncompressed ARC files the header line and block without the line
+	// feed that separates records, as pywb counts it. These are the CDX
 	// offset and length. Length is 0 for a record sharing a gzip member
 	// with another record (see Anomalies).
 	Offset int64
@@ -57,6 +73,9 @@ type Record struct {
 	Payload []byte
 	// Anomalies lists what the lenient reader forgave in this record.
 	Anomalies []string
+	// ARC is the header line of a record read from an ARC file; nil for
+	// WARC records.
+	ARC *ARCHeader
 }
 
 // Header returns the first WARC header with the given name

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"strings"
 )
 
 // zeroTail reports whether only zero bytes remain in the raw input,
@@ -42,9 +41,10 @@ func (r *Reader) seekTo(off int64) bool {
 	return true
 }
 
-// skipToWARCLine advances a plain reader to the next line starting with
-// "WARC/", or to the end; it returns the bytes skipped.
-func (r *Reader) skipToWARCLine() int64 {
+// skipToRecordLine advances a plain reader to the next line that starts a
+// record ("WARC/" or a well-formed ARC header line), or to the end; it
+// returns the bytes skipped.
+func (r *Reader) skipToRecordLine() int64 {
 	var n int64
 	for {
 		line, err := r.br.ReadSlice('\n')
@@ -52,17 +52,15 @@ func (r *Reader) skipToWARCLine() int64 {
 		if err != nil && err != bufio.ErrBufferFull {
 			return n
 		}
-		if err == nil {
-			if b, _ := r.br.Peek(len(headerPrefix)); strings.EqualFold(string(b), headerPrefix) {
-				return n
-			}
+		if err == nil && r.atRecordStart() {
+			return n
 		}
 	}
 }
 
 // resynchronise positions the reader on the next plausible record at or
-// after off: a gzip member whose data starts with "WARC/", or a line
-// starting with "WARC/" in a plain file. It reports false at end of input.
+// after off: a gzip member whose data starts a record, or a line starting
+// one in a plain file ("WARC/" or a well-formed ARC header line). It reports false at end of input.
 func (r *Reader) resynchronise(off int64) bool {
 	if !r.seekTo(off) {
 		// Cannot go back: scan from where we are.
@@ -71,7 +69,7 @@ func (r *Reader) resynchronise(off int64) bool {
 		}
 	}
 	if !r.compressed {
-		r.skipToWARCLine()
+		r.skipToRecordLine()
 		return r.moreInput()
 	}
 	for {
@@ -80,10 +78,8 @@ func (r *Reader) resynchronise(off int64) bool {
 		}
 		cand := r.rawPos()
 		if err := r.openMember(); err == nil {
-			if r.skipBlank() == nil {
-				if b, _ := r.br.Peek(len(headerPrefix)); strings.EqualFold(string(b), headerPrefix) {
-					return true
-				}
+			if r.skipBlank() == nil && r.atRecordStart() {
+				return true
 			}
 		}
 		r.resync = false

@@ -33,12 +33,16 @@ const (
 	exitInterrupted = 130
 )
 
+// errCleanStop is returned by a daemon that a signal told to stop and that
+// shut down cleanly: that is its normal end, exit 0.
+var errCleanStop = errors.New("stopped cleanly")
+
 // report prints the outcome of run as one line on w (and, for usage errors,
 // a hint to -h) and returns the exit status.
 func report(w io.Writer, err error, interrupted bool) int {
 	var ue usageError
 	switch {
-	case err == nil && !interrupted, errors.Is(err, flag.ErrHelp):
+	case err == nil && !interrupted, errors.Is(err, flag.ErrHelp), errors.Is(err, errCleanStop):
 		return exitOK
 	case interrupted:
 		if err != nil && !errors.Is(err, context.Canceled) {
@@ -102,9 +106,11 @@ type command struct {
 func commands() []command {
 	cs := []command{
 		{"crawl", "crawl URLs into WARC files with crawl-time deduplication", runCrawl},
+		{"dedup", "post-crawl deduplication of existing WARC collections, validated before anything is replaced", runDedup},
 		{"demo", "crawl a built-in example site twice and show the revisits (no network needed)", runDemo},
 		{"index", "manage the dedup index: import, stats, lookup", runIndex},
-		{"cdxj", "write a sorted CDXJ index of WARC files", runCDXJ},
+		{"cdxj", "write a sorted CDXJ index of WARC (and ARC) files", runCDXJ},
+		{"convert", "convert ARC files to WARC and verify conversions", runConvert},
 		{"mementomap", "generate, compact, look up, merge and evaluate MementoMaps", runMementoMap},
 		{"fixity", "replay archived pages, hash them and track changes", runFixity},
 		{"serve", "run the sidecar daemon beside a crawler", runServe},

@@ -44,7 +44,19 @@ func SharedDir(t testing.TB) string {
 // ../shared/corpus/warc, skipping the test when the corpus is absent.
 func CorpusWARCs(t testing.TB) []string {
 	t.Helper()
-	dir := filepath.Join(SharedDir(t), "corpus", "warc")
+	return corpusFiles(t, "warc", "WARC")
+}
+
+// CorpusARCs returns the paths of the real-world ARC files in
+// ../shared/corpus/arc, skipping the test when the corpus is absent.
+func CorpusARCs(t testing.TB) []string {
+	t.Helper()
+	return corpusFiles(t, "arc", "ARC")
+}
+
+func corpusFiles(t testing.TB, sub, kind string) []string {
+	t.Helper()
+	dir := filepath.Join(SharedDir(t), "corpus", sub)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Skipf("testenv: cannot read %s: %v", dir, err)
@@ -56,7 +68,7 @@ func CorpusWARCs(t testing.TB) []string {
 		}
 	}
 	if len(out) == 0 {
-		t.Skipf("testenv: %s holds no WARC files", dir)
+		t.Skipf("testenv: %s holds no %s files", dir, kind)
 	}
 	return out
 }

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/wayside-archive/wayside/convert"
+)
+
+const convertUsage = `<arc2warc|verify> [flags] [args]
+
+  arc2warc [-o DIR] [--warc-version 1.1|1.0] [--force] [--json] [-q] ARC...
+      convert each ARC file (v1 or v2, gzip or not) into DIR/NAME.warc.gz,
+      following the IIPC ARC-to-WARC guidelines; the input is never modified
+      and each output appears whole (written to a temporary file, fsynced,
+      renamed). Unreadable ARC records are listed and the exit status is 1.
+  verify [--json] [-q] ARC WARC
+      prove a conversion lost nothing: every ARC record has exactly one WARC
+      record with the same target URI, date and payload digest (computed
+      from both files' bytes), every WARC digest holds, and the WARC holds
+      nothing else. Prints what differs; exit status 1 when anything does.`
+
+func runConvert(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprintf(e.stderr, "usage: wayside convert %s\n", convertUsage)
+		return usagef("convert: no subcommand given (arc2warc or verify)")
+	}
+	switch args[0] {
+	case "arc2warc":
+		return runARC2WARC(ctx, e, args[1:])
+	case "verify":
+		return runConvertVerify(ctx, e, args[1:])
+	case "-h", "--help", "help":
+		fmt.Fprintf(e.stdout, "usage: wayside convert %s\n", convertUsage)
+		return nil
+	}
+	fmt.Fprintf(e.stderr, "usage: wayside convert %s\n", convertUsage)
+	return usagef("convert: unknown subcommand %q", args[0])
+}
+
+func runARC2WARC(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "convert arc2warc", "[flags] ARC...\n\nConvert ARC files to WARC files (one WARC file per ARC file, NAME.warc.gz).")
+	dir := fs.String("o", ".", "write the WARC files into `DIR` (created if missing)")
+	version := fs.String("warc-version", convert.Version11, "WARC `VERSION` to write: 1.1 or 1.0")
+	force := fs.Bool("force", false, "replace existing output files")
+	level := fs.Int("level", 6, "gzip compression `LEVEL` (1-9)")
+	asJSON := fs.Bool("json", false, "print one JSON result per file on stdout")
+	quiet := fs.Bool("q", false, "print nothing but errors")
+	fs.BoolVar(quiet, "quiet", false, "same as -q")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	files := fs.Args()
+	if len(files) == 0 {
+		return fs.usagef("convert arc2warc: no ARC files given")
+	}
+	if *version != convert.Version11 && *version != convert.Version10 {
+		return fs.usagef("convert arc2warc: --warc-version must be 1.1 or 1.0, not %q", *version)
+	}
+	if *level < 1 || *level > 9 {
+		return fs.usagef("convert arc2warc: --level must be 1-9")
+	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return fmt.Errorf("convert arc2warc: %w", err)
+	}
+	opts := convert.Options{Version: *version, Overwrite: *force, CompressionLevel: *level, Software: "Wayside " + versionString()}
+	enc := json.NewEncoder(e.stdout)
+	failed, problems := 0, 0
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		res, err := convert.ARCToWARC(ctx, f, *dir, opts)
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			failed++
+			fmt.Fprintln(e.stderr, "wayside:", oneLine(err.Error()))
+			continue
+		}
+		for _, p := range res.Problems {
+			fmt.Fprintln(e.stderr, "wayside: skipped:", oneLine(p))
+		}
+		problems += len(res.Problems)
+		switch {
+		case *asJSON:
+			if err := enc.Encode(res); err != nil {
+				return err
+			}
+		case !*quiet:
+			fmt.Fprintf(e.stdout, "%s -> %s: %d records (%d responses, %d resources), %d read leniently, %d skipped\n",
+				res.ARC, res.WARC, res.Records, res.Responses, res.Resources, res.Lenient, len(res.Problems))
+		}
+	}
+	if failed > 0 || problems > 0 {
+		return fmt.Errorf("convert arc2warc: %d of %d files not converted, %d unreadable ARC records skipped (listed above)", failed, len(files), problems)
+	}
+	return nil
+}
+
+func runConvertVerify(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "convert verify", "[flags] ARC WARC\n\nCheck that WARC holds exactly the records of ARC (same URI, date and payload digest).")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	quiet := fs.Bool("q", false, "print only differences")
+	fs.BoolVar(quiet, "quiet", false, "same as -q")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		return fs.usagef("convert verify: want an ARC file and a WARC file, got %d arguments", fs.NArg())
+	}
+	rep, err := convert.Verify(ctx, fs.Arg(0), fs.Arg(1))
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		for _, m := range rep.Missing {
+			fmt.Fprintf(e.stdout, "MISSING  %s record %s: no WARC record with its URI, date and payload digest\n", rep.ARC, m)
+		}
+		for _, x := range rep.Extra {
+			fmt.Fprintf(e.stdout, "EXTRA    %s record %s: from no ARC record\n", rep.WARC, x)
+		}
+		for _, d := range rep.Damaged {
+			fmt.Fprintf(e.stdout, "DAMAGED  %s\n", d)
+		}
+		for _, p := range rep.Problems {
+			fmt.Fprintf(e.stdout, "UNREADABLE %s\n", p)
+		}
+		if !*quiet || !rep.OK() {
+			fmt.Fprintf(e.stdout, "%d ARC records, %d WARC records, %d matched, %d missing, %d extra, %d damaged, %d unreadable\n",
+				rep.ARCRecords, rep.WARCRecords, rep.Matched, len(rep.Missing), len(rep.Extra), len(rep.Damaged), len(rep.Problems))
+		}
+	}
+	if !rep.OK() {
+		if rep.ARCRecords == 0 {
+			return fmt.Errorf("convert verify: %s holds no readable ARC record", rep.ARC)
+		}
+		return fmt.Errorf("convert verify: %s does not hold exactly the records of %s", rep.WARC, rep.ARC)
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package postdedup
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/wayside-archive/wayside/dedupindex"
+)
+
+// AssessOptions configure Assess.
+type AssessOptions struct {
+	Manifest ManifestOptions
+	Policy   Policy
+}
+
+// MIMEStat counts duplicates of one media type.
+type MIMEStat struct {
+	Duplicates   int   `json:"duplicates"`
+	PayloadBytes int64 `json:"payload_bytes"`
+}
+
+// Assessment is the report an archive reads before deciding.
+type Assessment struct {
+	Files       int     `json:"files"`
+	StoredBytes int64   `json:"stored_bytes"`
+	RawBytes    int64   `json:"raw_bytes"`
+	Sample      float64 `json:"sample,omitempty"`
+	// Counts below are over the sample (whole digest clusters).
+	Responses    int   `json:"responses"`
+	PayloadBytes int64 `json:"payload_bytes"`
+	Duplicates   int   `json:"duplicates"`
+	DupPayload   int64 `json:"duplicate_payload_bytes"`
+	DupStored    int64 `json:"duplicate_stored_bytes"`
+	SameURL      int   `json:"same_url"`
+	OtherURL     int   `json:"other_url"`
+	// ProjectedSaving is the estimated stored bytes saved (scaled up from
+	// the sample): the copies' stored size minus an estimate of their
+	// revisit records.
+	ProjectedSaving      int64               `json:"projected_saving"`
+	ProjectedSavingRatio float64             `json:"projected_saving_ratio"`
+	ByMIME               map[string]MIMEStat `json:"by_mime"`
+	Kept                 map[string]int      `json:"kept,omitempty"`
+	BadInput             []Problem           `json:"bad_input,omitempty"`
+	Problems             []Problem           `json:"problems,omitempty"`
+}
+
+// revisitEstimate estimates the stored size of the revisit replacing e:
+// its WARC header (about 700 bytes with the Refers-To fields) and HTTP
+// head, compressed about 2:1.
+func revisitEstimate(e *Entry, compressed bool) int64 {
+	n := 700 + e.HeadLength
+	if compressed {
+		n /= 2
+	}
+	return n
+}
+
+// Assess builds a (sampled) manifest in a temporary directory and counts
+// what deduplication under the policy would do, without comparing bytes
+// (digest matches are taken at their word; Resolve checks them).
+func Assess(ctx context.Context, inputs []string, opts AssessOptions) (Assessment, error) {
+	a := Assessment{ByMIME: map[string]MIMEStat{}, Kept: map[string]int{}, Sample: opts.Manifest.Sample}
+	opts.Policy.defaults()
+	inputs, err := CheckInputs(inputs)
+	if err != nil {
+		return a, err
+	}
+	dir, err := os.MkdirTemp(opts.Manifest.TempDir, "wayside-dedup-assess-")
+	if err != nil {
+		return a, err
+	}
+	defer os.RemoveAll(dir)
+	opts.Manifest.Parts = 1
+	opts.Manifest.CompareCache = -1
+	path := filepath.Join(dir, "manifest.tsv")
+	ms, err := WriteManifest(ctx, inputs, path, opts.Manifest)
+	if err != nil {
+		return a, err
+	}
+	a.Files, a.RawBytes, a.Problems = len(ms.Files), ms.RawBytes, ms.Problems
+	compressed := map[string]bool{}
+	for _, f := range ms.Files {
+		a.StoredBytes += f.Size
+		compressed[f.Path] = f.Compressed
+	}
+	m, err := OpenManifest(path)
+	if err != nil {
+		return a, err
+	}
+	defer m.Close()
+	var cur string
+	firsts := map[string]*Entry{}
+	var saved int64
+	for {
+		e, err := m.Next()
+		if err != nil {
+			return a, err
+		}
+		if e == nil {
+			break
+		}
+		if e.Key != cur {
+			cur = e.Key
+			clear(firsts)
+		}
+		if e.Type == "response" {
+			a.Responses++
+			a.PayloadBytes += e.PayloadLength
+		}
+		if e.Key == noKey || !e.CanBeOriginal() {
+			code := ReasonCode(e.NotOriginal)
+			a.Kept[code]++
+			if IsBadInput(code) && len(a.BadInput) < maxListed {
+				a.BadInput = append(a.BadInput, Problem{Path: e.Path, Offset: e.Offset, Message: e.NotOriginal})
+			}
+			continue
+		}
+		if opts.Policy.why(e) != "" {
+			a.Kept["policy"]++
+			continue
+		}
+		gk := ""
+		if opts.Policy.Match == dedupindex.MatchURL {
+			gk = dedupindex.URLKey(e.URI)
+		}
+		first := firsts[gk]
+		if first == nil {
+			firsts[gk] = e
+			continue
+		}
+		if !e.CanBeDuplicate() {
+			a.Kept[ReasonCode(e.NotDuplicate)]++
+			continue
+		}
+		a.Duplicates++
+		a.DupPayload += e.PayloadLength
+		a.DupStored += e.Length
+		saved += max(e.Length-revisitEstimate(e, compressed[e.Path]), 0)
+		if dedupindex.URLKey(e.URI) == dedupindex.URLKey(first.URI) {
+			a.SameURL++
+		} else {
+			a.OtherURL++
+		}
+		ms := a.ByMIME[e.MIME]
+		ms.Duplicates++
+		ms.PayloadBytes += e.PayloadLength
+		a.ByMIME[e.MIME] = ms
+	}
+	scale := 1.0
+	if s := opts.Manifest.Sample; s > 0 && s < 1 {
+		scale = 1 / s
+	}
+	a.ProjectedSaving = int64(float64(saved) * scale)
+	if a.StoredBytes > 0 {
+		a.ProjectedSavingRatio = float64(a.ProjectedSaving) / float64(a.StoredBytes)
+	}
+	return a, nil
+}

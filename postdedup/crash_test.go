@@ -1,0 +1,157 @@
+package postdedup
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const crashEnv = "WAYSIDE_POSTDEDUP_CRASH_CHILD"
+
+// TestCrashChild is the process TestCrashKill kills; it does nothing
+// unless started by it. It runs the pipeline and SIGKILLs itself at the
+// n-th hit of the named failpoint.
+func TestCrashChild(t *testing.T) {
+	spec := os.Getenv(crashEnv)
+	if spec == "" {
+		return
+	}
+	f := strings.Split(spec, "|")
+	point, n := f[0], 0
+	fmt.Sscan(f[1], &n)
+	out, inputs := f[2], f[3:]
+	hits := 0
+	hook := func(name string) {
+		if name == point {
+			hits++
+			if hits == n {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				time.Sleep(time.Minute)
+			}
+		}
+	}
+	opts := RunOptions{Replace: strings.HasPrefix(point, "replace"), Rewrite: RewriteOptions{Failpoint: hook}, ReplaceOptions: ReplaceOptions{Failpoint: hook}}
+	if _, err := Run(context.Background(), inputs, out, opts); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCrashKill kills a real child process running `dedup run` (and
+// `dedup run --replace`) with SIGKILL at random failpoints, at least 20
+// times, and checks after each kill: every input path holds its original
+// bytes (or, while replacing, the validated output); every output file is
+// absent or complete (it reads to the end with every record of its input);
+// a re-run finishes the job and validates.
+func TestCrashKill(t *testing.T) {
+	a, _ := warcgen(t, "crash-a.warc.gz", "-size-mb", "1", "-seed", "1")
+	b, _ := warcgen(t, "crash-b.warc.gz", "-size-mb", "1", "-seed", "2")
+	rng := rand.New(rand.NewPCG(20261124, 7))
+	points := []struct {
+		name string
+		max  int
+	}{
+		{"rewrite-copy", 20}, {"rewrite-revisit", 20}, {"rewrite-before-sync", 2}, {"rewrite-before-rename", 2},
+		{"rewrite-before-cdxj", 2}, {"replace-before-swap", 2}, {"replace-after-swap", 2},
+	}
+	kills, runs := 0, 0
+	for kills < 24 && runs < 60 {
+		runs++
+		p := points[rng.IntN(len(points))]
+		n := 1 + rng.IntN(p.max)
+		dir := t.TempDir()
+		in := copyInputs(t, filepath.Join(dir, "in"), a, b)
+		orig := map[string]string{}
+		for _, f := range in {
+			orig[f] = sha256File(t, f)
+		}
+		out := filepath.Join(dir, "out")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), crashEnv+"="+strings.Join(append([]string{p.name, strconv.Itoa(n), out}, in...), "|"))
+		err := cmd.Run()
+		killed := false
+		if ee, ok := err.(*exec.ExitError); ok {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+				killed = true
+			}
+		}
+		if err != nil && !killed {
+			t.Fatalf("run %d (%s #%d): child failed: %v", runs, p.name, n, err)
+		}
+		if !killed {
+			continue // the failpoint was hit fewer than n times
+		}
+		kills++
+		replacing := strings.HasPrefix(p.name, "replace")
+		var stamp Stamp
+		if replacing {
+			var err error
+			if stamp, err = ReadStamp(out); err != nil {
+				t.Fatalf("killed at %s #%d before replacing, yet no validation stamp: %v", p.name, n, err)
+			}
+		}
+		for _, f := range in {
+			got := sha256File(t, f)
+			if got == orig[f] {
+				continue
+			}
+			ok := false
+			for _, s := range stamp.Files {
+				ok = ok || s.Input == f && checkSum(t, f) == s.OutputSHA256
+			}
+			if !ok {
+				t.Fatalf("killed at %s #%d: input %s damaged", p.name, n, f)
+			}
+		}
+		for i, f := range in {
+			o := filepath.Join(out, filepath.Base(f))
+			if _, err := os.Stat(o); err != nil {
+				continue // absent: fine (temporary files are marked .NAME.tmp-*)
+			}
+			if got, want := len(readAllRecords(t, o, warcioOpts())), len(readAllRecords(t, []string{a, b}[i], warcioOpts())); got != want {
+				t.Fatalf("killed at %s #%d: %s holds %d records, its input %d", p.name, n, o, got, want)
+			}
+		}
+		// A re-run finishes the job.
+		opts := RunOptions{Replace: replacing}
+		opts.Validate.Deep = true
+		rep, err := Run(context.Background(), in, out, opts)
+		if err != nil {
+			t.Fatalf("killed at %s #%d: re-run: %v %v", p.name, n, err, rep.Validate.Problems)
+		}
+		if replacing {
+			final, _ := ReadStamp(out)
+			for _, s := range final.Files {
+				if checkSum(t, s.Input) != s.OutputSHA256 {
+					t.Fatalf("killed at %s #%d: after the re-run %s is not its validated output", p.name, n, s.Input)
+				}
+			}
+			for i, f := range in {
+				retired := filepath.Join(out, StateDir, "retired", fmt.Sprintf("%04d-%s", i, filepath.Base(f)))
+				if sha256File(t, retired) != orig[f] {
+					t.Fatalf("killed at %s #%d: the retired copy of %s is not the original input", p.name, n, f)
+				}
+			}
+		} else {
+			for _, f := range in {
+				if sha256File(t, f) != orig[f] {
+					t.Fatalf("%s changed", f)
+				}
+				gowarcStrict(t, filepath.Join(out, filepath.Base(f)))
+			}
+		}
+	}
+	if kills < 20 {
+		t.Fatalf("only %d kills in %d runs", kills, runs)
+	}
+	t.Logf("%d kills in %d runs", kills, runs)
+}
+
+func checkSum(t testing.TB, path string) string { return sha256File(t, path) }

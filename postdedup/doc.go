@@ -1,0 +1,51 @@
+// Package postdedup deduplicates existing WARC collections after the crawl
+// (the WARCrefs pipeline) and proves that nothing is lost.
+//
+// Stages (wayside dedup assess|manifest|resolve|rewrite|validate|run):
+//
+//   - Manifest: one line per record a CDXJ index lists, described by the
+//     one converter (warcio.Record.Capture), sorted by payload digest with
+//     bounded memory (cdxj.Sorter spills runs to disk), splittable into
+//     parts by digest (a cluster never spans two parts). Line:
+//     KEY DATE PATH OFFSET ROLE RECORD-ID DIGEST JSON. The digest is the
+//     declared one checked against the bytes (Capture's digest rule), or
+//     recomputed with md5/sha1/sha256/sha512. While scanning, a bounded
+//     cache of recent payloads lets later copies be compared byte for byte
+//     as they are read (Entry.SameAs).
+//   - Resolve: walks each cluster in copy-number order — earliest WARC-Date,
+//     then input path (byte order), then offset — so the earliest eligible
+//     capture is the original and is never rewritten. Every later copy is
+//     compared with it byte for byte (during the scan, or by reading both
+//     records again); a true collision keeps the copy in full and makes it
+//     a reference of its own. Only complete, verified HTTP responses with
+//     a date and record ID, read without leniency, take part; damaged
+//     records (digest mismatch, truncated, WARC/0.17, shared gzip member)
+//     are kept as they are and reported by file and offset. Records that
+//     revisits already in the input refer to are pinned (kept in full),
+//     found with a sort-join so memory stays bounded. Optionally, originals
+//     in other collections are taken from a Wayside dedup index, read back
+//     and compared before use.
+//   - Rewrite: new files of the same names in an output directory (never
+//     in place): the bytes between copies copied as stored (gzip members
+//     untouched, copy_file_range), each copy replaced by an
+//     identical-payload-digest revisit built with the crawler's record
+//     encoder (crawl.Record.Marshal): the copy's WARC header fields,
+//     WARC-Record-ID and WARC-Date kept (records that refer to it still
+//     do), its HTTP head as the block, WARC-Truncated: length, the
+//     original's payload digest, WARC-Refers-To, -Target-URI and -Date
+//     (verbatim), the profile of the copy's WARC version. A sorted CDXJ
+//     (cdxj.FromCapture) is written beside each file. Temporary file,
+//     fsync, rename: a crash leaves an output complete or absent.
+//   - Validate: checks every claim of each output's layout against the
+//     bytes — the output tiles into input ranges (compared byte for byte
+//     with the input as it is now) and revisits (one per planned copy, read
+//     back and checked field by field); every original is a full record of
+//     the input with the copy's digest, not rewritten (a sort-join); CDXJ
+//     sorted and complete. Deep mode re-reads every output record with
+//     warcio and compares it with the manifest, record counts included.
+//   - Replace: only what Validate stamped, after checking nothing changed;
+//     one rename(2) per file, the input kept as a hard link in
+//     OUTDIR/.wayside-dedup/retired. Interrupted, a run of the same inputs
+//     finishes it; meanwhile every input path holds its input or its
+//     validated output, and either way every revisit resolves.
+package postdedup

@@ -1,0 +1,208 @@
+package postdedup
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/wayside-archive/wayside/crawl"
+	"github.com/wayside-archive/wayside/internal/fsutil"
+)
+
+// ReplaceOptions configure Replace.
+type ReplaceOptions struct {
+	// Failpoint, when set, is called at named points (crash tests).
+	Failpoint func(name string)
+}
+
+// ReplaceStats summarises Replace.
+type ReplaceStats struct {
+	Replaced int `json:"replaced"`
+	// Already counts files a previous, interrupted Replace had swapped.
+	Already int `json:"already"`
+	// Retired is the directory holding the replaced inputs (hard links):
+	// delete it once satisfied.
+	Retired      string `json:"retired"`
+	BytesBefore  int64  `json:"bytes_before"`
+	BytesAfter   int64  `json:"bytes_after"`
+	CDXJReplaced int    `json:"cdxj_replaced"`
+}
+
+// ReadStamp reads the validation stamp in outDir.
+func ReadStamp(outDir string) (Stamp, error) {
+	var s Stamp
+	b, err := os.ReadFile(stampPath(outDir))
+	if err != nil {
+		return s, fmt.Errorf("postdedup: replace: no validated output in %s (run validate first): %w", outDir, err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("postdedup: replace: %s: %v", stampPath(outDir), err)
+	}
+	return s, nil
+}
+
+// Replace swaps each validated output in outDir for its input. It acts
+// only on what Validate stamped, and checks first that nothing changed
+// since: the input still has the size and modification time validated
+// and the output the size and SHA-256. Each swap is one rename(2) over
+// the input (atomic); the input is kept, as a hard link, in
+// outDir/.wayside-dedup/retired until the caller deletes it. A CDXJ file
+// beside an input (NAME.cdxj, as wayside crawl keeps) is replaced by the
+// output's.
+//
+// Replace may be interrupted at any point and run again: a file whose
+// input path already holds the validated output counts as done. In
+// between, every input path holds either its complete input or its
+// complete validated output, and either way every revisit resolves: an
+// original is never rewritten, so it is byte-identical in both.
+func Replace(ctx context.Context, outDir string, opts ReplaceOptions) (ReplaceStats, error) {
+	var st ReplaceStats
+	s, err := ReadStamp(outDir)
+	if err != nil {
+		return st, err
+	}
+	st.Retired = filepath.Join(outDir, StateDir, "retired")
+	if err := os.MkdirAll(st.Retired, 0o755); err != nil {
+		return st, fmt.Errorf("postdedup: replace: %w", err)
+	}
+	// Check everything before the first swap.
+	done := make([]bool, len(s.Files))
+	for i, f := range s.Files {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		d, err := checkSwap(outDir, f)
+		if err != nil {
+			return st, err
+		}
+		done[i] = d
+	}
+	if err := fsutil.WriteFileAtomic(replacingPath(outDir), 0o644, func(io.Writer) error { return nil }); err != nil {
+		return st, fmt.Errorf("postdedup: replace: %w", err)
+	}
+	for i, f := range s.Files {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		st.BytesBefore += f.InputSize
+		st.BytesAfter += f.OutputSize
+		if done[i] {
+			st.Already++
+			if err := swapCDXJ(outDir, f, &st, opts); err != nil {
+				return st, err
+			}
+			continue
+		}
+		retired := filepath.Join(st.Retired, fmt.Sprintf("%04d-%s", i, filepath.Base(f.Input)))
+		if err := os.Link(f.Input, retired); err != nil && !errors.Is(err, os.ErrExist) {
+			return st, fmt.Errorf("postdedup: replace: keep %s: %w", f.Input, err)
+		}
+		if err := fsutil.SyncDir(st.Retired); err != nil {
+			return st, err
+		}
+		fail(opts.Failpoint, "replace-before-swap")
+		if err := moveOver(filepath.Join(outDir, f.Output), f.Input); err != nil {
+			return st, err
+		}
+		fail(opts.Failpoint, "replace-after-swap")
+		st.Replaced++
+		if err := swapCDXJ(outDir, f, &st, opts); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+// replacingPath marks an output directory whose outputs are being swapped
+// in: a run of the same inputs finishes the swap instead of starting over.
+func replacingPath(outDir string) string { return filepath.Join(outDir, StateDir, "replacing") }
+
+// checkSwap reports whether f's input path already holds the validated
+// output (done), or checks that the swap may go ahead.
+func checkSwap(outDir string, f StampedFile) (bool, error) {
+	ist, err := os.Stat(f.Input)
+	if err != nil {
+		return false, fmt.Errorf("postdedup: replace: %w", err)
+	}
+	if ist.Size() == f.OutputSize {
+		if sum, err := fileSHA256(f.Input); err == nil && sum == f.OutputSHA256 {
+			return true, nil
+		}
+	}
+	if ist.Size() != f.InputSize || !ist.ModTime().UTC().Equal(f.InputMTime) {
+		return false, fmt.Errorf("postdedup: replace: %s changed since it was validated: nothing replaced", f.Input)
+	}
+	out := filepath.Join(outDir, f.Output)
+	sum, err := fileSHA256(out)
+	if err != nil {
+		return false, fmt.Errorf("postdedup: replace: %w", err)
+	}
+	if sum != f.OutputSHA256 {
+		return false, fmt.Errorf("postdedup: replace: %s changed since it was validated: nothing replaced", out)
+	}
+	return false, nil
+}
+
+// moveOver renames src over dst, or (another file system) copies it
+// beside dst, fsyncs and renames the copy: either way dst switches from
+// the old content to the new in one rename(2).
+func moveOver(src, dst string) error {
+	err := os.Rename(src, dst)
+	if errors.Is(err, syscall.EXDEV) {
+		in, oerr := os.Open(src)
+		if oerr != nil {
+			return fmt.Errorf("postdedup: replace: %w", oerr)
+		}
+		defer in.Close()
+		err = fsutil.WriteFileAtomic(dst, 0o644, func(w io.Writer) error {
+			_, err := io.Copy(w, in)
+			return err
+		})
+		if err == nil {
+			os.Remove(src)
+			return nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("postdedup: replace: %w", err)
+	}
+	return fsutil.SyncDir(filepath.Dir(dst))
+}
+
+// swapCDXJ replaces a CDXJ file kept beside the input with the output's.
+func swapCDXJ(outDir string, f StampedFile, st *ReplaceStats, opts ReplaceOptions) error {
+	beside := filepath.Join(filepath.Dir(f.Input), crawl.CDXJName(filepath.Base(f.Input)))
+	src := filepath.Join(outDir, f.CDXJ)
+	if _, err := os.Stat(beside); err != nil {
+		return nil // the input had none
+	}
+	if _, err := os.Stat(src); err != nil {
+		return nil // already moved
+	}
+	fail(opts.Failpoint, "replace-before-cdxj")
+	if err := moveOver(src, beside); err != nil {
+		return err
+	}
+	st.CDXJReplaced++
+	return nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

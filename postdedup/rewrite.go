@@ -1,0 +1,606 @@
+package postdedup
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/crawl"
+	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/warcio"
+)
+
+// StateDir is the directory, inside the output directory, holding the
+// pipeline's own files: manifest, plan, layouts, the validation stamp and
+// the replace journal.
+const StateDir = ".wayside-dedup"
+
+// RewriteOptions configure Rewrite.
+type RewriteOptions struct {
+	// Jobs rewrites this many files in parallel (default 1).
+	Jobs int
+	// CompressionLevel is the gzip level of revisit records (default 6).
+	CompressionLevel int
+	MaxMemory        int64
+	TempDir          string
+	// Failpoint, when set, is called at named points (crash tests kill
+	// the process there).
+	Failpoint func(name string)
+	// Progress, when set, is called after each file.
+	Progress func(done, total int, l Layout)
+}
+
+// RewriteStats summarises Rewrite.
+type RewriteStats struct {
+	Files       int   `json:"files"`
+	Revisits    int   `json:"revisits"`
+	InputBytes  int64 `json:"input_bytes"`
+	OutputBytes int64 `json:"output_bytes"`
+	CDXJLines   int   `json:"cdxj_lines"`
+}
+
+// Segment is one piece of an output file: bytes copied from the input, or
+// a revisit record replacing the copy at In.
+type Segment struct {
+	Revisit bool  `json:"revisit,omitempty"`
+	In      int64 `json:"in"`
+	InLen   int64 `json:"in_len"`
+	Out     int64 `json:"out"`
+	OutLen  int64 `json:"out_len"`
+}
+
+// Layout records how an output file was made from its input; validation
+// checks every claim in it against the bytes.
+type Layout struct {
+	Input       string    `json:"input"`
+	InputSize   int64     `json:"input_size"`
+	InputMTime  time.Time `json:"input_mtime"`
+	Output      string    `json:"output"` // base name in the output directory
+	OutputSize  int64     `json:"output_size"`
+	CDXJ        string    `json:"cdxj"`
+	CDXJLines   int       `json:"cdxj_lines"`
+	Revisits    int       `json:"revisits"`
+	Segments    []Segment `json:"segments"`
+	Compressed  bool      `json:"compressed"`
+	SourceFiles int       `json:"-"`
+}
+
+func layoutPath(outDir, name string) string {
+	return filepath.Join(outDir, StateDir, "layout", name+".json")
+}
+
+// Rewrite writes, for every input file the manifests describe, a new file
+// of the same name in outDir where the plan's copies are revisit records
+// and every other byte is copied unchanged (gzip members as stored), and a
+// sorted CDXJ index beside it. Output files are written to temporary
+// names (".NAME.tmp-*"), fsynced and renamed: a crash leaves each output
+// complete or absent. Inputs are only read; outDir must not hold any
+// input.
+func Rewrite(ctx context.Context, manifests, plans []string, outDir string, opts RewriteOptions) (RewriteStats, error) {
+	var st RewriteStats
+	if opts.Jobs <= 0 {
+		opts.Jobs = 1
+	}
+	if opts.CompressionLevel == 0 {
+		opts.CompressionLevel = 6
+	}
+	ms, err := readManifests(manifests)
+	if err != nil {
+		return st, err
+	}
+	files := unionFiles(ms)
+	for _, m := range ms {
+		m.Close()
+	}
+	if err := checkOutDir(outDir, files); err != nil {
+		return st, err
+	}
+	if err := os.MkdirAll(filepath.Join(outDir, StateDir, "layout"), 0o755); err != nil {
+		return st, fmt.Errorf("postdedup: rewrite: %w", err)
+	}
+	removeTemps(outDir)
+	var done int
+	err = forEachFile(ctx, files, manifests, plans, true, opts.Jobs, opts.MaxMemory, opts.TempDir,
+		func(ctx context.Context, f FileInfo, copies []*Copy, entries []*Entry) (any, error) {
+			return rewriteFile(ctx, f, copies, entries, outDir, opts)
+		},
+		func(v any) {
+			l := v.(Layout)
+			done++
+			st.Files++
+			st.Revisits += l.Revisits
+			st.InputBytes += l.InputSize
+			st.OutputBytes += l.OutputSize
+			st.CDXJLines += l.CDXJLines
+			if opts.Progress != nil {
+				opts.Progress(done, len(files), l)
+			}
+		})
+	return st, err
+}
+
+// forEachFile runs work on every input file, jobs at a time, handing it
+// the file's plan copies and (withEntries) manifest entries, both in
+// offset order; collect receives each result, from one goroutine. The
+// first error cancels the rest.
+func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []string, withEntries bool, jobs int, maxMem int64, tempDir string,
+	work func(ctx context.Context, f FileInfo, copies []*Copy, entries []*Entry) (any, error), collect func(any)) error {
+	if jobs <= 0 {
+		jobs = 1
+	}
+	var ents *entryStream
+	if withEntries {
+		var err error
+		if ents, err = entriesByFile(ctx, manifests, maxMem, tempDir); err != nil {
+			return err
+		}
+		defer ents.close()
+	}
+	pr, err := openPlans(plans)
+	if err != nil {
+		return err
+	}
+	defer pr.close()
+	type job struct {
+		f       FileInfo
+		copies  []*Copy
+		entries []*Entry
+	}
+	type result struct {
+		v   any
+		err error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobc := make(chan job)
+	results := make(chan result)
+	var wg sync.WaitGroup
+	for w := 0; w < jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobc {
+				v, err := work(ctx, j.f, j.copies, j.entries)
+				results <- result{v, err}
+			}
+		}()
+	}
+	var dispatchErr error
+	go func() {
+		defer close(jobc)
+		for _, f := range files {
+			copies, err := pr.copiesOf(f.Path)
+			var es []*Entry
+			if err == nil && ents != nil {
+				es, err = ents.of(f.Path)
+			}
+			if err != nil {
+				dispatchErr = err
+				cancel()
+				return
+			}
+			select {
+			case jobc <- job{f, copies, es}:
+			case <-ctx.Done():
+				return
+			}
+		}
+		// Nothing may be left: a copy in no input file is a bad plan.
+		if c, err := pr.next(); err != nil || c != nil {
+			if err == nil {
+				err = fmt.Errorf("postdedup: plan names %s offset %d, which is not an input of the manifest", c.Path, c.Offset)
+			}
+			dispatchErr = err
+			cancel()
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+	var first error
+	for r := range results {
+		if r.err != nil {
+			if first == nil {
+				first = r.err
+				cancel()
+			}
+			continue
+		}
+		collect(r.v)
+	}
+	if first == nil {
+		first = dispatchErr
+	}
+	if first == nil {
+		first = ctx.Err()
+	}
+	return first
+}
+
+// checkOutDir refuses to rewrite in place or into colliding names.
+func checkOutDir(outDir string, files []FileInfo) error {
+	if outDir == "" {
+		return errors.New("postdedup: no output directory")
+	}
+	absOut, err := filepath.Abs(outDir)
+	if err != nil {
+		return fmt.Errorf("postdedup: %w", err)
+	}
+	names := map[string]string{}
+	for _, f := range files {
+		abs, err := filepath.Abs(f.Path)
+		if err != nil {
+			return fmt.Errorf("postdedup: %w", err)
+		}
+		if filepath.Dir(abs) == absOut {
+			return fmt.Errorf("postdedup: output directory %s holds the input %s: rewrite never writes in place (use --replace after validation)", outDir, f.Path)
+		}
+		n := filepath.Base(f.Path)
+		if prev, ok := names[n]; ok {
+			return fmt.Errorf("postdedup: inputs %s and %s have the same name: their outputs would collide", prev, f.Path)
+		}
+		names[n] = f.Path
+	}
+	return os.MkdirAll(outDir, 0o755)
+}
+
+// removeTemps removes temporary files a killed rewrite left behind.
+func removeTemps(outDir string) {
+	ents, _ := os.ReadDir(outDir)
+	for _, e := range ents {
+		if n := e.Name(); strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp-") {
+			os.Remove(filepath.Join(outDir, n))
+		}
+	}
+}
+
+// rewriteFile writes one output file, its layout and its CDXJ.
+func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries []*Entry, outDir string, opts RewriteOptions) (Layout, error) {
+	name := filepath.Base(fi.Path)
+	l := Layout{Input: fi.Path, Output: name, Compressed: fi.Compressed, CDXJ: crawl.CDXJName(name)}
+	in, err := os.Open(fi.Path)
+	if err != nil {
+		return l, fmt.Errorf("postdedup: rewrite: %w", err)
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return l, fmt.Errorf("postdedup: rewrite: %w", err)
+	}
+	if st.Size() != fi.Size || !st.ModTime().UTC().Equal(fi.ModTime) {
+		return l, fmt.Errorf("postdedup: rewrite: %s changed since the manifest was written (size %d, modified %s; manifest: %d, %s)",
+			fi.Path, st.Size(), st.ModTime().UTC().Format(time.RFC3339Nano), fi.Size, fi.ModTime.Format(time.RFC3339Nano))
+	}
+	l.InputSize, l.InputMTime = fi.Size, fi.ModTime
+	tmp, err := os.CreateTemp(outDir, "."+name+".tmp-*")
+	if err != nil {
+		return l, fmt.Errorf("postdedup: rewrite: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Chmod(0o644); err != nil {
+		return l, fmt.Errorf("postdedup: rewrite: %w", err)
+	}
+	sorter := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/int64(max(opts.Jobs, 1))/2, 4<<20), TempDir: opts.TempDir})
+	defer sorter.Close()
+	zw, _ := gzip.NewWriterLevel(io.Discard, opts.CompressionLevel)
+	var pos, out int64
+	var buf []byte
+	ei := 0
+	// indexEntries relocates the CDXJ lines of the input records in
+	// [pos, end) by the shift out-pos.
+	indexEntries := func(end int64) error {
+		for ; ei < len(entries) && entries[ei].Offset < end; ei++ {
+			e := entries[ei]
+			if e.Length == 0 {
+				continue // shares a gzip member: not addressable (as cdxj skips it)
+			}
+			c := e.Capture
+			c.File, c.Offset, c.Dir = name, c.Offset-pos+out, ""
+			line := cdxj.FromCapture(c)
+			buf = line.Format(buf[:0])
+			if err := sorter.Add(buf); err != nil {
+				return err
+			}
+			l.CDXJLines++
+		}
+		return nil
+	}
+	copyTo := func(end int64) error {
+		if end < pos || end > fi.Size {
+			return fmt.Errorf("postdedup: rewrite: %s: plan copy at offset %d overlaps the previous one or lies past the end", fi.Path, end)
+		}
+		if end == pos {
+			return nil
+		}
+		if err := indexEntries(end); err != nil {
+			return err
+		}
+		if _, err := in.Seek(pos, io.SeekStart); err != nil {
+			return fmt.Errorf("postdedup: rewrite: %w", err)
+		}
+		n, err := io.CopyN(tmp, in, end-pos)
+		if err != nil {
+			return fmt.Errorf("postdedup: rewrite %s: copy %d bytes at %d: %w", fi.Path, end-pos, pos, err)
+		}
+		l.Segments = append(l.Segments, Segment{In: pos, InLen: n, Out: out, OutLen: n})
+		pos, out = end, out+n
+		fail(opts.Failpoint, "rewrite-copy")
+		return nil
+	}
+	for _, c := range copies {
+		if err := ctx.Err(); err != nil {
+			return l, err
+		}
+		if err := copyTo(c.Offset); err != nil {
+			return l, err
+		}
+		plain, member, err := encodeRevisit(c, fi.Compressed, zw)
+		if err != nil {
+			return l, err
+		}
+		capt, err := revisitCapture(plain, name, out, int64(len(member)))
+		if err != nil {
+			return l, fmt.Errorf("postdedup: rewrite %s offset %d: the revisit does not read back: %w", fi.Path, c.Offset, err)
+		}
+		if _, err := tmp.Write(member); err != nil {
+			return l, fmt.Errorf("postdedup: rewrite: %w", err)
+		}
+		// The copy's own index line is replaced by the revisit's.
+		for ; ei < len(entries) && entries[ei].Offset <= c.Offset; ei++ {
+		}
+		line := cdxj.FromCapture(capt)
+		if err := sorter.Add(line.Format(buf[:0])); err != nil {
+			return l, err
+		}
+		l.CDXJLines++
+		l.Segments = append(l.Segments, Segment{Revisit: true, In: c.Offset, InLen: c.Length, Out: out, OutLen: int64(len(member))})
+		l.Revisits++
+		pos, out = c.Offset+c.Length, out+int64(len(member))
+		fail(opts.Failpoint, "rewrite-revisit")
+	}
+	if err := copyTo(fi.Size); err != nil {
+		return l, err
+	}
+	l.OutputSize = out
+	fail(opts.Failpoint, "rewrite-before-sync")
+	if err := tmp.Sync(); err != nil {
+		return l, fmt.Errorf("postdedup: rewrite: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return l, fmt.Errorf("postdedup: rewrite: %w", err)
+	}
+	lb, _ := json.MarshalIndent(l, "", " ")
+	if err := fsutil.WriteFileAtomic(layoutPath(outDir, name), 0o644, func(w io.Writer) error { _, err := w.Write(lb); return err }); err != nil {
+		return l, fmt.Errorf("postdedup: rewrite: %w", err)
+	}
+	fail(opts.Failpoint, "rewrite-before-rename")
+	final := filepath.Join(outDir, name)
+	if err := os.Rename(tmp.Name(), final); err != nil {
+		return l, fmt.Errorf("postdedup: rewrite: %w", err)
+	}
+	ok = true
+	if err := fsutil.SyncDir(outDir); err != nil {
+		return l, err
+	}
+	fail(opts.Failpoint, "rewrite-before-cdxj")
+	// The index is written once the WARC it points into is in place.
+	err = fsutil.WriteFileAtomic(filepath.Join(outDir, l.CDXJ), 0o644, func(w io.Writer) error {
+		_, err := sorter.WriteTo(w)
+		return err
+	})
+	if err != nil {
+		return l, fmt.Errorf("postdedup: rewrite: cdxj: %w", err)
+	}
+	return l, nil
+}
+
+// fail calls the failpoint hook, if any.
+func fail(hook func(string), name string) {
+	if hook != nil {
+		hook(name)
+	}
+}
+
+// revisitDrop lists the copy's WARC header fields a revisit replaces.
+var revisitDrop = map[string]bool{
+	"warc-type": true, "warc-record-id": true, "warc-date": true, "content-length": true,
+	"warc-block-digest": true, "warc-payload-digest": true, "warc-truncated": true, "warc-profile": true,
+	"warc-refers-to": true, "warc-refers-to-target-uri": true, "warc-refers-to-date": true,
+}
+
+// revisitRecord builds the identical-payload-digest revisit replacing c:
+// the copy's WARC header fields (target URI, IP address, concurrent and
+// warcinfo IDs, ...) and its WARC-Record-ID and WARC-Date as they were, so
+// records that refer to it still do; its HTTP status line and headers as
+// the block; the original's payload digest, record ID, target URI and date.
+func revisitRecord(c *Copy) *crawl.Record {
+	r := &crawl.Record{Type: "revisit", ID: c.RecordID, Block: c.Head}
+	for _, h := range c.Headers {
+		if strings.EqualFold(h[0], "WARC-Date") && r.DateText == "" {
+			r.DateText = h[1]
+		}
+		if revisitDrop[strings.ToLower(h[0])] {
+			continue
+		}
+		r.Fields = append(r.Fields, crawl.Field{Name: h[0], Value: h[1]})
+	}
+	o := c.Original
+	r.Fields = append(r.Fields,
+		crawl.Field{Name: "WARC-Profile", Value: crawl.IdenticalPayloadProfile(c.Version)},
+		crawl.Field{Name: "WARC-Payload-Digest", Value: o.Digest},
+		crawl.Field{Name: "WARC-Refers-To", Value: o.RecordID},
+		crawl.Field{Name: "WARC-Refers-To-Target-URI", Value: o.URI},
+		crawl.Field{Name: "WARC-Refers-To-Date", Value: o.DateText},
+		crawl.Field{Name: "WARC-Truncated", Value: "length"},
+	)
+	return r
+}
+
+// encodeRevisit serialises c's revisit with the crawler's encoder and
+// returns it plain and as stored (one gzip member when the input is
+// compressed).
+func encodeRevisit(c *Copy, compressed bool, zw *gzip.Writer) (plain, stored []byte, err error) {
+	var b bytes.Buffer
+	revisitRecord(c).Marshal(&b, c.Version)
+	if !compressed {
+		return b.Bytes(), b.Bytes(), nil
+	}
+	var z bytes.Buffer
+	zw.Reset(&z)
+	if _, err := zw.Write(b.Bytes()); err != nil {
+		return nil, nil, fmt.Errorf("postdedup: gzip revisit: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, nil, fmt.Errorf("postdedup: gzip revisit: %w", err)
+	}
+	return b.Bytes(), z.Bytes(), nil
+}
+
+// revisitCapture reads an encoded revisit (plain) back with warcio, the
+// one converter, as it will sit in the output at offset out with stored
+// length n.
+func revisitCapture(plain []byte, name string, out, n int64) (capture, error) {
+	r := warcio.NewReader(bytes.NewReader(plain), name)
+	rec, err := r.Next()
+	if err != nil {
+		return capture{}, err
+	}
+	if _, err := r.Next(); err != io.EOF {
+		return capture{}, errors.New("more than one record")
+	}
+	if rec.Type != "revisit" || len(rec.Anomalies) > 0 {
+		return capture{}, fmt.Errorf("read back as %s with anomalies %v", rec.Type, rec.Anomalies)
+	}
+	c := rec.Capture(name)
+	c.Offset, c.Length = out, n
+	return c, nil
+}
+
+// capture is the wayside.Capture type (kept short in signatures here).
+type capture = wayside.Capture
+
+// entryStream yields manifest entries file by file, in (file, offset)
+// order: the manifests re-sorted with bounded memory.
+type entryStream struct {
+	pr   *io.PipeReader
+	br   *bufio.Reader
+	done chan error
+	peek *Entry
+}
+
+// entriesByFile re-sorts the manifests' entries by input file and offset.
+func entriesByFile(ctx context.Context, manifests []string, maxMem int64, tempDir string) (*entryStream, error) {
+	s := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(maxMem/2, 1<<20), TempDir: tempDir})
+	var line []byte
+	for _, name := range manifests {
+		m, err := OpenManifest(name)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		for n := 0; ; n++ {
+			raw, err := m.rawLine()
+			if err == nil && raw == nil {
+				break
+			}
+			if err == nil && n%1024 == 0 {
+				err = ctx.Err()
+			}
+			if err == nil {
+				// KEY DATE PATH OFFSET JSON → PATH OFFSET KEY DATE PATH OFFSET JSON
+				f := bytes.SplitN(raw, []byte{'\t'}, 5)
+				if len(f) != 5 {
+					err = m.errorf("not a manifest line")
+				} else {
+					line = append(append(append(append(line[:0], f[2]...), '\t'), f[3]...), '\t')
+					line = append(line, raw...)
+					err = s.Add(line)
+				}
+			}
+			if err != nil {
+				m.Close()
+				s.Close()
+				return nil, err
+			}
+		}
+		m.Close()
+	}
+	pr, pw := io.Pipe()
+	es := &entryStream{pr: pr, br: bufio.NewReaderSize(pr, 256<<10), done: make(chan error, 1)}
+	go func() {
+		_, err := s.WriteTo(pw)
+		pw.CloseWithError(err)
+		es.done <- err
+	}()
+	return es, nil
+}
+
+func (s *entryStream) next() (*Entry, error) {
+	if s.peek != nil {
+		e := s.peek
+		s.peek = nil
+		return e, nil
+	}
+	line, err := s.br.ReadBytes('\n')
+	if len(line) == 0 {
+		if err == io.EOF {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("postdedup: manifest re-sort: %w", err)
+	}
+	line = bytes.TrimRight(line, "\n")
+	// Skip the "path TAB offset TAB" sort prefix.
+	for k := 0; k < 2; k++ {
+		i := bytes.IndexByte(line, '\t')
+		if i < 0 {
+			return nil, errors.New("postdedup: manifest re-sort: bad line")
+		}
+		line = line[i+1:]
+	}
+	e, err := parseEntry(line)
+	if err != nil {
+		return nil, fmt.Errorf("postdedup: manifest re-sort: %w", err)
+	}
+	return e, nil
+}
+
+// of returns the entries of one input file (files in pathLess order).
+func (s *entryStream) of(path string) ([]*Entry, error) {
+	var out []*Entry
+	for {
+		e, err := s.next()
+		if err != nil || e == nil {
+			return out, err
+		}
+		if e.Path != path {
+			if pathLess(e.Path, path) {
+				return nil, fmt.Errorf("postdedup: manifest entry %s offset %d out of order", e.Path, e.Offset)
+			}
+			s.peek = e
+			return out, nil
+		}
+		out = append(out, e)
+	}
+}
+
+func (s *entryStream) close() {
+	s.pr.Close()
+	<-s.done
+}

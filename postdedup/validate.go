@@ -1,0 +1,620 @@
+package postdedup
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/crawl"
+	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/warcio"
+)
+
+// ErrInvalid is wrapped by the error Validate returns when an output does
+// not hold everything its input held.
+var ErrInvalid = errors.New("output not valid")
+
+// ValidateOptions configure Validate.
+type ValidateOptions struct {
+	// Deep also re-reads every output file completely with warcio
+	// (recomputing every payload digest) and compares each record with
+	// the input manifest, instead of relying on byte equality of the
+	// copied ranges alone.
+	Deep bool
+	// OriginalDirs are searched for originals in other collections.
+	OriginalDirs []string
+	Jobs         int
+	MaxMemory    int64
+	TempDir      string
+}
+
+// ValidateStats summarises Validate.
+type ValidateStats struct {
+	Files int `json:"files"`
+	// Revisits checked (each against its copy and its original).
+	Revisits int `json:"revisits"`
+	// CopiedBytes compared byte for byte between input and output.
+	CopiedBytes int64 `json:"copied_bytes"`
+	// Originals checked: full records, not rewritten, same digest.
+	Originals int `json:"originals"`
+	External  int `json:"external_originals"`
+	// Clusters holding revisits (each keeps a full copy).
+	Clusters int `json:"clusters"`
+	// Records read back in deep mode, and the input's record count.
+	Records      int   `json:"records,omitempty"`
+	InputRecords int   `json:"input_records"`
+	InputBytes   int64 `json:"input_bytes"`
+	OutputBytes  int64 `json:"output_bytes"`
+	Deep         bool  `json:"deep"`
+	// Problems lists what failed (at most maxListed; Failed counts all).
+	Problems []string `json:"problems,omitempty"`
+	Failed   int      `json:"failed"`
+}
+
+func (s *ValidateStats) fail(format string, a ...any) {
+	s.Failed++
+	if len(s.Problems) < maxListed {
+		s.Problems = append(s.Problems, fmt.Sprintf(format, a...))
+	}
+}
+
+// Stamp is written by a successful Validate: what was validated, so
+// Replace can check nothing changed since.
+type Stamp struct {
+	Time  time.Time     `json:"time"`
+	Deep  bool          `json:"deep"`
+	Files []StampedFile `json:"files"`
+}
+
+// StampedFile is one validated output and the input it replaces.
+type StampedFile struct {
+	Input        string    `json:"input"`
+	InputSize    int64     `json:"input_size"`
+	InputMTime   time.Time `json:"input_mtime"`
+	Output       string    `json:"output"`
+	OutputSize   int64     `json:"output_size"`
+	OutputSHA256 string    `json:"output_sha256"`
+	CDXJ         string    `json:"cdxj"`
+}
+
+func stampPath(outDir string) string { return filepath.Join(outDir, StateDir, "validated.json") }
+
+// fileCheck is the per-file result of Validate.
+type fileCheck struct {
+	stamp StampedFile
+	st    ValidateStats
+}
+
+// Validate checks the outputs in outDir against the input manifest and
+// the plan:
+//   - every output file is exactly its layout: the input's bytes copied in
+//     order (compared byte for byte with the input as it is now) with each
+//     copy of the plan, and nothing else, replaced by one revisit record;
+//   - every revisit reads back as a valid WARC record of its copy's
+//     version: identical-payload-digest profile, the copy's record ID,
+//     date, target URI and HTTP head, the original's payload digest,
+//     record ID, URI and date, WARC-Truncated: length, correct block digest;
+//   - every original a revisit refers to is in the output as a full,
+//     verified record that was not rewritten, with the copy's digest (so
+//     no cluster is left without a full copy);
+//   - the CDXJ beside each output is sorted and complete;
+//   - with Deep, every output record is read back and compared with the
+//     input manifest, and record counts are equal.
+//
+// On success it writes the stamp Replace relies on.
+func Validate(ctx context.Context, manifests, plans []string, outDir string, opts ValidateOptions) (ValidateStats, error) {
+	st := ValidateStats{Deep: opts.Deep}
+	ms, err := readManifests(manifests)
+	if err != nil {
+		return st, err
+	}
+	files := unionFiles(ms)
+	for _, m := range ms {
+		m.Close()
+	}
+	stamp := Stamp{Time: time.Now().UTC(), Deep: opts.Deep}
+	err = forEachFile(ctx, files, manifests, plans, opts.Deep, opts.Jobs, opts.MaxMemory, opts.TempDir,
+		func(ctx context.Context, f FileInfo, copies []*Copy, entries []*Entry) (any, error) {
+			return validateFile(ctx, f, copies, entries, outDir, opts)
+		},
+		func(v any) {
+			fc := v.(fileCheck)
+			st.Files++
+			st.Revisits += fc.st.Revisits
+			st.CopiedBytes += fc.st.CopiedBytes
+			st.Records += fc.st.Records
+			st.InputRecords += fc.st.InputRecords
+			st.InputBytes += fc.st.InputBytes
+			st.OutputBytes += fc.st.OutputBytes
+			st.Failed += fc.st.Failed
+			for _, p := range fc.st.Problems {
+				if len(st.Problems) < maxListed {
+					st.Problems = append(st.Problems, p)
+				}
+			}
+			stamp.Files = append(stamp.Files, fc.stamp)
+		})
+	if err != nil {
+		return st, err
+	}
+	if err := checkOriginals(ctx, manifests, plans, opts, &st); err != nil {
+		return st, err
+	}
+	if st.Failed > 0 {
+		return st, fmt.Errorf("postdedup: validate: %w: %d problems, first: %s", ErrInvalid, st.Failed, st.Problems[0])
+	}
+	sb, _ := json.MarshalIndent(stamp, "", " ")
+	if err := fsutil.WriteFileAtomic(stampPath(outDir), 0o644, func(w io.Writer) error { _, err := w.Write(sb); return err }); err != nil {
+		return st, fmt.Errorf("postdedup: validate: %w", err)
+	}
+	return st, nil
+}
+
+func readLayout(outDir, name string) (Layout, error) {
+	var l Layout
+	b, err := os.ReadFile(layoutPath(outDir, name))
+	if err != nil {
+		return l, err
+	}
+	if err := json.Unmarshal(b, &l); err != nil {
+		return l, fmt.Errorf("layout %s: %v", layoutPath(outDir, name), err)
+	}
+	return l, nil
+}
+
+// validateFile checks one output file against its input and layout.
+func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries []*Entry, outDir string, opts ValidateOptions) (fileCheck, error) {
+	name := filepath.Base(f.Path)
+	fc := fileCheck{}
+	st := &fc.st
+	st.InputRecords, st.InputBytes = f.Records, f.Size
+	outPath := filepath.Join(outDir, name)
+	l, err := readLayout(outDir, name)
+	if err != nil {
+		st.fail("%s: no layout: %v", outPath, err)
+		return fc, nil
+	}
+	in, err := os.Open(f.Path)
+	if err != nil {
+		st.fail("input %v", err)
+		return fc, nil
+	}
+	defer in.Close()
+	out, err := os.Open(outPath)
+	if err != nil {
+		st.fail("output %v", err)
+		return fc, nil
+	}
+	defer out.Close()
+	ist, _ := in.Stat()
+	ost, _ := out.Stat()
+	if ist.Size() != f.Size || !ist.ModTime().UTC().Equal(f.ModTime) || l.InputSize != f.Size || l.Input != f.Path {
+		st.fail("%s: the input changed since the manifest was written (or the layout is for another input)", f.Path)
+		return fc, nil
+	}
+	if ost.Size() != l.OutputSize {
+		st.fail("%s: %d bytes, its layout says %d", outPath, ost.Size(), l.OutputSize)
+		return fc, nil
+	}
+	st.OutputBytes = ost.Size()
+	// The segments tile the output and the input, in order.
+	var inPos, outPos int64
+	ci := 0
+	for i, s := range l.Segments {
+		if s.In != inPos || s.Out != outPos || s.InLen < 0 || s.OutLen < 0 || !s.Revisit && s.InLen != s.OutLen {
+			st.fail("%s: layout segment %d does not continue the previous one", outPath, i)
+			return fc, nil
+		}
+		if s.Revisit {
+			if ci >= len(copies) || copies[ci].Offset != s.In || copies[ci].Length != s.InLen {
+				st.fail("%s: revisit at %d replaces input offset %d, which the plan does not rewrite", outPath, s.Out, s.In)
+				return fc, nil
+			}
+			ci++
+		}
+		inPos, outPos = inPos+s.InLen, outPos+s.OutLen
+	}
+	if inPos != f.Size || outPos != ost.Size() || ci != len(copies) {
+		st.fail("%s: layout covers %d of %d input and %d of %d output bytes, %d of %d planned copies", outPath, inPos, f.Size, outPos, ost.Size(), ci, len(copies))
+		return fc, nil
+	}
+	// Byte comparison of copied ranges and revisit checks, hashing the
+	// output as it is read.
+	h := sha256.New()
+	ibuf, obuf := make([]byte, 1<<20), make([]byte, 1<<20)
+	zr := new(gzip.Reader)
+	ci = 0
+	for _, s := range l.Segments {
+		if err := ctx.Err(); err != nil {
+			return fc, err
+		}
+		if s.Revisit {
+			c := copies[ci]
+			ci++
+			member := make([]byte, s.OutLen)
+			if _, err := out.ReadAt(member, s.Out); err != nil {
+				st.fail("%s offset %d: %v", outPath, s.Out, err)
+				return fc, nil
+			}
+			h.Write(member)
+			if msg := checkRevisit(member, f.Compressed, zr, name, c); msg != "" {
+				st.fail("%s offset %d (revisit of %s offset %d): %s", outPath, s.Out, f.Path, c.Offset, msg)
+			}
+			st.Revisits++
+			continue
+		}
+		for done := int64(0); done < s.InLen; {
+			n := min(int64(len(ibuf)), s.InLen-done)
+			if _, err := in.ReadAt(ibuf[:n], s.In+done); err != nil {
+				st.fail("%s offset %d: %v", f.Path, s.In+done, err)
+				return fc, nil
+			}
+			if _, err := out.ReadAt(obuf[:n], s.Out+done); err != nil {
+				st.fail("%s offset %d: %v", outPath, s.Out+done, err)
+				return fc, nil
+			}
+			if !bytes.Equal(ibuf[:n], obuf[:n]) {
+				st.fail("%s offset %d: differs from %s offset %d, which it must copy", outPath, s.Out+done, f.Path, s.In+done)
+				return fc, nil
+			}
+			h.Write(obuf[:n])
+			done += n
+		}
+		st.CopiedBytes += s.InLen
+	}
+	checkCDXJ(filepath.Join(outDir, l.CDXJ), l.CDXJLines, st)
+	if opts.Deep {
+		deepCheck(ctx, f, l, copies, entries, outPath, st)
+	}
+	fc.stamp = StampedFile{Input: f.Path, InputSize: f.Size, InputMTime: f.ModTime, Output: name, OutputSize: ost.Size(),
+		OutputSHA256: hex.EncodeToString(h.Sum(nil)), CDXJ: l.CDXJ}
+	return fc, nil
+}
+
+// checkRevisit checks one revisit (as stored: a gzip member when the file
+// is compressed) against the copy it replaces.
+func checkRevisit(member []byte, compressed bool, zr *gzip.Reader, name string, c *Copy) string {
+	plain := member
+	if compressed {
+		// Exactly one complete gzip member, then the record inside it.
+		br := bytes.NewReader(member)
+		if err := zr.Reset(br); err != nil {
+			return "not a gzip member: " + err.Error()
+		}
+		zr.Multistream(false)
+		b, err := io.ReadAll(zr)
+		if err != nil {
+			return "bad gzip member: " + err.Error()
+		}
+		if br.Len() != 0 {
+			return "bytes after the revisit's gzip member"
+		}
+		plain = b
+	}
+	r := warcio.NewReader(bytes.NewReader(plain), name, warcio.Options{BlockDigest: true, KeepHTTPHead: true})
+	rec, err := r.Next()
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	if _, err := r.Next(); err != io.EOF {
+		return "more than one record in the revisit's bytes"
+	}
+	o := c.Original
+	want := map[string]string{
+		"WARC-Type":                 "revisit",
+		"WARC-Record-ID":            c.RecordID,
+		"WARC-Target-URI":           c.URI,
+		"WARC-Profile":              crawl.IdenticalPayloadProfile(c.Version),
+		"WARC-Payload-Digest":       o.Digest,
+		"WARC-Refers-To":            o.RecordID,
+		"WARC-Refers-To-Target-URI": o.URI,
+		"WARC-Refers-To-Date":       o.DateText,
+		"WARC-Truncated":            "length",
+	}
+	for _, h := range c.Headers {
+		if strings.EqualFold(h[0], "WARC-Date") {
+			want["WARC-Date"] = h[1]
+		}
+	}
+	for k, v := range want {
+		if got := rec.Header(k); got != v {
+			return fmt.Sprintf("%s is %q, want %q", k, got, v)
+		}
+	}
+	switch {
+	case rec.Version != c.Version:
+		return fmt.Sprintf("WARC/%s, the copy was WARC/%s", rec.Version, c.Version)
+	case len(rec.Anomalies) > 0:
+		return "read leniently: " + rec.Anomalies[0]
+	case rec.DeclaredBlockDigest == "" || rec.BlockDigest != rec.DeclaredBlockDigest:
+		return "block digest " + rec.BlockDigest + " does not match WARC-Block-Digest " + rec.DeclaredBlockDigest
+	case rec.HTTP == nil || !bytes.Equal(rec.HTTP.Head, c.Head) || rec.ContentLength != int64(len(c.Head)):
+		return "the block is not the copy's HTTP head"
+	case rec.PayloadLength != 0:
+		return "the revisit holds payload bytes"
+	}
+	if d, err := digest.Normalize(o.Digest); err != nil || d != o.Digest {
+		return "the original's digest " + o.Digest + " is not canonical"
+	}
+	return ""
+}
+
+// checkCDXJ checks the CDXJ beside an output: present, sorted, complete.
+func checkCDXJ(path string, lines int, st *ValidateStats) {
+	f, err := os.Open(path)
+	if err != nil {
+		st.fail("CDXJ %v", err)
+		return
+	}
+	defer f.Close()
+	n := 0
+	var counter lineCounter
+	if err := cdxj.Merge(&counter, []cdxj.MergeInput{{Name: path, R: f}}, cdxj.MergeOptions{}); err != nil {
+		st.fail("CDXJ %s: %v", path, err)
+		return
+	}
+	n = counter.n
+	if n != lines {
+		st.fail("CDXJ %s: %d lines, %d expected", path, n, lines)
+	}
+}
+
+type lineCounter struct{ n int }
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	c.n += bytes.Count(p, []byte{'\n'})
+	return len(p), nil
+}
+
+// deepCheck reads the whole output back and compares each record with the
+// input manifest.
+func deepCheck(ctx context.Context, f FileInfo, l Layout, copies []*Copy, entries []*Entry, outPath string, st *ValidateStats) {
+	r, err := warcio.Open(outPath)
+	if err != nil {
+		st.fail("%v", err)
+		return
+	}
+	defer r.Close()
+	name := filepath.Base(outPath)
+	si, ei, problems := 0, 0, 0
+	for n := 0; ; n++ {
+		if n%256 == 0 && ctx.Err() != nil {
+			return
+		}
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			problems++
+			if errors.Is(err, warcio.ErrTruncated) {
+				break
+			}
+			continue
+		}
+		st.Records++
+		for si < len(l.Segments) && rec.Offset >= l.Segments[si].Out+l.Segments[si].OutLen {
+			si++
+		}
+		if si == len(l.Segments) {
+			st.fail("%s offset %d: record outside the layout", outPath, rec.Offset)
+			return
+		}
+		s := l.Segments[si]
+		c := rec.Capture(name)
+		if s.Revisit {
+			if rec.Offset != s.Out || rec.Length != s.OutLen || !c.IsRevisit() {
+				st.fail("%s offset %d: expected the revisit at %d", outPath, rec.Offset, s.Out)
+			}
+			continue
+		}
+		inOff := s.In + rec.Offset - s.Out
+		for ei < len(entries) && entries[ei].Offset < inOff {
+			ei++
+		}
+		if ei < len(entries) && entries[ei].Offset == inOff {
+			want := entries[ei].Capture
+			want.Offset, want.File, want.Dir = rec.Offset, name, ""
+			if !reflect.DeepEqual(c, want) {
+				st.fail("%s offset %d: record reads back as %+v, the input's (offset %d) was %+v", outPath, rec.Offset, c, inOff, want)
+			}
+			if ek := entries[ei].Key; entries[ei].CanBeOriginal() && ek != noKey && (c.DigestMismatch || canonical(c.Digest) != canonical(entries[ei].Digest)) {
+				st.fail("%s offset %d: payload digest %s, the input's was %s", outPath, rec.Offset, c.Digest, entries[ei].Digest)
+			}
+		} else if cdxj.Indexed(rec, false) {
+			st.fail("%s offset %d: indexed record with no input counterpart at %d", outPath, rec.Offset, inOff)
+		}
+	}
+	if st.Records != f.Records || problems != f.Problems {
+		st.fail("%s: %d records and %d unreadable ones, the input had %d and %d", outPath, st.Records, problems, f.Records, f.Problems)
+	}
+}
+
+func canonical(d string) string {
+	if c, err := digest.Normalize(d); err == nil {
+		return c
+	}
+	return d
+}
+
+// checkOriginals joins the plan with the manifests: every local original
+// a revisit refers to is a full record of the input that can be an
+// original, with the copy's cluster key and the digest the revisit
+// carries, and is not itself rewritten. External originals are read back
+// from OriginalDirs.
+func checkOriginals(ctx context.Context, manifests, plans []string, opts ValidateOptions, st *ValidateStats) error {
+	join := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory, 1<<20), TempDir: opts.TempDir})
+	defer join.Close()
+	var line []byte
+	add := func(path string, off int64, rest ...string) error {
+		line = append(line[:0], escapeField(path)...)
+		line = append(line, '\t')
+		line = appendOffset(line, off)
+		for _, r := range rest {
+			line = append(line, '\t')
+			line = append(line, escapeField(r)...)
+		}
+		return join.Add(line)
+	}
+	for _, name := range manifests {
+		m, err := OpenManifest(name)
+		if err != nil {
+			return err
+		}
+		for {
+			raw, err := m.rawLine()
+			if err == nil && raw == nil {
+				break
+			}
+			if err == nil {
+				// KEY DATE PATH OFFSET ROLE RECORD-ID DIGEST JSON
+				f := bytes.SplitN(raw, []byte{'\t'}, manifestFields)
+				if len(f) != manifestFields {
+					err = m.errorf("not a manifest line")
+				} else {
+					line = append(append(append(append(line[:0], f[2]...), '\t'), f[3]...), "\tM\t"...)
+					line = append(append(append(append(append(append(line, f[0]...), '\t'), f[5]...), '\t'), f[4]...), '\t')
+					line = append(line, f[6]...)
+					err = join.Add(line)
+				}
+			}
+			if err != nil {
+				m.Close()
+				return err
+			}
+		}
+		m.Close()
+	}
+	pr, err := openPlans(plans)
+	if err != nil {
+		return err
+	}
+	defer pr.close()
+	keys := map[string]bool{}
+	external := map[string]bool{}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c, err := pr.next()
+		if err != nil {
+			return err
+		}
+		if c == nil {
+			break
+		}
+		keys[c.Key] = true
+		if err := add(c.Path, c.Offset, "C"); err != nil {
+			return err
+		}
+		o := c.Original
+		if o.External {
+			k := fmt.Sprintf("%s\t%d", o.File, o.Offset)
+			if !external[k] {
+				external[k] = true
+				checkExternal(o, opts.OriginalDirs, st)
+			}
+			continue
+		}
+		if err := add(o.Path, o.Offset, "O", c.Key, o.RecordID, o.Digest); err != nil {
+			return err
+		}
+	}
+	st.Clusters = len(keys)
+	pipeR, pipeW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, err := join.WriteTo(pipeW)
+		pipeW.CloseWithError(err)
+		done <- err
+	}()
+	defer func() { pipeR.Close(); <-done }()
+	br := bufio.NewReaderSize(pipeR, 256<<10)
+	var group [][]string
+	var groupKey string
+	check := func() {
+		var m []string
+		rewritten := false
+		for _, g := range group {
+			switch g[2] {
+			case "M":
+				m = g
+			case "C":
+				rewritten = true
+			}
+		}
+		for _, g := range group {
+			if g[2] != "O" {
+				continue
+			}
+			st.Originals++
+			where := unescapeField(g[0]) + " offset " + strings.TrimLeft(g[1], "0")
+			switch {
+			case m == nil:
+				st.fail("original %s at %s: no such record in the input manifest", g[4], where)
+			case rewritten:
+				st.fail("original %s at %s is itself rewritten as a revisit", g[4], where)
+			case m[5] != "o":
+				st.fail("original %s at %s may not be an original", g[4], where)
+			case m[3] != g[3] || m[4] != g[4] || m[6] != g[5]:
+				st.fail("original at %s is %s with digest %s (key %s); the revisit expects %s with %s (key %s)", where, m[4], m[6], m[3], g[4], g[5], g[3])
+			}
+		}
+	}
+	for {
+		l, err := br.ReadString('\n')
+		if len(l) == 0 {
+			if err != nil && err != io.EOF {
+				return err
+			}
+			break
+		}
+		f := strings.Split(strings.TrimRight(l, "\n"), "\t")
+		k := f[0] + "\t" + f[1]
+		if k != groupKey && group != nil {
+			check()
+			group = group[:0]
+		}
+		groupKey = k
+		group = append(group, f)
+	}
+	if group != nil {
+		check()
+	}
+	return nil
+}
+
+// checkExternal reads an original in another collection back.
+func checkExternal(o Original, dirs []string, st *ValidateStats) {
+	st.External++
+	f, err := warcio.FindFile(dirs, o.File)
+	if err != nil {
+		st.fail("original %s in another collection: %v", o.RecordID, err)
+		return
+	}
+	defer f.Close()
+	rec, err := warcio.ReadAt(f, o.File, o.Offset, o.Length, warcio.Options{})
+	if err != nil {
+		st.fail("original %s in another collection: %v", o.RecordID, err)
+		return
+	}
+	c := rec.Capture(o.File)
+	if rec.RecordID != o.RecordID || !c.Complete() || canonical(c.Digest) != o.Digest {
+		st.fail("original %s in another collection: %s offset %d holds %s (complete %v, digest %s)", o.RecordID, o.File, o.Offset, rec.RecordID, c.Complete(), c.Digest)
+	}
+}
