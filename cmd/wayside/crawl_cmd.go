@@ -81,6 +81,9 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return usagef("crawl: no URL given")
 	}
+	if !validWARCPrefix(f.warcPrefix) {
+		return usagef("crawl: --warc-prefix %q: use letters, digits, '.', '_' and '-' only", f.warcPrefix)
+	}
 	_, err := crawlOnce(ctx, e, &f, fs.Args(), "crawl")
 	return err
 }
@@ -129,9 +132,6 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		if statuses, err = dedupindex.ParseStatuses(f.dedupStatus); err != nil {
 			return nil, usagef("crawl: --dedup-status: %v", err)
 		}
-	}
-	if !validWARCPrefix(f.warcPrefix) {
-		return nil, usagef("crawl: --warc-prefix %q: use letters, digits, '.', '_' and '-' only", f.warcPrefix)
 	}
 	if f.window < 0 {
 		return nil, usagef("crawl: --window must not be negative, got %v", f.window)
