@@ -116,85 +116,82 @@ func (ix *Index) Check(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf(format, a...))
 		}
 	}
-	err := ix.scanAll(ctx, ix.pattern('d'), func(n *goredis.Client, keys []string) error {
-		for _, key := range keys {
-			if err := ix.checkBucket(ctx, n, key, bad); err != nil {
-				return err
-			}
+	checks := []struct {
+		kind byte
+		fn   func(ctx context.Context, n *goredis.Client, key string, bad func(string, ...any)) error
+	}{{'d', ix.checkBucket}, {'b', ix.checkURLBucket}, {'x', ix.checkOverflow}, {'c', checkClaim}, {'n', ix.checkNames}}
+	var err error
+	for _, c := range checks {
+		if c.kind == 'b' && !ix.l.byURL {
+			continue
 		}
-		return nil
-	})
-	if err == nil && ix.l.byURL {
-		err = ix.scanAll(ctx, ix.pattern('b'), func(n *goredis.Client, keys []string) error {
+		err = ix.scanAll(ctx, ix.pattern(c.kind), func(n *goredis.Client, keys []string) error {
 			for _, key := range keys {
-				if err := ix.checkURLBucket(ctx, n, key, bad); err != nil {
+				if err := c.fn(ctx, n, key, bad); err != nil {
 					return err
 				}
 			}
 			return nil
 		})
-	}
-	if err == nil {
-		err = ix.scanAll(ctx, ix.pattern('x'), func(n *goredis.Client, keys []string) error {
-			for _, key := range keys {
-				tag, rest, _ := ix.l.splitKey(key, 'x')
-				fieldHex, scope, ok := strings.Cut(rest, "/")
-				field, err := hex.DecodeString(fieldHex)
-				if !ok || err != nil {
-					bad("%s: not an overflow key of this layout", key)
-					continue
-				}
-				v, err := n.HGet(ctx, ix.l.prefix+"d{"+tag+"}"+scope, string(field)).Result()
-				if err != nil && !errors.Is(err, goredis.Nil) {
-					return err
-				}
-				if v != overflow {
-					bad("%s: overflow value not announced by its field", key)
-				}
-			}
-			return nil
-		})
-	}
-	if err == nil {
-		err = ix.scanAll(ctx, ix.pattern('c'), func(n *goredis.Client, keys []string) error {
-			for _, key := range keys {
-				ttl, err := n.PTTL(ctx, key).Result()
-				if err != nil {
-					return err
-				}
-				if ttl < 0 && ttl != -2 { // -2: expired meanwhile
-					bad("%s: pending claim without a lease", key)
-				}
-			}
-			return nil
-		})
-	}
-	if err == nil {
-		err = ix.scanAll(ctx, ix.pattern('n'), func(n *goredis.Client, keys []string) error {
-			for _, key := range keys {
-				h, err := n.HGetAll(ctx, key).Result()
-				if err != nil {
-					return err
-				}
-				for f, name := range h {
-					var id uint64
-					w := 0
-					if len(f) >= 2 {
-						id, w = binary.Uvarint([]byte(f[1:]))
-					}
-					if w <= 0 || w != len(f)-1 || nameID(record.Kind(f[0]), name) != id || ix.l.nameKey(id) != key {
-						bad("%s: name %q is not filed under its id (field %x)", key, name, f)
-					}
-				}
-			}
-			return nil
-		})
+		if err != nil {
+			break
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("dedupindex/redis: check: %w", ix.failed(err))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("dedupindex/redis: check: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// checkOverflow checks that the field of an overflow key announces it.
+func (ix *Index) checkOverflow(ctx context.Context, n *goredis.Client, key string, bad func(string, ...any)) error {
+	tag, rest, _ := ix.l.splitKey(key, 'x')
+	fieldHex, scope, ok := strings.Cut(rest, "/")
+	field, err := hex.DecodeString(fieldHex)
+	if !ok || err != nil {
+		bad("%s: not an overflow key of this layout", key)
+		return nil
+	}
+	v, err := n.HGet(ctx, ix.l.prefix+"d{"+tag+"}"+scope, string(field)).Result()
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return err
+	}
+	if v != overflow {
+		bad("%s: overflow value not announced by its field", key)
+	}
+	return nil
+}
+
+// checkClaim checks that a pending claim has a lease.
+func checkClaim(ctx context.Context, n *goredis.Client, key string, bad func(string, ...any)) error {
+	ttl, err := n.PTTL(ctx, key).Result()
+	if err != nil {
+		return err
+	}
+	if ttl < 0 && ttl != -2 { // -2: expired meanwhile
+		bad("%s: pending claim without a lease", key)
+	}
+	return nil
+}
+
+// checkNames checks that every name of a shard sits under its own id.
+func (ix *Index) checkNames(ctx context.Context, n *goredis.Client, key string, bad func(string, ...any)) error {
+	h, err := n.HGetAll(ctx, key).Result()
+	if err != nil {
+		return err
+	}
+	for f, name := range h {
+		var id uint64
+		w := 0
+		if len(f) >= 2 {
+			id, w = binary.Uvarint([]byte(f[1:]))
+		}
+		if w <= 0 || w != len(f)-1 || nameID(record.Kind(f[0]), name) != id || ix.l.nameKey(id) != key {
+			bad("%s: name %q is not filed under its id (field %x)", key, name, f)
+		}
 	}
 	return nil
 }
