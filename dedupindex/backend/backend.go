@@ -237,12 +237,12 @@ func openRedis(ctx context.Context, u *url.URL, o Options) (dedupindex.Index, er
 		c.Close()
 		return nil, fmt.Errorf("redis at %s does not answer: %w", u.Host, err)
 	}
-	ix, err := diredis.New(pctx, c, opts...)
+	ix, err := diredis.New(pctx, c, append(opts, diredis.WithClientClosed())...)
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
-	return &closingIndex{Index: ix, close: c.Close}, nil
+	return ix, nil
 }
 
 func openSidecar(_ context.Context, u *url.URL, o Options) (dedupindex.Index, error) {
@@ -264,14 +264,4 @@ func openSidecar(_ context.Context, u *url.URL, o Options) (dedupindex.Index, er
 		return nil, err
 	}
 	return c.Index(), nil
-}
-
-// closingIndex also closes the client the backend was given.
-type closingIndex struct {
-	dedupindex.Index
-	close func() error
-}
-
-func (c *closingIndex) Close() error {
-	return errors.Join(c.Index.Close(), c.close())
 }

@@ -100,6 +100,14 @@ func TestOpenRedisCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The optional interfaces the policy, import and `index stats --check`
+	// use are there.
+	_, wc := ix.(dedupindex.WindowClaimer)
+	_, b := ix.(dedupindex.Batcher)
+	_, c := ix.(dedupindex.Checker)
+	if !wc || !b || !c {
+		t.Fatalf("redis index: WindowClaimer %v, Batcher %v, Checker %v; want all", wc, b, c)
+	}
 	k := dedupindex.Key{Scope: dedupindex.DefaultScope, Digest: "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYA"}
 	r, err := ix.Claim(ctx, k)
 	if err != nil || r.State != dedupindex.Claimed {

@@ -369,6 +369,15 @@ func testFleet(t *testing.T, wait bool) {
 	if _, err := ix.Repair(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The CLI sees the same index and its invariants hold.
+	out, err := exec.CommandContext(ctx, bin, "index", "stats", "--check", "--index", indexURL).CombinedOutput()
+	if err != nil && wait {
+		t.Fatalf("wayside index stats --check: %v\n%s", err, out)
+	}
+	if err == nil && !strings.Contains(string(out), "check:      ok") {
+		t.Fatalf("wayside index stats --check:\n%s", out)
+	}
+	t.Logf("wayside index stats --check (%v):\n%s", err, out)
 	if err := ix.Check(ctx); err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {
 			if wait || !strings.Contains(line, "has no original") {

@@ -25,6 +25,7 @@ import (
 // use; many processes may share one store.
 type Index struct {
 	c            goredis.UniversalClient
+	closeClient  bool
 	l            *layout
 	lease        time.Duration
 	waitReplicas int
@@ -71,6 +72,7 @@ type options struct {
 	waitTimeout  time.Duration
 	capacity     int64
 	noURLIndex   bool
+	closeClient  bool
 	log          *slog.Logger
 }
 
@@ -103,6 +105,10 @@ func WithCapacity(n int64) Option { return func(o *options) { o.capacity = n } }
 // it is fixed when the index is created.
 func WithoutURLIndex() Option { return func(o *options) { o.noURLIndex = true } }
 
+// WithClientClosed makes Close close the client too (for an Index that
+// owns its client, as opened from a redis:// URL).
+func WithClientClosed() Option { return func(o *options) { o.closeClient = true } }
+
 // WithLogger receives warnings (server settings that cost memory).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
@@ -113,7 +119,7 @@ var ErrOldLayout = errors.New("dedupindex/redis: the prefix holds an index in th
 
 // New opens the index under the prefix on c (a *ClusterClient, *Client or
 // other UniversalClient), creating it if the prefix holds none. Close
-// does not close c.
+// does not close c unless WithClientClosed is given.
 func New(ctx context.Context, c goredis.UniversalClient, opts ...Option) (*Index, error) {
 	o := options{prefix: "wayside:", lease: 10 * time.Minute, waitTimeout: time.Second}
 	for _, f := range opts {
@@ -138,6 +144,7 @@ func New(ctx context.Context, c goredis.UniversalClient, opts ...Option) (*Index
 	}
 	ix := &Index{
 		c:            c,
+		closeClient:  o.closeClient,
 		lease:        o.lease,
 		waitReplicas: o.waitReplicas,
 		waitTimeout:  o.waitTimeout,
@@ -810,8 +817,8 @@ func (ix *Index) prefixScan(ctx context.Context, key, prefix string) ([]string, 
 	return v, ix.failed(err)
 }
 
-// Close drops the pending claims this Index holds. It does not close the
-// Redis client.
+// Close drops the pending claims this Index holds, and closes the Redis
+// client if the Index owns it (WithClientClosed).
 func (ix *Index) Close() error {
 	if ix.closed.Swap(true) {
 		return dedupindex.ErrClosed
@@ -831,6 +838,9 @@ func (ix *Index) Close() error {
 		if err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if ix.closeClient {
+		errs = append(errs, ix.c.Close())
 	}
 	return errors.Join(errs...)
 }
