@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -38,6 +39,7 @@ type crawlFlags struct {
 	maxFileSize, maxBody, minSize                                      int64
 	robots, conditional, noDedup, verbose, quiet                       bool
 	liveMap                                                            string
+	characterize                                                       bool
 }
 
 func (f *crawlFlags) register(fs interface {
@@ -75,6 +77,7 @@ func (f *crawlFlags) register(fs interface {
 	fs.StringVar(&f.liveMap, "live-map", "", "keep a live MementoMap of the WARC directory in `FILE` as records land (merged every minute and at the end; caught up from the CDXJ files after a crash)")
 	fs.BoolVar(&f.verbose, "v", false, "verbose logging")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line")
+	fs.BoolVar(&f.characterize, "characterize", false, "identify the format of every capture as it lands (off the write path), into WARC-DIR/"+characterizationSubdir+" (query it with wayside characterize query --store)")
 }
 
 func runCrawl(ctx context.Context, e *env, args []string) error {
@@ -151,6 +154,9 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	cc := e.consumers // tests add consumers here
 	cc.CDXJDirs = []string{f.warcDir}
 	cc.LiveMap = consumers.LiveMapConfig{Path: f.liveMap, Name: f.scope}
+	if f.characterize {
+		cc.Characterize = consumers.CharacterizeConfig{Store: filepath.Join(f.warcDir, characterizationSubdir), WARCDirs: []string{f.warcDir}}
+	}
 	cc.Logger = log
 	cons, err := consumers.Open(cc)
 	if err != nil {
@@ -197,6 +203,9 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	consErr := cons.Close()
 	sum.consumers = cons.Stats()
 	printSummary(e.stdout, label, f.warcDir, sum)
+	if cons.Characterizer != nil {
+		printCharacterized(e.stdout, cons.Characterizer, cons.CharStore, filepath.Join(f.warcDir, characterizationSubdir))
+	}
 	if closeErr != nil {
 		return sum, errors.Join(closeErr, consErr)
 	}
