@@ -13,6 +13,7 @@ import (
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/profiler"
+	"github.com/wayside-archive/wayside/profiler/characterize"
 	"github.com/wayside-archive/wayside/profiler/mementomap"
 )
 
@@ -26,6 +27,9 @@ type Config struct {
 	CDXJDirs []string
 	// LiveMap configures the live MementoMap; a zero Path runs none.
 	LiveMap LiveMapConfig
+	// Characterize configures format characterization; a zero Store runs
+	// none.
+	Characterize CharacterizeConfig
 	// CaptureIndex configures the capture index (what the access routes
 	// answer from); a zero Dir runs none.
 	CaptureIndex CaptureIndexConfig
@@ -57,6 +61,20 @@ type LiveMapConfig struct {
 	Weight  float64
 }
 
+// CharacterizeConfig configures the characterization consumer
+// (profiler/characterize).
+type CharacterizeConfig struct {
+	// Store is the results directory ("": no characterization).
+	Store string
+	// WARCDirs are where the producer's WARC files are (records are read
+	// back from them).
+	WARCDirs []string
+	// Workers identify payloads in parallel (default: GOMAXPROCS).
+	Workers int
+	// Limits bound the unpacking of containers (zero fields: defaults).
+	Limits characterize.Limits
+}
+
 // CaptureIndexConfig configures the capture index consumer
 // (captureindex.Index).
 type CaptureIndexConfig struct {
@@ -80,6 +98,7 @@ type Named struct {
 // Consumer names of the built-in consumers.
 const (
 	NameLiveMap      = "live-map"
+	NameCharacterize = "characterize"
 	NameCaptureIndex = "capture-index"
 )
 
@@ -90,6 +109,10 @@ type Set struct {
 	Fanout *wayside.Fanout
 	// Live is the live MementoMap (nil without one).
 	Live *profiler.Live
+	// Characterizer and CharStore are the characterization consumer and
+	// its results (nil without one).
+	Characterizer *characterize.Characterizer
+	CharStore     *characterize.Store
 	// Captures is the capture index (nil without one).
 	Captures *captureindex.Index
 
@@ -117,12 +140,25 @@ func Open(cfg Config) (*Set, error) {
 		s.Live = l
 		s.subs = append(s.subs, Named{NameLiveMap, l})
 	}
+	if cfg.Characterize.Store != "" {
+		if err := s.openCharacterize(cfg.Characterize, cfg.CDXJDirs, cfg.Logger); err != nil {
+			if s.Live != nil {
+				s.Live.Close()
+			}
+			return nil, err
+		}
+		s.subs = append(s.subs, Named{NameCharacterize, s.Characterizer})
+	}
 	if cfg.CaptureIndex.Dir != "" {
 		ix, err := captureindex.Open(cfg.CaptureIndex.Dir, captureindex.WithScope(cfg.CaptureIndex.Scope),
 			captureindex.WithCDXJDirs(cfg.CDXJDirs...), captureindex.WithLogger(cfg.Logger.With("consumer", NameCaptureIndex)))
 		if err != nil {
 			if s.Live != nil {
 				s.Live.Close()
+			}
+			if s.Characterizer != nil {
+				s.Characterizer.Close()
+				s.CharStore.Close()
 			}
 			return nil, fmt.Errorf("consumers: %w", err)
 		}
@@ -172,6 +208,26 @@ func openLiveMap(cfg LiveMapConfig, cdxjDirs []string, log *slog.Logger) (*profi
 	return l, nil
 }
 
+func (s *Set) openCharacterize(cfg CharacterizeConfig, cdxjDirs []string, log *slog.Logger) error {
+	log = log.With("consumer", NameCharacterize)
+	eng, err := characterize.NewEngine()
+	if err != nil {
+		return fmt.Errorf("consumers: %w", err)
+	}
+	st, err := characterize.OpenStore(cfg.Store, characterize.StoreOptions{Logger: log})
+	if err != nil {
+		return fmt.Errorf("consumers: %w", err)
+	}
+	c, err := characterize.New(characterize.Options{Store: st, Identifier: characterize.NewIdentifier(eng, cfg.Limits),
+		Dirs: cfg.WARCDirs, CDXJDirs: cdxjDirs, Workers: cfg.Workers, Logger: log})
+	if err != nil {
+		st.Close()
+		return fmt.Errorf("consumers: %w", err)
+	}
+	s.Characterizer, s.CharStore = c, st
+	return nil
+}
+
 // CatchUp lets every consumer that can (a wayside.Resyncer) catch up from
 // the producer's CDXJ files: what it missed while the producer ran without
 // it, or in a crash. Call it after the producer's own recovery (crawl:
@@ -211,6 +267,11 @@ func (s *Set) Close() error {
 	if s.Live != nil {
 		if cerr := s.Live.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("consumer %s: %w", NameLiveMap, cerr))
+		}
+	}
+	if s.Characterizer != nil {
+		if cerr := errors.Join(s.Characterizer.Close(), s.CharStore.Close()); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("consumer %s: %w", NameCharacterize, cerr))
 		}
 	}
 	if s.Captures != nil {

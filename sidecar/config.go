@@ -39,6 +39,8 @@ type Config struct {
 	Fixity  FixityConfig `yaml:"fixity"`
 	Access  AccessConfig `yaml:"access"`
 	Log     LogConfig    `yaml:"log"`
+	// Characterize identifies the format of every ingested capture.
+	Characterize CharacterizeConfig `yaml:"characterize"`
 }
 
 // ListenConfig says where the daemon listens.
@@ -353,6 +355,7 @@ func (c *Config) Defaults() {
 	}
 	in(&c.Fixity.Dir, "fixity")
 	in(&c.Access.Index, "capture-index")
+	c.Characterize.defaults(c.DataDir)
 	for i := range c.Fixity.Sweeps {
 		s := &c.Fixity.Sweeps[i]
 		if s.Parallelism == 0 {
@@ -390,6 +393,9 @@ func (c *Config) ResolveToken() error {
 func (c *Config) Validate() error {
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
+	if err := c.Characterize.validate(); err != nil {
+		add(err)
+	}
 	if c.Listen.Unix != "-" && len(c.Listen.Unix) > 104 {
 		add(keyErr("listen.unix", "%q is longer than the 104 bytes a Unix socket path may have", c.Listen.Unix))
 	}
@@ -539,6 +545,7 @@ func (c *Config) ConsumersConfig(log *slog.Logger) consumers.Config {
 	if c.Access.enabled() {
 		cc.CaptureIndex = consumers.CaptureIndexConfig{Dir: c.Access.Index, Scope: c.Ingest.Scope}
 	}
+	cc.Characterize = c.Characterize.consumer(c.Ingest.Dirs)
 	return cc
 }
 
