@@ -11,6 +11,7 @@ import (
 	"time"
 
 	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/profiler"
 	"github.com/wayside-archive/wayside/profiler/characterize"
 	"github.com/wayside-archive/wayside/profiler/mementomap"
@@ -29,6 +30,9 @@ type Config struct {
 	// Characterize configures format characterization; a zero Store runs
 	// none.
 	Characterize CharacterizeConfig
+	// CaptureIndex configures the capture index (what the access routes
+	// answer from); a zero Dir runs none.
+	CaptureIndex CaptureIndexConfig
 	// Extra consumers are added after the built-in ones, in order
 	// (programs embedding Wayside, tests).
 	Extra []Named
@@ -71,6 +75,20 @@ type CharacterizeConfig struct {
 	Limits characterize.Limits
 }
 
+// CaptureIndexConfig configures the capture index consumer
+// (captureindex.Index).
+type CaptureIndexConfig struct {
+	// Dir of the index ("": no capture index).
+	Dir string
+	// Scope is the collection captures without a scope (and CDXJ lines
+	// caught up from) are filed under (default captureindex.DefaultScope).
+	Scope string
+}
+
+// CaptureIndexSubdir is where a crawl keeps the capture index of its WARC
+// directory by default.
+const CaptureIndexSubdir = "capture-index"
+
 // Named is a consumer with the name it has in logs and stats.
 type Named struct {
 	Name string
@@ -81,6 +99,7 @@ type Named struct {
 const (
 	NameLiveMap      = "live-map"
 	NameCharacterize = "characterize"
+	NameCaptureIndex = "capture-index"
 )
 
 // Set is the running consumers of one producer: the Fanout the producer
@@ -94,6 +113,8 @@ type Set struct {
 	// its results (nil without one).
 	Characterizer *characterize.Characterizer
 	CharStore     *characterize.Store
+	// Captures is the capture index (nil without one).
+	Captures *captureindex.Index
 
 	log      *slog.Logger
 	subs     []Named
@@ -127,6 +148,22 @@ func Open(cfg Config) (*Set, error) {
 			return nil, err
 		}
 		s.subs = append(s.subs, Named{NameCharacterize, s.Characterizer})
+	}
+	if cfg.CaptureIndex.Dir != "" {
+		ix, err := captureindex.Open(cfg.CaptureIndex.Dir, captureindex.WithScope(cfg.CaptureIndex.Scope),
+			captureindex.WithCDXJDirs(cfg.CDXJDirs...), captureindex.WithLogger(cfg.Logger.With("consumer", NameCaptureIndex)))
+		if err != nil {
+			if s.Live != nil {
+				s.Live.Close()
+			}
+			if s.Characterizer != nil {
+				s.Characterizer.Close()
+				s.CharStore.Close()
+			}
+			return nil, fmt.Errorf("consumers: %w", err)
+		}
+		s.Captures = ix
+		s.subs = append(s.subs, Named{NameCaptureIndex, ix})
 	}
 	s.subs = append(s.subs, cfg.Extra...)
 	opts := []wayside.FanoutOption{wayside.WithLogger(cfg.Logger)}
@@ -235,6 +272,11 @@ func (s *Set) Close() error {
 	if s.Characterizer != nil {
 		if cerr := errors.Join(s.Characterizer.Close(), s.CharStore.Close()); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("consumer %s: %w", NameCharacterize, cerr))
+		}
+	}
+	if s.Captures != nil {
+		if cerr := s.Captures.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("consumer %s: %w", NameCaptureIndex, cerr))
 		}
 	}
 	return err

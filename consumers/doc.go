@@ -8,7 +8,8 @@
 //	   │   durable path: never dropped; the catch-up source)
 //	   └─► Set.Fanout ─► live MementoMap (profiler.Live)
 //	                  ─► characterization (profiler/characterize)
-//	                  ─► ... (capture index)
+//	                  ─► capture index (captureindex.Index; the access
+//	                     routes of `wayside serve` answer from it)
 //
 // # The CDXJ files and the Fanout
 //

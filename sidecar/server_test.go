@@ -209,8 +209,9 @@ func TestIngestCorpus(t *testing.T) {
 	if err := c.Status(ctx, &full); err != nil {
 		t.Fatal(err)
 	}
-	if len(full.Consumers) != 1 || full.Consumers[0].Name != "live-map" || full.Consumers[0].Failed != 0 {
-		t.Errorf("status consumers %+v, want a healthy live-map", full.Consumers)
+	if len(full.Consumers) != 2 || full.Consumers[0].Name != "live-map" || full.Consumers[1].Name != "capture-index" ||
+		full.Consumers[0].Failed != 0 || full.Consumers[1].Failed != 0 {
+		t.Errorf("status consumers %+v, want a healthy live-map and capture-index", full.Consumers)
 	}
 	// The index the sidecar built passes `index stats --check`: one key
 	// per original, each with its by-URL entry (two keys per original

@@ -63,11 +63,14 @@ func (r *Reader) readBlock(rec *Record) error {
 	var perr error
 	if isHTTP {
 		info, err := parseHTTPHead(r.hbr, r.opts.KeepHTTPHead)
+		if err == nil {
+			rec.HTTP = info
+		}
+		r.onHead(rec)
 		if err != nil {
 			rec.anomaly("HTTP head: %v", err)
 			rec.PayloadLength, perr = r.hbr.WriteTo(sink)
 		} else {
-			rec.HTTP = info
 			body := r.hbr
 			if info.isChunked() && !r.opts.SkipPayloadDigest {
 				// Some writers digested the body with its chunk framing:
@@ -96,6 +99,7 @@ func (r *Reader) readBlock(rec *Record) error {
 		}
 	} else {
 		var n int64
+		r.onHead(rec)
 		n, perr = r.hbr.WriteTo(sink)
 		rec.PayloadLength = n
 	}
@@ -134,6 +138,13 @@ func (r *Reader) readBlock(rec *Record) error {
 		rec.anomaly("record continues across gzip members")
 	}
 	return nil
+}
+
+// onHead tells the caller (Options.OnHead) that rec's headers are parsed.
+func (r *Reader) onHead(rec *Record) {
+	if r.opts.OnHead != nil {
+		r.opts.OnHead(rec)
+	}
 }
 
 // finishRecord consumes the record trailer and sets Length.

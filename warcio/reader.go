@@ -47,6 +47,12 @@ type Options struct {
 	// KeepHTTPHead keeps the exact bytes of each HTTP message head (start
 	// line, header lines and the blank line) in HTTPInfo.Head.
 	KeepHTTPHead bool
+	// OnHead, when set, is called for each record once its WARC headers
+	// and HTTP head (Record.HTTP) are parsed, before any payload byte is
+	// read (and written to Payload): a reader that streams the payload
+	// somewhere can first act on the headers, e.g. send an HTTP response's
+	// status line.
+	OnHead func(rec *Record)
 }
 
 // Reader reads the records of one WARC file in order.
