@@ -1,0 +1,285 @@
+package interop_test
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/wayside-archive/wayside/cdxj"
+)
+
+// checkCDXJ indexes the set with `wayside cdxj` and checks that index and
+// every CDXJ file the command left on disk: sorted the way pywb's binary
+// search needs (every key found by pywb's exact-match range query), the
+// files beside the WARCs holding exactly the lines `wayside cdxj` gives,
+// and every line agreeing with the warcio CLI's own CDXJ indexer
+// (`warcio cdx-index`) on the same record, field by field, except where the
+// tools follow different documented conventions (see cdxjDiff).
+func checkCDXJ(t *testing.T, js jsTools, set outputSet, recs map[string][]jsRecord) {
+	t.Helper()
+	idx := filepath.Join(t.TempDir(), set.name+".cdxj")
+	wayside(t, append([]string{"cdxj", "-o", idx}, set.warcs...)...)
+	checkSorted(t, idx, "`wayside cdxj` output")
+	want := readLines(t, idx)
+
+	var beside []string
+	for _, p := range set.cdxjs {
+		checkSorted(t, p, set.cdxjsAre)
+		beside = append(beside, readLines(t, p)...)
+	}
+	if len(set.cdxjs) > 0 {
+		got := slices.Sorted(slices.Values(beside))
+		if missing, extra := diffLines(want, got); len(missing)+len(extra) > 0 {
+			t.Errorf("%s: the CDXJ files beside the WARCs differ from `wayside cdxj` of the same WARCs:\nmissing: %s\nextra:   %s", set.name, strings.Join(missing, "\n         "), strings.Join(extra, "\n         "))
+		}
+	}
+
+	ours := map[string]cdxj.Line{}
+	for _, l := range parseLines(t, idx, want) {
+		ours[l.Filename+"@"+strconv.FormatInt(l.Offset, 10)] = l
+	}
+	records := map[string]*jsRecord{}
+	for _, p := range set.warcs {
+		for i := range recs[p] {
+			records[filepath.Base(p)+"@"+strconv.FormatInt(recs[p][i].Offset, 10)] = &recs[p][i]
+		}
+	}
+	theirs := parseLines(t, "warcio cdx-index", js.warcioCDXJ(t, set.warcs))
+	seen := map[string]bool{}
+	notes := map[string]int{}
+	for _, l := range theirs {
+		at := l.Filename + "@" + strconv.FormatInt(l.Offset, 10)
+		seen[at] = true
+		o, ok := ours[at]
+		if !ok {
+			t.Errorf("%s: warcio.js indexes the record at %s offset %d (%s %s), `wayside cdxj` does not", set.name, l.Filename, l.Offset, l.Key, l.URL)
+			continue
+		}
+		diffs, accepted := cdxjDiff(o, l, records[at])
+		for _, d := range diffs {
+			t.Errorf("%s: %s offset %d: %s", set.name, l.Filename, l.Offset, d)
+		}
+		for _, n := range accepted {
+			notes[n]++
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(notes)) {
+		t.Logf("%s: %d lines differ from warcio.js's as documented: %s", set.name, notes[n], n)
+	}
+	for at, o := range ours {
+		if !seen[at] {
+			t.Errorf("%s: `wayside cdxj` indexes the record at %s (%s %s %s), warcio.js does not", set.name, at, o.Key, o.URL, o.MIME)
+		}
+	}
+	if len(theirs) == 0 {
+		t.Errorf("%s: warcio.js indexed nothing", set.name)
+	}
+}
+
+// The documented differences between Wayside's CDXJ lines (pywb's
+// conventions) and warcio.js's, accepted by cdxjDiff and logged with a
+// count. Every other difference fails the test.
+const (
+	noteNonHTTPKey = "urlkey of a non-HTTP URI (dns:, metadata://, urn:): warcio.js's getSurt leaves any URI not starting with http: or https: as it is; pywb's surt (and Wayside's) canonicalises it (dns:host → reversed host, scheme://host/path → SURT, lower case)"
+	noteSURT       = "urlkey canonicalisation: warcio.js's getSurt only lower-cases, drops www, reverses the host and sorts the query; IA canonicalisation (pywb, Wayside) also strips a trailing slash from the path (\"/blog/\" → \"/blog\") and decodes percent-escapes that need none (%2F → /, %7C → |, %3D → =, repeatedly), before sorting the query arguments"
+	noteUnk        = "mime: pywb writes \"unk\" for an HTTP message without Content-Type, warcio.js writes none"
+	noteDigest     = "digest: warcio.js copies the declared WARC-Payload-Digest and writes none without one; pywb and Wayside compute it (the value Wayside writes is checked against the SHA-1 warcio.js computes over the same payload)"
+)
+
+// cdxjDiff compares Wayside's CDXJ line for a record with warcio.js's on
+// urlkey, timestamp, url, mime, status, digest, length, offset and
+// filename. It returns the differences that fail and the notes of the
+// documented ones it accepted. rec is warcio.js's reading of the record.
+func cdxjDiff(ours, theirs cdxj.Line, rec *jsRecord) (diffs, notes []string) {
+	switch {
+	case ours.Key == theirs.Key:
+	case theirs.Key == theirs.URL && !strings.HasPrefix(theirs.URL, "http:") && !strings.HasPrefix(theirs.URL, "https:"):
+		notes = append(notes, noteNonHTTPKey)
+	case ianorm(ours.Key) == ianorm(theirs.Key):
+		notes = append(notes, noteSURT)
+	default:
+		diffs = append(diffs, fmt.Sprintf("urlkey: Wayside %q, warcio.js %q", ours.Key, theirs.Key))
+	}
+	cmp := func(field, a, b string) {
+		if a != b {
+			diffs = append(diffs, fmt.Sprintf("%s: Wayside %q, warcio.js %q", field, a, b))
+		}
+	}
+	cmp("timestamp", ours.Timestamp, theirs.Timestamp)
+	cmp("url", ours.URL, theirs.URL)
+	if ours.MIME == "unk" && theirs.MIME == "" {
+		notes = append(notes, noteUnk)
+	} else {
+		cmp("mime", ours.MIME, theirs.MIME)
+	}
+	cmp("status", strconv.Itoa(ours.Status), strconv.Itoa(theirs.Status))
+	if theirs.Digest == "" && rec != nil && rec.h("WARC-Payload-Digest") == "" {
+		alg, hx := hexOf(ours.Digest)
+		if alg == "" || rec.Payload[alg] != hx {
+			diffs = append(diffs, fmt.Sprintf("digest: Wayside computes %q, warcio.js's bytes give %s %s", ours.Digest, alg, rec.Payload[alg]))
+		} else {
+			notes = append(notes, noteDigest)
+		}
+	} else {
+		cmp("digest", hexDigest(ours.Digest), hexDigest(theirs.Digest))
+	}
+	if ours.Length != theirs.Length {
+		why := ""
+		if ours.Length == theirs.Length+4 && !strings.HasSuffix(ours.Filename, ".gz") {
+			why = " (uncompressed WARC: Wayside's length counts the CRLF CRLF that ends the record; warcio.js's and pywb's do not — Python warcio's ArchiveIterator.read_to_end subtracts those blank lines for uncompressed files — so Wayside's line is not the one pywb writes)"
+		}
+		diffs = append(diffs, fmt.Sprintf("length: Wayside %d, warcio.js %d%s", ours.Length, theirs.Length, why))
+	}
+	cmp("offset", strconv.FormatInt(ours.Offset, 10), strconv.FormatInt(theirs.Offset, 10))
+	cmp("filename", ours.Filename, theirs.Filename)
+	return diffs, notes
+}
+
+// ianorm undoes the differences noteSURT describes: percent-escapes
+// decoded (repeatedly, as IA canonicalisation does), query arguments
+// sorted after decoding, a trailing slash of the path (other than the
+// root's) dropped.
+func ianorm(key string) string {
+	for range 8 {
+		u, err := url.PathUnescape(key)
+		if err != nil || u == key {
+			break
+		}
+		key = u
+	}
+	path, query, hasQuery := strings.Cut(key, "?")
+	if strings.HasSuffix(path, "/") && !strings.HasSuffix(path, ")/") {
+		path = strings.TrimSuffix(path, "/")
+	}
+	if !hasQuery {
+		return path
+	}
+	args := strings.Split(query, "&")
+	slices.Sort(args)
+	return path + "?" + strings.Join(args, "&")
+}
+
+// diffLines returns the lines of want missing from got and the lines of got
+// not in want (both sorted; duplicates count).
+func diffLines(want, got []string) (missing, extra []string) {
+	count := map[string]int{}
+	for _, l := range want {
+		count[l]++
+	}
+	for _, l := range got {
+		count[l]--
+	}
+	for l, n := range count {
+		for ; n > 0; n-- {
+			missing = append(missing, l)
+		}
+		for ; n < 0; n++ {
+			extra = append(extra, l)
+		}
+	}
+	slices.Sort(missing)
+	slices.Sort(extra)
+	return missing, extra
+}
+
+// checkSorted checks a CDXJ file as pywb reads it: lines in byte order
+// (pywb compares lines as bytes), and pywb's exact-URL query — a binary
+// search over blocks then a range scan, pywb.utils.binsearch.iter_range
+// from key to key+"!" — returns, for every urlkey of the file, exactly the
+// lines with that key. Block sizes: pywb's 8192, and the smallest power of
+// two above the longest line (pywb's search needs blocks longer than
+// lines), so that small files are bisected too. what says which file it is
+// and what should have sorted it.
+func checkSorted(t *testing.T, path, what string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, path)
+	longest := 0
+	for i, l := range lines {
+		longest = max(longest, len(l)+1)
+		if i > 0 && lines[i-1] > l {
+			t.Errorf("%s is not sorted, so pywb's binary search cannot find its lines (%s): line %d sorts before line %d:\n  %d: %s\n  %d: %s", path, what, i+1, i, i, lines[i-1], i+1, l)
+			return
+		}
+	}
+	byKey := map[string][]string{}
+	for _, l := range lines {
+		k, _, _ := strings.Cut(l, " ")
+		byKey[k] = append(byKey[k], l)
+	}
+	small := 128
+	for small <= longest {
+		small *= 2
+	}
+	for _, bs := range []int{8192, small} {
+		for k, want := range byKey {
+			if got := pywbRange(b, k, k+"!", bs); !slices.Equal(got, want) {
+				t.Errorf("%s: pywb's binary search (block %d) for %q finds %d lines, the file holds %d", path, bs, k, len(got), len(want))
+			}
+		}
+	}
+}
+
+// pywbRange returns the lines of a sorted file that pywb's
+// binsearch.iter_range(reader, start, end) yields: binsearch_offset narrows
+// to a block (comparing the key with the first whole line after each
+// block start, newline included), then lines are read from the start of
+// that block's first whole line, skipped while < start and taken while <
+// end (trailing white space removed, as pywb's rstrip does).
+func pywbRange(b []byte, start, end string, blockSize int) []string {
+	readline := func(off int) (string, int) {
+		if off >= len(b) {
+			return "", len(b)
+		}
+		i := bytes.IndexByte(b[off:], '\n')
+		if i < 0 {
+			return string(b[off:]), len(b)
+		}
+		return string(b[off : off+i+1]), off + i + 1
+	}
+	lo, hi := 0, len(b)/blockSize
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		off := mid * blockSize
+		if mid > 0 {
+			_, off = readline(off)
+		}
+		if line, _ := readline(off); start > line {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	off := lo * blockSize
+	if lo > 0 {
+		_, off = readline(off)
+	}
+	var out []string
+	matched := false
+	for off < len(b) {
+		var line string
+		line, off = readline(off)
+		line = strings.TrimRight(line, " \t\r\n")
+		if !matched {
+			if line < start {
+				continue
+			}
+			matched = true
+		}
+		if line >= end {
+			break
+		}
+		out = append(out, line)
+	}
+	return out
+}
