@@ -33,7 +33,7 @@ type outputSet struct {
 }
 
 // checkSet runs every third-party check on a set.
-func checkSet(t *testing.T, js jsTools, set outputSet) {
+func checkSet(t testing.TB, js jsTools, set outputSet) {
 	t.Helper()
 	recs := js.warcioRecords(t, append(slices.Clone(set.warcs), set.inputs...))
 	if t.Failed() {
@@ -54,7 +54,7 @@ type wrec struct {
 	file string
 }
 
-func readWayside(t *testing.T, path string) []wrec {
+func readWayside(t testing.TB, path string) []wrec {
 	t.Helper()
 	r, err := warcio.Open(path, warcio.Options{BlockDigest: true})
 	if err != nil {
@@ -94,7 +94,7 @@ func hexOf(s string) (alg, hx string) {
 // type) must read in warcio.js exactly as the input record does; every
 // other record was written by Wayside and its declared digests must hold.
 // It returns the IDs of the copied records.
-func checkRecords(t *testing.T, set outputSet, recs map[string][]jsRecord) map[string]bool {
+func checkRecords(t testing.TB, set outputSet, recs map[string][]jsRecord) map[string]bool {
 	t.Helper()
 	// Input records by file name and record ID, in order: some writers
 	// (wget) give several records one ID.
@@ -167,7 +167,7 @@ func trailingBlankLines(path string, j *jsRecord, w wrec) bool {
 
 // checkCopied checks that warcio.js reads a copied record as it reads the
 // input record: same headers, same block and payload bytes.
-func checkCopied(t *testing.T, where string, out, in *jsRecord) {
+func checkCopied(t testing.TB, where string, out, in *jsRecord) {
 	t.Helper()
 	for k, v := range in.Headers {
 		if out.Headers[k] != v {
@@ -182,7 +182,7 @@ func checkCopied(t *testing.T, where string, out, in *jsRecord) {
 // checkDigests checks a record Wayside wrote: the block and payload digests
 // warcio.js computes equal the declared ones, and Wayside's capture carries
 // the same payload digest with no mismatch.
-func checkDigests(t *testing.T, where string, j *jsRecord, w wrec) {
+func checkDigests(t testing.TB, where string, j *jsRecord, w wrec) {
 	t.Helper()
 	if d := j.h("WARC-Block-Digest"); d != "" {
 		alg, want := hexOf(d)
@@ -228,7 +228,7 @@ type revisitRef struct {
 // warcio.js reads them) with that digest, borne out by the payload bytes;
 // and that WARC-Refers-To, when present, is that record's ID. It returns
 // the revisits.
-func checkRevisitRefs(t *testing.T, set outputSet, recs map[string][]jsRecord, copied map[string]bool) []revisitRef {
+func checkRevisitRefs(t testing.TB, set outputSet, recs map[string][]jsRecord, copied map[string]bool) []revisitRef {
 	t.Helper()
 	type key struct{ uri, date string }
 	originals := map[key][]*jsRecord{}
@@ -280,7 +280,7 @@ func checkRevisitRefs(t *testing.T, set outputSet, recs map[string][]jsRecord, c
 // lookup of that URL and date finds the original (not another capture),
 // and replaying the revisit's own URL and time serves the original's
 // status and the payload bytes the revisit's digest names.
-func checkReplay(t *testing.T, js jsTools, set outputSet, written []revisitRef) {
+func checkReplay(t testing.TB, js jsTools, set outputSet, written []revisitRef) {
 	t.Helper()
 	if len(written) == 0 {
 		return
@@ -334,7 +334,7 @@ func hexDigest(s string) string {
 }
 
 // readLines returns the lines of a file.
-func readLines(t *testing.T, path string) []string {
+func readLines(t testing.TB, path string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -347,7 +347,7 @@ func readLines(t *testing.T, path string) []string {
 	return strings.Split(s, "\n")
 }
 
-func parseLines(t *testing.T, name string, lines []string) []cdxj.Line {
+func parseLines(t testing.TB, name string, lines []string) []cdxj.Line {
 	t.Helper()
 	out := make([]cdxj.Line, 0, len(lines))
 	for i, s := range lines {

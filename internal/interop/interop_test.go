@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wayside-archive/wayside/crawl/sitetest"
+	"github.com/wayside-archive/wayside/fixity/testarchive"
 	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
@@ -125,4 +126,32 @@ func TestDedupRunCorpusOutput(t *testing.T) {
 		inputs:       inputs,
 		wantRevisits: 3,
 	})
+}
+
+// TestFixityEvidenceOutput replays a memento of the test archive in
+// Chromium with `wayside fixity replay --evidence` and checks the two
+// evidence WARC files (what the browser received, and the raw id_
+// fetches) with warcio.js.
+func TestFixityEvidenceOutput(t *testing.T) {
+	js := tools(t)
+	if _, err := exec.LookPath("chromium"); err != nil {
+		testenv.MissingTool(t, "interop: no chromium binary: install chromium to replay mementos")
+	}
+	arch, err := testarchive.New("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer arch.Close()
+	if _, err := arch.LoadBuiltin(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ev := filepath.Join(dir, "evidence")
+	wayside(t, "fixity", "replay", "--archive", "test="+arch.Host()+","+arch.AliasHost(), "--quiet", "400ms", "--cap", "8s", "--raw-timeout", "3s",
+		"--evidence", ev, "-o", filepath.Join(dir, "m.json"), arch.URIM(testarchive.SiteTS, testarchive.PageDeterministic))
+	warcs := glob(t, filepath.Join(ev, "*", "*.warc*"))
+	if len(warcs) != 2 {
+		t.Fatalf("want 2 evidence WARC files, got %v", glob(t, filepath.Join(ev, "*", "*")))
+	}
+	checkSet(t, js, outputSet{name: "fixity-evidence", warcs: warcs})
 }

@@ -27,7 +27,7 @@ var (
 
 // wayside runs the wayside binary with args and returns its stdout; a
 // non-zero exit fails the test with the command's stderr.
-func wayside(t *testing.T, args ...string) string {
+func wayside(t testing.TB, args ...string) string {
 	t.Helper()
 	root := testenv.RepoRoot(t)
 	buildOnce.Do(func() {
@@ -51,7 +51,7 @@ func wayside(t *testing.T, args ...string) string {
 }
 
 // run runs a program (bounded to five minutes) and returns its stdout.
-func run(t *testing.T, prog string, args ...string) string {
+func run(t testing.TB, prog string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -81,7 +81,7 @@ type jsTools struct {
 	dir  string // holds the scripts and a node_modules link
 }
 
-func tools(t *testing.T) jsTools {
+func tools(t testing.TB) jsTools {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -121,7 +121,7 @@ func tools(t *testing.T) jsTools {
 
 // nodeJSON runs a script of js/ over files (one node process for all of
 // them) and decodes the JSON document it prints.
-func (j jsTools) nodeJSON(t *testing.T, v any, script string, files ...string) {
+func (j jsTools) nodeJSON(t testing.TB, v any, script string, files ...string) {
 	t.Helper()
 	out := run(t, j.node, append([]string{filepath.Join(j.dir, script)}, files...)...)
 	if err := json.Unmarshal([]byte(out), v); err != nil {
@@ -154,7 +154,7 @@ type jsFile struct {
 }
 
 // warcioRecords reads every file with warcio.js.
-func (j jsTools) warcioRecords(t *testing.T, files []string) map[string][]jsRecord {
+func (j jsTools) warcioRecords(t testing.TB, files []string) map[string][]jsRecord {
 	t.Helper()
 	var doc struct {
 		Files []jsFile `json:"files"`
@@ -176,7 +176,7 @@ func (j jsTools) warcioRecords(t *testing.T, files []string) map[string][]jsReco
 
 // warcioCDXJ runs the warcio CLI's own indexer (`warcio cdx-index`, CDXJ
 // format) over files and returns its lines.
-func (j jsTools) warcioCDXJ(t *testing.T, files []string) []string {
+func (j jsTools) warcioCDXJ(t testing.TB, files []string) []string {
 	t.Helper()
 	cli := filepath.Join(j.dir, "node_modules", "warcio", "dist", "cli.js")
 	out := run(t, j.node, append([]string{cli, "cdx-index"}, files...)...)
@@ -213,7 +213,7 @@ type replayed struct {
 
 // wabacRevisits loads files into one wabac.js collection and replays every
 // revisit it indexed.
-func (j jsTools) wabacRevisits(t *testing.T, files []string) []wabacResult {
+func (j jsTools) wabacRevisits(t testing.TB, files []string) []wabacResult {
 	t.Helper()
 	var doc struct {
 		Revisits []wabacResult `json:"revisits"`
