@@ -26,6 +26,7 @@ func glob(t *testing.T, pattern string) []string {
 // refer to originals in other files, then checks every WARC and CDXJ file
 // the crawl wrote with warcio.js and wabac.js.
 func TestCrawlOutput(t *testing.T) {
+	t.Parallel()
 	js := tools(t)
 	srv, err := sitetest.Start(sitetest.New())
 	if err != nil {
@@ -59,6 +60,7 @@ func TestCrawlOutput(t *testing.T) {
 // checks the WARC files with warcio.js, and their `wayside cdxj` index
 // against the warcio CLI's.
 func TestARC2WARCOutput(t *testing.T) {
+	t.Parallel()
 	js := tools(t)
 	var warcs []string
 	for i, arc := range testenv.CorpusARCs(t) {
@@ -77,6 +79,7 @@ func TestARC2WARCOutput(t *testing.T) {
 // the input, and the CDXJ written beside the output is sorted and agrees
 // with warcio.js's.
 func TestDedupRunOutput(t *testing.T) {
+	t.Parallel()
 	js := tools(t)
 	gen := filepath.Join(testenv.SharedDir(t), "tools", "warcgen")
 	in := filepath.Join(t.TempDir(), "gen.warc.gz")
@@ -106,6 +109,7 @@ func TestDedupRunOutput(t *testing.T) {
 // output the same way: the records it copies must read in warcio.js as
 // their inputs do, the revisits it writes must resolve.
 func TestDedupRunCorpusOutput(t *testing.T) {
+	t.Parallel()
 	js := tools(t)
 	inputs := testenv.CorpusWARCs(t)
 	out := filepath.Join(t.TempDir(), "out")
@@ -133,6 +137,7 @@ func TestDedupRunCorpusOutput(t *testing.T) {
 // evidence WARC files (what the browser received, and the raw id_
 // fetches) with warcio.js.
 func TestFixityEvidenceOutput(t *testing.T) {
+	t.Parallel()
 	js := tools(t)
 	if _, err := exec.LookPath("chromium"); err != nil {
 		testenv.MissingTool(t, "interop: no chromium binary: install chromium to replay mementos")
