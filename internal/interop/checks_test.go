@@ -44,6 +44,11 @@ func checkSet(t testing.TB, js jsTools, set outputSet) {
 	if len(written) < set.wantRevisits {
 		t.Errorf("%s: %d revisits written by Wayside, want at least %d", set.name, len(written), set.wantRevisits)
 	}
+	n := 0
+	for _, p := range set.warcs {
+		n += len(recs[p])
+	}
+	t.Logf("%s: %d files, %d records read by warcio.js, %d copied from inputs, %d revisits written by Wayside", set.name, len(set.warcs), n, len(copied), len(written))
 	checkReplay(t, js, set, written)
 	checkCDXJ(t, js, set, recs)
 }
