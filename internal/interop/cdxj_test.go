@@ -29,17 +29,7 @@ func checkCDXJ(t testing.TB, js jsTools, set outputSet, recs map[string][]jsReco
 	checkSorted(t, idx, "`wayside cdxj` output")
 	want := readLines(t, idx)
 
-	var beside []string
-	for _, p := range set.cdxjs {
-		checkSorted(t, p, set.cdxjsAre)
-		beside = append(beside, readLines(t, p)...)
-	}
-	if len(set.cdxjs) > 0 {
-		got := slices.Sorted(slices.Values(beside))
-		if missing, extra := diffLines(want, got); len(missing)+len(extra) > 0 {
-			t.Errorf("%s: the CDXJ files beside the WARCs differ from `wayside cdxj` of the same WARCs:\nmissing: %s\nextra:   %s", set.name, strings.Join(missing, "\n         "), strings.Join(extra, "\n         "))
-		}
-	}
+	checkBeside(t, set, want)
 
 	ours := map[string]cdxj.Line{}
 	for _, l := range parseLines(t, idx, want) {
@@ -190,6 +180,25 @@ func diffLines(want, got []string) (missing, extra []string) {
 	slices.Sort(missing)
 	slices.Sort(extra)
 	return missing, extra
+}
+
+// checkBeside checks the CDXJ files a command left beside its WARC files:
+// each sorted for pywb, together holding exactly the lines want that
+// `wayside cdxj` gives for the WARC files.
+func checkBeside(t testing.TB, set outputSet, want []string) {
+	t.Helper()
+	var beside []string
+	for _, p := range set.cdxjs {
+		checkSorted(t, p, set.cdxjsAre)
+		beside = append(beside, readLines(t, p)...)
+	}
+	if len(set.cdxjs) == 0 {
+		return
+	}
+	got := slices.Sorted(slices.Values(beside))
+	if missing, extra := diffLines(want, got); len(missing)+len(extra) > 0 {
+		t.Errorf("%s: the CDXJ files beside the WARCs differ from `wayside cdxj` of the same WARCs:\nmissing: %s\nextra:   %s", set.name, strings.Join(missing, "\n         "), strings.Join(extra, "\n         "))
+	}
 }
 
 // checkSorted checks a CDXJ file as pywb reads it: lines in byte order

@@ -1,11 +1,15 @@
 package interop_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/fixity/testarchive"
@@ -159,4 +163,96 @@ func TestFixityEvidenceOutput(t *testing.T) {
 		t.Fatalf("want 2 evidence WARC files, got %v", glob(t, filepath.Join(ev, "*", "*")))
 	}
 	checkSet(t, js, outputSet{name: "fixity-evidence", warcs: warcs})
+}
+
+// TestSidecarCDXJ runs `wayside serve` beside a directory of the shared
+// corpus WARCs (as it runs beside Heritrix), waits until it has ingested
+// every file, stops it and checks the CDXJ files it keeps: sorted for
+// pywb's binary search and holding exactly the lines `wayside cdxj` gives
+// for the same WARCs (which the other tests compare with warcio.js's).
+func TestSidecarCDXJ(t *testing.T) {
+	t.Parallel()
+	inputs := testenv.CorpusWARCs(t)
+	dir := t.TempDir()
+	watch := filepath.Join(dir, "warcs")
+	if err := os.Mkdir(watch, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var warcs []string
+	for _, in := range inputs {
+		b, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(watch, filepath.Base(in))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		warcs = append(warcs, p)
+	}
+	data := filepath.Join(dir, "data")
+	wayside(t, "version") // builds the binary
+	cmd := exec.Command(waysideP, "serve", "-data-dir", data, "-watch", watch)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	sock := filepath.Join(data, "wayside.sock")
+	ingested := func() bool {
+		out, err := exec.Command(waysideP, "status", "-json", "-addr", sock, "ingest").Output()
+		if err != nil {
+			return false
+		}
+		var st struct {
+			Files []struct {
+				Done bool `json:"done"`
+			} `json:"files"`
+		}
+		if json.Unmarshal(out, &st) != nil || len(st.Files) != len(warcs) {
+			return false
+		}
+		for _, f := range st.Files {
+			if !f.Done {
+				return false
+			}
+		}
+		return true
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for !ingested() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sidecar did not ingest the %d files within 2 minutes:\n%s", len(warcs), tail(log.String(), 3000))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("wayside serve after SIGTERM: %v\n%s", err, tail(log.String(), 3000))
+	}
+	idx := filepath.Join(dir, "all.cdxj")
+	wayside(t, append([]string{"cdxj", "-o", idx}, warcs...)...)
+	set := outputSet{
+		name:  "sidecar",
+		warcs: warcs,
+		cdxjs: glob(t, filepath.Join(data, "cdxj", "*.cdxj")),
+		// Missing in main when this test was written: the sidecar appends
+		// CDXJ lines as it ingests; the spine branch's ingest package sorts
+		// a WARC's CDXJ once the WARC is closed.
+		cdxjsAre: "the sidecar's CDXJ of a closed WARC must be sorted (not yet in main: the spine branch's ingest does it)",
+	}
+	if len(set.cdxjs) != len(warcs) {
+		t.Fatalf("want a CDXJ file per WARC, got %v", set.cdxjs)
+	}
+	checkBeside(t, set, readLines(t, idx))
 }
