@@ -16,6 +16,7 @@ import (
 	"github.com/nlnwa/gowarc"
 
 	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/warcio"
@@ -92,7 +93,7 @@ func crawlSite(t testing.TB, srv *sitetest.Server, dir string, o crawlOpts) Stat
 	}
 	s, err := Open(Config{WARCDir: dir,
 		Writer:   WriterOptions{Version: o.version, MaxFileSize: o.maxFileSize},
-		Recorder: Options{Conditional: o.conditional, Verify: o.verify, Allow: scope.Allow, Subscriber: o.subscriber}})
+		Recorder: Options{Conditional: o.conditional, Verify: o.verify, Allow: scope.Allow}, Subscriber: o.subscriber})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,4 +302,28 @@ func openFile(p string) (*os.File, error) { return os.Open(p) }
 
 func digestOf(b []byte) string {
 	return digestString(b)
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// indexOf is `wayside cdxj` of one WARC file: its index lines, sorted.
+func indexOf(t testing.TB, warc string) string {
+	t.Helper()
+	s := cdxj.NewSorter(cdxj.SortOptions{})
+	st, err := cdxj.IndexFile(context.Background(), warc, cdxj.IndexOptions{}, s.AddLine)
+	if err != nil || len(st.Problems) > 0 {
+		t.Fatalf("index %s: %v %v", warc, err, st.Problems)
+	}
+	var b strings.Builder
+	if _, err := s.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

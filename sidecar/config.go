@@ -2,8 +2,10 @@ package sidecar
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -13,7 +15,11 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+	"github.com/wayside-archive/wayside/consumers"
+	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/dedupindex/backend"
 	"github.com/wayside-archive/wayside/fixity"
+	"github.com/wayside-archive/wayside/ingest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -63,10 +69,21 @@ type ListenConfig struct {
 
 // IndexConfig selects the dedup index.
 type IndexConfig struct {
-	// Path of the embedded (pebble) index. Default DataDir/index.
+	// URL names the index (see package dedupindex/backend): a directory or
+	// pebble:///DIR (embedded), redis://HOST:PORT,HOST:PORT/?prefix=...
+	// (a Redis Cluster shared by a fleet). Default: Path.
+	URL string `yaml:"url"`
+	// Path of the embedded (pebble) index when URL is not set. Default
+	// DataDir/index.
 	Path string `yaml:"path"`
 	// Scope is the default dedup scope for API calls and ingest. Default "default".
 	Scope string `yaml:"scope"`
+	// Match is the dedup policy of the crawlers this daemon serves:
+	// "digest" (URL-agnostic, default) or "url" (same URL). Originals the
+	// daemon files (ingest, CDX POST) are keyed for it, one key each, as
+	// `wayside index import --match` does. Heritrix's CDX queries find
+	// originals by URL under either.
+	Match string `yaml:"match"`
 }
 
 // CDXConfig configures the CDX query endpoint.
@@ -155,6 +172,11 @@ type SweepConfig struct {
 	ArchiveHosts []string `yaml:"archive_hosts"`
 	// Timeout per replay. Default 60s.
 	Timeout time.Duration `yaml:"timeout"`
+	// Evidence keeps each replay as WARC evidence: keep-all, on-change or
+	// none (default none); EvidenceMaxBytes bounds the evidence kept
+	// (default 1 GiB).
+	Evidence         string `yaml:"evidence"`
+	EvidenceMaxBytes int64  `yaml:"evidence_max_bytes"`
 }
 
 // LogConfig configures structured logs.
@@ -283,6 +305,12 @@ func (c *Config) Defaults() {
 	}
 	in(&c.Listen.Unix, "wayside.sock")
 	in(&c.Index.Path, "index")
+	if c.Index.URL == "" {
+		c.Index.URL = c.Index.Path
+	}
+	if c.Index.Match == "" {
+		c.Index.Match = "digest"
+	}
 	if c.Index.Scope == "" {
 		c.Index.Scope = "default"
 	}
@@ -401,6 +429,15 @@ func (c *Config) Validate() error {
 	if c.Index.Scope == "" {
 		add(keyErr("index.scope", "must not be empty"))
 	}
+	if _, err := backend.Parse(c.Index.URL); err != nil {
+		add(keyErr("index.url", "%v", err))
+	}
+	if _, err := dedupindex.ParseMatch(c.Index.Match); err != nil {
+		add(keyErr("index.match", "%v", err))
+	}
+	if c.Map.Path != "-" && c.Ingest.CDXJDir == "-" {
+		add(keyErr("mementomap.path", "the live MementoMap catches up from the CDXJ files: set ingest.cdxj_dir, or mementomap.path: - to disable the map"))
+	}
 	if c.CDX.MaxResults < 0 {
 		add(keyErr("cdx.max_results", "must be positive"))
 	}
@@ -457,6 +494,12 @@ func (c *Config) Validate() error {
 		if len(s.ArchiveHosts) == 0 {
 			add(keyErr(k+".archive_hosts", "list the archive hosts the sweep may fetch from"))
 		}
+		if _, err := fixity.ParseRetention(s.Evidence); s.Evidence != "" && err != nil {
+			add(keyErr(k+".evidence", "%v", err))
+		}
+		if s.EvidenceMaxBytes < 0 {
+			add(keyErr(k+".evidence_max_bytes", "%d is negative", s.EvidenceMaxBytes))
+		}
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
@@ -471,10 +514,49 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// ConsumersConfig is the consumers of the capture spine the daemon runs
+// (see package consumers), catching up from the ingester's CDXJ files.
+func (c *Config) ConsumersConfig(log *slog.Logger) consumers.Config {
+	cc := consumers.Config{Logger: log}
+	if c.Ingest.CDXJDir != "-" {
+		cc.CDXJDirs = []string{c.Ingest.CDXJDir}
+	}
+	if c.Map.Path != "-" {
+		cc.LiveMap = consumers.LiveMapConfig{Path: c.Map.Path, Name: c.Map.Name, MergeInterval: c.Map.MergeInterval,
+			Compact: c.Map.Compact, Weight: c.Map.Weight}
+	}
+	return cc
+}
+
+// IngestConfig is the ingester's configuration: originals are seeded under
+// the index's scope and match policy; recovered is called once its CDXJ
+// files agree with its checkpoint.
+func (c *Config) IngestConfig(recovered func(context.Context) error, ctr *ingest.Counters, log *slog.Logger) ingest.Config {
+	m, _ := dedupindex.ParseMatch(c.Index.Match) // validated
+	ic := ingest.Config{Dirs: c.Ingest.Dirs, PollInterval: c.Ingest.PollInterval, Checkpoint: c.Ingest.Checkpoint,
+		CDXJDir: c.Ingest.CDXJDir, CrawlLog: c.Ingest.CrawlLog, Recovered: recovered, Counters: ctr, Logger: log,
+		Policy: dedupindex.Policy{Scope: c.Ingest.Scope, Match: m, MinPayloadSize: c.Ingest.MinPayload}}
+	if ic.CDXJDir == "-" {
+		ic.CDXJDir = ""
+	}
+	return ic
+}
+
 func isLoopbackHost(host string) bool {
 	if host == "localhost" {
 		return true
 	}
 	a, err := netip.ParseAddr(host)
 	return err == nil && a.IsLoopback()
+}
+
+// OpenIndex opens the dedup index the configuration names (index.url, or
+// the embedded index at index.path) through the backend registry. The
+// caller closes it. token authenticates to a sidecar reached over TCP.
+func (c *Config) OpenIndex(ctx context.Context, token string, log *slog.Logger) (dedupindex.Index, error) {
+	ix, err := backend.Open(ctx, c.Index.URL, backend.Options{Logger: log, Token: token})
+	if err != nil {
+		return nil, fmt.Errorf("sidecar: %w", err)
+	}
+	return ix, nil
 }

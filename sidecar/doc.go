@@ -18,11 +18,16 @@
 //   - the CDX endpoint answering Heritrix's WbmPersistLoadProcessor,
 //     Zeno/IA gowarc and warcprox --cdxserver-dedup unchanged, from original
 //     captures only, plus OutbackCDX-style POSTs of CDX/CDXJ lines;
-//   - the WARC directory watcher (Ingester) with its durable per-file
-//     checkpoint (offset of the next complete record, keyed by the name
-//     without ".open"), one CDXJ file per WARC, truncated-tail reports;
-//   - the live MementoMap wiring (profiler.Live) and the fixity scheduler
-//     (fixity.Sweeper on cron schedules, on demand, HTML report);
+//   - the daemon's lifecycle: it opens the dedup index named by index.url
+//     (Config.OpenIndex, any dedupindex/backend URL), assembles the
+//     consumers of the capture spine with package consumers (the live
+//     MementoMap), runs the WARC ingester of package ingest feeding them,
+//     serves the live map (lookup, merge, download) and reports ingest and
+//     consumer progress in /v1/status (`wayside status`) and /metrics;
+//     on shutdown it stops ingest after its batch, lets the consumers
+//     drain and fails the run if one failed;
+//   - the fixity scheduler (fixity.Sweeper on cron schedules, on demand,
+//     HTML report);
 //   - Prometheus metrics written in the text exposition format by hand.
 //
 // The Go client lives in sidecar/client, the wire types in sidecar/api and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"os/exec"
@@ -143,7 +144,7 @@ func TestIngestCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, cfg, _ := runInProcess(t, func(c *Config) { c.Ingest.Dirs = []string{warcs} })
+	c, cfg, stop := runInProcess(t, func(c *Config) { c.Ingest.Dirs = []string{warcs} })
 	ctx := context.Background()
 	var st api.IngestStatus
 	deadline := time.Now().Add(60 * time.Second)
@@ -202,6 +203,32 @@ func TestIngestCorpus(t *testing.T) {
 	}
 	if err := c.Healthz(ctx); err != nil {
 		t.Fatal(err)
+	}
+	// The consumers of the capture spine are reported (wayside status).
+	var full api.Status
+	if err := c.Status(ctx, &full); err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Consumers) != 1 || full.Consumers[0].Name != "live-map" || full.Consumers[0].Failed != 0 {
+		t.Errorf("status consumers %+v, want a healthy live-map", full.Consumers)
+	}
+	// The index the sidecar built passes `index stats --check`: one key
+	// per original, each with its by-URL entry (two keys per original
+	// made it fail with "1159 originals but 580 by-url entries").
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := pebble.Open(cfg.Index.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	if err := idx.Check(ctx); err != nil {
+		t.Errorf("index built by the sidecar: %v", err)
+	}
+	ist, err := idx.Stats(ctx)
+	if err != nil || ist.Originals != st.Originals {
+		t.Errorf("index holds %d originals, ingest put %d (%v)", ist.Originals, st.Originals, err)
 	}
 }
 
@@ -266,9 +293,11 @@ func TestFixitySweepOnDemand(t *testing.T) {
 		t.Fatal("test archive is empty")
 	}
 	urim := arch.URIM("20240101000000", uris[0])
+	var c0 *Config
 	c, _, _ := runInProcess(t, func(c *Config) {
+		c0 = c
 		c.Fixity.Sweeps = []SweepConfig{{Name: "demo", URIMs: []string{urim}, Schedule: "@every 1h", Parallelism: 1,
-			ArchiveHosts: []string{arch.Host(), arch.AliasHost()}, Timeout: 10 * time.Second}}
+			ArchiveHosts: []string{arch.Host(), arch.AliasHost()}, Timeout: 10 * time.Second, Evidence: "keep-all"}}
 	})
 	ctx := context.Background()
 	var sw []api.SweepStatus
@@ -307,6 +336,22 @@ func TestFixitySweepOnDemand(t *testing.T) {
 	html := hc.get(t, api.PathFixityReport)
 	if !strings.Contains(html, "<html") || !strings.Contains(html, arch.Host()) {
 		t.Errorf("report is not the HTML report of the sweep:\n%.400s", html)
+	}
+	// The report reads the manifests: the study's tables cover the
+	// Algorithm 1 root too.
+	if !strings.Contains(html, "<td>algorithm1</td>") {
+		t.Errorf("report has no Algorithm 1 row in its Table 5:\n%.2000s", html)
+	}
+	// evidence: keep-all kept both replays as WARC evidence.
+	var warcs []string
+	filepath.WalkDir(filepath.Join(c0.Fixity.Dir, "evidence"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".warc.gz") {
+			warcs = append(warcs, p)
+		}
+		return nil
+	})
+	if len(warcs) < 4 {
+		t.Errorf("evidence WARCs kept in %s: %v, want a raw and a rewritten WARC per replay", c0.Fixity.Dir, warcs)
 	}
 }
 

@@ -136,4 +136,9 @@ func TestDemoCommand(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(dir, "sidecar", "wayside.sock")); err == nil {
 		t.Errorf("sidecar socket left behind after the demo: %v", fi.Mode())
 	}
+	// The index the sidecar built from the two crawls passes its check.
+	out, stderr, err = runCLI(context.Background(), "index", "stats", "--check", "--index", filepath.Join(dir, "sidecar", "index"))
+	if err != nil || !strings.Contains(out, "check:      ok") {
+		t.Errorf("index stats --check of the sidecar's index: %v\n%s%s", err, out, stderr)
+	}
 }

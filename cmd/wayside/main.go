@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/wayside-archive/wayside/consumers"
 )
 
 func main() {
@@ -78,6 +80,10 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+
+	// consumers, set by tests only, adds consumers (Extra) to those a
+	// crawl runs and sets their queue size and drain timeout.
+	consumers consumers.Config
 }
 
 // logger returns a text logger on stderr at the given level.

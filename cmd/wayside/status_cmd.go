@@ -103,6 +103,17 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		if st.Ingest.LastError != "" {
 			fmt.Fprintf(e.stdout, "last error: %s\n", st.Ingest.LastError)
 		}
+		for _, c := range st.Consumers {
+			state := "ok"
+			switch {
+			case c.Failed > 0:
+				state = "FAILING, last error: " + c.LastError
+			case c.Behind:
+				state = "BEHIND (catching up from CDXJ)"
+			}
+			fmt.Fprintf(e.stdout, "consumer:   %s: %d delivered, %d failed, %d dropped, %d queued: %s\n",
+				c.Name, c.Delivered, c.Failed, c.Dropped, c.Queued, state)
+		}
 		return nil
 	case "lookup":
 		if len(rest) != 1 {

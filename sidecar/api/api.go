@@ -4,6 +4,7 @@
 package api
 
 import (
+	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/dedupindex"
 )
 
@@ -247,10 +248,13 @@ type Status struct {
 	Index         dedupindex.Stats `json:"index"`
 	Ingest        IngestStatus     `json:"ingest"`
 	CrawlLog      *CrawlLogStatus  `json:"crawl_log,omitempty"`
-	Lookups       int64            `json:"lookups"`
-	Claims        int64            `json:"claims"`
-	Revisits      int64            `json:"revisits"`
-	BytesSaved    int64            `json:"bytes_saved"`
+	// Consumers are the consumers of the capture spine (live map, ...):
+	// delivered, failed and dropped captures, and whether each is behind.
+	Consumers  []wayside.ConsumerStats `json:"consumers"`
+	Lookups    int64                   `json:"lookups"`
+	Claims     int64                   `json:"claims"`
+	Revisits   int64                   `json:"revisits"`
+	BytesSaved int64                   `json:"bytes_saved"`
 }
 
 // CrawlLogStatus summarises a tailed Heritrix crawl.log.
