@@ -1,11 +1,9 @@
 package interop_test
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,12 +11,14 @@ import (
 	"testing"
 
 	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/internal/cdxjtest"
 )
 
 // checkCDXJ indexes the set with `wayside cdxj` and checks that index and
 // every CDXJ file the command left on disk: sorted the way pywb's binary
-// search needs (every key found by pywb's exact-match range query), the
-// files beside the WARCs holding exactly the lines `wayside cdxj` gives,
+// search needs (cdxjtest.CheckSorted: every key found by pywb's exact-URL
+// range query), the files beside the WARCs holding exactly the lines
+// `wayside cdxj` gives,
 // and every line agreeing with the warcio CLI's own CDXJ indexer
 // (`warcio cdx-index`) on the same record, field by field, except where the
 // tools follow different documented conventions (see cdxjDiff).
@@ -26,7 +26,7 @@ func checkCDXJ(t testing.TB, js jsTools, set outputSet, recs map[string][]jsReco
 	t.Helper()
 	idx := filepath.Join(t.TempDir(), set.name+".cdxj")
 	wayside(t, append([]string{"cdxj", "-o", idx}, set.warcs...)...)
-	checkSorted(t, idx, "`wayside cdxj` output")
+	cdxjtest.CheckSorted(t, []string{idx})
 	want := readLines(t, idx)
 
 	checkBeside(t, set, want)
@@ -183,115 +183,15 @@ func diffLines(want, got []string) (missing, extra []string) {
 }
 
 // checkBeside checks the CDXJ files a command left beside its WARC files:
-// each sorted for pywb, together holding exactly the lines want that
-// `wayside cdxj` gives for the WARC files.
+// each sorted for pywb and merging (cdxjtest.CheckSorted), together holding
+// exactly the lines want that `wayside cdxj` gives for the WARC files.
 func checkBeside(t testing.TB, set outputSet, want []string) {
 	t.Helper()
-	var beside []string
-	for _, p := range set.cdxjs {
-		checkSorted(t, p, set.cdxjsAre)
-		beside = append(beside, readLines(t, p)...)
-	}
 	if len(set.cdxjs) == 0 {
 		return
 	}
-	got := slices.Sorted(slices.Values(beside))
+	got := cdxjtest.CheckSorted(t, set.cdxjs)
 	if missing, extra := diffLines(want, got); len(missing)+len(extra) > 0 {
 		t.Errorf("%s: the CDXJ files beside the WARCs differ from `wayside cdxj` of the same WARCs:\nmissing: %s\nextra:   %s", set.name, strings.Join(missing, "\n         "), strings.Join(extra, "\n         "))
 	}
-}
-
-// checkSorted checks a CDXJ file as pywb reads it: lines in byte order
-// (pywb compares lines as bytes), and pywb's exact-URL query — a binary
-// search over blocks then a range scan, pywb.utils.binsearch.iter_range
-// from key to key+"!" — returns, for every urlkey of the file, exactly the
-// lines with that key. Block sizes: pywb's 8192, and the smallest power of
-// two above the longest line (pywb's search needs blocks longer than
-// lines), so that small files are bisected too. what says which file it is
-// and what should have sorted it.
-func checkSorted(t testing.TB, path, what string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := readLines(t, path)
-	longest := 0
-	for i, l := range lines {
-		longest = max(longest, len(l)+1)
-		if i > 0 && lines[i-1] > l {
-			t.Errorf("%s is not sorted, so pywb's binary search cannot find its lines (%s): line %d sorts before line %d:\n  %d: %s\n  %d: %s", path, what, i+1, i, i, lines[i-1], i+1, l)
-			return
-		}
-	}
-	byKey := map[string][]string{}
-	for _, l := range lines {
-		k, _, _ := strings.Cut(l, " ")
-		byKey[k] = append(byKey[k], l)
-	}
-	small := 128
-	for small <= longest {
-		small *= 2
-	}
-	for _, bs := range []int{8192, small} {
-		for k, want := range byKey {
-			if got := pywbRange(b, k, k+"!", bs); !slices.Equal(got, want) {
-				t.Errorf("%s: pywb's binary search (block %d) for %q finds %d lines, the file holds %d", path, bs, k, len(got), len(want))
-			}
-		}
-	}
-}
-
-// pywbRange returns the lines of a sorted file that pywb's
-// binsearch.iter_range(reader, start, end) yields: binsearch_offset narrows
-// to a block (comparing the key with the first whole line after each
-// block start, newline included), then lines are read from the start of
-// that block's first whole line, skipped while < start and taken while <
-// end (trailing white space removed, as pywb's rstrip does).
-func pywbRange(b []byte, start, end string, blockSize int) []string {
-	readline := func(off int) (string, int) {
-		if off >= len(b) {
-			return "", len(b)
-		}
-		i := bytes.IndexByte(b[off:], '\n')
-		if i < 0 {
-			return string(b[off:]), len(b)
-		}
-		return string(b[off : off+i+1]), off + i + 1
-	}
-	lo, hi := 0, len(b)/blockSize
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		off := mid * blockSize
-		if mid > 0 {
-			_, off = readline(off)
-		}
-		if line, _ := readline(off); start > line {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	off := lo * blockSize
-	if lo > 0 {
-		_, off = readline(off)
-	}
-	var out []string
-	matched := false
-	for off < len(b) {
-		var line string
-		line, off = readline(off)
-		line = strings.TrimRight(line, " \t\r\n")
-		if !matched {
-			if line < start {
-				continue
-			}
-			matched = true
-		}
-		if line >= end {
-			break
-		}
-		out = append(out, line)
-	}
-	return out
 }

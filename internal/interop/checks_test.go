@@ -20,13 +20,10 @@ import (
 // files it left beside them (closed ones), and for commands that copy
 // records of their inputs (dedup run), those inputs.
 type outputSet struct {
-	name  string
-	warcs []string
-	cdxjs []string
-	// cdxjsAre says what should keep the cdxjs files sorted (for the
-	// failure message).
-	cdxjsAre string
-	inputs   []string
+	name   string
+	warcs  []string
+	cdxjs  []string
+	inputs []string
 	// wantRevisits is the least number of revisits Wayside must have
 	// written in the set (so the revisit checks cannot pass on none).
 	wantRevisits int

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
+	"github.com/wayside-archive/wayside/internal/cdxjtest"
 )
 
 // recorder collects the errors a check reports instead of failing the test.
@@ -21,8 +22,10 @@ type recorder struct {
 	errs []string
 }
 
-func (r *recorder) Errorf(format string, args ...any) { r.errs = append(r.errs, fmt.Sprintf(format, args...)) }
-func (r *recorder) Helper()                           {}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Helper() {}
 
 func (r *recorder) want(t *testing.T, what string) {
 	t.Helper()
@@ -126,8 +129,8 @@ func TestChecksCatchBrokenOutput(t *testing.T) {
 	if err := os.WriteFile(unsorted, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	checkSorted(r, unsorted, "reversed on purpose")
-	r.want(t, "is not sorted")
+	cdxjtest.CheckSorted(r, []string{unsorted})
+	r.want(t, "sorts before the line above it")
 
 	// A line that disagrees with warcio.js.
 	l, err := cdxj.Parse(lines[0])
