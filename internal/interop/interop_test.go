@@ -25,6 +25,26 @@ func glob(t *testing.T, pattern string) []string {
 	return m
 }
 
+// crawlExample crawls the example site (crawl/sitetest) into a new
+// directory with the given extra flags, a second time with conditional
+// requests when twice, and returns the directory.
+func crawlExample(t testing.TB, twice bool, flags ...string) string {
+	t.Helper()
+	srv, err := sitetest.Start(sitetest.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := t.TempDir()
+	args := append([]string{"crawl", "--warc-dir", dir, "--robots", "--delay", "0", "--parallel", "1", "--quiet"}, flags...)
+	args = append(args, srv.URL+"/")
+	wayside(t, args...)
+	if twice {
+		wayside(t, append([]string{"crawl", "--conditional"}, args[1:]...)...)
+	}
+	return dir
+}
+
 // TestCrawlOutput crawls the example site twice (the second time with
 // conditional requests) into WARC files rotated small enough that revisits
 // refer to originals in other files, then checks every WARC and CDXJ file
@@ -32,15 +52,7 @@ func glob(t *testing.T, pattern string) []string {
 func TestCrawlOutput(t *testing.T) {
 	t.Parallel()
 	js := tools(t)
-	srv, err := sitetest.Start(sitetest.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	dir := t.TempDir()
-	args := []string{"crawl", "--warc-dir", dir, "--robots", "--delay", "0", "--parallel", "1", "--quiet", "--max-file-size", "40000", srv.URL + "/"}
-	wayside(t, args...)
-	wayside(t, append([]string{"crawl", "--conditional"}, args[1:]...)...)
+	dir := crawlExample(t, true, "--max-file-size", "40000")
 	warcs := glob(t, filepath.Join(dir, "*.warc.gz"))
 	if len(warcs) < 4 || len(glob(t, filepath.Join(dir, "*.open"))) > 0 {
 		t.Fatalf("want at least 4 closed WARC files, got %v", glob(t, filepath.Join(dir, "*")))
@@ -140,14 +152,7 @@ func TestFixityEvidenceOutput(t *testing.T) {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		testenv.MissingTool(t, "interop: no chromium binary: install chromium to replay mementos")
 	}
-	arch, err := testarchive.New("web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer arch.Close()
-	if _, err := arch.LoadBuiltin(); err != nil {
-		t.Fatal(err)
-	}
+	arch := testarchive.Start(t)
 	dir := t.TempDir()
 	ev := filepath.Join(dir, "evidence")
 	wayside(t, "fixity", "replay", "--archive", "test="+arch.Host()+","+arch.AliasHost(), "--quiet", "400ms", "--cap", "8s", "--raw-timeout", "3s",
@@ -168,25 +173,10 @@ func TestSidecarCDXJ(t *testing.T) {
 	t.Parallel()
 	inputs := testenv.CorpusWARCs(t)
 	dir := t.TempDir()
-	watch := filepath.Join(dir, "warcs")
-	if err := os.Mkdir(watch, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var warcs []string
-	for _, in := range inputs {
-		b, err := os.ReadFile(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(watch, filepath.Base(in))
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		warcs = append(warcs, p)
-	}
+	warcs := testenv.CopyFiles(t, filepath.Join(dir, "warcs"), inputs...)
 	data := filepath.Join(dir, "data")
 	wayside(t, "version") // builds the binary
-	cmd := exec.Command(waysideP, "serve", "-data-dir", data, "-watch", watch)
+	cmd := exec.Command(waysideP, "serve", "-data-dir", data, "-watch", filepath.Dir(warcs[0]))
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {

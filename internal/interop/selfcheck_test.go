@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/wayside-archive/wayside/cdxj"
-	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/internal/cdxjtest"
 )
 
@@ -68,13 +67,7 @@ func mutate(t *testing.T, b []byte, from int, name string, pos int) int {
 func TestChecksCatchBrokenOutput(t *testing.T) {
 	t.Parallel()
 	js := tools(t)
-	srv, err := sitetest.Start(sitetest.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	dir := t.TempDir()
-	wayside(t, "crawl", "--warc-dir", dir, "--robots", "--delay", "0", "--parallel", "1", "--quiet", srv.URL+"/")
+	dir := crawlExample(t, false)
 	gz := glob(t, filepath.Join(dir, "*.warc.gz"))
 	if len(gz) != 1 {
 		t.Fatalf("want one WARC file, got %v", gz)
