@@ -34,12 +34,12 @@
 //     whose payload warcio.js finds to have that digest, and its
 //     WARC-Refers-To must be that record's ID.
 //   - Every CDXJ file Wayside leaves on disk (`wayside cdxj` output, the
-//     CDXJ beside a crawl's WARC files, the CDXJ `dedup run` writes) must
-//     be in byte order and searchable by pywb's binary search: a port of
-//     pywb.utils.binsearch.iter_range (blocks of 8192 bytes and of the
-//     smallest power of two above the longest line) must return, for
-//     every urlkey, exactly that key's lines (the range pywb's exact-URL
-//     query reads, key to key+"!"). The CDXJ beside WARC files must hold
+//     CDXJ beside a crawl's WARC files, the CDXJ `dedup run` writes, the
+//     sidecar's CDXJ of the WARCs it ingested) must be in byte order and
+//     searchable by pywb's binary search (cdxjtest.CheckSorted: a
+//     step-for-step port of pywb.utils.binsearch.iter_range must return,
+//     for every urlkey, exactly that key's lines, the range pywb's
+//     exact-URL query reads). CDXJ files beside WARC files must hold
 //     exactly the lines `wayside cdxj` gives for those files.
 //
 // The output sets: a crawl of the example site (crawl/sitetest) run twice,
@@ -48,7 +48,8 @@
 // profiles); `convert arc2warc` of every ARC in ../shared/corpus/arc;
 // `dedup run` of a 5 MB warcgen WARC (37 revisits) and of the whole WARC
 // corpus; the two evidence WARCs of `fixity replay --evidence` of a
-// memento of fixity/testarchive in Chromium. TestChecksCatchBrokenOutput
+// memento of fixity/testarchive in Chromium; the CDXJ `wayside serve`
+// keeps for the WARC corpus it ingests. TestChecksCatchBrokenOutput
 // shows the checks fail on a wrong block digest, a wrong payload digest, a
 // revisit naming a date no record has, an unsorted CDXJ file and a CDXJ
 // line differing from warcio.js's.
