@@ -12,6 +12,7 @@ import (
 
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/profiler"
+	"github.com/wayside-archive/wayside/profiler/characterize"
 	"github.com/wayside-archive/wayside/profiler/mementomap"
 )
 
@@ -25,6 +26,9 @@ type Config struct {
 	CDXJDirs []string
 	// LiveMap configures the live MementoMap; a zero Path runs none.
 	LiveMap LiveMapConfig
+	// Characterize configures format characterization; a zero Store runs
+	// none.
+	Characterize CharacterizeConfig
 	// Extra consumers are added after the built-in ones, in order
 	// (programs embedding Wayside, tests).
 	Extra []Named
@@ -53,6 +57,20 @@ type LiveMapConfig struct {
 	Weight  float64
 }
 
+// CharacterizeConfig configures the characterization consumer
+// (profiler/characterize).
+type CharacterizeConfig struct {
+	// Store is the results directory ("": no characterization).
+	Store string
+	// WARCDirs are where the producer's WARC files are (records are read
+	// back from them).
+	WARCDirs []string
+	// Workers identify payloads in parallel (default: GOMAXPROCS).
+	Workers int
+	// Limits bound the unpacking of containers (zero fields: defaults).
+	Limits characterize.Limits
+}
+
 // Named is a consumer with the name it has in logs and stats.
 type Named struct {
 	Name string
@@ -61,7 +79,8 @@ type Named struct {
 
 // Consumer names of the built-in consumers.
 const (
-	NameLiveMap = "live-map"
+	NameLiveMap      = "live-map"
+	NameCharacterize = "characterize"
 )
 
 // Set is the running consumers of one producer: the Fanout the producer
@@ -71,6 +90,10 @@ type Set struct {
 	Fanout *wayside.Fanout
 	// Live is the live MementoMap (nil without one).
 	Live *profiler.Live
+	// Characterizer and CharStore are the characterization consumer and
+	// its results (nil without one).
+	Characterizer *characterize.Characterizer
+	CharStore     *characterize.Store
 
 	log      *slog.Logger
 	subs     []Named
@@ -95,6 +118,15 @@ func Open(cfg Config) (*Set, error) {
 		}
 		s.Live = l
 		s.subs = append(s.subs, Named{NameLiveMap, l})
+	}
+	if cfg.Characterize.Store != "" {
+		if err := s.openCharacterize(cfg.Characterize, cfg.CDXJDirs, cfg.Logger); err != nil {
+			if s.Live != nil {
+				s.Live.Close()
+			}
+			return nil, err
+		}
+		s.subs = append(s.subs, Named{NameCharacterize, s.Characterizer})
 	}
 	s.subs = append(s.subs, cfg.Extra...)
 	opts := []wayside.FanoutOption{wayside.WithLogger(cfg.Logger)}
@@ -139,6 +171,26 @@ func openLiveMap(cfg LiveMapConfig, cdxjDirs []string, log *slog.Logger) (*profi
 	return l, nil
 }
 
+func (s *Set) openCharacterize(cfg CharacterizeConfig, cdxjDirs []string, log *slog.Logger) error {
+	log = log.With("consumer", NameCharacterize)
+	eng, err := characterize.NewEngine()
+	if err != nil {
+		return fmt.Errorf("consumers: %w", err)
+	}
+	st, err := characterize.OpenStore(cfg.Store, characterize.StoreOptions{Logger: log})
+	if err != nil {
+		return fmt.Errorf("consumers: %w", err)
+	}
+	c, err := characterize.New(characterize.Options{Store: st, Identifier: characterize.NewIdentifier(eng, cfg.Limits),
+		Dirs: cfg.WARCDirs, CDXJDirs: cdxjDirs, Workers: cfg.Workers, Logger: log})
+	if err != nil {
+		st.Close()
+		return fmt.Errorf("consumers: %w", err)
+	}
+	s.Characterizer, s.CharStore = c, st
+	return nil
+}
+
 // CatchUp lets every consumer that can (a wayside.Resyncer) catch up from
 // the producer's CDXJ files: what it missed while the producer ran without
 // it, or in a crash. Call it after the producer's own recovery (crawl:
@@ -178,6 +230,11 @@ func (s *Set) Close() error {
 	if s.Live != nil {
 		if cerr := s.Live.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("consumer %s: %w", NameLiveMap, cerr))
+		}
+	}
+	if s.Characterizer != nil {
+		if cerr := errors.Join(s.Characterizer.Close(), s.CharStore.Close()); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("consumer %s: %w", NameCharacterize, cerr))
 		}
 	}
 	return err

@@ -305,9 +305,14 @@ func (l *Live) Lookup(uri string) (mementomap.Match, error) {
 	return l.LookupKey([]byte(key))
 }
 
-// LookupKey answers for an HxPx key: a pending capture of the key answers
-// first (it is the most specific), then the map file.
+// LookupKey answers for an HxPx key in any spelling other tools write
+// (normalised first, as the map file's lookup does): a pending capture of
+// the key answers first (it is the most specific), then the map file.
 func (l *Live) LookupKey(key []byte) (mementomap.Match, error) {
+	key, err := mementomap.NormalizeKey(nil, key)
+	if err != nil {
+		return mementomap.Match{}, fmt.Errorf("profiler: live: %w", err)
+	}
 	raw, err := l.db.Txn(false).First("keys", "id", string(key))
 	if err != nil {
 		return mementomap.Match{}, fmt.Errorf("profiler: live: %w", err)

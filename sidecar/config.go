@@ -38,6 +38,8 @@ type Config struct {
 	Map     MapConfig    `yaml:"mementomap"`
 	Fixity  FixityConfig `yaml:"fixity"`
 	Log     LogConfig    `yaml:"log"`
+	// Characterize identifies the format of every ingested capture.
+	Characterize CharacterizeConfig `yaml:"characterize"`
 }
 
 // ListenConfig says where the daemon listens.
@@ -351,6 +353,7 @@ func (c *Config) Defaults() {
 		c.Map.Weight = 8
 	}
 	in(&c.Fixity.Dir, "fixity")
+	c.Characterize.defaults(c.DataDir)
 	for i := range c.Fixity.Sweeps {
 		s := &c.Fixity.Sweeps[i]
 		if s.Parallelism == 0 {
@@ -388,6 +391,9 @@ func (c *Config) ResolveToken() error {
 func (c *Config) Validate() error {
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
+	if err := c.Characterize.validate(); err != nil {
+		add(err)
+	}
 	if c.Listen.Unix != "-" && len(c.Listen.Unix) > 104 {
 		add(keyErr("listen.unix", "%q is longer than the 104 bytes a Unix socket path may have", c.Listen.Unix))
 	}
@@ -525,6 +531,7 @@ func (c *Config) ConsumersConfig(log *slog.Logger) consumers.Config {
 		cc.LiveMap = consumers.LiveMapConfig{Path: c.Map.Path, Name: c.Map.Name, MergeInterval: c.Map.MergeInterval,
 			Compact: c.Map.Compact, Weight: c.Map.Weight}
 	}
+	cc.Characterize = c.Characterize.consumer(c.Ingest.Dirs)
 	return cc
 }
 

@@ -21,7 +21,8 @@
 //   - the daemon's lifecycle: it opens the dedup index named by index.url
 //     (Config.OpenIndex, any dedupindex/backend URL), assembles the
 //     consumers of the capture spine with package consumers (the live
-//     MementoMap), runs the WARC ingester of package ingest feeding them,
+//     MementoMap, format characterization with its /v1/characterize/
+//     query routes when characterize.enabled), runs the WARC ingester of package ingest feeding them,
 //     serves the live map (lookup, merge, download) and reports ingest and
 //     consumer progress in /v1/status (`wayside status`) and /metrics;
 //     on shutdown it stops ingest after its batch, lets the consumers

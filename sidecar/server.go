@@ -153,6 +153,7 @@ func (s *Server) buildRoutes() {
 	s.addIngestRoutes()
 	s.addMapRoutes()
 	s.addFixityRoutes()
+	s.addCharacterizeRoutes()
 }
 
 // Handler returns the HTTP handler as served on the Unix socket (no token,
