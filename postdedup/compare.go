@@ -236,21 +236,21 @@ func (r *resolver) readReference(ref *reference, w io.Writer) error {
 
 // Original is what a revisit refers to.
 type Original struct {
-	RecordID string `json:"record_id"`
-	URI      string `json:"uri"`
+	RecordID string
+	URI      string
 	// DateText is the original's WARC-Date as written.
-	DateText string `json:"date_text"`
+	DateText string
 	// Digest is the original's payload digest (its Capture digest), which
 	// the revisit carries as WARC-Payload-Digest.
-	Digest        string `json:"digest"`
-	PayloadLength int64  `json:"payload_length"`
+	Digest        string
+	PayloadLength int64
 	// Path and Offset locate a local original (one of the inputs);
 	// File, Offset and Length an original in another collection.
-	Path     string `json:"path,omitempty"`
-	File     string `json:"file,omitempty"`
-	Offset   int64  `json:"offset"`
-	Length   int64  `json:"length"`
-	External bool   `json:"external,omitempty"`
+	Path     string
+	File     string
+	Offset   int64
+	Length   int64
+	External bool
 }
 
 func localOriginal(e *Entry) Original {

@@ -48,30 +48,30 @@ const noKey = "-"
 type Entry struct {
 	// Key is the cluster key: the payload digest in canonical form
 	// ("sha1:BASE32"), "-" when the record has none.
-	Key string `json:"-"`
+	Key string
 	// Path is the input file as named on the command line (cleaned).
-	Path string `json:"-"`
+	Path string
 	wayside.Capture
 	// Version is the record's WARC version ("1.0", "1.1", "0.17", ...).
-	Version string `json:"version"`
+	Version string
 	// DateText is the WARC-Date exactly as written (a revisit's
 	// WARC-Refers-To-Date repeats it at the same precision).
-	DateText string `json:"date_text,omitempty"`
+	DateText string
 	// HeadLength is the length of the HTTP head (status line and headers).
-	HeadLength int64 `json:"head_length,omitempty"`
+	HeadLength int64
 	// NotOriginal says why the record may not be an original ("" = it may).
-	NotOriginal string `json:"not_original,omitempty"`
+	NotOriginal string
 	// NotDuplicate says why the record may not be rewritten as a revisit
 	// ("" = it may).
-	NotDuplicate string `json:"not_duplicate,omitempty"`
+	NotDuplicate string
 	// SameAs, when set, names (entryID) an earlier-read record of the same
 	// cluster whose payload the scan compared with this one's, byte for
 	// byte, and found equal; Headers (the WARC header fields) and Head (the
 	// HTTP head) are then kept, so resolve can plan the revisit without
 	// reading the record again.
-	SameAs  string      `json:"same_as,omitempty"`
-	Headers [][2]string `json:"headers,omitempty"`
-	Head    []byte      `json:"head,omitempty"`
+	SameAs  string
+	Headers [][2]string
+	Head    []byte
 }
 
 // entryID names an entry in SameAs.
@@ -259,7 +259,7 @@ func WriteManifest(ctx context.Context, inputs []string, out string, opts Manife
 		return st, err
 	}
 	for i, s := range sorters {
-		h := ManifestHeader{Format: 1, Alg: opts.Alg, Source: opts.Source, Part: i, Parts: opts.Parts, Sample: opts.Sample}
+		h := ManifestHeader{Format: lineFormat, Alg: opts.Alg, Source: opts.Source, Part: i, Parts: opts.Parts, Sample: opts.Sample}
 		if opts.Source == SourceHeader {
 			h.Alg = digest.SHA1
 		}
@@ -682,108 +682,6 @@ func declaredMatches(path string, rec *warcio.Record, d digest.Digest) bool {
 	return digest.FromHash(d.Alg, h).Equal(d)
 }
 
-// Manifest lines: KEY DATE PATH OFFSET ROLE RECORD-ID DIGEST JSON,
-// separated by tabs. Byte order sorts them by cluster key, then
-// WARC-Date, input path and offset: the copy-numbering order. ROLE is "o"
-// when the record may be an original, "-" otherwise; DIGEST is its
-// Capture digest in canonical form.
-
-const dateSortLayout = "20060102150405.000000000"
-
-func sortDate(t time.Time) string {
-	if t.IsZero() {
-		return "00000000000000.000000000"
-	}
-	return t.UTC().Format(dateSortLayout)
-}
-
-func (e *Entry) appendLine(b []byte) []byte {
-	b = append(b, e.Key...)
-	b = append(b, '\t')
-	b = append(b, sortDate(e.Date)...)
-	b = append(b, '\t')
-	b = append(b, escapeField(e.Path)...)
-	b = append(b, '\t')
-	b = appendOffset(b, e.Offset)
-	b = append(b, '\t')
-	if e.CanBeOriginal() {
-		b = append(b, 'o')
-	} else {
-		b = append(b, '-')
-	}
-	b = append(b, '\t')
-	b = append(b, escapeField(e.RecordID)...)
-	b = append(b, '\t')
-	b = append(b, escapeField(canonical(e.Digest))...)
-	b = append(b, '\t')
-	js, _ := json.Marshal(e)
-	return append(b, js...)
-}
-
-// manifestFields is the number of tab-separated fields of an entry line.
-const manifestFields = 8
-
-func appendOffset(b []byte, off int64) []byte {
-	s := strconv.FormatInt(off, 10)
-	for i := len(s); i < 15; i++ {
-		b = append(b, '0')
-	}
-	return append(b, s...)
-}
-
-// parseEntry parses a manifest line (not a "#" header line).
-func parseEntry(line []byte) (*Entry, error) {
-	f := bytes.SplitN(line, []byte{'\t'}, manifestFields)
-	if len(f) != manifestFields {
-		return nil, fmt.Errorf("not a manifest line (want %d tab-separated fields)", manifestFields)
-	}
-	e := &Entry{}
-	if err := json.Unmarshal(f[manifestFields-1], e); err != nil {
-		return nil, fmt.Errorf("manifest line JSON: %v", err)
-	}
-	e.Key = string(f[0])
-	e.Path = unescapeField(string(f[2]))
-	off, err := strconv.ParseInt(string(f[3]), 10, 64)
-	if err != nil || off != e.Offset {
-		return nil, fmt.Errorf("manifest line offset %q does not match its JSON offset %d", f[3], e.Offset)
-	}
-	return e, nil
-}
-
-var fieldEscaper = strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)
-
-func escapeField(s string) string {
-	if !strings.ContainsAny(s, "\\\t\n\r") {
-		return s
-	}
-	return fieldEscaper.Replace(s)
-}
-
-func unescapeField(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		i++
-		switch s[i] {
-		case 't':
-			b.WriteByte('\t')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
-}
-
 // ManifestReader reads one manifest part: header lines first (Header,
 // Files, Problems), then entries in order.
 type ManifestReader struct {
@@ -866,8 +764,11 @@ func (m *ManifestReader) readHeader() error {
 		f := strings.Split(string(line), "\t")
 		switch f[0] {
 		case manifestFormat:
-			if len(f) != 2 || json.Unmarshal([]byte(f[1]), &m.Header) != nil || m.Header.Format != 1 {
+			if len(f) != 2 || json.Unmarshal([]byte(f[1]), &m.Header) != nil {
 				return m.errorf("unsupported manifest header %q", line)
+			}
+			if m.Header.Format != lineFormat {
+				return m.errorf("%v", errOldFormat("manifest", m.Header.Format))
 			}
 			sawFormat = true
 		case "#file":

@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/wayside-archive/wayside/cdxj"
@@ -29,46 +27,18 @@ type PlanHeader struct {
 // bytes of its HTTP head). Resolve has compared its payload with the
 // original's byte for byte.
 type Copy struct {
-	Path     string      `json:"-"`
-	Offset   int64       `json:"offset"`
-	Length   int64       `json:"length"`
-	RecordID string      `json:"record_id"`
-	URI      string      `json:"uri"`
-	Version  string      `json:"version"`
-	Headers  [][2]string `json:"headers"`
-	Head     []byte      `json:"head"`
+	Path     string
+	Offset   int64
+	Length   int64
+	RecordID string
+	URI      string
+	Version  string
+	Headers  [][2]string
+	Head     []byte
 	// PayloadLength is the payload the revisit no longer stores.
-	PayloadLength int64    `json:"payload_length"`
-	Key           string   `json:"key"`
-	Original      Original `json:"original"`
-}
-
-func (c *Copy) appendLine(b []byte) []byte {
-	b = append(b, escapeField(c.Path)...)
-	b = append(b, '\t')
-	b = appendOffset(b, c.Offset)
-	b = append(b, '\t')
-	js, _ := json.Marshal(c)
-	return append(b, js...)
-}
-
-func parseCopy(line []byte) (*Copy, error) {
-	f := bytes.SplitN(line, []byte{'\t'}, 3)
-	if len(f) != 3 {
-		return nil, errors.New("not a plan line (want 3 tab-separated fields)")
-	}
-	c := &Copy{}
-	if err := json.Unmarshal(f[2], c); err != nil {
-		return nil, fmt.Errorf("plan line JSON: %v", err)
-	}
-	c.Path = unescapeField(string(f[0]))
-	if off, err := strconv.ParseInt(string(f[1]), 10, 64); err != nil || off != c.Offset {
-		return nil, fmt.Errorf("plan line offset %q does not match its JSON offset %d", f[1], c.Offset)
-	}
-	if c.Length <= 0 || c.RecordID == "" || c.Original.RecordID == "" || len(c.Head) == 0 {
-		return nil, errors.New("plan line lacks the copy's length, record ID, head or original")
-	}
-	return c, nil
+	PayloadLength int64
+	Key           string
+	Original      Original
 }
 
 // planReader merges plan files (each sorted by file and offset) into one
@@ -101,9 +71,13 @@ func openPlans(names []string) (*planReader, error) {
 			return nil, fmt.Errorf("postdedup: plan %s: not a wayside dedup plan", n)
 		}
 		var h PlanHeader
-		if json.Unmarshal([]byte(strings.TrimPrefix(strings.TrimSpace(first), planFormat+"\t")), &h) != nil || h.Format != 1 {
+		if json.Unmarshal([]byte(strings.TrimPrefix(strings.TrimSpace(first), planFormat+"\t")), &h) != nil {
 			p.close()
 			return nil, fmt.Errorf("postdedup: plan %s: unsupported plan header", n)
+		}
+		if h.Format != lineFormat {
+			p.close()
+			return nil, fmt.Errorf("postdedup: plan %s: %w", n, errOldFormat("plan", h.Format))
 		}
 		inputs = append(inputs, cdxj.MergeInput{Name: n, R: br})
 	}

@@ -180,7 +180,7 @@ func Resolve(ctx context.Context, manifests []string, out string, opts ResolveOp
 			r.badInput(p)
 		}
 	}
-	hdr := PlanHeader{Format: 1, Manifests: manifests, Policy: opts.Policy}
+	hdr := PlanHeader{Format: lineFormat, Manifests: manifests, Policy: opts.Policy}
 	err = fsutil.WriteFileAtomic(out, 0o644, func(w io.Writer) error {
 		hb, _ := json.Marshal(hdr)
 		fmt.Fprintf(w, "%s\t%s\n", planFormat, hb)

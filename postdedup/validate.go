@@ -483,8 +483,8 @@ func checkOriginals(ctx context.Context, manifests, plans []string, opts Validat
 			}
 			if err == nil {
 				// KEY DATE PATH OFFSET ROLE RECORD-ID DIGEST JSON
-				f := bytes.SplitN(raw, []byte{'\t'}, manifestFields)
-				if len(f) != manifestFields {
+				f := bytes.SplitN(raw, []byte{'\t'}, manifestPrefixFields+1)
+				if len(f) != manifestPrefixFields+1 {
 					err = m.errorf("not a manifest line")
 				} else {
 					line = append(append(append(append(line[:0], f[2]...), '\t'), f[3]...), "\tM\t"...)
