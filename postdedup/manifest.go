@@ -405,7 +405,7 @@ func scanFile(ctx context.Context, path string, opts ManifestOptions, cache *sca
 	}
 	info.Size, info.ModTime = fi.Size(), fi.ModTime().UTC()
 	var alt hash.Hash
-	ropts := warcio.Options{}
+	ropts := warcio.Options{Map: true} // inputs are complete files: inflate straight from the mapping
 	var keep *keeper
 	if cache != nil {
 		keep = &keeper{max: memLimit}

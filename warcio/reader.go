@@ -2,6 +2,8 @@ package warcio
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -13,6 +15,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/mapfile"
 )
 
 // Options tune a Reader. The zero value computes payload digests and keeps
@@ -47,6 +50,14 @@ type Options struct {
 	// KeepHTTPHead keeps the exact bytes of each HTTP message head (start
 	// line, header lines and the blank line) in HTTPInfo.Head.
 	KeepHTTPHead bool
+	// Map memory-maps a gzip-compressed file that Open reads instead of
+	// reading it through a buffer: its gzip members are inflated straight
+	// from the mapping, which costs about a tenth less CPU. The file must
+	// be complete and not shrink while it is read (not a crawler's growing
+	// ".open" file); if it is truncated anyway, Next returns an *Error
+	// wrapping mapfile.ErrFault instead of the process crashing. Ignored
+	// for uncompressed files and by NewReader.
+	Map bool
 	// OnHead, when set, is called for each record once its WARC headers
 	// and HTTP head (Record.HTTP) are parsed, before any payload byte is
 	// read (and written to Payload): a reader that streams the payload
@@ -65,7 +76,11 @@ type Reader struct {
 	size   int64 // bytes from base to the end of the input; -1 when unknown
 
 	cnt        countingReader
-	raw        *bufio.Reader
+	raw        rawReader     // the stored bytes: rawBuf, or mem for a mapped file
+	rawBuf     *bufio.Reader // reads cnt
+	mapping    *mapfile.File // Options.Map
+	memData    []byte        // the whole input, when in memory (mapped)
+	mem        *memRaw       // reads memData when it is compressed
 	gz         *gzip.Reader
 	dcnt       countingReader
 	br         *bufio.Reader // decompressed bytes; == raw for plain files
@@ -113,6 +128,43 @@ func (f sizedFile) Size() int64 {
 	return fi.Size()
 }
 
+// rawReader is what the reader needs of its stored bytes: a *bufio.Reader,
+// or memRaw over a mapped file.
+type rawReader interface {
+	io.Reader
+	Peek(n int) ([]byte, error)
+	Discard(n int) (int, error)
+	Buffered() int
+}
+
+// memRaw reads a mapped file. Its bytes.Reader is handed to the gzip
+// reader as it is: the inflater reads a *bytes.Reader faster than any
+// other source.
+type memRaw struct {
+	data []byte
+	r    bytes.Reader
+}
+
+func (m *memRaw) pos() int { return len(m.data) - m.r.Len() }
+
+func (m *memRaw) Read(p []byte) (int, error) { return m.r.Read(p) }
+
+func (m *memRaw) Peek(n int) ([]byte, error) {
+	p := m.pos()
+	if len(m.data)-p < n {
+		return m.data[p:], io.EOF
+	}
+	return m.data[p : p+n], nil
+}
+
+func (m *memRaw) Discard(n int) (int, error) {
+	n = min(n, m.r.Len())
+	m.r.Seek(int64(n), io.SeekCurrent)
+	return n, nil
+}
+
+func (m *memRaw) Buffered() int { return m.r.Len() }
+
 type countingReader struct {
 	r   io.Reader
 	n   int64
@@ -150,6 +202,13 @@ func Open(path string, opts ...Options) (*Reader, error) {
 	}
 	r := NewReader(sizedFile{f}, filepath.Base(path), opts...)
 	r.closer = f
+	if r.opts.Map {
+		if r.mapping, err = mapfile.Map(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("warcio: %w", err)
+		}
+		r.memData = r.mapping.Bytes()
+	}
 	return r, nil
 }
 
@@ -178,7 +237,8 @@ func NewReader(rd io.Reader, name string, opts ...Options) *Reader {
 	} else if s, ok := rd.(interface{ Len() int }); ok && s.Len() < rawBufSize {
 		r.bufSize = max(s.Len(), 4096)
 	}
-	r.raw = bufio.NewReaderSize(&r.cnt, r.bufSize)
+	r.rawBuf = bufio.NewReaderSize(&r.cnt, r.bufSize)
+	r.raw = r.rawBuf
 	r.hbr = bufio.NewReaderSize(&r.blk, min(64<<10, max(r.bufSize, 4096)))
 
 	r.blk.r = r
@@ -191,6 +251,11 @@ func (r *Reader) Name() string { return r.name }
 
 // Close closes the file opened by Open.
 func (r *Reader) Close() error {
+	if r.mapping != nil {
+		r.mapping.Close()
+		r.mapping, r.mem = nil, nil
+		r.done = true
+	}
 	if r.closer != nil {
 		err := r.closer.Close()
 		r.closer = nil
@@ -226,13 +291,25 @@ func (r *Reader) errorf(off int64, kind error, format string, a ...any) error {
 
 func (r *Reader) start() {
 	r.started = true
+	if b := r.memData; b != nil {
+		if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
+			r.mem = &memRaw{data: b}
+			r.mem.r.Reset(b)
+			r.raw = r.mem
+			r.cnt.n = int64(len(b)) // so rawPos is the position in b
+		} else if r.mapping != nil {
+			r.mapping.Close() // uncompressed: read through the buffer
+			r.mapping = nil
+		}
+		r.memData = nil
+	}
 	if b, _ := r.raw.Peek(2); len(b) == 2 && b[0] == 0x1f && b[1] == 0x8b {
 		r.compressed = true
 		r.gz = new(gzip.Reader)
 		r.dcnt.r = r.gz
 		r.br = bufio.NewReaderSize(&r.dcnt, min(dataBufSize, 4*r.bufSize))
 	} else {
-		r.br = r.raw
+		r.br = r.rawBuf
 	}
 }
 
@@ -240,9 +317,18 @@ func (r *Reader) start() {
 // wrapping ErrTruncated when the input ends inside a record (nothing
 // follows), or ErrCorrupt when a record cannot be read (call Next again to
 // continue with the records after it).
-func (r *Reader) Next() (*Record, error) {
+func (r *Reader) Next() (rec *Record, err error) {
 	if !r.started {
 		r.start()
+	}
+	if r.mem != nil && r.mapping != nil {
+		defer func() {
+			if errors.Is(err, mapfile.ErrFault) {
+				r.done = true
+				rec, err = nil, &Error{File: r.name, Offset: r.rawPos(), Err: fmt.Errorf("read: %w", err)}
+			}
+		}()
+		defer r.mapping.Recover(&err, r.mapping.Guard())
 	}
 	for {
 		if r.done {
@@ -269,7 +355,14 @@ func (r *Reader) Next() (*Record, error) {
 // It returns io.EOF at a clean end of file.
 func (r *Reader) openMember() error {
 	start := r.rawPos()
-	err := r.gz.Reset(r.raw)
+	var src io.Reader = r.raw
+	if r.mem != nil {
+		src = &r.mem.r
+		if r.mapping != nil {
+			r.mapping.Release(start)
+		}
+	}
+	err := r.gz.Reset(src)
 	if err == nil {
 		r.gz.Multistream(false)
 		r.memberStart = start

@@ -30,6 +30,13 @@ func (r *Reader) zeroTail() bool {
 }
 
 func (r *Reader) seekTo(off int64) bool {
+	if r.mem != nil {
+		if off < 0 || off > int64(len(r.mem.data)) {
+			return false
+		}
+		r.mem.r.Seek(off, io.SeekStart)
+		return true
+	}
 	if r.seeker == nil {
 		return false
 	}
@@ -37,7 +44,7 @@ func (r *Reader) seekTo(off int64) bool {
 		return false
 	}
 	r.cnt.n = off
-	r.raw.Reset(&r.cnt)
+	r.rawBuf.Reset(&r.cnt)
 	return true
 }
 

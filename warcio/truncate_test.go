@@ -26,7 +26,20 @@ type result struct {
 }
 
 // readLoop reads to the end, continuing past errors, like an indexer does.
+// Bytes in memory are read both buffered and as a mapped file is read
+// (Options.Map), which must give the same.
 func readLoop(t *testing.T, rd io.Reader) result {
+	t.Helper()
+	res := readBuffered(t, rd)
+	if br, ok := rd.(*bytes.Reader); ok {
+		data := make([]byte, br.Size())
+		br.ReadAt(data, 0)
+		checkMemMatches(t, data, res)
+	}
+	return res
+}
+
+func readBuffered(t *testing.T, rd io.Reader) result {
 	t.Helper()
 	r := NewReader(rd, "cut.warc.gz")
 	var res result

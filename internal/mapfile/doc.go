@@ -1,0 +1,7 @@
+// Package mapfile maps whole files read-only into memory for the readers
+// that scan large files from end to end (the gzip members of a WARC file
+// inflated straight from the mapping, input and output compared without
+// copying), keeps their resident size bounded by releasing the pages
+// already read, and turns the fault a mapping raises when its file is
+// truncated underneath it (SIGBUS) into an error instead of a crash.
+package mapfile
