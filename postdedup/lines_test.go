@@ -31,7 +31,7 @@ func TestLineRoundTrip(t *testing.T) {
 				Profile: "p", RevisitOf: &wayside.Ref{}},
 			NotOriginal: codeRevisit + ": already a revisit record", NotDuplicate: codeRevisit + ": x"},
 		{Key: "sha1:BBBB", Path: "c.warc.gz", Version: "1.0",
-			Capture: wayside.Capture{Type: "revisit", Date: date, RevisitOf: &wayside.Ref{RecordID: "<urn:uuid:2>", TargetURI: "http://y/", Date: date}},
+			Capture:     wayside.Capture{Type: "revisit", Date: date, RevisitOf: &wayside.Ref{RecordID: "<urn:uuid:2>", TargetURI: "http://y/", Date: date}},
 			NotOriginal: "revisit: r", NotDuplicate: "revisit: r"},
 	}
 	for i, e := range entries {

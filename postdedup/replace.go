@@ -2,15 +2,16 @@ package postdedup
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/internal/fsutil"
@@ -44,6 +45,9 @@ func ReadStamp(outDir string) (Stamp, error) {
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("postdedup: replace: %s: %v", stampPath(outDir), err)
+	}
+	if s.Format != stampFormat {
+		return s, fmt.Errorf("postdedup: replace: %s was written by an earlier wayside (stamp format %d): validate again", stampPath(outDir), s.Format)
 	}
 	return s, nil
 }
@@ -132,7 +136,7 @@ func checkSwap(outDir string, f StampedFile) (bool, error) {
 		return false, fmt.Errorf("postdedup: replace: %w", err)
 	}
 	if ist.Size() == f.OutputSize {
-		if sum, err := fileSHA256(f.Input); err == nil && sum == f.OutputSHA256 {
+		if sum, err := fileXXH64(f.Input); err == nil && sum == f.OutputXXH64 {
 			return true, nil
 		}
 	}
@@ -140,11 +144,11 @@ func checkSwap(outDir string, f StampedFile) (bool, error) {
 		return false, fmt.Errorf("postdedup: replace: %s changed since it was validated: nothing replaced", f.Input)
 	}
 	out := filepath.Join(outDir, f.Output)
-	sum, err := fileSHA256(out)
+	sum, err := fileXXH64(out)
 	if err != nil {
 		return false, fmt.Errorf("postdedup: replace: %w", err)
 	}
-	if sum != f.OutputSHA256 {
+	if sum != f.OutputXXH64 {
 		return false, fmt.Errorf("postdedup: replace: %s changed since it was validated: nothing replaced", out)
 	}
 	return false, nil
@@ -194,15 +198,16 @@ func swapCDXJ(outDir string, f StampedFile, st *ReplaceStats, opts ReplaceOption
 	return nil
 }
 
-func fileSHA256(path string) (string, error) {
+// fileXXH64 is the checksum validation stamps carry (StampedFile.OutputXXH64).
+func fileXXH64(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	h := xxhash.New()
+	if _, err := io.CopyBuffer(h, f, make([]byte, 1<<20)); err != nil {
 		return "", err
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return strconv.FormatUint(h.Sum64(), 16), nil
 }

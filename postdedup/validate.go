@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,15 +11,18 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/internal/mapfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -76,21 +77,29 @@ func (s *ValidateStats) fail(format string, a ...any) {
 // Stamp is written by a successful Validate: what was validated, so
 // Replace can check nothing changed since.
 type Stamp struct {
-	Time  time.Time     `json:"time"`
-	Deep  bool          `json:"deep"`
-	Files []StampedFile `json:"files"`
+	Format int           `json:"format"` // stampFormat
+	Time   time.Time     `json:"time"`
+	Deep   bool          `json:"deep"`
+	Files  []StampedFile `json:"files"`
 }
 
 // StampedFile is one validated output and the input it replaces.
 type StampedFile struct {
-	Input        string    `json:"input"`
-	InputSize    int64     `json:"input_size"`
-	InputMTime   time.Time `json:"input_mtime"`
-	Output       string    `json:"output"`
-	OutputSize   int64     `json:"output_size"`
-	OutputSHA256 string    `json:"output_sha256"`
-	CDXJ         string    `json:"cdxj"`
+	Input      string    `json:"input"`
+	InputSize  int64     `json:"input_size"`
+	InputMTime time.Time `json:"input_mtime"`
+	Output     string    `json:"output"`
+	OutputSize int64     `json:"output_size"`
+	// OutputXXH64 is the XXH64 checksum of the output (hex): it tells
+	// Replace whether the output is still what was validated. It is no
+	// fixity record (the bytes were compared with the input instead).
+	OutputXXH64 string `json:"output_xxh64"`
+	CDXJ        string `json:"cdxj"`
 }
+
+// stampFormat is the format of validation stamps written now (format 1
+// checked outputs with SHA-256).
+const stampFormat = 2
 
 func stampPath(outDir string) string { return filepath.Join(outDir, StateDir, "validated.json") }
 
@@ -127,7 +136,7 @@ func Validate(ctx context.Context, manifests, plans []string, outDir string, opt
 	for _, m := range ms {
 		m.Close()
 	}
-	stamp := Stamp{Time: time.Now().UTC(), Deep: opts.Deep}
+	stamp := Stamp{Format: stampFormat, Time: time.Now().UTC(), Deep: opts.Deep}
 	err = forEachFile(ctx, files, manifests, plans, opts.Deep, opts.Jobs, opts.MaxMemory, opts.TempDir,
 		func(ctx context.Context, f FileInfo, copies []*Copy, entries []*Entry) (any, error) {
 			return validateFile(ctx, f, copies, entries, outDir, opts)
@@ -235,55 +244,76 @@ func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries []*En
 	}
 	// Byte comparison of copied ranges and revisit checks, hashing the
 	// output as it is read.
-	h := sha256.New()
-	ibuf, obuf := make([]byte, 1<<20), make([]byte, 1<<20)
-	zr := new(gzip.Reader)
-	ci = 0
-	for _, s := range l.Segments {
-		if err := ctx.Err(); err != nil {
-			return fc, err
+	sum, err := compareMapped(ctx, in, out, l, copies, f, outPath, st)
+	if err != nil {
+		if errors.Is(err, mapfile.ErrFault) {
+			st.fail("%s: changed while it was validated: %v", outPath, err)
+			return fc, nil
 		}
-		if s.Revisit {
-			c := copies[ci]
-			ci++
-			member := make([]byte, s.OutLen)
-			if _, err := out.ReadAt(member, s.Out); err != nil {
-				st.fail("%s offset %d: %v", outPath, s.Out, err)
-				return fc, nil
-			}
-			h.Write(member)
-			if msg := checkRevisit(member, f.Compressed, zr, name, c); msg != "" {
-				st.fail("%s offset %d (revisit of %s offset %d): %s", outPath, s.Out, f.Path, c.Offset, msg)
-			}
-			st.Revisits++
-			continue
-		}
-		for done := int64(0); done < s.InLen; {
-			n := min(int64(len(ibuf)), s.InLen-done)
-			if _, err := in.ReadAt(ibuf[:n], s.In+done); err != nil {
-				st.fail("%s offset %d: %v", f.Path, s.In+done, err)
-				return fc, nil
-			}
-			if _, err := out.ReadAt(obuf[:n], s.Out+done); err != nil {
-				st.fail("%s offset %d: %v", outPath, s.Out+done, err)
-				return fc, nil
-			}
-			if !bytes.Equal(ibuf[:n], obuf[:n]) {
-				st.fail("%s offset %d: differs from %s offset %d, which it must copy", outPath, s.Out+done, f.Path, s.In+done)
-				return fc, nil
-			}
-			h.Write(obuf[:n])
-			done += n
-		}
-		st.CopiedBytes += s.InLen
+		return fc, err
 	}
 	checkCDXJ(filepath.Join(outDir, l.CDXJ), l.CDXJLines, st)
 	if opts.Deep {
 		deepCheck(ctx, f, l, copies, entries, outPath, st)
 	}
 	fc.stamp = StampedFile{Input: f.Path, InputSize: f.Size, InputMTime: f.ModTime, Output: name, OutputSize: ost.Size(),
-		OutputSHA256: hex.EncodeToString(h.Sum(nil)), CDXJ: l.CDXJ}
+		OutputXXH64: sum, CDXJ: l.CDXJ}
 	return fc, nil
+}
+
+// compareMapped compares every copied range of the output with the input
+// and checks every revisit, reading both files mapped (no copies), and
+// returns the output's checksum. Problems go to st; a file truncated
+// while it is read is an error wrapping mapfile.ErrFault.
+func compareMapped(ctx context.Context, in, out *os.File, l Layout, copies []*Copy, f FileInfo, outPath string, st *ValidateStats) (sum string, err error) {
+	im, err := mapfile.Map(in)
+	if err != nil {
+		return "", fmt.Errorf("postdedup: validate: %w", err)
+	}
+	defer im.Close()
+	om, err := mapfile.Map(out)
+	if err != nil {
+		return "", fmt.Errorf("postdedup: validate: %w", err)
+	}
+	defer om.Close()
+	defer mapfile.Recover(&err, mapfile.Guard(), im, om)
+	ib, ob := im.Bytes(), om.Bytes()
+	if int64(len(ib)) != f.Size || int64(len(ob)) != l.OutputSize {
+		st.fail("%s or %s changed size while it was validated", f.Path, outPath)
+		return "", nil
+	}
+	name := filepath.Base(f.Path)
+	h := xxhash.New()
+	zr := new(gzip.Reader)
+	ci := 0
+	for _, s := range l.Segments {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		o := ob[s.Out : s.Out+s.OutLen]
+		h.Write(o)
+		if s.Revisit {
+			c := copies[ci]
+			ci++
+			if msg := checkRevisit(o, f.Compressed, zr, name, c); msg != "" {
+				st.fail("%s offset %d (revisit of %s offset %d): %s", outPath, s.Out, f.Path, c.Offset, msg)
+			}
+			st.Revisits++
+			continue
+		}
+		if i := ib[s.In : s.In+s.InLen]; !bytes.Equal(i, o) {
+			at := int64(0)
+			for at < s.InLen && i[at] == o[at] {
+				at++
+			}
+			st.fail("%s offset %d: differs from %s offset %d, which it must copy", outPath, s.Out+at, f.Path, s.In+at)
+			return "", nil
+		}
+		st.CopiedBytes += s.InLen
+		im.Release(s.In + s.InLen)
+		om.Release(s.Out + s.OutLen)
+	}
+	return strconv.FormatUint(h.Sum64(), 16), nil
 }
 
 // checkRevisit checks one revisit (as stored: a gzip member when the file

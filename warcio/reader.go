@@ -328,7 +328,7 @@ func (r *Reader) Next() (rec *Record, err error) {
 				rec, err = nil, &Error{File: r.name, Offset: r.rawPos(), Err: fmt.Errorf("read: %w", err)}
 			}
 		}()
-		defer r.mapping.Recover(&err, r.mapping.Guard())
+		defer mapfile.Recover(&err, mapfile.Guard(), r.mapping)
 	}
 	for {
 		if r.done {

@@ -24,6 +24,7 @@ type File struct {
 	data     []byte
 	released int // pages before this offset were released
 	step     int // releaseStep (smaller in tests)
+	name     string
 }
 
 // Map maps the whole of f read-only. An empty file maps to no bytes.
@@ -33,7 +34,7 @@ func Map(f *os.File) (*File, error) {
 		return nil, err
 	}
 	if fi.Size() == 0 {
-		return &File{step: releaseStep}, nil
+		return &File{step: releaseStep, name: f.Name()}, nil
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("map %s: not a regular file", f.Name())
@@ -46,11 +47,11 @@ func Map(f *os.File) (*File, error) {
 		return nil, fmt.Errorf("map %s: %w", f.Name(), err)
 	}
 	_ = unix.Madvise(data, unix.MADV_SEQUENTIAL)
-	return &File{data: data, step: releaseStep}, nil
+	return &File{data: data, step: releaseStep, name: f.Name()}, nil
 }
 
-// Bytes returns the mapped bytes, valid until Close. Reading them may
-// fault if the file shrinks: read them only between Guard and Recover.
+// Bytes returns the mapped bytes, valid until Close. Reading them faults
+// if the file shrank: read them only between Guard and Recover.
 func (m *File) Bytes() []byte { return m.data }
 
 // Release tells the kernel the pages before off will not be read soon,
@@ -81,21 +82,25 @@ func (m *File) Close() error {
 // Guard makes a fault on memory in the calling goroutine panic instead of
 // crashing the process; pass its result to Recover, deferred:
 //
-//	defer m.Recover(&err, m.Guard())
-func (m *File) Guard() bool { return debug.SetPanicOnFault(true) }
+//	defer mapfile.Recover(&err, mapfile.Guard(), m1, m2)
+func Guard() bool { return debug.SetPanicOnFault(true) }
 
 // Recover, deferred after Guard, restores the goroutine's fault setting
-// and turns a fault on m's memory into an error in *err (wrapping
-// ErrFault); any other panic goes on.
-func (m *File) Recover(err *error, old bool) {
+// and turns a fault on the memory of one of maps into an error in *err
+// (wrapping ErrFault, naming the file); any other panic goes on.
+func Recover(err *error, old bool, maps ...*File) {
 	debug.SetPanicOnFault(old)
 	r := recover()
 	if r == nil {
 		return
 	}
-	if fe, ok := r.(interface{ Addr() uintptr }); ok && m.contains(fe.Addr()) {
-		*err = fmt.Errorf("%w: fault at offset %d", ErrFault, fe.Addr()-uintptr(unsafe.Pointer(unsafe.SliceData(m.data))))
-		return
+	if fe, ok := r.(interface{ Addr() uintptr }); ok {
+		for _, m := range maps {
+			if m != nil && m.contains(fe.Addr()) {
+				*err = fmt.Errorf("%w: %s offset %d", ErrFault, m.name, fe.Addr()-uintptr(unsafe.Pointer(unsafe.SliceData(m.data))))
+				return
+			}
+		}
 	}
 	panic(r)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -27,9 +28,9 @@ func mapped(t *testing.T, data []byte) (*File, *os.File) {
 	return m, f
 }
 
-// sum reads every byte of b, under the guard.
-func sum(m *File, b []byte) (s int, err error) {
-	defer m.Recover(&err, m.Guard())
+// sum reads every byte of b, under the guard of maps.
+func sum(b []byte, maps ...*File) (s int, err error) {
+	defer Recover(&err, Guard(), maps...)
 	for _, c := range b {
 		s += int(c)
 	}
@@ -42,18 +43,19 @@ func sum(m *File, b []byte) (s int, err error) {
 func TestTruncatedUnderMapping(t *testing.T) {
 	data := bytes.Repeat([]byte{1}, 1<<20)
 	m, f := mapped(t, data)
-	if s, err := sum(m, m.Bytes()); err != nil || s != len(data) {
+	if s, err := sum(m.Bytes(), m); err != nil || s != len(data) {
 		t.Fatalf("whole file: %d, %v", s, err)
 	}
 	if err := f.Truncate(4096); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := sum(m, m.Bytes()[:4096]); err != nil || s != 4096 {
+	if s, err := sum(m.Bytes()[:4096], m); err != nil || s != 4096 {
 		t.Errorf("the part still in the file: %d, %v", s, err)
 	}
-	_, err := sum(m, m.Bytes()[8192:])
-	if !errors.Is(err, ErrFault) {
-		t.Fatalf("reading past the new end: %v, want ErrFault", err)
+	other, _ := mapped(t, []byte("other"))
+	_, err := sum(m.Bytes()[8192:], other, m)
+	if !errors.Is(err, ErrFault) || !strings.Contains(err.Error(), f.Name()+" offset 8192") {
+		t.Fatalf("reading past the new end: %v, want ErrFault naming %s offset 8192", err, f.Name())
 	}
 	t.Log(err)
 }
@@ -68,7 +70,7 @@ func TestOtherPanicsGoOn(t *testing.T) {
 		}
 	}()
 	func() (err error) {
-		defer m.Recover(&err, m.Guard())
+		defer Recover(&err, Guard(), m)
 		panic("boom")
 	}()
 	t.Error("the panic did not go on")
@@ -82,7 +84,7 @@ func TestRelease(t *testing.T) {
 	}
 	m, _ := mapped(t, data)
 	m.step = 64 << 10
-	if _, err := sum(m, m.Bytes()); err != nil {
+	if _, err := sum(m.Bytes(), m); err != nil {
 		t.Fatal(err)
 	}
 	m.Release(32 << 10)
