@@ -406,15 +406,15 @@ func scanFile(ctx context.Context, path string, opts ManifestOptions, cache *sca
 	info.Size, info.ModTime = fi.Size(), fi.ModTime().UTC()
 	var alt hash.Hash
 	ropts := warcio.Options{Map: true} // inputs are complete files: inflate straight from the mapping
-	var keep *keeper
+	var tap *payloadTap
 	if cache != nil {
-		keep = &keeper{max: memLimit}
-		ropts.Payload, ropts.KeepHTTPHead = keep, true
+		tap = cache.tap(opts.Source == SourceHeader)
+		ropts.Payload, ropts.OnHead, ropts.KeepHTTPHead = tap, tap.head, true
 	}
 	if opts.Source == SourceCompute && opts.Alg != digest.SHA1 {
 		alt, _ = digest.New(opts.Alg)
-		if keep != nil {
-			ropts.Payload = io.MultiWriter(alt, keep)
+		if tap != nil {
+			ropts.Payload = io.MultiWriter(alt, tap)
 		} else {
 			ropts.Payload = alt
 		}
@@ -436,8 +436,8 @@ func scanFile(ctx context.Context, path string, opts ManifestOptions, cache *sca
 		if alt != nil {
 			alt.Reset()
 		}
-		if keep != nil {
-			keep.reset()
+		if tap != nil {
+			tap.reset()
 		}
 		rec, err := r.Next()
 		info.RawBytes = r.DataOffset()
@@ -467,91 +467,13 @@ func scanFile(ctx context.Context, path string, opts ManifestOptions, cache *sca
 		if e.IsRevisit() {
 			info.Revisits++
 		}
-		if keep != nil && e.CanBeOriginal() && !keep.over {
-			cache.compare(e, rec, keep.buf)
+		if tap != nil {
+			tap.finish(e, rec)
 		}
 		emit(e)
 	}
 	info.Problems = len(probs)
 	return info, probs, nil
-}
-
-// keeper keeps the payload of the record being read, up to max bytes.
-type keeper struct {
-	buf  []byte
-	max  int
-	over bool
-}
-
-func (k *keeper) reset() { k.buf, k.over = k.buf[:0], false }
-
-func (k *keeper) Write(p []byte) (int, error) {
-	if !k.over {
-		if len(k.buf)+len(p) > k.max {
-			k.over = true
-		} else {
-			k.buf = append(k.buf, p...)
-		}
-	}
-	return len(p), nil
-}
-
-// scanCache holds recently read payloads by cluster key (FIFO, bounded),
-// shared by the scanning goroutines: a later copy is compared with the
-// cached payload as soon as it is read.
-type scanCache struct {
-	mu    sync.Mutex
-	max   int64
-	size  int64
-	byKey map[string]*cached
-	fifo  []string
-}
-
-type cached struct {
-	id      string
-	payload []byte
-}
-
-func newScanCache(max int64) *scanCache {
-	if max <= 0 {
-		return nil
-	}
-	return &scanCache{max: max, byKey: map[string]*cached{}}
-}
-
-// compare compares e's payload with the cached one of its cluster: equal
-// bytes make e SameAs the cached record (keeping what its revisit needs);
-// a miss caches e's payload.
-func (c *scanCache) compare(e *Entry, rec *warcio.Record, payload []byte) {
-	if int64(len(payload)) != e.PayloadLength || e.PayloadLength == 0 || rec.HTTP == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if p, ok := c.byKey[e.Key]; ok {
-		if bytes.Equal(p.payload, payload) {
-			e.SameAs = p.id
-			e.Head = rec.HTTP.Head
-			for _, f := range rec.Headers {
-				e.Headers = append(e.Headers, [2]string{f.Name, f.Value})
-			}
-		}
-		return
-	}
-	if int64(len(payload)) > c.max/4 {
-		return
-	}
-	for c.size+int64(len(payload)) > c.max && len(c.fifo) > 0 {
-		old := c.fifo[0]
-		c.fifo = c.fifo[1:]
-		if p, ok := c.byKey[old]; ok {
-			c.size -= int64(len(p.payload))
-			delete(c.byKey, old)
-		}
-	}
-	c.byKey[e.Key] = &cached{id: entryID(e.Path, e.Offset), payload: bytes.Clone(payload)}
-	c.fifo = append(c.fifo, e.Key)
-	c.size += int64(len(payload))
 }
 
 func isGzip(path string) bool {
