@@ -30,7 +30,8 @@ type Index struct {
 	lease        time.Duration
 	waitReplicas int
 	waitTimeout  time.Duration
-	valueMax     int // longest value kept in a bucket hash
+	scriptClaims bool // every Claim runs the claim script (benchmarks compare)
+	valueMax     int  // longest value kept in a bucket hash
 	log          *slog.Logger
 	instance     string
 	seq          atomic.Uint64
@@ -73,6 +74,7 @@ type options struct {
 	capacity     int64
 	noURLIndex   bool
 	closeClient  bool
+	scriptClaims bool
 	log          *slog.Logger
 }
 
@@ -113,9 +115,10 @@ func WithClientClosed() Option { return func(o *options) { o.closeClient = true 
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
 // ErrOldLayout is returned by New for a prefix that holds an index in the
-// layout of earlier versions (one hash per digest), which this version
-// does not read.
-var ErrOldLayout = errors.New("dedupindex/redis: the prefix holds an index in the old one-key-per-digest layout, which this version does not read")
+// layout of an earlier version (layout 1: one hash per digest; layout 2:
+// the buckets of this one with larger values), which this version does not
+// read.
+var ErrOldLayout = errors.New("dedupindex/redis: the prefix holds an index in an older layout, which this version does not read")
 
 // New opens the index under the prefix on c (a *ClusterClient, *Client or
 // other UniversalClient), creating it if the prefix holds none. Close
@@ -148,6 +151,7 @@ func New(ctx context.Context, c goredis.UniversalClient, opts ...Option) (*Index
 		lease:        o.lease,
 		waitReplicas: o.waitReplicas,
 		waitTimeout:  o.waitTimeout,
+		scriptClaims: o.scriptClaims,
 		log:          o.log,
 		instance:     hex.EncodeToString(inst[:]),
 		names:        newNames(),
@@ -247,7 +251,7 @@ func (ix *Index) openLayout(ctx context.Context, want *layout) (*layout, error) 
 			return nil, err
 		}
 		if found != "" {
-			return nil, fmt.Errorf("%w (found %s): re-import it from its WARC or CDXJ files with `wayside index import --index redis://…?prefix=NEW`, or keep running the earlier version on it", ErrOldLayout, found)
+			return nil, oldLayout("layout 1, found "+found)
 		}
 		byURL := "1"
 		if !want.byURL {
@@ -262,14 +266,22 @@ func (ix *Index) openLayout(ctx context.Context, want *layout) (*layout, error) 
 			return nil, fmt.Errorf("dedupindex/redis: create %s: %w", want.metaKey(), err)
 		}
 	}
-	if meta["layout"] != strconv.Itoa(layoutVersion) {
-		return nil, fmt.Errorf("dedupindex/redis: %s says layout %q; this version reads layout %d", want.metaKey(), meta["layout"], layoutVersion)
+	if v := meta["layout"]; v != strconv.Itoa(layoutVersion) {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 && n < layoutVersion {
+			return nil, oldLayout(fmt.Sprintf("layout %d, says %s", n, want.metaKey()))
+		}
+		return nil, fmt.Errorf("dedupindex/redis: %s says layout %q; this version reads layout %d (a later version of wayside wrote it?)", want.metaKey(), v, layoutVersion)
 	}
 	bits, err := strconv.ParseUint(meta["bits"], 10, 8)
 	if err != nil || bits < minBits || bits > maxBits || (meta["byurl"] != "0" && meta["byurl"] != "1") {
 		return nil, fmt.Errorf("dedupindex/redis: %s is damaged: %v", want.metaKey(), meta)
 	}
 	return newLayout(want.prefix, uint(bits), meta["byurl"] == "1"), nil
+}
+
+// oldLayout is the error for an index in an earlier layout.
+func oldLayout(what string) error {
+	return fmt.Errorf("%w (%s; this version reads layout %d): re-import it from its WARC or CDXJ files with `wayside index import --index redis://…?prefix=NEW`, or keep running the earlier version on it", ErrOldLayout, what, layoutVersion)
 }
 
 func scriptMap(cmd *goredis.Cmd) (map[string]string, error) {
@@ -425,9 +437,30 @@ func (ix *Index) claim(ctx context.Context, k dedupindex.Key, notBefore time.Tim
 	if err != nil {
 		return dedupindex.ClaimResult{}, err
 	}
+	replaces := ""
+	if !ix.scriptClaims {
+		// The common case, a committed original, is answered by one HGET:
+		// the bucket holds committed originals only, so what it returns
+		// may be pointed at (it stays durable in its WARC even if a Commit
+		// replaces it meanwhile). Everything else takes the claim script.
+		v, err := ix.c.HGet(ctx, ix.l.digestKey(s.scope, s.bucket), s.field).Result()
+		switch {
+		case errors.Is(err, goredis.Nil) || err == nil && v == overflow:
+		case err != nil:
+			return dedupindex.ClaimResult{}, fmt.Errorf("dedupindex/redis: claim %s: %w", s.digest, ix.failed(err))
+		default:
+			o, err := ix.decode(ctx, s, v)
+			switch {
+			case err == nil && (notBefore.IsZero() || !o.Date.Before(notBefore)):
+				return dedupindex.ClaimResult{State: dedupindex.Duplicate, Original: o}, nil
+			case err != nil && !errors.Is(err, errUnusable):
+				return dedupindex.ClaimResult{}, err
+			}
+			replaces = v // too old or unreadable: claim over it
+		}
+	}
 	token := ix.instance + "." + strconv.FormatUint(ix.seq.Add(1), 10)
 	keys := ix.slotKeys(s)
-	replaces := ""
 	// A second round claims over an original found too old or unreadable
 	// in the first, unless it changed meanwhile (then it is judged again).
 	for range 3 {
@@ -469,7 +502,7 @@ func (ix *Index) claim(ctx context.Context, k dedupindex.Key, notBefore time.Tim
 // decode turns a stored value into the original of slot s; errors about
 // the value itself wrap errUnusable.
 func (ix *Index) decode(ctx context.Context, s slot, v string) (dedupindex.Original, error) {
-	r, err := record.Decode([]byte(v))
+	r, err := record.DecodePacked([]byte(v))
 	if err != nil {
 		return dedupindex.Original{}, fmt.Errorf("dedupindex/redis: %s in scope %q: %w: %v", s.digest, s.scope, errUnusable, err)
 	}
@@ -525,7 +558,7 @@ func (ix *Index) store(ctx context.Context, s slot, o dedupindex.Original, token
 	if err != nil {
 		return false, err
 	}
-	v := string(record.Append(nil, r))
+	v := string(record.AppendPacked(nil, r))
 	long, todo := "0", "0"
 	if len(v) > ix.valueMax {
 		long = "1"
@@ -578,8 +611,7 @@ func (ix *Index) addURLEntry(ctx context.Context, s slot, o dedupindex.Original,
 	if old != "" {
 		if oo, err := ix.decode(ctx, s, old); err == nil {
 			if oldKey := dedupindex.URLKey(oo.TargetURI); oldKey != surtKey {
-				key, field := ix.l.urlEntry(s.scope, oldKey, s.sum)
-				if _, err := ix.write(ctx, key, 0, 0, func(c goredis.Cmdable) error { return c.HDel(ctx, key, field).Err() }); err != nil {
+				if err := ix.dropURLEntry(ctx, s, oldKey); err != nil {
 					return fmt.Errorf("dedupindex/redis: by-url remove %s: %w", oo.TargetURI, err)
 				}
 			}
@@ -598,6 +630,25 @@ func (ix *Index) addURLEntry(ctx context.Context, s slot, o dedupindex.Original,
 		return fmt.Errorf("dedupindex/redis: by-url done %s: %w", o.TargetURI, ix.failed(err))
 	}
 	return nil
+}
+
+// dropURLEntry removes the by-URL entry of a replaced original of slot s
+// whose target URI had SURT key oldKey, unless an original still stored
+// has the same entry (entries are short hashes, so two originals can
+// share one).
+func (ix *Index) dropURLEntry(ctx context.Context, s slot, oldKey string) error {
+	key, field := ix.l.urlEntry(s.scope, oldKey, s.sum)
+	found, err := ix.originalsByRef(ctx, s.scope, s.sum[:refLen])
+	if err != nil {
+		return err
+	}
+	for _, o := range found {
+		if k, f := ix.l.urlEntry(s.scope, dedupindex.URLKey(o.TargetURI), s.sum); k == key && f == field {
+			return nil
+		}
+	}
+	_, err = ix.write(ctx, key, 0, 0, func(c goredis.Cmdable) error { return c.HDel(ctx, key, field).Err() })
+	return err
 }
 
 // Repair writes the by-URL entries left queued by commits that failed
