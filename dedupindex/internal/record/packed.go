@@ -61,7 +61,9 @@ const (
 var ErrPackedVersion = errors.New("packed value of an unknown format version")
 
 // AppendPacked appends the packed encoding of r to b.
-func AppendPacked(b []byte, r *Record) []byte {
+func AppendPacked(b []byte, r *Record) []byte { return appendPacked(b, r, nil) }
+
+func appendPacked(b []byte, r *Record, m *marks) []byte {
 	var flags uint64
 	uuid, isUUID := parseUUIDRecordID(r.RecordID)
 	if isUUID {
@@ -104,7 +106,9 @@ func AppendPacked(b []byte, r *Record) []byte {
 	if r.MIMEID == 0 && r.MIME != "" {
 		flags |= pMIMEInline
 	}
+	m.at(FieldHeader, b)
 	b = binary.AppendUvarint(b, flags<<2|packedVersion)
+	m.at(FieldDate, b)
 	if flags&pWideDate != 0 {
 		b = binary.AppendVarint(b, sec)
 	} else {
@@ -116,40 +120,53 @@ func AppendPacked(b []byte, r *Record) []byte {
 	case flags&pNanos != 0:
 		b = binary.AppendUvarint(b, uint64(nsec))
 	}
+	m.at(FieldRecordID, b)
 	if isUUID {
 		b = append(b, uuid[:]...)
 	} else {
 		b = appendString(b, r.RecordID)
 	}
+	m.at(FieldFile, b)
 	if flags&pFileInline != 0 {
 		b = appendString(b, r.File)
 	} else {
 		b = binary.AppendUvarint(b, r.FileID)
 	}
+	m.at(FieldOffset, b)
 	b = binary.AppendUvarint(b, uint64(r.Offset))
+	m.at(FieldLength, b)
 	b = binary.AppendUvarint(b, uint64(r.Length))
+	m.at(FieldPayloadLength, b)
 	b = binary.AppendUvarint(b, uint64(r.PayloadLength))
+	m.at(FieldStatus, b)
 	if flags&pStatus200 == 0 {
 		b = binary.AppendUvarint(b, uint64(r.Status))
 	}
+	m.at(FieldMIME, b)
 	if flags&pMIMEInline != 0 {
 		b = appendString(b, r.MIME)
 	} else {
 		b = binary.AppendUvarint(b, r.MIMEID)
 	}
+	m.at(FieldETag, b)
 	if flags&pETag != 0 {
 		b = appendText(b, r.ETag)
 	}
+	m.at(FieldLastModified, b)
 	switch {
 	case lmIsTime:
 		b = binary.AppendVarint(b, sec-lmTime)
 	case r.LastModified != "":
 		b = appendString(b, r.LastModified)
 	}
+	m.at(FieldOrigin, b)
 	if r.OriginID != 0 {
 		b = binary.AppendUvarint(b, r.OriginID)
 	}
-	return append(b, uri...)
+	m.at(FieldURI, b)
+	b = append(b, uri...)
+	m.at("", b)
+	return b
 }
 
 // DecodePacked parses a value written by AppendPacked.

@@ -70,6 +70,13 @@ func runRecordCmd(t *testing.T, c ddtest.Cmd) string {
 	r.FileID, r.MIMEID, r.OriginID = uint64(num("fileid")), uint64(num("mimeid")), uint64(num("originid"))
 	r.Offset, r.Length, r.PayloadLength, r.Status = num("offset"), num("length"), num("plen"), int(num("status"))
 	b := codec.append(nil, &r)
+	sum := 0
+	for _, f := range FieldSizes(&r, name == "packed") {
+		sum += f.Bytes
+	}
+	if sum != len(b) {
+		return fmt.Sprintf("field sizes add up to %d, not %d: %v", sum, len(b), FieldSizes(&r, name == "packed"))
+	}
 	back, err := codec.decode(b)
 	if err != nil {
 		return "decode: " + err.Error()
