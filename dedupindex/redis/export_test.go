@@ -12,9 +12,14 @@ import (
 	"github.com/wayside-archive/wayside/dedupindex/internal/record"
 )
 
-// WithScriptClaims makes every Claim run the claim script, as before the
-// HGET read path (BenchmarkClaims compares the two).
-func WithScriptClaims() Option { return func(o *options) { o.scriptClaims = true } }
+// WithClaimPath makes every Claim start with the claim script ("script",
+// as before the read path), or with an HGET ("read"), instead of choosing
+// by recent outcomes ("adaptive"); BenchmarkClaims compares them.
+func WithClaimPath(path string) Option {
+	return func(o *options) {
+		o.claimPath = map[string]claimPath{"adaptive": pathAdaptive, "script": pathScript, "read": pathRead}[path]
+	}
+}
 
 // CollidingMIMEs returns two MIME types with the same level-0 interned id.
 func CollidingMIMEs() (string, string) {

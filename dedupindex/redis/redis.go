@@ -30,8 +30,9 @@ type Index struct {
 	lease        time.Duration
 	waitReplicas int
 	waitTimeout  time.Duration
-	scriptClaims bool // every Claim runs the claim script (benchmarks compare)
-	valueMax     int  // longest value kept in a bucket hash
+	claimPath    claimPath // benchmarks compare the paths
+	reads        readScore
+	valueMax     int // longest value kept in a bucket hash
 	log          *slog.Logger
 	instance     string
 	seq          atomic.Uint64
@@ -74,9 +75,19 @@ type options struct {
 	capacity     int64
 	noURLIndex   bool
 	closeClient  bool
-	scriptClaims bool
+	claimPath    claimPath
 	log          *slog.Logger
 }
+
+// claimPath chooses how Claim starts: by readScore (the default), always
+// with the claim script, or always with a read.
+type claimPath int
+
+const (
+	pathAdaptive claimPath = iota
+	pathScript
+	pathRead
+)
 
 // Option configures New.
 type Option func(*options)
@@ -151,13 +162,14 @@ func New(ctx context.Context, c goredis.UniversalClient, opts ...Option) (*Index
 		lease:        o.lease,
 		waitReplicas: o.waitReplicas,
 		waitTimeout:  o.waitTimeout,
-		scriptClaims: o.scriptClaims,
+		claimPath:    o.claimPath,
 		log:          o.log,
 		instance:     hex.EncodeToString(inst[:]),
 		names:        newNames(),
 		active:       map[string]claimState{},
 		masters:      map[string]*masterState{},
 	}
+	ix.reads.v.Store(readScoreMax / 2)
 	entries, valueMax := ix.listpackLimits(ctx)
 	ix.valueMax = valueMax
 	capacity := o.capacity
@@ -251,7 +263,7 @@ func (ix *Index) openLayout(ctx context.Context, want *layout) (*layout, error) 
 			return nil, err
 		}
 		if found != "" {
-			return nil, oldLayout("layout 1, found "+found)
+			return nil, oldLayout("layout 1, found " + found)
 		}
 		byURL := "1"
 		if !want.byURL {
@@ -437,12 +449,45 @@ func (ix *Index) claim(ctx context.Context, k dedupindex.Key, notBefore time.Tim
 	if err != nil {
 		return dedupindex.ClaimResult{}, err
 	}
+	r, err := ix.claimSlot(ctx, k, s, notBefore)
+	if err == nil {
+		ix.reads.observe(r.State == dedupindex.Duplicate)
+	}
+	return r, err
+}
+
+// readScore follows how many recent claims found a committed original,
+// in [0, readScoreMax]: a re-crawl, where most do, reads first (one HGET
+// answers a duplicate); a first crawl, where most digests are new, goes
+// straight to the claim script, which a new digest needs anyway (a read
+// first would cost it a second round trip, and with appendfsync always a
+// second wait for the disk). Either way the answer is the same.
+type readScore struct{ v atomic.Int32 }
+
+const readScoreMax = 1 << 10
+
+func (r *readScore) first() bool { return r.v.Load() >= readScoreMax/2 }
+
+// observe moves the score 1/16 of the way towards readScoreMax after a
+// duplicate and towards 0 otherwise. Concurrent updates may be lost: it
+// only chooses a path.
+func (r *readScore) observe(dup bool) {
+	v := r.v.Load()
+	if dup {
+		v += (readScoreMax - v) >> 4
+	} else {
+		v -= v >> 4
+	}
+	r.v.Store(v)
+}
+
+func (ix *Index) claimSlot(ctx context.Context, k dedupindex.Key, s slot, notBefore time.Time) (dedupindex.ClaimResult, error) {
 	replaces := ""
-	if !ix.scriptClaims {
-		// The common case, a committed original, is answered by one HGET:
-		// the bucket holds committed originals only, so what it returns
-		// may be pointed at (it stays durable in its WARC even if a Commit
-		// replaces it meanwhile). Everything else takes the claim script.
+	if ix.claimPath == pathRead || ix.claimPath == pathAdaptive && ix.reads.first() {
+		// A committed original is answered by one HGET: the bucket holds
+		// committed originals only, so what it returns may be pointed at
+		// (it stays durable in its WARC even if a Commit replaces it
+		// meanwhile). Everything else takes the claim script.
 		v, err := ix.c.HGet(ctx, ix.l.digestKey(s.scope, s.bucket), s.field).Result()
 		switch {
 		case errors.Is(err, goredis.Nil) || err == nil && v == overflow:
@@ -460,7 +505,7 @@ func (ix *Index) claim(ctx context.Context, k dedupindex.Key, notBefore time.Tim
 		}
 	}
 	token := ix.instance + "." + strconv.FormatUint(ix.seq.Add(1), 10)
-	keys := ix.slotKeys(s)
+	keys := ix.slotKeys(s)[:3] // the claim script needs no queue key
 	// A second round claims over an original found too old or unreadable
 	// in the first, unless it changed meanwhile (then it is judged again).
 	for range 3 {
