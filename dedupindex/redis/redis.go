@@ -494,12 +494,8 @@ func (ix *Index) claimSlot(ctx context.Context, k dedupindex.Key, s slot, notBef
 		case err != nil:
 			return dedupindex.ClaimResult{}, fmt.Errorf("dedupindex/redis: claim %s: %w", s.digest, ix.failed(err))
 		default:
-			o, err := ix.decode(ctx, s, v)
-			switch {
-			case err == nil && (notBefore.IsZero() || !o.Date.Before(notBefore)):
-				return dedupindex.ClaimResult{State: dedupindex.Duplicate, Original: o}, nil
-			case err != nil && !errors.Is(err, errUnusable):
-				return dedupindex.ClaimResult{}, err
+			if r, ok, err := ix.judge(ctx, s, v, notBefore); ok || err != nil {
+				return r, err
 			}
 			replaces = v // too old or unreadable: claim over it
 		}
@@ -516,12 +512,8 @@ func (ix *Index) claimSlot(ctx context.Context, k dedupindex.Key, s slot, notBef
 		switch res[0].(int64) {
 		case 1:
 			v, _ := res[1].(string)
-			o, err := ix.decode(ctx, s, v)
-			switch {
-			case err == nil && (notBefore.IsZero() || !o.Date.Before(notBefore)):
-				return dedupindex.ClaimResult{State: dedupindex.Duplicate, Original: o}, nil
-			case err != nil && !errors.Is(err, errUnusable):
-				return dedupindex.ClaimResult{}, err
+			if r, ok, err := ix.judge(ctx, s, v, notBefore); ok || err != nil {
+				return r, err
 			}
 			replaces = v
 			continue
@@ -542,6 +534,20 @@ func (ix *Index) claimSlot(ctx context.Context, k dedupindex.Key, s slot, notBef
 		return dedupindex.ClaimResult{State: dedupindex.Pending}, nil
 	}
 	return dedupindex.ClaimResult{}, fmt.Errorf("dedupindex/redis: claim %s: the stored original keeps changing", s.digest)
+}
+
+// judge returns Duplicate with the original stored as v (ok), unless it
+// is dated before notBefore or cannot be read: then the claim goes on
+// (not ok, no error), claiming over v.
+func (ix *Index) judge(ctx context.Context, s slot, v string, notBefore time.Time) (_ dedupindex.ClaimResult, ok bool, _ error) {
+	o, err := ix.decode(ctx, s, v)
+	switch {
+	case err == nil && (notBefore.IsZero() || !o.Date.Before(notBefore)):
+		return dedupindex.ClaimResult{State: dedupindex.Duplicate, Original: o}, true, nil
+	case err != nil && !errors.Is(err, errUnusable):
+		return dedupindex.ClaimResult{}, false, err
+	}
+	return dedupindex.ClaimResult{}, false, nil
 }
 
 // decode turns a stored value into the original of slot s; errors about
