@@ -21,13 +21,20 @@
 //   - the daemon's lifecycle: it opens the dedup index named by index.url
 //     (Config.OpenIndex, any dedupindex/backend URL), assembles the
 //     consumers of the capture spine with package consumers (the live
-//     MementoMap), runs the WARC ingester of package ingest feeding them,
+//     MementoMap, format characterization with its /v1/characterize/
+//     query routes when characterize.enabled, the capture index), runs
+//     the WARC ingester of package ingest feeding them,
 //     serves the live map (lookup, merge, download) and reports ingest and
 //     consumer progress in /v1/status (`wayside status`) and /metrics;
 //     on shutdown it stops ingest after its batch, lets the consumers
 //     drain and fails the run if one failed;
 //   - the fixity scheduler (fixity.Sweeper on cron schedules, on demand,
 //     HTML report);
+//   - the access routes (package replay: CDX API, Memento TimeMaps and
+//     TimeGate, raw and rewritten replay) over the capture index the
+//     consumers keep (access.index), for every collection it holds, at
+//     /<coll>/...: read-only like the CDX routes (the socket, or the CDX
+//     token on TCP);
 //   - Prometheus metrics written in the text exposition format by hand.
 //
 // The Go client lives in sidecar/client, the wire types in sidecar/api and

@@ -49,6 +49,7 @@ type Server struct {
 	ingest *ingest.Ingester
 	cons   *consumers.Set
 	fixity *FixityService
+	access *access // nil when access.index is "-"
 
 	mu        sync.Mutex
 	tcpAddr   net.Addr
@@ -89,6 +90,10 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s.mapLink = `</mementomap>; rel="mementomap"`
 	if cfg.Map.PublicURL != "" {
 		s.mapLink = "<" + cfg.Map.PublicURL + `>; rel="mementomap"`
+	}
+	if s.access, err = s.openAccess(); err != nil {
+		s.cons.Close()
+		return nil, err
 	}
 	return s, nil
 }
@@ -153,6 +158,7 @@ func (s *Server) buildRoutes() {
 	s.addIngestRoutes()
 	s.addMapRoutes()
 	s.addFixityRoutes()
+	s.addCharacterizeRoutes()
 }
 
 // Handler returns the HTTP handler as served on the Unix socket (no token,
@@ -208,8 +214,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind
 		ri.hexDigest = true
 		p = "/" + rest
 	}
-	methods, ok := s.routes[p]
+	methods, ok := s.routesFor(p)
 	if !ok {
+		if s.refererRedirect(w, r, kind) {
+			return "replay_referer"
+		}
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no such route %s", strings.TrimPrefix(p, "")))
 		return "unknown"
 	}
@@ -518,6 +527,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo
 		Index:         st,
 		Ingest:        s.ingest.Status(),
 		CrawlLog:      s.ingest.CrawlLog(),
+		Captures:      s.access.status(r.Context()),
 		Consumers:     s.cons.Stats(),
 		Lookups:       s.metrics.Lookups.Load(),
 		Claims:        s.metrics.Claims.Load(),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -31,6 +32,7 @@ crawl exit with status 1 after its WARC files are safely closed.`
 type crawlFlags struct {
 	warcDir, index, scope, prefixes, verify, version, userAgent, match string
 	warcPrefix                                                         string
+	captureIndex                                                       string
 	originalDirs, readScopes, dedupStatus                              string
 	window                                                             time.Duration
 	depth, maxPages, parallel                                          int
@@ -38,6 +40,7 @@ type crawlFlags struct {
 	maxFileSize, maxBody, minSize                                      int64
 	robots, conditional, noDedup, verbose, quiet                       bool
 	liveMap                                                            string
+	characterize                                                       bool
 }
 
 func (f *crawlFlags) register(fs interface {
@@ -72,9 +75,11 @@ func (f *crawlFlags) register(fs interface {
 	fs.StringVar(&f.dedupStatus, "dedup-status", "2xx", `HTTP statuses whose payloads are deduplicated, e.g. "2xx" or "200,203,2xx"`)
 	fs.DurationVar(&f.window, "window", 0, "ignore originals older than this (e.g. 8760h: re-store a full copy yearly; 0: no limit)")
 	fs.BoolVar(&f.noDedup, "no-dedup", false, "write every response in full")
+	fs.StringVar(&f.captureIndex, "capture-index", "", "keep a capture index of every capture in `DIR`, served by the access routes of wayside serve (default WARC-DIR/"+consumers.CaptureIndexSubdir+`; "-": none)`)
 	fs.StringVar(&f.liveMap, "live-map", "", "keep a live MementoMap of the WARC directory in `FILE` as records land (merged every minute and at the end; caught up from the CDXJ files after a crash)")
 	fs.BoolVar(&f.verbose, "v", false, "verbose logging")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line")
+	fs.BoolVar(&f.characterize, "characterize", false, "identify the format of every capture as it lands (off the write path), into WARC-DIR/"+characterizationSubdir+" (query it with wayside characterize query --store)")
 }
 
 func runCrawl(ctx context.Context, e *env, args []string) error {
@@ -151,6 +156,16 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	cc := e.consumers // tests add consumers here
 	cc.CDXJDirs = []string{f.warcDir}
 	cc.LiveMap = consumers.LiveMapConfig{Path: f.liveMap, Name: f.scope}
+	if f.characterize {
+		cc.Characterize = consumers.CharacterizeConfig{Store: filepath.Join(f.warcDir, characterizationSubdir), WARCDirs: []string{f.warcDir}}
+	}
+	cc.CaptureIndex = consumers.CaptureIndexConfig{Dir: f.captureIndex, Scope: f.scope}
+	switch f.captureIndex {
+	case "":
+		cc.CaptureIndex.Dir = filepath.Join(f.warcDir, consumers.CaptureIndexSubdir)
+	case "-":
+		cc.CaptureIndex.Dir = ""
+	}
 	cc.Logger = log
 	cons, err := consumers.Open(cc)
 	if err != nil {
@@ -197,6 +212,9 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	consErr := cons.Close()
 	sum.consumers = cons.Stats()
 	printSummary(e.stdout, label, f.warcDir, sum)
+	if cons.Characterizer != nil {
+		printCharacterized(e.stdout, cons.Characterizer, cons.CharStore, filepath.Join(f.warcDir, characterizationSubdir))
+	}
 	if closeErr != nil {
 		return sum, errors.Join(closeErr, consErr)
 	}
