@@ -72,11 +72,13 @@
 // scripts/bench-redis.sh loads 1M realistic originals (70-character URIs
 // on 50,000 hosts, UUID record ids, validators on a third) and reports
 // INFO memory per original and the bytes of each field; the README's
-// benchmark table has the figures. Of a stored original, the digest (19
-// bytes in the field at 1M capacity, 18 from 2^16 buckets on), the record
-// id (16) and the URI (about 27 with its origin id) are most of it; Redis
-// adds about 12 bytes per hash entry (entry headers and allocator
-// rounding), and the by-URL entry about 13.
+// benchmark table has the figures: 117 bytes per original with the by-URL
+// index, 103 without (layout 2: 148). The original's own bytes are 86 of
+// them: the digest (19 bytes in the field at 1M capacity, 18 from 2^16
+// buckets on), the record id (16) and the URI (29 with its origin id) are
+// most of it. Redis adds about 13.5 bytes per hash entry (entry headers
+// and allocator rounding), the by-URL entry about 12.7 and interned names
+// about 3.
 //
 // # Earlier layouts
 //
