@@ -31,6 +31,7 @@ type Config struct {
 	Limits  LimitsConfig `yaml:"limits"`
 	Map     MapConfig    `yaml:"mementomap"`
 	Fixity  FixityConfig `yaml:"fixity"`
+	Access  AccessConfig `yaml:"access"`
 	Log     LogConfig    `yaml:"log"`
 }
 
@@ -323,6 +324,7 @@ func (c *Config) Defaults() {
 		c.Map.Weight = 8
 	}
 	in(&c.Fixity.Dir, "fixity")
+	in(&c.Access.Index, "capture-index")
 	for i := range c.Fixity.Sweeps {
 		s := &c.Fixity.Sweeps[i]
 		if s.Parallelism == 0 {
@@ -426,6 +428,15 @@ func (c *Config) Validate() error {
 	}
 	if c.Map.MergeInterval < time.Second {
 		add(keyErr("mementomap.merge_interval", "%v is too short (minimum 1s)", c.Map.MergeInterval))
+	}
+	if c.Access.MaxResults < 0 {
+		add(keyErr("access.max_results", "must not be negative"))
+	}
+	if c.Access.TimeMapPageSize < 0 {
+		add(keyErr("access.timemap_page_size", "must not be negative"))
+	}
+	if u := c.Access.PublicURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		add(keyErr("access.public_url", "%q is not an http(s) URL", u))
 	}
 	if c.Map.Weight < 0 {
 		add(keyErr("mementomap.weight", "must not be negative"))

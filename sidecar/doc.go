@@ -23,6 +23,10 @@
 //     without ".open"), one CDXJ file per WARC, truncated-tail reports;
 //   - the live MementoMap wiring (profiler.Live) and the fixity scheduler
 //     (fixity.Sweeper on cron schedules, on demand, HTML report);
+//   - the capture index (package captureindex) fed by ingest through a
+//     Fanout, and the access routes over it (package replay: CDX API,
+//     Memento TimeMaps and TimeGate, raw and rewritten replay) for every
+//     collection it holds, at /<coll>/..., read-only like the CDX routes;
 //   - Prometheus metrics written in the text exposition format by hand.
 //
 // The Go client lives in sidecar/client, the wire types in sidecar/api and

@@ -155,6 +155,7 @@ func (m *LiveMap) Close() error {
 
 func (s *Server) onCapture(ctx context.Context, c wayside.Capture) {
 	s.mmap.OnCapture(ctx, c)
+	s.access.OnCapture(ctx, c)
 }
 
 // mergeMap merges the live map while no ingest batch is in flight.

@@ -48,6 +48,7 @@ type Server struct {
 	crawlLog *crawlLog // nil unless ingest.crawl_log is set
 	mmap     *LiveMap
 	fixity   *FixityService
+	access   *access // nil when access.index is "-"
 
 	mu        sync.Mutex
 	tcpAddr   net.Addr
@@ -88,6 +89,10 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s.mapLink = `</mementomap>; rel="mementomap"`
 	if cfg.Map.PublicURL != "" {
 		s.mapLink = "<" + cfg.Map.PublicURL + `>; rel="mementomap"`
+	}
+	if s.access, err = s.openAccess(); err != nil {
+		s.mmap.Close()
+		return nil, err
 	}
 	return s, nil
 }
@@ -207,8 +212,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind
 		ri.hexDigest = true
 		p = "/" + rest
 	}
-	methods, ok := s.routes[p]
+	methods, ok := s.routesFor(p)
 	if !ok {
+		if s.refererRedirect(w, r, kind) {
+			return "replay_referer"
+		}
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no such route %s", strings.TrimPrefix(p, "")))
 		return "unknown"
 	}
@@ -397,6 +405,9 @@ func (s *Server) Run(ctx context.Context) error {
 	<-mergeDone
 	<-logDone
 	<-leaseDone
+	if err := s.access.close(s.log); err != nil && runErr == nil {
+		runErr = err
+	}
 	if s.mmap.enabled() {
 		if _, err := s.mergeMap(context.Background()); err != nil && runErr == nil {
 			runErr = err

@@ -54,11 +54,14 @@ func (r *Reader) readBlock(rec *Record) error {
 	var perr error
 	if isHTTP {
 		info, err := parseHTTPHead(r.hbr, r.opts.KeepHTTPHead)
+		if err == nil {
+			rec.HTTP = info
+		}
+		sink = r.payloadSink(rec, sink)
 		if err != nil {
 			rec.anomaly("HTTP head: %v", err)
 			rec.PayloadLength, perr = r.hbr.WriteTo(sink)
 		} else {
-			rec.HTTP = info
 			body := r.hbr
 			if info.isChunked() && !r.opts.SkipPayloadDigest {
 				// Some writers digested the body with its chunk framing:
@@ -87,7 +90,7 @@ func (r *Reader) readBlock(rec *Record) error {
 		}
 	} else {
 		var n int64
-		n, perr = r.hbr.WriteTo(sink)
+		n, perr = r.hbr.WriteTo(r.payloadSink(rec, sink))
 		rec.PayloadLength = n
 	}
 	if rec.HTTP == nil {
@@ -125,6 +128,18 @@ func (r *Reader) readBlock(rec *Record) error {
 		rec.anomaly("record continues across gzip members")
 	}
 	return nil
+}
+
+// payloadSink adds the writer the caller's Options.PayloadFunc picks for
+// rec to sink.
+func (r *Reader) payloadSink(rec *Record, sink io.Writer) io.Writer {
+	if r.opts.PayloadFunc == nil {
+		return sink
+	}
+	if w := r.opts.PayloadFunc(rec); w != nil {
+		return io.MultiWriter(sink, w)
+	}
+	return sink
 }
 
 // finishRecord consumes the record trailer and sets Length.

@@ -25,6 +25,7 @@ command writes revisits for everything unchanged.`
 // crawlFlags are the flags of `wayside crawl`, shared with `wayside demo`.
 type crawlFlags struct {
 	warcDir, index, scope, prefixes, verify, version, userAgent, match string
+	captureIndex                                                       string
 	originalDirs, readScopes, dedupStatus                              string
 	window                                                             time.Duration
 	depth, maxPages, parallel                                          int
@@ -42,6 +43,7 @@ func (f *crawlFlags) register(fs interface {
 }) {
 	fs.StringVar(&f.warcDir, "warc-dir", "warcs", "directory for WARC and CDXJ files")
 	fs.StringVar(&f.index, "index", "", "dedup index: a directory (embedded pebble) or a URL: pebble:///DIR, redis://HOST:PORT,HOST:PORT/ (Redis Cluster shared by a fleet), sidecar:///SOCKET (default WARC-DIR/"+crawl.IndexSubdir+")")
+	fs.StringVar(&f.captureIndex, "capture-index", "", `capture index of every capture, served by "wayside serve" access routes (default WARC-DIR/`+CaptureIndexSubdir+`; "-": none)`)
 	fs.StringVar(&f.scope, "scope", dedupindex.DefaultScope, "dedup scope (collection) captures are filed under")
 	fs.StringVar(&f.prefixes, "prefix", "", "comma-separated URL prefixes to stay within (default: the seeds' hosts)")
 	fs.IntVar(&f.depth, "depth", -1, "link hops to follow from the seeds (-1: no limit)")
@@ -132,6 +134,10 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		return nil, usagef("crawl: --window must not be negative, got %v", f.window)
 	}
 	log := e.logger(f.verbose)
+	captures, closeCaptures, err := crawlConsumers(ctx, f.warcDir, f.captureIndex, f.scope, log)
+	if err != nil {
+		return nil, err
+	}
 	s, err := crawl.Open(crawl.Config{
 		WARCDir: f.warcDir, IndexURL: f.index, NoDedup: f.noDedup,
 		Policy: dedupindex.Policy{Match: match, MinPayloadSize: f.minSize, Scope: f.scope,
@@ -140,9 +146,10 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 			Info: []crawl.Field{{Name: "http-header-user-agent", Value: f.userAgent}, {Name: "isPartOf", Value: f.scope},
 				{Name: "robots", Value: map[bool]string{true: "obey", false: "ignore"}[f.robots]}}},
 		Recorder: crawl.Options{Verify: verify, OriginalDirs: splitList(f.originalDirs), Conditional: f.conditional, MaxBody: f.maxBody, MaxDuration: f.maxTime,
-			Timeout: f.timeout, Allow: scope.Allow, MaxConnsPerHost: max(f.parallel, 1), Logger: log},
+			Timeout: f.timeout, Allow: scope.Allow, MaxConnsPerHost: max(f.parallel, 1), Logger: log, Subscriber: captures},
 	})
 	if err != nil {
+		closeCaptures()
 		return nil, err
 	}
 	if rep := s.Writer.Recovery(); len(rep.Files) > 0 {
@@ -153,6 +160,7 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		MaxPages: f.maxPages, Delay: f.delay, UserAgent: f.userAgent, Robots: f.robots, Parallel: f.parallel, Logger: log})
 	if err != nil {
 		s.Close()
+		closeCaptures()
 		return nil, err
 	}
 	start := time.Now()
@@ -163,7 +171,7 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	runErr := c.Run(ctx)
 	stopProgress()
 	sum := &crawlSummary{rec: s.Recorder.Stats(), crawler: c.Stats(), elapsed: time.Since(start)}
-	closeErr := s.Close()
+	closeErr := errors.Join(s.Close(), closeCaptures())
 	sum.writer = s.Writer.Stats()
 	printSummary(e.stdout, label, f.warcDir, sum)
 	if closeErr != nil {
