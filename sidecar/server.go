@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wayside-archive/wayside/aggregate"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/sidecar/api"
 )
@@ -49,6 +50,9 @@ type Server struct {
 	mmap     *LiveMap
 	fixity   *FixityService
 	access   *access // nil when access.index is "-"
+
+	agg       *aggregate.Aggregator // nil unless aggregate.archives is set
+	aggRoutes map[string]*route
 
 	mu        sync.Mutex
 	tcpAddr   net.Addr
@@ -93,6 +97,11 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if s.access, err = s.openAccess(); err != nil {
 		s.mmap.Close()
 		return nil, err
+	}
+	if err := s.openAggregate(); err != nil {
+		s.access.close(s.log)
+		s.mmap.Close()
+		return nil, fmt.Errorf("sidecar: %w", err)
 	}
 	return s, nil
 }
@@ -376,6 +385,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}()
 	mergeDone := make(chan struct{})
 	go func() { s.runMapMerges(runCtx); close(mergeDone) }()
+	aggDone := s.runAggregate(runCtx)
 	s.log.Info("sidecar: serving", "unix", s.unixPathOrNone(), "tcp", addrOrNone(s.TCPAddr()), "watch", s.cfg.Ingest.Dirs)
 
 	var runErr error
@@ -403,6 +413,8 @@ func (s *Server) Run(ctx context.Context) error {
 		runErr = err
 	}
 	<-mergeDone
+	<-aggDone
+	s.closeAggregate()
 	<-logDone
 	<-leaseDone
 	if err := s.access.close(s.log); err != nil && runErr == nil {
@@ -516,6 +528,9 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request, _ *reqInf
 	if s.mmap.enabled() {
 		fmt.Fprintf(w, "# HELP wayside_mementomap_pending_keys MementoMap keys held in memory, not yet merged into the map file.\n# TYPE wayside_mementomap_pending_keys gauge\nwayside_mementomap_pending_keys %d\n", s.mmap.live.Pending())
 	}
+	if s.agg != nil {
+		s.agg.WriteMetrics(w)
+	}
 	if st := s.crawlLog.status(); st != nil {
 		fmt.Fprintf(w, "# HELP wayside_crawllog_lines_total Heritrix crawl.log lines by fetch status.\n# TYPE wayside_crawllog_lines_total counter\n")
 		for _, k := range sortedNames(st.ByStatus) {
@@ -545,6 +560,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo
 		Claims:        s.metrics.Claims.Load(),
 		Revisits:      s.metrics.Revisits.Load(),
 		BytesSaved:    s.metrics.BytesSaved.Load(),
+		Aggregate:     s.aggregateStatus(),
 	}
 	if s.cfg.Listen.Unix != "-" {
 		out.Unix = s.cfg.Listen.Unix

@@ -101,6 +101,7 @@ type command struct {
 
 func commands() []command {
 	cs := []command{
+		{"aggregate", "ask only the archives whose MementoMap may hold a URI-R; evaluate the routing", runAggregate},
 		{"crawl", "crawl URLs into WARC files with crawl-time deduplication", runCrawl},
 		{"dedup", "post-crawl deduplication of existing WARC collections, validated before anything is replaced", runDedup},
 		{"demo", "crawl a built-in example site twice and show the revisits (no network needed)", runDemo},

@@ -251,6 +251,9 @@ type Status struct {
 	Claims        int64            `json:"claims"`
 	Revisits      int64            `json:"revisits"`
 	BytesSaved    int64            `json:"bytes_saved"`
+	// Aggregate is the MementoMap-routed aggregator's state, when
+	// aggregate.archives is configured.
+	Aggregate *AggregateStatus `json:"aggregate,omitempty"`
 }
 
 // CrawlLogStatus summarises a tailed Heritrix crawl.log.
