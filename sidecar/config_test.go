@@ -60,6 +60,10 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"fixity:\n  sweeps:\n  - name: a\n    urims: [http://x/]\n    schedule: \"61 * * * *\"\n    archive_hosts: [x]\n", "fixity.sweeps[0].schedule"},
 		{"fixity:\n  sweeps:\n  - name: a\n    urims: [http://x/]\n", "fixity.sweeps[0].archive_hosts"},
 		{"fixity:\n  sweeps:\n  - name: a\n    archive_hosts: [x]\n", "fixity.sweeps[0].urims"},
+		{"aggregate:\n  archives:\n  - name: a\n    timemap: ftp://x/\n", "aggregate.archives[0].timemap"},
+		{"aggregate:\n  deadline: 1ms\n  archives:\n  - name: a\n    timemap: http://x/tm/\n", "aggregate.deadline"},
+		{"aggregate:\n  archives:\n  - name: a\n    timemap: http://x/tm/\n  - name: a\n    timemap: http://y/tm/\n", "aggregate.archives[1].name"},
+		{"index:\n  scope: aggregate\naggregate:\n  archives:\n  - name: a\n    timemap: http://x/tm/\n", "ingest.scope"},
 	} {
 		c, err := ParseConfig([]byte(tc.yaml), "t.yaml", func(string) string { return "" })
 		if err == nil {
