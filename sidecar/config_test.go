@@ -106,7 +106,7 @@ func TestAcceptsGzip(t *testing.T) {
 // TestExampleConfigs keeps the shipped example configurations valid.
 func TestExampleConfigs(t *testing.T) {
 	env := map[string]string{"WAYSIDE_TOKEN": "example-token-0123456789", "WAYSIDE_CDX_TOKEN": "example-cdx-token-0123456789"}
-	for _, p := range []string{"../examples/heritrix/wayside.yaml", "../examples/fixity-schedule/wayside.yaml"} {
+	for _, p := range []string{"../examples/heritrix/wayside.yaml", "../examples/fixity-schedule/wayside.yaml", "../examples/aggregate/wayside.yaml"} {
 		c, err := LoadConfig(p, func(k string) string { return env[k] })
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)

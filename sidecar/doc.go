@@ -21,13 +21,21 @@
 //   - the WARC directory watcher (Ingester) with its durable per-file
 //     checkpoint (offset of the next complete record, keyed by the name
 //     without ".open"), one CDXJ file per WARC, truncated-tail reports;
-//   - the live MementoMap wiring (profiler.Live) and the fixity scheduler
+//   - the live MementoMap wiring (profiler.Live; the map is served at
+//     /mementomap, to the read-only CDX token too, and announced in every
+//     answer's Link: <…>; rel="mementomap") and the fixity scheduler
 //     (fixity.Sweeper on cron schedules, on demand, HTML report);
 //   - the capture index (package captureindex) fed by ingest through a
 //     Fanout, and the access routes over it (package replay: CDX API,
 //     Memento TimeMaps and TimeGate, raw and rewritten replay) for every
 //     collection it holds, at /<coll>/..., read-only like the CDX routes;
-//   - Prometheus metrics written in the text exposition format by hand.
+//   - the aggregate routes (/aggregate/timemap/{link,json}/<URI-R> and the
+//     TimeGate /aggregate/<URI-R>, read-only like the access routes) over
+//     the archives of the config's aggregate section, asked only when
+//     their MementoMap may hold the URI-R (package aggregate), with the
+//     aggregator's counters in /v1/status and /metrics;
+//   - Prometheus metrics written in the text exposition format by hand
+//     (internal/promtext).
 //
 // The Go client lives in sidecar/client, the wire types in sidecar/api and
 // the load generator in sidecar/loadgen.
