@@ -337,6 +337,9 @@ func (a *Aggregator) account(up *upstream, ms []Memento, err error, d time.Durat
 	st.latency.Observe(d.Seconds())
 	o := Outcome{Archive: up.cfg.Name, Asked: true, Mementos: len(ms), Duration: d}
 	switch {
+	case errors.Is(err, context.Canceled):
+		// The client went away: not the archive's failure.
+		o.Error = "canceled"
 	case err != nil:
 		st.errors.Add(1)
 		o.Error = err.Error()
@@ -405,8 +408,8 @@ func (a *Aggregator) ask(ctx context.Context, up *upstream, uriR string, at *tim
 	ctx, cancel := context.WithTimeout(ctx, up.cfg.Timeout)
 	defer cancel()
 	ms, err := a.askOnce(ctx, up, uriR, at)
-	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		err = context.DeadlineExceeded
+	if err != nil && ctx.Err() != nil {
+		err = ctx.Err() // the deadline, a timeout, or the client gone
 	}
 	return ms, err
 }
