@@ -36,16 +36,25 @@ type aggArchive struct {
 
 func (a *aggArchive) base() string { return a.d.tcp + "/t/" + testCDXToken + "/default" }
 
-const aggArchiveConfig = `
+// aggregatorConfig is a daemon that holds nothing and aggregates the
+// archives of entries.
+func aggregatorConfig(deadline string, entries ...string) string {
+	return `
 data_dir: DIR/data
 listen:
   tcp: 127.0.0.1:0
   token: ${WAYSIDE_TEST_TOKEN}
   cdx_token: ` + testCDXToken + `
-ingest:
-  dirs: [DIR/warcs]
-  poll_interval: 50ms
-`
+mementomap:
+  path: "-"
+access:
+  index: "-"
+aggregate:
+  deadline: ` + deadline + `
+  refresh: 1m
+  archives:
+` + strings.Join(entries, "")
+}
 
 // crawlInto crawls start (staying under prefix when set) into dir/warcs
 // with the real binary.
@@ -64,7 +73,7 @@ func crawlInto(t *testing.T, dir, start, prefix string) {
 // MementoMap) and waits until its capture index holds every capture.
 func startAggArchive(t *testing.T, name, dir string, mapless bool) *aggArchive {
 	t.Helper()
-	cfg := aggArchiveConfig
+	cfg := cdxTestConfig
 	if mapless {
 		cfg += "mementomap:\n  path: \"-\"\n"
 	}
@@ -201,24 +210,11 @@ func TestE2EAggregate(t *testing.T) {
 		}
 		return e
 	}
-	aggCfg := `
-data_dir: DIR/data
-listen:
-  tcp: 127.0.0.1:0
-  token: ${WAYSIDE_TEST_TOKEN}
-  cdx_token: ` + testCDXToken + `
-mementomap:
-  path: "-"
-access:
-  index: "-"
-aggregate:
-  deadline: 10s
-  refresh: 1m
-  archives:
-` + entry(archives["a"], archives["a"].d.tcp+"/t/"+testCDXToken+"/mementomap") +
-		entry(archives["b"], "discover") +
-		entry(archives["c"], archives["c"].d.tcp+"/t/"+testCDXToken+"/mementomap") +
-		entry(archives["d"], "")
+	aggCfg := aggregatorConfig("10s",
+		entry(archives["a"], archives["a"].d.tcp+"/t/"+testCDXToken+"/mementomap"),
+		entry(archives["b"], "discover"),
+		entry(archives["c"], archives["c"].d.tcp+"/t/"+testCDXToken+"/mementomap"),
+		entry(archives["d"], ""))
 	aggDir := filepath.Join(root, "aggregator")
 	os.MkdirAll(aggDir, 0o755)
 	agg := startDaemon(t, aggDir, aggCfg)
@@ -435,23 +431,11 @@ aggregate:
 	t.Run("killed, hung and broken archives: partial answers by the deadline", func(t *testing.T) {
 		hung := newBlackhole(t)
 		junk := newJunkServer(t)
-		faultCfg := `
-data_dir: DIR/data
-listen:
-  tcp: 127.0.0.1:0
-  token: ${WAYSIDE_TEST_TOKEN}
-  cdx_token: ` + testCDXToken + `
-mementomap:
-  path: "-"
-access:
-  index: "-"
-aggregate:
-  deadline: 1500ms
-  archives:
-` + entry(archives["a"], archives["a"].d.tcp+"/t/"+testCDXToken+"/no-such-map") +
-			entry(archives["b"], archives["b"].d.tcp+"/t/"+testCDXToken+"/mementomap") +
-			"    - name: hung\n      timemap: " + hung.url + "/timemap/link/\n" +
-			"    - name: junk\n      timemap: " + junk + "/timemap/link/\n"
+		faultCfg := aggregatorConfig("1500ms",
+			entry(archives["a"], archives["a"].d.tcp+"/t/"+testCDXToken+"/no-such-map"),
+			entry(archives["b"], archives["b"].d.tcp+"/t/"+testCDXToken+"/mementomap"),
+			"    - name: hung\n      timemap: "+hung.url+"/timemap/link/\n",
+			"    - name: junk\n      timemap: "+junk+"/timemap/link/\n")
 		fdir := filepath.Join(root, "faults")
 		os.MkdirAll(fdir, 0o755)
 		f := startDaemon(t, fdir, faultCfg)
