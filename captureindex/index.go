@@ -18,6 +18,7 @@ import (
 
 	"github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/internal/pebblelog"
 )
 
 // ErrClosed is returned by every method after Close.
@@ -109,7 +110,7 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
 	for _, f := range opts {
 		f(&o)
 	}
-	popts := &pebble.Options{Logger: pebbleLogger{o.log}}
+	popts := &pebble.Options{Logger: pebblelog.Logger{L: o.log, Owner: "captureindex"}}
 	if o.fs != nil {
 		popts.FS = o.fs
 	} else {
@@ -340,19 +341,3 @@ func (ix *Index) Scopes() []string {
 
 // DefaultScope returns the collection captures without a Scope go to.
 func (ix *Index) DefaultScope() string { return ix.scope }
-
-// pebbleLogger routes Pebble's messages to slog.
-type pebbleLogger struct{ l *slog.Logger }
-
-func (p pebbleLogger) Infof(format string, args ...any) {
-	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
-}
-
-func (p pebbleLogger) Errorf(format string, args ...any) {
-	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
-}
-
-func (p pebbleLogger) Fatalf(format string, args ...any) {
-	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
-	panic(fmt.Sprintf(format, args...))
-}

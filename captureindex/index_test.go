@@ -229,6 +229,14 @@ func TestQueries(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
 		}
 	}
+	var times []string
+	err := ix.Times(ctx, "", a, t0.Add(time.Hour), t0.Add(5*time.Hour), func(at time.Time) error {
+		times = append(times, at.Format("150405"))
+		return nil
+	})
+	if got := strings.Join(times, " "); err != nil || got != "130000 140000 170000" {
+		t.Errorf("Times: %q %v", got, err)
+	}
 	keys := func(q Query) string {
 		var out []string
 		ix.Scan(ctx, q, func(e *Entry) error {
@@ -490,5 +498,23 @@ func TestCodecRoundTrip(t *testing.T) {
 	}
 	if !sort.StringsAreSorted(enc) {
 		t.Error("escaped keys do not sort like the urlkeys")
+	}
+}
+
+// TestEmptyDefaultScope: before anything is indexed, the default
+// collection answers nothing; another unknown collection is an error.
+func TestEmptyDefaultScope(t *testing.T) {
+	ctx := context.Background()
+	ix := openTest(t, WithScope("web"))
+	n := 0
+	count := func(*Entry) error { n++; return nil }
+	if err := ix.Scan(ctx, Query{Key: "com,example)/"}, count); err != nil {
+		t.Errorf("default collection: %v", err)
+	}
+	if err := ix.Closest(ctx, "web", "com,example)/", t0, count); err != nil {
+		t.Errorf("default collection: %v", err)
+	}
+	if err := ix.Scan(ctx, Query{Scope: "other", Key: "com,example)/"}, count); !errors.Is(err, ErrNoScope) || n != 0 {
+		t.Errorf("unknown collection: %v, %d entries", err, n)
 	}
 }

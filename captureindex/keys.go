@@ -1,6 +1,7 @@
 package captureindex
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -61,6 +62,9 @@ func appendEscaped(dst []byte, s string) []byte {
 // unescape reads an escaped urlkey up to keySep and returns it with the
 // rest of b after the separator.
 func unescape(b []byte) (string, []byte, error) {
+	if i := bytes.IndexByte(b, keySep); i >= 0 && bytes.IndexByte(b[:i], 0x01) < 0 {
+		return string(b[:i]), b[i+1:], nil // nothing escaped: the common case
+	}
 	out := make([]byte, 0, len(b))
 	for i := 0; i < len(b); i++ {
 		switch c := b[i]; c {

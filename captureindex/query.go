@@ -65,6 +65,12 @@ func (ix *Index) scopeID(name string) (uint64, error) {
 	return id, nil
 }
 
+// empty reports whether err only says that the default collection holds
+// nothing yet: queries of it answer nothing rather than fail.
+func (ix *Index) empty(scope string, err error) bool {
+	return errors.Is(err, ErrNoScope) && (scope == "" || scope == ix.scope)
+}
+
 // HasScope reports whether the index holds captures of a collection.
 func (ix *Index) HasScope(name string) bool {
 	_, ok := ix.lookupID(kindScope, name)
@@ -73,13 +79,18 @@ func (ix *Index) HasScope(name string) bool {
 
 // Scan calls fn for each capture q selects, in urlkey then time order (or
 // the reverse), streaming from the store: memory does not grow with the
-// number of captures. fn may return ErrStop to end the scan.
+// number of captures. fn may return ErrStop to end the scan. A collection
+// the index holds nothing of is ErrNoScope, except the default collection,
+// which is merely empty.
 func (ix *Index) Scan(ctx context.Context, q Query, fn func(*Entry) error) error {
 	if err := ix.begin(); err != nil {
 		return err
 	}
 	defer ix.end()
 	scope, err := ix.scopeID(q.Scope)
+	if ix.empty(q.Scope, err) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -145,6 +156,53 @@ func (ix *Index) Scan(ctx context.Context, q Query, fn func(*Entry) error) error
 	return nil
 }
 
+// Times calls fn with the capture time (second precision) of each capture
+// of exactly urlkey between from and to (inclusive; zero: unbounded), in
+// time order, reading keys only: the cheap pass a paged TimeMap makes to
+// find its bounds.
+func (ix *Index) Times(ctx context.Context, scope, urlkey string, from, to time.Time, fn func(time.Time) error) error {
+	if err := ix.begin(); err != nil {
+		return err
+	}
+	defer ix.end()
+	sid, err := ix.scopeID(scope)
+	if ix.empty(scope, err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	p := urlPrefix(sid, urlkey)
+	lo, hi := p, upperBound(p)
+	if !from.IsZero() {
+		lo = secondsKey(append([]byte(nil), p...), from)
+	}
+	if !to.IsZero() {
+		hi = secondsKey(append([]byte(nil), p...), to.Add(time.Second))
+	}
+	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return fmt.Errorf("captureindex: times: %w", err)
+	}
+	defer it.Close()
+	for valid := it.First(); valid; valid = it.Next() {
+		k := it.Key()
+		if len(k) < len(p)+8 {
+			return fmt.Errorf("captureindex: times: short key %x", clipKey(k))
+		}
+		if err := fn(time.Unix(decodeSeconds(k[len(p):]), 0).UTC()); err != nil {
+			if errors.Is(err, ErrStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("captureindex: times: %w", err)
+	}
+	return nil
+}
+
 // Closest calls fn for the captures of exactly urlkey in order of distance
 // from t (ties: the earlier first), as pywb's sort=closest orders them,
 // reading only as far as fn asks (return ErrStop to end).
@@ -154,6 +212,9 @@ func (ix *Index) Closest(ctx context.Context, scope, urlkey string, t time.Time,
 	}
 	defer ix.end()
 	sid, err := ix.scopeID(scope)
+	if ix.empty(scope, err) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 // PolicyVersion names the hashing and exclusion policy implemented by this
 // package. It changes whenever the construction documented in the package
 // doc changes, so a comparison can tell whether two roots were built alike.
-const PolicyVersion = "wayside-fixity/1"
+const PolicyVersion = "wayside-fixity/2"
 
 // Archive describes one web archive whose mementos may be replayed.
 type Archive struct {

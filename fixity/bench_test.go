@@ -245,3 +245,58 @@ func treeRSS(root int) (int64, int64) {
 	}
 	return rss, pss
 }
+
+// BenchmarkSweepEvidence measures what keeping evidence costs: each
+// iteration sweeps the same pages once without evidence and once with
+// every replay kept (keep-all), alternated so machine load hits both
+// alike; it reports the throughput of each, their ratio, and the disk used
+// per memento replay by each store (manifests, log and evidence WARCs).
+func BenchmarkSweepEvidence(b *testing.B) {
+	e, _, pages := benchEnv(b)
+	if len(pages) > 8 {
+		pages = pages[:8]
+	}
+	type arm struct {
+		name  string
+		dir   string
+		s     *Sweeper
+		h     *History
+		dur   time.Duration
+		total int
+	}
+	var arms []*arm
+	for _, ret := range []Retention{RetainNone, RetainAll} {
+		dir := b.TempDir()
+		h, err := OpenHistory(dir, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer h.Close()
+		s, err := NewSweeper(SweeperOptions{Replayer: e.rep, Config: e.cfg, History: h, Parallel: 2, Retries: -1, Evidence: ret, EvidenceMaxBytes: 1 << 40})
+		if err != nil {
+			b.Fatal(err)
+		}
+		arms = append(arms, &arm{name: string(ret), dir: dir, s: s, h: h})
+	}
+	// Warm the browser and the archive.
+	if _, err := arms[0].s.Run(context.Background(), pages[:1]); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		for _, a := range arms {
+			t0 := time.Now()
+			res, err := a.s.Run(context.Background(), pages)
+			if err != nil {
+				b.Fatal(err)
+			}
+			a.dur += time.Since(t0)
+			a.total += res.Total
+		}
+	}
+	for _, a := range arms {
+		b.ReportMetric(float64(a.total)/a.dur.Minutes(), a.name+"-mementos/min")
+		b.ReportMetric(float64(dirBytes(b, a.dir))/float64(a.total)/1024, a.name+"-KiB/memento")
+	}
+	b.ReportMetric(100*(float64(arms[1].dur)-float64(arms[0].dur))/float64(arms[0].dur), "keep-all-time-overhead-%")
+	b.ReportMetric(float64(arms[1].h.EvidenceBytes())/float64(arms[1].total)/1024, "evidence-KiB/memento")
+}

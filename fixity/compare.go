@@ -12,30 +12,44 @@ import (
 // study's taxonomy.
 type Class string
 
-// Change classes, in the order they are checked (first match wins), then
-// the outcomes that are not changes.
+// The study's seven change classes, in the order they are checked (first
+// match wins).
 const (
 	ClassSet                Class = "set"                 // the set of resources differs
 	ClassStatus             Class = "status"              // a resource's HTTP status differs
-	ClassURIMHeader         Class = "urim-header"         // URI-M or selected headers differ, entity unchanged
+	ClassURIM               Class = "urim"                // the URI-M (or its redirect chain) differs, entity unchanged
+	ClassHeader             Class = "header"              // only selected headers differ, entity and URI-M unchanged
 	ClassRepresentation     Class = "representation"      // the entity changed at the same URI-M
 	ClassURIMRepresentation Class = "urim-representation" // redirected to another memento whose entity differs
 	ClassTimeout            Class = "timeout"             // a resource got no response in one replay
-	ClassOther              Class = "other"               // roots differ but no resource explains it
-	ClassNone               Class = "none"                // same root
-	ClassAccepted           Class = "accepted"            // a root already in the accepted-state set
-	ClassTransient          Class = "transient"           // a replay met a transient error: not compared
-	ClassRefused            Class = "refused"             // the URI-M is outside the configured archives: not replayed
 )
 
-// classOrder is the study's order.
-var classOrder = []Class{ClassSet, ClassStatus, ClassURIMHeader, ClassRepresentation, ClassURIMRepresentation, ClassTimeout, ClassOther}
+// Wayside's extra classes. ClassOther is a change the study has no name
+// for; the others are outcomes that are not changes.
+const (
+	ClassOther     Class = "other"     // roots differ but no included resource explains it (e.g. tampering with the manifest's resource list order)
+	ClassNone      Class = "none"      // same root
+	ClassAccepted  Class = "accepted"  // a root already in the accepted-state set
+	ClassTransient Class = "transient" // a replay met a transient error: not compared
+	ClassRefused   Class = "refused"   // the URI-M is outside the configured archives: not replayed
+	// ClassURIMHeaderV1 is the merged URI-M/Header class that histories
+	// written before the two were split (policy wayside-fixity/1) hold.
+	// It still counts as a change; new records never use it.
+	ClassURIMHeaderV1 Class = "urim-header"
+)
 
-// ChangeClasses returns the change classes in the order they are checked.
+// StudyClasses returns the study's seven change classes in its order.
+func StudyClasses() []Class { return slices.Clone(classOrder[:7]) }
+
+// classOrder is the study's order, then Wayside's extra change class.
+var classOrder = []Class{ClassSet, ClassStatus, ClassURIM, ClassHeader, ClassRepresentation, ClassURIMRepresentation, ClassTimeout, ClassOther}
+
+// ChangeClasses returns the change classes in the order they are checked:
+// the study's seven, then ClassOther.
 func ChangeClasses() []Class { return slices.Clone(classOrder) }
 
 // IsChange reports whether c counts as a change of the memento.
-func (c Class) IsChange() bool { return slices.Contains(classOrder, c) }
+func (c Class) IsChange() bool { return slices.Contains(classOrder, c) || c == ClassURIMHeaderV1 }
 
 // Change is the result of comparing two manifests of one URI-M.
 type Change struct {
@@ -48,6 +62,16 @@ type Change struct {
 	Notes       []string `json:"notes,omitempty"`
 	Before      string   `json:"before"`
 	After       string   `json:"after"`
+	// Checks are the guideline 5-7 findings of either replay ("before" or
+	// "after"): a flagged replay's root may differ for the archive's
+	// reasons, not the memento's.
+	Checks []ChangeCheck `json:"checks,omitempty"`
+}
+
+// ChangeCheck is a guideline finding of one of the two compared replays.
+type ChangeCheck struct {
+	When string `json:"when"` // "before" or "after"
+	Check
 }
 
 // ResourceChange names one resource that caused a change.
@@ -75,6 +99,12 @@ func Compare(a, b *Manifest) Change {
 	if a.CanonicalURIM != b.CanonicalURIM {
 		ch.Notes = append(ch.Notes, fmt.Sprintf("different URI-Ms: %s vs %s", a.CanonicalURIM, b.CanonicalURIM))
 	}
+	for _, c := range a.Checks {
+		ch.Checks = append(ch.Checks, ChangeCheck{When: "before", Check: c})
+	}
+	for _, c := range b.Checks {
+		ch.Checks = append(ch.Checks, ChangeCheck{When: "after", Check: c})
+	}
 	if a.Root == b.Root {
 		ch.Class = ClassNone
 		return ch
@@ -97,6 +127,17 @@ func Compare(a, b *Manifest) Change {
 		xs, ys := ga[k], gb[k]
 		if len(xs) != len(ys) {
 			detail := fmt.Sprintf("loaded %d time(s) before, %d after", len(xs), len(ys))
+			for _, side := range []struct {
+				when string
+				m    *Manifest
+			}{{"before", a}, {"after", b}} {
+				for _, r := range side.m.Resources {
+					if r.Key == k && r.Excluded == ExcludedWrongStatus {
+						detail += fmt.Sprintf("; %s it was dropped for a wrong status (guideline 7)", side.when)
+						break
+					}
+				}
+			}
 			u := ""
 			if len(xs) > 0 {
 				u = xs[0].URL
@@ -225,9 +266,9 @@ func pairClass(x, y *Resource) (Class, string) {
 	sameURIM := finalURIM(x) == finalURIM(y)
 	if entity(x) == entity(y) {
 		if !sameURIM {
-			return ClassURIMHeader, fmt.Sprintf("URI-M %s before, %s after; entity unchanged", rx.FinalURIM, ry.FinalURIM)
+			return ClassURIM, fmt.Sprintf("URI-M %s before, %s after; entity unchanged", finalURIM(x), finalURIM(y))
 		}
-		return ClassURIMHeader, "selected headers changed: " + headerDiff(x, y)
+		return ClassHeader, "selected headers changed: " + headerDiff(x, y)
 	}
 	if sameURIM {
 		return ClassRepresentation, fmt.Sprintf("entity %s before, %s after", short(entity(x)), short(entity(y)))
@@ -329,7 +370,7 @@ func leafDiff(side string, a, b *Response) []string {
 	if a.FinalURIM != b.FinalURIM {
 		out = append(out, side+" uri-m")
 	}
-	if !slices.Equal(a.Redirects, b.Redirects) {
+	if !slices.EqualFunc(a.Redirects, b.Redirects, func(x, y Hop) bool { return x.Status == y.Status && x.URIM == y.URIM }) {
 		out = append(out, side+" redirects")
 	}
 	return out

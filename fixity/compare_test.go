@@ -34,7 +34,7 @@ func TestCompareAccepted(t *testing.T) {
 }
 
 func TestClassOrder(t *testing.T) {
-	want := "set status urim-header representation urim-representation timeout other"
+	want := "set status urim header representation urim-representation timeout other"
 	var got []string
 	for _, c := range ChangeClasses() {
 		got = append(got, string(c))

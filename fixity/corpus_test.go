@@ -142,3 +142,38 @@ func TestClassifyCorpus(t *testing.T) {
 		t.Fatalf("only %d cases", cases)
 	}
 }
+
+// TestAlgorithm1Pinned computes the Algorithm 1 root of every recorded
+// manifest with the package and compares it with testdata/algorithm1.txt
+// (rewritten by -update; TestAlgorithm1Independent checks the same file
+// without the package).
+func TestAlgorithm1Pinned(t *testing.T) {
+	const path = "testdata/algorithm1.txt"
+	files, _ := filepath.Glob(filepath.Join("testdata", "manifests", "*.json"))
+	hist, _ := filepath.Glob(filepath.Join("testdata", "history", "manifests", "*", "*.json"))
+	var out bytes.Buffer
+	out.WriteString("# Algorithm 1 roots of the recorded manifests (see the package doc), written by\n# go test -run TestAlgorithm1Pinned -update and recomputed without the package by\n# TestAlgorithm1Independent.\n")
+	for _, f := range append(files, hist...) {
+		m, err := ReadManifest(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := ComputeAlgorithm1(m)
+		if m.Algorithm1 != nil && *m.Algorithm1 != a {
+			t.Errorf("%s: stored Algorithm 1 roots %+v, computed %+v", f, *m.Algorithm1, a)
+		}
+		fmt.Fprintf(&out, "%s %s\n", filepath.ToSlash(strings.TrimPrefix(f, "testdata/")), a.Root)
+	}
+	if *update {
+		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != string(want) {
+		t.Fatalf("%s differs from the computed roots (run -update after checking):\n%s", path, out.String())
+	}
+}

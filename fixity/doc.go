@@ -6,7 +6,8 @@
 // into a durable history (Sweeper, History) that reports summarise
 // (BuildReport). The construction follows Aturban et al., "Hashes are not
 // suitable to verify fixity of the public archived web" (PLoS One, 2023),
-// Algorithm 1, hardened as described below.
+// Algorithm 1, hardened as described below; the study's own Algorithm 1
+// root is computed beside it. Replays can be kept as evidence WARCs.
 //
 // # Replay
 //
@@ -80,17 +81,126 @@
 // Recompute redo it without a browser. PolicyVersion names this
 // construction; Context.PolicyDigest also covers the archive configuration.
 //
+// # Algorithm 1 (the study's root, beside the hardened one)
+//
+// Manifest.Algorithm1 holds the root the study's Algorithm 1 gives, so that
+// roots can be compared with the study's and the effect of the hardening
+// seen (the report shows both). It is computed from the same recorded
+// leaves (ComputeAlgorithm1) and checked by Verify. Four nested trees:
+//
+//	brown  = PT( SHA-256(line) for each line, lines sorted bytewise )
+//	         lines: ":status: <status>" and "<name>: <value>" for each
+//	         selected header (Header.Raw when set, else Header.Value)
+//	blue   = PT( brown, SHA-256(R) if the body is hashed, SHA-256(URI-M) )
+//	red    = PT( blue roots of one capture, ordered by URI-M, then blue root hex )
+//	green  = PT( red of the rewritten capture, red of the raw capture )  = the root
+//
+// PT is the plain binary Merkle tree (merkle.PlainRoot): the nodes are the
+// 32-byte values given, in order; each level pairs them left to right into
+// SHA-256(left ‖ right); an odd last node moves up unchanged; one node is its
+// own root; no nodes give SHA-256 of the empty string. SHA-256(R) is
+// Response.BodyHash and the URI-M is the URL as loaded (Response.FinalURL,
+// or Hop.URL for a redirect hop; Hop.URIM in format 1 manifests, which lack
+// it), hashed as its UTF-8 bytes. Only included resources count, with the
+// same exclusions as the hardened root; of a resource's response, every
+// redirect hop is a resource of its own (status, its selected headers, no
+// body, its URL), then the final answer; a response that never arrived
+// (timeout, failure, blocked) contributes nothing.
+//
+// The paper gives the four trees and what goes into them but its authors'
+// code is not public, and the text available to us (the article's abstract
+// and figure captions; the details as summarised in the project notes) leaves
+// these points open. Each is decided here as follows:
+//
+//  1. Tree construction (pairing, odd nodes, prefixes): a plain pairwise
+//     tree with the odd last node promoted, no leaf/node prefixes, as common
+//     Merkle libraries build it; the hardened root exists because this one
+//     is open to CVE-2012-2459-style ambiguity.
+//  2. Whether the inputs of the blue, red and green trees are hashed again
+//     as leaves: no; they are already SHA-256 values and are used as the
+//     tree's nodes. Only the header lines of the brown tree are hashed into
+//     nodes.
+//  3. Where the HTTP status (a component C of every resource) goes: the
+//     blue tree names only three inputs, so the status is the first line of
+//     the brown tree, as ":status: 200" (a name no header can have), i.e.
+//     part of the response head.
+//  4. Header line form: "name: value" with the lowercase name and the
+//     trimmed value, one line per value, sorted bytewise. Location is
+//     hashed as served (not resolved or canonicalised): the study hashed
+//     what it downloaded.
+//  5. The URI-M: as loaded, with the archive's host and scheme and the
+//     replay modifier (im_, id_, ...) as they were, not canonicalised. This
+//     is why archive host aliases, http/https moves and modifier changes
+//     change this root and not the hardened one.
+//  6. A body that is not hashed (a text body of the rewritten capture, a
+//     non-2xx answer, no body): the SHA-256(R) node is left out rather than
+//     replaced by a constant.
+//  7. Redirects: the study's WARCs hold one record per HTTP response, so
+//     each hop is a resource of its own.
+//  8. Resource order in the red tree (the order downloads finished is not
+//     reproducible): by URI-M as loaded, then blue root.
+//  9. Which resources count: the hardened root's exclusions (live web,
+//     replay infrastructure, favicon, archive rules, soft 404s), the study's
+//     exclusion of non-memento and banner resources.
+//  10. An empty capture (an archive without raw mementos): its red root is
+//     SHA-256 of the empty string.
+//
+// # Evidence
+//
+// With WithEvidence (or a Sweeper with an evidence retention policy), a
+// replay is kept as two WARC files written with package crawl's writer: the
+// rewritten capture (a response record, and a request record, for every
+// response the browser received, rebuilt from what the browser reports:
+// decoded bodies, Content-Encoding/Transfer-Encoding dropped, Content-Length
+// set) and the raw capture (the id_ fetches recorded wire-exact by package
+// crawl's recording transport). The manifest lists both files with their
+// SHA-256 digests and each response's record offset and length; no root
+// covers them. DiffEvidence (wayside fixity compare --bytes) reads the
+// records of a changed resource in two replays and shows the bytes that
+// differ. A Sweeper keeps evidence per its Retention (keep-all, on-change,
+// none) within SweeperOptions.EvidenceMaxBytes: the oldest evidence is
+// evicted first, each eviction logged (KindEvict) before its files go, so
+// History.Check can tell an evicted reference from a lost one.
+//
+// # Guidelines 5-7
+//
+// Every replay runs the study's guideline checks and records findings in
+// Manifest.Checks (and the history record): 5, a raw (id_) answer that holds
+// rewritten URI-Ms (CheckRawNotRaw); 6, an answer a cache gave although
+// every request asked for a fresh one (CheckArchiveCache: Age, X-Cache-like
+// HIT headers, the browser's cache or a service worker); 7, a 2xx answer
+// whose type cannot be what was asked for, e.g. an HTML page for an image
+// (CheckSoft404: the resource is excluded from both roots) and rewritten
+// and raw statuses that disagree (CheckStatusMismatch). Compare lists the
+// findings of both replays; the report counts them per archive.
+//
 // # Changes
 //
 // Compare pairs the included resources of two manifests by key and returns
 // the first class that any pair shows, in the study's order: Set (resources
-// added or removed), Status, URI-M/Header (entity unchanged), Representation
-// (entity changed at the same URI-M), URI-M+Representation (another memento
-// with another entity), Timeout (no response on one side). The entity is the
-// raw body hash when there is one, else the rewritten one. A replay with a
-// 5xx, a timeout or a failed main document is transient: the Sweeper retries
-// it and never compares it. A memento may have several accepted roots
-// (JavaScript randomness): a new root equal to an accepted one is not a
-// change. The first comparable root is accepted as baseline, and a root seen
-// SweeperOptions.AcceptAfter times joins the set.
+// added or removed), Status, URI-M (another URI-M or redirect chain, entity
+// unchanged), Header (only selected headers differ), Representation (entity
+// changed at the same URI-M), URI-M+Representation (another memento with
+// another entity), Timeout (no response on one side). The entity is the
+// raw body hash when there is one, else the rewritten one. Wayside adds
+// Other (roots differ but no included resource does) and the outcomes that
+// are not changes: None, Accepted, Transient and Refused; histories written
+// before URI-M and Header were split hold "urim-header", still counted as a
+// change. A replay with a 5xx, a timeout or a failed main document is
+// transient: the Sweeper retries it and never compares it. A memento may
+// have several accepted roots (JavaScript randomness): a new root equal to
+// an accepted one is not a change. The first comparable root is accepted as
+// baseline, and a root seen SweeperOptions.AcceptAfter times joins the set.
+//
+// # Report
+//
+// BuildReport aggregates a history: the share of changed mementos per
+// archive and sweep (heatmap), records per class, and per archive the
+// study's Table 5 (mementos with one hash, several, a different one every
+// download), Fig 20 (histogram of distinct hashes per memento), Fig 21 (its
+// cumulative share) and Figs 27-28 (mementos with a new hash per download),
+// each for the hardened root, the Algorithm 1 root and an entity-only hash
+// (EntityRoot), the latter two derived from the stored manifests
+// (WithManifests). Report.WriteHTML draws them as inline SVG, without
+// scripts or external resources; WriteJSON writes the same data.
 package fixity

@@ -26,6 +26,7 @@ import (
 const (
 	KindReplay = "replay" // one replay (after retries) of one URI-M
 	KindAccept = "accept" // a root joins the accepted-state set of a URI-M
+	KindEvict  = "evict"  // the evidence of a replay was removed (retention budget)
 )
 
 // Record is one line of the history log.
@@ -44,8 +45,15 @@ type Record struct {
 	Errors    []string         `json:"errors,omitempty"`
 	Changed   []ResourceChange `json:"changed,omitempty"`
 	Manifest  string           `json:"manifest,omitempty"` // path relative to the store dir
+	// Evidence is the directory (relative to the store dir) holding the
+	// replay's evidence WARCs, EvidenceBytes their size; on an evict
+	// record, the directory removed.
+	Evidence      string `json:"evidence,omitempty"`
+	EvidenceBytes int64  `json:"evidence_bytes,omitempty"`
+	// Checks are the guideline 5-7 findings of the replay.
+	Checks []Check `json:"checks,omitempty"`
 	// Reason says why an accept record was written ("baseline",
-	// "seen N times", "operator").
+	// "seen N times", "operator") or an evict record ("budget").
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -74,6 +82,17 @@ type History struct {
 	path string
 	size int64 // bytes of complete records in the log
 	st   map[string]*MementoState
+	// ev lists the evidence sets kept, oldest first; evBytes is their
+	// total size.
+	ev      []keptEvidence
+	evBytes int64
+	evictMu sync.Mutex // one eviction pass at a time
+}
+
+// keptEvidence is one evidence directory the store holds.
+type keptEvidence struct {
+	urim, manifest, dir string
+	bytes               int64
 }
 
 // OpenHistory opens (creating if needed) the store in dir. Only one process
@@ -118,7 +137,55 @@ func OpenHistory(dir string, logger *slog.Logger) (*History, error) {
 	}
 	h.f = f
 	h.size = good
+	if err := h.sweepEvidenceDir(); err != nil {
+		h.Close()
+		return nil, err
+	}
 	return h, nil
+}
+
+// evidenceRoot is the directory evidence lives in, relative to the store.
+const evidenceRoot = "evidence"
+
+// sweepEvidenceDir removes what a crash can leave under evidence/: staged
+// sets of replays that were never recorded and kept sets that no live
+// record refers to (renamed but not recorded, or evicted but not yet
+// deleted). Only directories the log does not refer to are removed.
+func (h *History) sweepEvidenceDir() error {
+	root := filepath.Join(h.dir, evidenceRoot)
+	if err := os.RemoveAll(filepath.Join(root, stagingDir)); err != nil {
+		return fmt.Errorf("fixity: open history: clear staged evidence: %w", err)
+	}
+	live := map[string]bool{}
+	for _, e := range h.ev {
+		live[filepath.FromSlash(e.dir)] = true
+	}
+	shards, err := os.ReadDir(root)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("fixity: open history: %w", err)
+	}
+	for _, sh := range shards {
+		if !sh.IsDir() {
+			continue
+		}
+		sets, err := os.ReadDir(filepath.Join(root, sh.Name()))
+		if err != nil {
+			return fmt.Errorf("fixity: open history: %w", err)
+		}
+		for _, set := range sets {
+			rel := filepath.Join(evidenceRoot, sh.Name(), set.Name())
+			if !live[rel] {
+				h.log.Warn("fixity: history: removing evidence no record refers to (left by a crash)", "dir", rel)
+				if err := os.RemoveAll(filepath.Join(h.dir, rel)); err != nil {
+					return fmt.Errorf("fixity: open history: %w", err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // load reads every complete record and returns the offset after the last
@@ -174,6 +241,18 @@ func (h *History) apply(r Record) {
 			rc := r
 			s.Last = &rc
 		}
+		if r.Evidence != "" {
+			h.ev = append(h.ev, keptEvidence{urim: r.URIM, manifest: r.Manifest, dir: r.Evidence, bytes: r.EvidenceBytes})
+			h.evBytes += r.EvidenceBytes
+		}
+	case KindEvict:
+		for i, e := range h.ev {
+			if e.dir == r.Evidence {
+				h.evBytes -= e.bytes
+				h.ev = append(h.ev[:i], h.ev[i+1:]...)
+				break
+			}
+		}
 	}
 }
 
@@ -213,16 +292,121 @@ func (h *History) Append(r Record) error {
 }
 
 // SaveManifest durably writes m (temp file, fsync, rename, directory fsync)
-// and returns its path relative to the store.
+// and returns its path relative to the store. m.Evidence is dropped: use
+// SaveReplay to keep evidence.
 func (h *History) SaveManifest(m *Manifest) (string, error) {
+	rel, _, err := h.SaveReplay(m, "")
+	return rel, err
+}
+
+// stagingDir is where replays write evidence before the sweeper decides
+// whether to keep it (under evidence/).
+const stagingDir = ".staging"
+
+// StageEvidence returns a new, empty directory inside the store for the
+// evidence of one replay (pass it to WithEvidence, then to SaveReplay or
+// DiscardEvidence).
+func (h *History) StageEvidence() (string, error) {
+	root := filepath.Join(h.dir, evidenceRoot, stagingDir)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", fmt.Errorf("fixity: stage evidence: %w", err)
+	}
+	d, err := os.MkdirTemp(root, "replay-")
+	if err != nil {
+		return "", fmt.Errorf("fixity: stage evidence: %w", err)
+	}
+	return d, nil
+}
+
+// DiscardEvidence removes a staged evidence directory.
+func (h *History) DiscardEvidence(stage string) {
+	if stage != "" {
+		os.RemoveAll(stage)
+	}
+}
+
+// SaveReplay durably writes m and, when stage is a staged evidence
+// directory holding m's evidence, moves it into the store first (rename,
+// directory fsyncs) and points m.Evidence at it. It returns the manifest's
+// path and the evidence directory, both relative to the store ("" when
+// no evidence is kept).
+func (h *History) SaveReplay(m *Manifest, stage string) (rel, evidence string, err error) {
 	sum := sha256.Sum256([]byte(m.CanonicalURIM))
 	id := hex.EncodeToString(sum[:])
-	rel := filepath.Join("manifests", id[:2], fmt.Sprintf("%s-%d-%s.json", id[:16], m.Context.Started.UnixNano(), m.Root.String()[:12]))
-	full := filepath.Join(h.dir, rel)
-	if err := writeFileSync(full, m.Marshal()); err != nil {
-		return "", fmt.Errorf("fixity: save manifest: %w", err)
+	base := fmt.Sprintf("%s-%d-%s", id[:16], m.Context.Started.UnixNano(), m.Root.String()[:12])
+	rel = filepath.Join("manifests", id[:2], base+".json")
+	if stage == "" || m.Evidence == nil {
+		m.Evidence = nil
+		h.DiscardEvidence(stage)
+	} else {
+		evidence = filepath.Join(evidenceRoot, id[:2], base)
+		dst := filepath.Join(h.dir, evidence)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return "", "", fmt.Errorf("fixity: save evidence: %w", err)
+		}
+		if err := os.Rename(stage, dst); err != nil {
+			return "", "", fmt.Errorf("fixity: save evidence: %w", err)
+		}
+		for _, d := range []string{filepath.Dir(dst), filepath.Dir(stage)} {
+			if err := fsutil.SyncDir(d); err != nil {
+				return "", "", fmt.Errorf("fixity: save evidence: %w", err)
+			}
+		}
+		up, err := filepath.Rel(filepath.Dir(rel), evidence)
+		if err != nil {
+			return "", "", fmt.Errorf("fixity: save evidence: %w", err)
+		}
+		m.Evidence.Dir = filepath.ToSlash(up)
 	}
-	return rel, nil
+	if err := writeFileSync(filepath.Join(h.dir, rel), m.Marshal()); err != nil {
+		return "", "", fmt.Errorf("fixity: save manifest: %w", err)
+	}
+	return rel, evidence, nil
+}
+
+// EvidenceBytes returns the size of the evidence the store keeps.
+func (h *History) EvidenceBytes() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.evBytes
+}
+
+// EnforceEvidenceBudget evicts the oldest kept evidence until at most max
+// bytes remain: for each set an evict record is appended (fsynced) before
+// its directory is removed, so a manifest's evidence reference is always
+// either present or explained by the log.
+func (h *History) EnforceEvidenceBudget(max int64) error {
+	h.evictMu.Lock()
+	defer h.evictMu.Unlock()
+	for {
+		h.mu.Lock()
+		if h.evBytes <= max || len(h.ev) == 0 {
+			h.mu.Unlock()
+			return nil
+		}
+		victim := h.ev[0]
+		h.mu.Unlock()
+		if err := h.Append(Record{Kind: KindEvict, URIM: victim.urim, Manifest: victim.manifest, Evidence: victim.dir,
+			EvidenceBytes: victim.bytes, Reason: "budget"}); err != nil {
+			return err
+		}
+		if err := os.RemoveAll(filepath.Join(h.dir, filepath.FromSlash(victim.dir))); err != nil {
+			return fmt.Errorf("fixity: evict evidence: %w", err)
+		}
+	}
+}
+
+// EvidenceDir returns the absolute evidence directory of a manifest read
+// from path (relative Evidence.Dir is relative to the manifest's
+// directory), or "" when m keeps none.
+func EvidenceDir(m *Manifest, path string) string {
+	if m.Evidence == nil {
+		return ""
+	}
+	if filepath.IsAbs(m.Evidence.Dir) {
+		return m.Evidence.Dir
+	}
+	return filepath.Join(filepath.Dir(path), filepath.FromSlash(m.Evidence.Dir))
 }
 
 // writeFileSync writes b to path (mode 0600, creating its directory)
@@ -312,14 +496,30 @@ func (h *History) Accept(urim string, root merkle.Hash, reason string) error {
 }
 
 // Check verifies the store's invariants: every replay record's manifest
-// exists, parses, belongs to the record's URI-M and recomputes to its root.
+// exists, parses, belongs to the record's URI-M and recomputes to its root;
+// the evidence of every replay record that was not evicted exists and
+// matches the digests in its manifest; the evidence total is what the log
+// says.
 func (h *History) Check() error {
 	recs, err := h.ReadRecords()
 	if err != nil {
 		return err
 	}
 	var errs []error
+	evicted := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind == KindEvict {
+			evicted[r.Evidence] = true
+		}
+	}
+	var total int64
 	for i, r := range recs {
+		if r.Kind == KindReplay && r.Evidence != "" && !evicted[r.Evidence] {
+			total += r.EvidenceBytes
+			if err := h.checkEvidence(r); err != nil {
+				errs = append(errs, fmt.Errorf("record %d: %w", i+1, err))
+			}
+		}
 		if r.Kind != KindReplay || r.Manifest == "" {
 			continue
 		}
@@ -336,7 +536,41 @@ func (h *History) Check() error {
 			errs = append(errs, fmt.Errorf("record %d: %w", i+1, err))
 		}
 	}
+	if got := h.EvidenceBytes(); h.f != nil && got != total {
+		errs = append(errs, fmt.Errorf("evidence total %d bytes in memory, the log says %d", got, total))
+	}
 	return errors.Join(errs...)
+}
+
+// checkEvidence checks that the evidence of a replay record is where its
+// manifest says, with the recorded sizes and digests.
+func (h *History) checkEvidence(r Record) error {
+	m, err := h.LoadManifest(r.Manifest)
+	if err != nil {
+		return err
+	}
+	if m.Evidence == nil {
+		return fmt.Errorf("manifest %s keeps no evidence, the record says %s", r.Manifest, r.Evidence)
+	}
+	dir := EvidenceDir(m, filepath.Join(h.dir, r.Manifest))
+	if want := filepath.Join(h.dir, filepath.FromSlash(r.Evidence)); filepath.Clean(dir) != filepath.Clean(want) {
+		return fmt.Errorf("manifest %s: evidence in %s, the record says %s", r.Manifest, dir, want)
+	}
+	var n int64
+	for _, f := range m.Evidence.Files {
+		size, sum, err := fileSHA256(filepath.Join(dir, filepath.FromSlash(f.Name)))
+		if err != nil {
+			return fmt.Errorf("evidence of %s: %w", r.Manifest, err)
+		}
+		if size != f.Size || sum != f.SHA256 {
+			return fmt.Errorf("evidence %s of %s: %d bytes sha256 %s, manifest says %d bytes sha256 %s", f.Name, r.Manifest, size, sum, f.Size, f.SHA256)
+		}
+		n += size
+	}
+	if n != r.EvidenceBytes {
+		return fmt.Errorf("evidence of %s: %d bytes, the record says %d", r.Manifest, n, r.EvidenceBytes)
+	}
+	return nil
 }
 
 // Close closes the log and releases the lock.

@@ -34,14 +34,7 @@ func chromiumPath(t testing.TB) string {
 // newEnv starts a test archive with the built-in site and a replayer.
 func newEnv(t testing.TB, opts ...func(*ReplayOptions)) *testEnv {
 	t.Helper()
-	arch, err := testarchive.New("web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { arch.Close() })
-	if _, err := arch.LoadBuiltin(); err != nil {
-		t.Fatal(err)
-	}
+	arch := newArchive(t)
 	cfg, err := NewConfig(Archive{Name: "testarchive", Hosts: []string{arch.Host(), arch.AliasHost()}})
 	if err != nil {
 		t.Fatal(err)
@@ -58,11 +51,25 @@ func newEnv(t testing.TB, opts ...func(*ReplayOptions)) *testEnv {
 	return &testEnv{arch: arch, cfg: cfg, rep: rep}
 }
 
-func (e *testEnv) replay(t testing.TB, urir string) *Manifest {
+// newArchive starts a test archive with the built-in site.
+func newArchive(t testing.TB) *testarchive.Server {
+	t.Helper()
+	a, err := testarchive.New("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if _, err := a.LoadBuiltin(); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func (e *testEnv) replay(t testing.TB, urir string, opts ...ReplayOption) *Manifest {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	m, err := e.rep.Replay(ctx, e.arch.URIM(testarchive.SiteTS, urir))
+	m, err := e.rep.Replay(ctx, e.arch.URIM(testarchive.SiteTS, urir), opts...)
 	if err != nil {
 		t.Fatalf("replay %s: %v", urir, err)
 	}

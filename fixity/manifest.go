@@ -12,8 +12,10 @@ import (
 	"github.com/wayside-archive/wayside/fixity/merkle"
 )
 
-// ManifestFormat is the version of the manifest JSON layout.
-const ManifestFormat = 1
+// ManifestFormat is the version of the manifest JSON layout written. Format
+// 2 added the Algorithm 1 roots, evidence references, guideline checks, raw
+// header values and hop details; format 1 manifests still read and verify.
+const ManifestFormat = 2
 
 // Outcomes of one response.
 const (
@@ -41,8 +43,27 @@ type Manifest struct {
 	Root          merkle.Hash `json:"root"`
 	RewrittenRoot merkle.Hash `json:"rewritten_root"`
 	RawRoot       merkle.Hash `json:"raw_root"`
-	Context       Context     `json:"context"`
-	Resources     []Resource  `json:"resources"`
+	// Algorithm1 holds the roots computed exactly as the study's
+	// Algorithm 1 (see the package doc), beside Wayside's hardened Root.
+	// Absent in format 1 manifests.
+	Algorithm1 *Algorithm1Roots `json:"algorithm1,omitempty"`
+	Context    Context          `json:"context"`
+	// Checks records what the study's guidelines 5-7 found (raw not raw,
+	// an archive-side cache answered, a resource with a wrong status).
+	Checks    []Check    `json:"checks,omitempty"`
+	Resources []Resource `json:"resources"`
+	// Evidence references the WARC files this replay was kept in, if any.
+	// It is not part of any root: evidence may be evicted while the
+	// manifest stays.
+	Evidence *Evidence `json:"evidence,omitempty"`
+}
+
+// Algorithm1Roots are the roots of the study's four nested trees: the green
+// root over the red roots of the rewritten and the raw capture.
+type Algorithm1Roots struct {
+	Root      merkle.Hash `json:"root"`
+	Rewritten merkle.Hash `json:"rewritten"`
+	Raw       merkle.Hash `json:"raw"`
 }
 
 // Context is what a later comparison needs to know to compare like with like.
@@ -108,18 +129,32 @@ type Response struct {
 	// Suspect is set on a raw response that does not look raw (it holds
 	// rewritten URI-Ms). It is a warning and not hashed.
 	Suspect string `json:"suspect,omitempty"`
+	// Cache names the signs that a cache answered (guideline 6), e.g.
+	// "age: 3600; x-cache: HIT"; not hashed.
+	Cache string `json:"cache,omitempty"`
+	// Evidence locates the response record of this response in the
+	// evidence WARC of its side (Manifest.Evidence), when kept.
+	Evidence *RecordRef `json:"evidence,omitempty"`
 }
 
 // Hop is one redirect in a request chain.
 type Hop struct {
 	Status int    `json:"status"`
 	URIM   string `json:"urim"` // canonical URL that answered with the redirect
+	// URL is the URL that answered, as loaded (format 2), and Headers its
+	// selected headers; neither is part of the hardened root, both are
+	// part of the Algorithm 1 root.
+	URL     string   `json:"url,omitempty"`
+	Headers []Header `json:"headers,omitempty"`
 }
 
 // Header is one selected response header (lowercase name).
 type Header struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
+	// Raw is the value as served when Value is canonicalised (Location);
+	// the Algorithm 1 root hashes it, the hardened root hashes Value.
+	Raw string `json:"raw,omitempty"`
 }
 
 // Included reports whether r is part of the root.
@@ -225,6 +260,10 @@ func (m *Manifest) Seal() {
 		merkle.Encode(merkle.TagCapture, []byte("rewritten"), m.RewrittenRoot[:]),
 		merkle.Encode(merkle.TagCapture, []byte("raw"), m.RawRoot[:]),
 	})
+	if m.Format >= 2 {
+		a := ComputeAlgorithm1(m)
+		m.Algorithm1 = &a
+	}
 }
 
 // Recompute rebuilds the root of m from its leaves without a browser and
@@ -270,6 +309,13 @@ func Verify(m *Manifest) error {
 	if m.Root != c.Root {
 		bad = append(bad, fmt.Sprintf("root %s, recomputed %s", m.Root, c.Root))
 	}
+	switch {
+	case m.Algorithm1 == nil && m.Format >= 2:
+		bad = append(bad, "no Algorithm 1 roots in a format 2 manifest")
+	case m.Algorithm1 != nil && *m.Algorithm1 != ComputeAlgorithm1(m):
+		a := ComputeAlgorithm1(m)
+		bad = append(bad, fmt.Sprintf("Algorithm 1 root %s, recomputed %s", m.Algorithm1.Root, a.Root))
+	}
 	if len(bad) > 0 {
 		return fmt.Errorf("fixity: verify %s: %s", m.URIM, strings.Join(bad, "; "))
 	}
@@ -308,8 +354,8 @@ func ParseManifest(b []byte, name string) (*Manifest, error) {
 		}
 		return nil, fmt.Errorf("fixity: manifest %s: %w", name, err)
 	}
-	if m.Format != ManifestFormat {
-		return nil, fmt.Errorf("fixity: manifest %s: format %d, this version reads %d", name, m.Format, ManifestFormat)
+	if m.Format < 1 || m.Format > ManifestFormat {
+		return nil, fmt.Errorf("fixity: manifest %s: format %d, this version reads 1 to %d", name, m.Format, ManifestFormat)
 	}
 	return &m, nil
 }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sync"
 
+	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/fixity/merkle"
 )
 
@@ -21,11 +22,12 @@ const maxRawHops = 10
 // Fetches start while the page is still settling, so they overlap the
 // quiet period instead of adding to the replay time.
 type rawFetcher struct {
-	r   *Replayer
-	ctx context.Context
-	sem chan struct{}
-	mu  sync.Mutex
-	m   map[string]*rawEntry
+	r      *Replayer
+	ctx    context.Context
+	client *http.Client // the replayer's, or the evidence recorder's
+	sem    chan struct{}
+	mu     sync.Mutex
+	m      map[string]*rawEntry
 }
 
 type rawEntry struct {
@@ -33,8 +35,28 @@ type rawEntry struct {
 	resp *Response
 }
 
-func newRawFetcher(ctx context.Context, r *Replayer) *rawFetcher {
-	return &rawFetcher{r: r, ctx: ctx, sem: make(chan struct{}, 4), m: map[string]*rawEntry{}}
+func newRawFetcher(ctx context.Context, r *Replayer, ev *evidenceSet) *rawFetcher {
+	f := &rawFetcher{r: r, ctx: ctx, client: r.client, sem: make(chan struct{}, 4), m: map[string]*rawEntry{}}
+	if ev != nil {
+		f.client = ev.client
+	}
+	return f
+}
+
+// wait returns once every fetch started has ended (nil f: at once).
+func (f *rawFetcher) wait() {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	es := make([]*rawEntry, 0, len(f.m))
+	for _, e := range f.m {
+		es = append(es, e)
+	}
+	f.mu.Unlock()
+	for _, e := range es {
+		<-e.done
+	}
 }
 
 // start begins fetching the raw counterpart of the memento URL u.
@@ -60,7 +82,7 @@ func (f *rawFetcher) start(u string) *rawEntry {
 			return
 		}
 		defer func() { <-f.sem }()
-		e.resp = f.r.rawFetch(f.ctx, raw)
+		e.resp = f.r.rawFetch(f.ctx, f.client, raw)
 	}()
 	return e
 }
@@ -96,8 +118,9 @@ func (r *Replayer) fetchRaws(f *rawFetcher, m *Manifest) {
 }
 
 // rawFetch GETs u, following redirects that stay on configured archive
-// hosts, and hashes the whole body.
-func (r *Replayer) rawFetch(ctx context.Context, u string) *Response {
+// hosts, and hashes the whole body as served. It asks caches along the way
+// not to answer (guideline 6) and sends no Accept-Encoding.
+func (r *Replayer) rawFetch(ctx context.Context, client *http.Client, u string) *Response {
 	p := &Response{}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.RawTimeout)
 	defer cancel()
@@ -108,12 +131,15 @@ func (r *Replayer) rawFetch(ctx context.Context, u string) *Response {
 			p.Outcome, p.Error, p.Body = OutcomeBlocked, "raw fetch outside the archive list: "+u, BodyNone
 			return p
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		var res crawl.Result
+		req, err := http.NewRequestWithContext(crawl.WithResult(ctx, &res), http.MethodGet, u, nil)
 		if err != nil {
 			p.Outcome, p.Error, p.Body = OutcomeFailed, err.Error(), BodyNone
 			return p
 		}
-		resp, err := r.client.Do(req)
+		req.Header.Set("Cache-Control", "no-cache")
+		req.Header.Set("Pragma", "no-cache")
+		resp, err := client.Do(req)
 		if err != nil {
 			p.Outcome, p.Error, p.Body = OutcomeFailed, err.Error(), BodyNone
 			if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
@@ -130,19 +156,18 @@ func (r *Replayer) rawFetch(ctx context.Context, u string) *Response {
 				p.Outcome, p.Error, p.Body = OutcomeFailed, fmt.Sprintf("bad Location %q: %v", loc, err), BodyNone
 				return p
 			}
-			p.Redirects = append(p.Redirects, Hop{Status: resp.StatusCode, URIM: p.FinalURIM})
+			p.Redirects = append(p.Redirects, Hop{Status: resp.StatusCode, URIM: p.FinalURIM, URL: u,
+				Headers: r.cfg.selectHeaders(u, goHeaders(resp.Header))})
 			u = next.String()
 			continue
 		}
 		p.Outcome, p.Status = OutcomeOK, resp.StatusCode
 		p.MIME = resp.Header.Get("Content-Type")
-		p.Headers = r.cfg.selectHeaders(u, func(f func(string, string)) {
-			for k, vs := range resp.Header {
-				for _, v := range vs {
-					f(k, v)
-				}
-			}
-		})
+		p.Headers = r.cfg.selectHeaders(u, goHeaders(resp.Header))
+		p.Cache = cacheSignalsHTTP(resp.Header)
+		if len(res.Captures) > 0 {
+			p.Evidence = &RecordRef{Offset: res.Captures[0].Offset, Length: res.Captures[0].Length}
+		}
 		h := sha256.New()
 		var w io.Writer = h
 		var peek *limitBuffer
@@ -170,6 +195,17 @@ func (r *Replayer) rawFetch(ctx context.Context, u string) *Response {
 			p.Body = BodyNone
 		}
 		return p
+	}
+}
+
+// goHeaders iterates over a Go header map, one call per value.
+func goHeaders(h http.Header) func(func(name, value string)) {
+	return func(f func(string, string)) {
+		for k, vs := range h {
+			for _, v := range vs {
+				f(k, v)
+			}
+		}
 	}
 }
 

@@ -41,11 +41,11 @@ func TestRawFetchStaysInScope(t *testing.T) {
 	}
 	defer r.Close()
 	ctx := context.Background()
-	p := r.rawFetch(ctx, arch.URL+"/web/20200101000000id_/http://example.com/leak")
+	p := r.rawFetch(ctx, r.client, arch.URL+"/web/20200101000000id_/http://example.com/leak")
 	if p.Outcome != OutcomeBlocked || outside.Load() != 0 {
 		t.Fatalf("redirect out of scope: outcome %s, outside hits %d", p.Outcome, outside.Load())
 	}
-	p = r.rawFetch(ctx, arch.URL+"/web/20200101000000id_/http://example.com/hop")
+	p = r.rawFetch(ctx, r.client, arch.URL+"/web/20200101000000id_/http://example.com/hop")
 	if p.Outcome != OutcomeOK || p.Status != 200 || len(p.Redirects) != 1 || p.Redirects[0].Status != 301 ||
 		!strings.HasSuffix(p.FinalURIM, "/web/20200101000000/http://example.com/final") || p.Body != BodyHashed || p.BodyLength != 10 {
 		t.Fatalf("in-scope redirect: %+v", p)

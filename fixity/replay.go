@@ -97,7 +97,9 @@ func NewReplayer(opts ReplayOptions) (*Replayer, error) {
 	r := &Replayer{opts: opts, cfg: opts.Config, log: opts.Logger}
 	tr := opts.Transport
 	if tr == nil {
-		tr = &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 8, IdleConnTimeout: 30 * time.Second, ResponseHeaderTimeout: opts.RawTimeout}
+		// No Accept-Encoding is sent (as with the evidence recorder), so
+		// the body hashed is the entity as the archive serves it.
+		tr = &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 8, IdleConnTimeout: 30 * time.Second, ResponseHeaderTimeout: opts.RawTimeout, DisableCompression: true}
 	}
 	r.client = &http.Client{
 		Transport: tr,
@@ -113,7 +115,11 @@ func NewReplayer(opts ReplayOptions) (*Replayer, error) {
 // worth retrying (browser crash) are returned as errors; 5xx answers and
 // timeouts give a manifest with Context.Transient set. A URI-M outside the
 // configured archives gives an error wrapping ErrOutOfScope.
-func (r *Replayer) Replay(ctx context.Context, urim string) (*Manifest, error) {
+func (r *Replayer) Replay(ctx context.Context, urim string, opts ...ReplayOption) (*Manifest, error) {
+	var call replayCall
+	for _, o := range opts {
+		o(&call)
+	}
 	arch, _, err := r.cfg.CheckTarget(urim)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOutOfScope, err)
@@ -140,12 +146,22 @@ func (r *Replayer) Replay(ctx context.Context, urim string) (*Manifest, error) {
 	m.Context.Browser, m.Context.UserAgent = r.version, r.ua
 	r.mu.Unlock()
 
+	var ev *evidenceSet
+	if call.evidenceDir != "" {
+		if ev, err = r.openEvidence(call.evidenceDir, urim); err != nil {
+			return nil, err
+		}
+	}
 	var raws *rawFetcher
 	if !arch.NoRaw {
-		raws = newRawFetcher(ctx, r)
+		raws = newRawFetcher(ctx, r, ev)
 	}
-	reqs, bodies, settled, errs, err := r.load(ctx, bctx, urim, raws)
+	reqs, bodies, settled, errs, err := r.load(ctx, bctx, urim, raws, ev != nil)
 	if err != nil {
+		if ev != nil {
+			raws.wait()
+			ev.abort()
+		}
 		if bctx.Err() != nil {
 			return nil, fmt.Errorf("fixity: replay %s: browser died: %w", urim, err)
 		}
@@ -153,7 +169,22 @@ func (r *Replayer) Replay(ctx context.Context, urim string) (*Manifest, error) {
 	}
 	m.Context.Settled = settled
 	m.Context.Errors = append(m.Context.Errors, errs...)
-	r.build(m, reqs, bodies, raws)
+	var refs map[network.RequestID]RecordRef
+	if ev != nil {
+		if refs, err = ev.writeRewritten(ctx, reqs, bodies); err != nil {
+			raws.wait()
+			ev.abort()
+			return nil, fmt.Errorf("fixity: replay %s: %w", urim, err)
+		}
+	}
+	r.build(m, reqs, bodies, raws, refs)
+	if ev != nil {
+		raws.wait()
+		if m.Evidence, err = ev.finish(); err != nil {
+			ev.abort()
+			return nil, fmt.Errorf("fixity: replay %s: %w", urim, err)
+		}
+	}
 	m.Context.Finished = time.Now().UTC()
 	m.Seal()
 	return m, nil
@@ -162,11 +193,12 @@ func (r *Replayer) Replay(ctx context.Context, urim string) (*Manifest, error) {
 type bodyResult struct {
 	hash merkle.Hash
 	n    int64
+	data []byte // kept only for evidence
 	err  error
 }
 
 // load runs the browser part of a replay.
-func (r *Replayer) load(ctx context.Context, bctx context.Context, urim string, raws *rawFetcher) ([]trackedReq, map[network.RequestID]bodyResult, string, []string, error) {
+func (r *Replayer) load(ctx context.Context, bctx context.Context, urim string, raws *rawFetcher, keepBodies bool) ([]trackedReq, map[network.RequestID]bodyResult, string, []string, error) {
 	var tctx context.Context
 	var tcancel context.CancelFunc
 	if r.opts.FreshBrowser {
@@ -257,15 +289,22 @@ wait:
 	bodies := map[network.RequestID]bodyResult{}
 	for i := range reqs {
 		q := &reqs[i]
-		if !r.needsBody(q) {
+		needed := r.needsBody(q)
+		if !needed && !(keepBodies && q.resp != nil && q.done && q.failed == "" && hasEntity(int(q.resp.Status))) {
 			continue
 		}
 		res, err := chromedp.Call(tctx, network.GetResponseBody, network.GetResponseBodyParams{RequestID: q.id})
 		if err != nil {
-			bodies[q.id] = bodyResult{err: err}
+			if needed {
+				bodies[q.id] = bodyResult{err: err}
+			}
 			continue
 		}
-		bodies[q.id] = bodyResult{hash: merkle.Sum(res.Body), n: int64(len(res.Body))}
+		b := bodyResult{hash: merkle.Sum(res.Body), n: int64(len(res.Body))}
+		if keepBodies {
+			b.data = res.Body
+		}
+		bodies[q.id] = b
 	}
 	return reqs, bodies, settled, errs, nil
 }
@@ -336,7 +375,7 @@ func contentTypeOf(resp *network.Response) string {
 
 // build turns tracked requests into manifest resources and fetches raw
 // counterparts.
-func (r *Replayer) build(m *Manifest, reqs []trackedReq, bodies map[network.RequestID]bodyResult, raws *rawFetcher) {
+func (r *Replayer) build(m *Manifest, reqs []trackedReq, bodies map[network.RequestID]bodyResult, raws *rawFetcher, refs map[network.RequestID]RecordRef) {
 	for i := range reqs {
 		q := &reqs[i]
 		pu, err := url.Parse(q.first)
@@ -358,6 +397,9 @@ func (r *Replayer) build(m *Manifest, reqs []trackedReq, bodies map[network.Requ
 			m.Context.LiveWeb = append(m.Context.LiveWeb, q.first)
 		}
 		res.Rewritten = r.rewrittenResponse(q, bodies)
+		if ref, ok := refs[q.id]; ok {
+			res.Rewritten.Evidence = &ref
+		}
 		if res.Included() && res.Rewritten.Body == "" {
 			res.Rewritten.Body = BodyNone
 		}
@@ -379,6 +421,7 @@ func (r *Replayer) build(m *Manifest, reqs []trackedReq, bodies map[network.Requ
 			}
 		}
 	}
+	runChecks(m)
 	r.markTransient(m)
 }
 
@@ -387,7 +430,11 @@ func (r *Replayer) rewrittenResponse(q *trackedReq, bodies map[network.RequestID
 	p.FinalURIM, _ = r.cfg.Canonical(q.url)
 	for _, h := range q.hops {
 		c, _ := r.cfg.Canonical(h.url)
-		p.Redirects = append(p.Redirects, Hop{Status: h.status, URIM: c})
+		hop := Hop{Status: h.status, URIM: c, URL: h.url}
+		if h.resp != nil {
+			hop.Headers = r.cfg.selectHeaders(h.url, cdpHeaders(h.resp.Headers))
+		}
+		p.Redirects = append(p.Redirects, hop)
 	}
 	switch {
 	case !q.done:
@@ -402,11 +449,14 @@ func (r *Replayer) rewrittenResponse(q *trackedReq, bodies map[network.RequestID
 	}
 	p.Outcome, p.Status = OutcomeOK, int(q.resp.Status)
 	p.MIME = q.resp.MimeType
-	p.Headers = r.cfg.selectHeaders(q.url, func(f func(string, string)) {
-		for k, v := range q.resp.Headers {
-			f(k, fmt.Sprint(v))
-		}
-	})
+	p.Cache = cacheSignals(cdpHeaders(q.resp.Headers))
+	switch {
+	case q.resp.FromDiskCache, q.resp.FromPrefetchCache:
+		p.Cache = strings.TrimPrefix(p.Cache+"; browser cache", "; ")
+	case q.resp.FromServiceWorker:
+		p.Cache = strings.TrimPrefix(p.Cache+"; service worker", "; ")
+	}
+	p.Headers = r.cfg.selectHeaders(q.url, cdpHeaders(q.resp.Headers))
 	switch {
 	case !hasEntity(p.Status):
 		p.Body = BodyNone

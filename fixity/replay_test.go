@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -113,40 +114,59 @@ func TestReplayDeterministicRoot(t *testing.T) {
 }
 
 // TestInjectedChanges injects each kind of change the study found and
-// checks the class and the resource Compare names.
+// checks the class (Header and URI-M apart) and the resource Compare names;
+// every replay is kept as evidence, whose WARCs must pass gowarc's strict
+// validation and hold the changed bytes.
 func TestInjectedChanges(t *testing.T) {
 	e := newEnv(t)
-	base := e.replay(t, testarchive.PageDeterministic)
+	dir := t.TempDir()
+	replay := func(t *testing.T, name string) (*Manifest, string) {
+		m := e.replay(t, testarchive.PageDeterministic, WithEvidence(filepath.Join(dir, name+".evidence")))
+		mustVerify(t, m)
+		path := saveManifest(t, m, dir, name)
+		checkEvidence(t, m, path)
+		record(t, name, stripEvidence(m))
+		return m, path
+	}
+	base, basePath := replay(t, "baseline")
 	if base.Context.Transient {
 		t.Fatalf("baseline transient: %v", base.Context.Errors)
 	}
-	record(t, "baseline", base)
+	newImage := []byte("\x89PNG\r\n\x1a\nnot really")
+	newScript := []byte("var i = new Image(); i.src = '/js-added.png'; document.body.appendChild(i); var changed = 1;\n")
 	cases := []struct {
 		name  string
 		urir  string
 		fault testarchive.Fault
 		class Class
 		key   string
+		// body is the changed entity the raw evidence must hold; head a
+		// line the raw evidence's response head must show as added.
+		body []byte
+		head string
+		// a1Same: the Algorithm 1 root stays the same too.
+		a1Same bool
 	}{
-		{"extra resource", testarchive.PageDeterministic, testarchive.Fault{ExtraHTML: `<img src="/extra.png">`}, ClassSet, "http://example.test/extra.png"},
-		{"status flip", testarchive.Logo, testarchive.Fault{Status: 404}, ClassStatus, testarchive.Logo},
-		{"header change", testarchive.Logo, testarchive.Fault{Header: map[string]string{"Server": "OtherServer/2.0"}}, ClassURIMHeader, testarchive.Logo},
-		{"redirect, same entity", testarchive.BG, testarchive.Fault{RedirectTo: "20190101000000"}, ClassURIMHeader, testarchive.BG},
-		{"changed image", testarchive.Logo, testarchive.Fault{Body: []byte("\x89PNG\r\n\x1a\nnot really")}, ClassRepresentation, testarchive.Logo},
-		{"changed script", testarchive.App, testarchive.Fault{Body: []byte("var i = new Image(); i.src = '/js-added.png'; document.body.appendChild(i); var changed = 1;\n")}, ClassRepresentation, testarchive.App},
-		{"redirect to another memento", testarchive.Logo, testarchive.Fault{RedirectTo: testarchive.LogoTS2}, ClassURIMRepresentation, testarchive.Logo},
-		{"timeout", testarchive.Logo, testarchive.Fault{Hang: true}, ClassTimeout, testarchive.Logo},
-		{"live-web leak", testarchive.PageDeterministic, testarchive.Fault{ExtraHTML: `<script>new Image().src = 'http://live-web' + '.invalid/x.gif';</script>`}, ClassNone, ""},
-		{"archive host alias", testarchive.PageDeterministic, testarchive.Fault{AliasLinks: true}, ClassNone, ""},
+		{"extra resource", testarchive.PageDeterministic, testarchive.Fault{ExtraHTML: `<img src="/extra.png">`}, ClassSet, "http://example.test/extra.png", nil, "", false},
+		{"status flip", testarchive.Logo, testarchive.Fault{Status: 404}, ClassStatus, testarchive.Logo, []byte("testarchive: injected status 404\n"), "+status 404", false},
+		{"header change", testarchive.Logo, testarchive.Fault{Header: map[string]string{"Server": "OtherServer/2.0"}}, ClassHeader, testarchive.Logo, nil, "+X-Archive-Orig-Server: OtherServer/2.0", false},
+		{"redirect, same entity", testarchive.BG, testarchive.Fault{RedirectTo: "20190101000000"}, ClassURIM, testarchive.BG, nil, "+uri " + e.arch.URIM("20190101000000id_", testarchive.BG), false},
+		{"changed image", testarchive.Logo, testarchive.Fault{Body: newImage}, ClassRepresentation, testarchive.Logo, newImage, "", false},
+		{"changed script", testarchive.App, testarchive.Fault{Body: newScript}, ClassRepresentation, testarchive.App, newScript, "", false},
+		{"redirect to another memento", testarchive.Logo, testarchive.Fault{RedirectTo: testarchive.LogoTS2}, ClassURIMRepresentation, testarchive.Logo, nil, "+uri " + e.arch.URIM(testarchive.LogoTS2+"id_", testarchive.Logo), false},
+		{"timeout", testarchive.Logo, testarchive.Fault{Hang: true}, ClassTimeout, testarchive.Logo, nil, "", false},
+		{"live-web leak", testarchive.PageDeterministic, testarchive.Fault{ExtraHTML: `<script>new Image().src = 'http://live-web' + '.invalid/x.gif';</script>`}, ClassNone, "", nil, "", true},
+		// Links through the archive's other host name: the hardened root
+		// canonicalises the alias away, the study's Algorithm 1 does not.
+		{"archive host alias", testarchive.PageDeterministic, testarchive.Fault{AliasLinks: true}, ClassNone, "", nil, "", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e.arch.ClearFaults()
 			e.arch.Inject(c.urir, c.fault)
 			defer e.arch.ClearFaults()
-			m := e.replay(t, testarchive.PageDeterministic)
-			mustVerify(t, m)
-			record(t, strings.NewReplacer(", ", "-", " ", "-").Replace(c.name), m)
+			name := strings.NewReplacer(", ", "-", " ", "-").Replace(c.name)
+			m, path := replay(t, name)
 			ch := Compare(base, m)
 			if ch.Class != c.class {
 				t.Fatalf("class %s, want %s; resources %+v notes %v", ch.Class, c.class, ch.Resources, ch.Notes)
@@ -157,6 +177,24 @@ func TestInjectedChanges(t *testing.T) {
 				}
 			} else if len(ch.Resources) != 1 || ch.Resources[0].Key != c.key {
 				t.Fatalf("changed resources %+v, want exactly %s", ch.Resources, c.key)
+			}
+			if a1 := m.Algorithm1.Root == base.Algorithm1.Root; a1 != c.a1Same {
+				t.Errorf("Algorithm 1 root unchanged = %v, want %v", a1, c.a1Same)
+			}
+			if c.head != "" {
+				d := diffFor(DiffEvidence(base, basePath, m, path, c.key), CaptureRaw)
+				if d == nil || d.Error != "" || !slices.Contains(d.Headers, c.head) {
+					t.Fatalf("raw evidence does not show %q: %+v", c.head, d)
+				}
+			}
+			if c.body != nil {
+				d := diffFor(DiffEvidence(base, basePath, m, path, c.key), CaptureRaw)
+				if d == nil || d.Error != "" || d.FirstDiff < 0 || d.AfterSHA256 != sha256Hex(c.body) || d.BeforeSHA256 == d.AfterSHA256 {
+					t.Fatalf("raw evidence does not show the changed bytes: %+v", d)
+				}
+				if c.key == testarchive.App && !slices.Contains(d.Lines, "+"+strings.TrimSuffix(string(c.body), "\n")) {
+					t.Errorf("text diff of the script lacks the new line: %q", d.Lines)
+				}
 			}
 			switch c.name {
 			case "timeout":
@@ -283,5 +321,65 @@ func TestRawNotRawWarning(t *testing.T) {
 	}
 	if ch := Compare(m, m2); ch.Class != ClassRepresentation || ch.Resources[0].Key != testarchive.PageDeterministic {
 		t.Fatalf("rewritten raw body: %+v", ch)
+	}
+}
+
+// TestGuidelineChecks injects what the study's guidelines 5-7 warn about
+// and checks each is flagged in the manifest and surfaced by Compare: a raw
+// (id_) endpoint that serves rewritten content, an answer from an
+// archive-side cache, and a soft 404 (which is also dropped from the roots).
+func TestGuidelineChecks(t *testing.T) {
+	e := newEnv(t)
+	base := e.replay(t, testarchive.PageDeterministic)
+	if len(base.Checks) != 0 || base.Context.Transient {
+		t.Fatalf("clean replay: checks %v, transient %v %v", base.Checks, base.Context.Transient, base.Context.Errors)
+	}
+	cases := []struct {
+		name      string
+		urir      string
+		fault     testarchive.Fault
+		guideline int
+		check     string
+		sides     []string
+		excluded  bool
+		class     Class
+	}{
+		{"raw not raw", testarchive.PageDeterministic, testarchive.Fault{RawRewritten: true}, 5, CheckRawNotRaw, []string{CaptureRaw}, false, ClassRepresentation},
+		{"archive-side cache", testarchive.Logo, testarchive.Fault{Cached: true}, 6, CheckArchiveCache, []string{CaptureRewritten, CaptureRaw}, false, ClassNone},
+		{"soft 404", testarchive.Logo, testarchive.Fault{SoftNotFound: true}, 7, CheckSoft404, []string{""}, true, ClassSet},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e.arch.ClearFaults()
+			e.arch.Inject(c.urir, c.fault)
+			defer e.arch.ClearFaults()
+			m := e.replay(t, testarchive.PageDeterministic, WithEvidence(t.TempDir()))
+			mustVerify(t, m)
+			var sides []string
+			for _, k := range m.Checks {
+				if k.Guideline != c.guideline || k.Name != c.check || k.Key != c.urir {
+					t.Fatalf("unexpected check %s", k)
+				}
+				sides = append(sides, k.Side)
+			}
+			if !slices.Equal(sides, c.sides) {
+				t.Fatalf("checks %v, want %s on sides %q", m.Checks, c.check, c.sides)
+			}
+			for _, r := range m.Resources {
+				if r.Key == c.urir && r.Excluded != "" != c.excluded {
+					t.Fatalf("%s excluded %q, want excluded=%v", r.Key, r.Excluded, c.excluded)
+				}
+			}
+			ch := Compare(base, m)
+			if ch.Class != c.class {
+				t.Fatalf("class %s, want %s: %+v", ch.Class, c.class, ch.Resources)
+			}
+			if len(ch.Checks) != len(c.sides) || ch.Checks[0].When != "after" || ch.Checks[0].Name != c.check {
+				t.Fatalf("Compare does not surface the check: %+v", ch.Checks)
+			}
+			if c.excluded && !strings.Contains(ch.Resources[0].Detail, "guideline 7") {
+				t.Fatalf("the dropped resource's change does not say why: %+v", ch.Resources)
+			}
+		})
 	}
 }

@@ -8,8 +8,7 @@ import (
 
 // selectHeaders returns the headers fixity hashes: Memento-Datetime,
 // Content-Type, Location (canonicalised against base) and every
-// X-Archive-Orig-* header. Multi-valued headers (joined with "\n" by the
-// browser) become one Header per value.
+// X-Archive-Orig-* header, one Header per value.
 func (c *Config) selectHeaders(base string, get func(func(name, value string))) []Header {
 	var out []Header
 	get(func(name, value string) {
@@ -19,13 +18,13 @@ func (c *Config) selectHeaders(base string, get func(func(name, value string))) 
 		default:
 			return
 		}
-		for _, v := range strings.Split(value, "\n") {
-			v = strings.TrimSpace(v)
-			if n == "location" {
-				v = c.canonicalRef(base, v)
+		h := Header{Name: n, Value: strings.TrimSpace(value)}
+		if n == "location" {
+			if canon := c.canonicalRef(base, h.Value); canon != h.Value {
+				h.Raw, h.Value = h.Value, canon
 			}
-			out = append(out, Header{Name: n, Value: v})
 		}
+		out = append(out, h)
 	})
 	return out
 }

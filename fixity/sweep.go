@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -12,7 +13,7 @@ import (
 // ReplayerInterface is what a Sweeper needs from a replayer; *Replayer
 // implements it.
 type ReplayerInterface interface {
-	Replay(ctx context.Context, urim string) (*Manifest, error)
+	Replay(ctx context.Context, urim string, opts ...ReplayOption) (*Manifest, error)
 }
 
 // SweeperOptions configures a Sweeper.
@@ -37,8 +38,45 @@ type SweeperOptions struct {
 	// (JavaScript randomness) settles. 0 means 2; negative disables. The
 	// first comparable replay of a URI-M is always accepted as baseline.
 	AcceptAfter int
+	// Evidence is the retention policy for replay evidence WARCs
+	// (default RetainNone): RetainAll keeps every replay's evidence,
+	// RetainOnChange only that of the first comparable replay of a URI-M
+	// and of every replay whose root differs from the previous comparable
+	// one (so both sides of every change are kept).
+	Evidence Retention
+	// EvidenceMaxBytes bounds the evidence the store keeps (default
+	// 1 GiB): after every recorded replay the oldest evidence is evicted
+	// until the total is at most this. While replays run, each of the
+	// Parallel replays in flight adds at most its own staged evidence on
+	// top, so disk use for evidence stays below EvidenceMaxBytes plus
+	// Parallel times the evidence of one replay.
+	EvidenceMaxBytes int64
 	// Logger receives progress; default discards.
 	Logger *slog.Logger
+}
+
+// Retention is an evidence retention policy.
+type Retention string
+
+// Retention policies.
+const (
+	RetainNone     Retention = "none"
+	RetainOnChange Retention = "on-change"
+	RetainAll      Retention = "keep-all"
+)
+
+// DefaultEvidenceMaxBytes is the default evidence budget of a store.
+const DefaultEvidenceMaxBytes = 1 << 30
+
+// ParseRetention parses a retention policy name.
+func ParseRetention(s string) (Retention, error) {
+	switch r := Retention(s); r {
+	case RetainNone, RetainOnChange, RetainAll:
+		return r, nil
+	case "":
+		return RetainNone, nil
+	}
+	return "", fmt.Errorf("fixity: unknown evidence retention %q (want keep-all, on-change or none)", s)
 }
 
 // Sweeper replays lists of URI-Ms, compares each with its history and
@@ -80,6 +118,15 @@ func NewSweeper(o SweeperOptions) (*Sweeper, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if _, err := ParseRetention(string(o.Evidence)); err != nil {
+		return nil, err
+	}
+	if o.Evidence == "" {
+		o.Evidence = RetainNone
+	}
+	if o.EvidenceMaxBytes <= 0 {
+		o.EvidenceMaxBytes = DefaultEvidenceMaxBytes
 	}
 	return &Sweeper{o: o}, nil
 }
@@ -146,6 +193,8 @@ func (s *Sweeper) one(ctx context.Context, sweep, urim string) (Record, error) {
 	canon, _ := s.o.Config.Canonical(urim)
 	var m *Manifest
 	var err error
+	stage := ""
+	defer func() { s.o.History.DiscardEvidence(stage) }() // unless moved into the store
 	attempts := 0
 	delay := s.o.RetryDelay
 	for attempt := 0; attempt <= s.o.Retries; attempt++ {
@@ -159,7 +208,16 @@ func (s *Sweeper) one(ctx context.Context, sweep, urim string) (Record, error) {
 			delay *= 2
 		}
 		attempts++
-		m, err = s.o.Replayer.Replay(ctx, urim)
+		s.o.History.DiscardEvidence(stage) // an earlier attempt's
+		stage = ""
+		var opts []ReplayOption
+		if s.o.Evidence != RetainNone {
+			if stage, err = s.o.History.StageEvidence(); err != nil {
+				return Record{}, err
+			}
+			opts = append(opts, WithEvidence(stage))
+		}
+		m, err = s.o.Replayer.Replay(ctx, urim, opts...)
 		if errors.Is(err, ErrOutOfScope) {
 			rec := Record{Kind: KindReplay, Sweep: sweep, URIM: canon, Class: ClassRefused, Attempts: attempts, Errors: []string{err.Error()}}
 			if aerr := s.o.History.Append(rec); aerr != nil {
@@ -182,16 +240,28 @@ func (s *Sweeper) one(ctx context.Context, sweep, urim string) (Record, error) {
 		}
 		return rec, nil
 	}
-	rec.Archive, rec.Root = m.Archive, m.Root.String()
-	rel, err := s.o.History.SaveManifest(m)
+	rec.Archive, rec.Root, rec.Checks = m.Archive, m.Root.String(), m.Checks
+	st := s.o.History.State(canon)
+	keep := ""
+	switch {
+	case s.o.Evidence == RetainAll:
+		keep = stage
+	case s.o.Evidence == RetainOnChange && !m.Context.Transient && (st.Last == nil || st.Last.Root != rec.Root):
+		keep = stage
+	}
+	rel, evidence, err := s.o.History.SaveReplay(m, keep)
+	stage = "" // moved or removed by SaveReplay
 	if err != nil {
 		return rec, err
 	}
 	rec.Manifest = rel
+	if evidence != "" {
+		rec.Evidence, rec.EvidenceBytes = filepath.ToSlash(evidence), m.Evidence.Bytes()
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.o.History.State(canon)
+	st = s.o.History.State(canon)
 	var prev *Manifest
 	if st.Last != nil {
 		if prev, err = s.o.History.LoadManifest(st.Last.Manifest); err != nil {
@@ -220,6 +290,11 @@ func (s *Sweeper) one(ctx context.Context, sweep, urim string) (Record, error) {
 	}
 	if err := s.o.History.Append(rec); err != nil {
 		return rec, err
+	}
+	if rec.Evidence != "" {
+		if err := s.o.History.EnforceEvidenceBudget(s.o.EvidenceMaxBytes); err != nil {
+			return rec, err
+		}
 	}
 	s.o.Logger.Debug("fixity: replayed", "urim", urim, "root", m.Root, "class", rec.Class, "attempts", attempts)
 	return rec, nil

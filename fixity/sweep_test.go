@@ -2,6 +2,7 @@ package fixity
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -193,5 +194,76 @@ func TestSweepRecordsRefusedTargets(t *testing.T) {
 	recs := h.Records()
 	if res.Failed != 2 || res.Changed != 0 || len(recs) != 2 || recs[0].Class != ClassRefused || recs[1].Class != ClassRefused {
 		t.Fatalf("result %+v records %+v", res, recs)
+	}
+}
+
+// TestSweepEvidenceBudget sweeps with every replay kept as evidence and a
+// budget of about two and a half replays' evidence: after every sweep the
+// store holds at most the budget (on disk too: nothing staged is left), the
+// newest replay's evidence is there and intact, older evidence was evicted
+// with a record, and the store's invariants hold. Without retention nothing
+// is kept.
+func TestSweepEvidenceBudget(t *testing.T) {
+	e := newEnv(t)
+	page := e.arch.URIM(testarchive.SiteTS, testarchive.PageDeterministic)
+	dir := t.TempDir()
+	h, err := OpenHistory(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	sweeper := func(ret Retention, budget int64) *Sweeper {
+		s, err := NewSweeper(SweeperOptions{Replayer: e.rep, Config: e.cfg, History: h, Retries: 1, RetryDelay: 10 * time.Millisecond, Evidence: ret, EvidenceMaxBytes: budget})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ctx := context.Background()
+	if _, err := sweeper(RetainNone, 0).Run(ctx, []string{page}); err != nil {
+		t.Fatal(err)
+	}
+	if h.EvidenceBytes() != 0 || dirBytes(t, filepath.Join(dir, evidenceRoot)) != 0 {
+		t.Fatalf("retention none kept %d bytes", h.EvidenceBytes())
+	}
+	if _, err := sweeper(RetainAll, 1<<40).Run(ctx, []string{page}); err != nil {
+		t.Fatal(err)
+	}
+	one := h.EvidenceBytes()
+	if one == 0 {
+		t.Fatal("keep-all kept nothing")
+	}
+	budget := one*5/2 + one/10
+	s := sweeper(RetainAll, budget)
+	canon, _ := e.cfg.Canonical(page)
+	for i := range 4 {
+		if _, err := s.Run(ctx, []string{page}); err != nil {
+			t.Fatal(err)
+		}
+		onDisk := dirBytes(t, filepath.Join(dir, evidenceRoot))
+		if h.EvidenceBytes() > budget || onDisk != h.EvidenceBytes() {
+			t.Fatalf("sweep %d: %d bytes of evidence accounted, %d on disk, budget %d", i, h.EvidenceBytes(), onDisk, budget)
+		}
+		last := lastRecord(t, h, canon)
+		if last.Evidence == "" {
+			t.Fatalf("sweep %d: the newest replay kept no evidence", i)
+		}
+		m, err := h.LoadManifest(last.Manifest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkEvidence(t, m, filepath.Join(dir, last.Manifest))
+		if err := h.Check(); err != nil {
+			t.Fatalf("sweep %d: %v", i, err)
+		}
+	}
+	evicted := 0
+	for _, r := range h.Records() {
+		if r.Kind == KindEvict {
+			evicted++
+		}
+	}
+	if evicted != 3 {
+		t.Fatalf("%d evictions; 5 sets kept in turn under a budget of 2.5 sets should evict 3", evicted)
 	}
 }

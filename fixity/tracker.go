@@ -27,7 +27,9 @@ type trackedReq struct {
 	url      string // current URL in the chain
 	typ      string
 	hops     []trackedHop
+	req      *network.Request // the current request of the chain
 	resp     *network.Response
+	respTime time.Time // wall time resp arrived
 	done     bool
 	failed   string
 	canceled bool
@@ -37,6 +39,9 @@ type trackedReq struct {
 type trackedHop struct {
 	url    string
 	status int
+	req    *network.Request
+	resp   *network.Response // the redirect response
+	time   time.Time
 }
 
 func newTracker() *tracker {
@@ -53,21 +58,22 @@ func (t *tracker) onEvent(ev any) {
 			return
 		}
 		if r, ok := t.reqs[e.RequestID]; ok && e.RedirectResponse != nil {
-			r.hops = append(r.hops, trackedHop{url: r.url, status: int(e.RedirectResponse.Status)})
+			r.hops = append(r.hops, trackedHop{url: r.url, status: int(e.RedirectResponse.Status), req: r.req, resp: e.RedirectResponse, time: t.now()})
 			r.url = e.Request.URL
+			r.req = e.Request
 			r.resp = nil
 			return
 		}
 		if _, ok := t.reqs[e.RequestID]; ok {
 			return
 		}
-		t.reqs[e.RequestID] = &trackedReq{id: e.RequestID, first: e.Request.URL, url: e.Request.URL, typ: string(e.Type)}
+		t.reqs[e.RequestID] = &trackedReq{id: e.RequestID, first: e.Request.URL, url: e.Request.URL, typ: string(e.Type), req: e.Request}
 		t.order = append(t.order, e.RequestID)
 		t.inflight++
 	case *network.EventResponseReceived:
 		t.last = t.now()
 		if r, ok := t.reqs[e.RequestID]; ok {
-			r.resp = e.Response
+			r.resp, r.respTime = e.Response, t.now()
 		}
 	case *network.EventLoadingFinished:
 		t.last = t.now()

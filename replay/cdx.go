@@ -198,13 +198,23 @@ func incLast(s string) string {
 
 // row gives the CDX fields of one capture.
 type row struct {
-	l    cdxj.Line
 	e    *captureindex.Entry
-	line []byte
+	l    cdxj.Line
+	done bool
+}
+
+func newRow(e *captureindex.Entry) *row { return &row{e: e} }
+
+// line is the capture's CDXJ line, derived once.
+func (r *row) line() *cdxj.Line {
+	if !r.done {
+		r.l, r.done = cdxj.FromCaptureKey(r.e.Capture, r.e.Key), true
+	}
+	return &r.l
 }
 
 func (r *row) field(name string) string {
-	l := &r.l
+	l := r.line()
 	num := func(n int64) string {
 		if n < 0 {
 			return "-"
@@ -260,11 +270,11 @@ func (c *cdxWriter) write(r *row) error {
 	switch c.q.output {
 	case "cdxj":
 		if c.q.fields == nil {
-			c.buf = r.l.Format(c.buf)
+			c.buf = r.line().Format(c.buf)
 		} else {
-			c.buf = append(c.buf, r.l.Key...)
+			c.buf = append(c.buf, r.line().Key...)
 			c.buf = append(c.buf, ' ')
-			c.buf = append(c.buf, r.l.Timestamp...)
+			c.buf = append(c.buf, r.line().Timestamp...)
 			c.buf = append(c.buf, ' ')
 			c.buf = c.jsonObject(r, c.q.fields, true)
 			c.buf = append(c.buf, '\n')
@@ -292,7 +302,7 @@ func (c *cdxWriter) write(r *row) error {
 		if c.n > 0 {
 			c.buf = append(c.buf, ",\n"...)
 		}
-		c.buf = append(c.buf, mementoLink(c.prefix+r.l.Timestamp+"/"+r.e.URI, "memento", r.e.Date)...)
+		c.buf = append(c.buf, mementoLink(c.prefix+r.e.Timestamp()+"/"+r.e.URI, "memento", r.e.Date)...)
 	}
 	c.n++
 	_, err := c.bw.Write(c.buf)
@@ -414,7 +424,7 @@ func (h *Handler) selectRows(ctx context.Context, q *cdxQuery, fn func(*row) err
 	}
 	emitted, seen := 0, 0
 	each := func(e *captureindex.Entry) (*row, bool) {
-		rw := &row{e: e, l: cdxj.FromCapture(e.Capture)}
+		rw := newRow(e)
 		if !rw.matches(q.filters) {
 			return nil, false
 		}

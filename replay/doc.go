@@ -53,7 +53,9 @@
 // archived headers after the header rules (ArchivedHeaders, after pywb's):
 // headers that would act on the archive itself (Date, Set-Cookie, Server,
 // caching, unknown ones, ...) are sent as X-Archive-Orig-<name>, the body
-// framing is the archive's own. A revisit is served with its own status
+// framing is the archive's own; a Content-Security-Policy: sandbox keeps a
+// raw page opened in a browser from acting with the archive's origin. A
+// revisit is served with its own status
 // line and headers and its original's payload, found through the capture
 // index; a server-not-modified revisit with its original's status and
 // headers updated by its own.

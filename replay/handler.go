@@ -119,15 +119,15 @@ const (
 var tsSegment = regexp.MustCompile(`^([0-9]{1,14})([a-z]{2}_)?$`)
 
 // Collection returns the collection named by the first segment of an
-// (escaped) route path, and whether the index holds it: only those paths
-// are the handler's.
+// (escaped) route path, and whether it is one of the index's (the default
+// collection always is, empty or not): only those paths are the handler's.
 func (h *Handler) Collection(p string) (string, bool) {
 	p = strings.TrimPrefix(p, "/")
 	coll, _, ok := strings.Cut(p, "/")
 	if !ok || coll == "" {
 		return "", false
 	}
-	return coll, h.idx.HasScope(coll)
+	return coll, h.idx.HasScope(coll) || coll == h.idx.DefaultScope()
 }
 
 // parsePath parses the escaped path after the mount.

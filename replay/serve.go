@@ -110,7 +110,7 @@ func (h *Handler) serveCapture(w http.ResponseWriter, r *http.Request, p *path, 
 			sv := describe(head, nil, rw)
 			hdr := ArchivedHeaders(sv.orig, rw, false)
 			hdr.Set("Content-Length", "0")
-			writeHead(w, e, sv.status, hdr, links, false)
+			writeHead(w, e, sv.status, hdr, links, rw != nil)
 			return nil
 		}
 		orig, err := h.idx.Resolve(r.Context(), e)
@@ -243,7 +243,9 @@ func toHeader(fs warcio.Header) http.Header {
 // writeHead writes the status line and headers of a memento. Rewritten
 // replay gets a Content-Security-Policy that keeps the page inside the
 // archive: whatever rewriting missed is blocked, not fetched from the
-// live web.
+// live web. A raw memento is for programs; opened in a browser, it is
+// sandboxed (no scripts, an origin of its own), so archived content never
+// acts with the archive's origin.
 func writeHead(w http.ResponseWriter, e *captureindex.Entry, status int, hdr http.Header, links string, rewritten bool) {
 	out := w.Header()
 	for k, vs := range hdr {
@@ -254,6 +256,8 @@ func writeHead(w http.ResponseWriter, e *captureindex.Entry, status int, hdr htt
 	out.Set("X-Content-Type-Options", "nosniff")
 	if rewritten {
 		out.Set("Content-Security-Policy", "default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:")
+	} else {
+		out.Set("Content-Security-Policy", "sandbox")
 	}
 	w.WriteHeader(status)
 }
@@ -322,7 +326,12 @@ func (h *Handler) readRecord(loc captureindex.Location, onPayload func(*warcio.R
 		return nil, err
 	}
 	defer f.Close()
-	rec, err := warcio.ReadAt(f, loc.File, loc.Offset, loc.Length, warcio.Options{SkipPayloadDigest: true, PayloadFunc: onPayload})
+	opts := warcio.Options{SkipPayloadDigest: true}
+	if onPayload != nil {
+		sw := &switchWriter{}
+		opts.Payload, opts.OnHead = sw, func(rec *warcio.Record) { sw.w = onPayload(rec) }
+	}
+	rec, err := warcio.ReadAt(f, loc.File, loc.Offset, loc.Length, opts)
 	if err != nil {
 		h.log.Warn("replay: cannot read a capture", "file", loc.File, "offset", loc.Offset, "err", err)
 		return nil, fmt.Errorf("replay: %w", err)
@@ -352,6 +361,17 @@ func (b *rewriteBuffer) Write(p []byte) (int, error) {
 		b.Reset()
 	}
 	return b.out.Write(p)
+}
+
+// switchWriter passes writes to w, chosen once the record's head is read
+// (nil: discarded).
+type switchWriter struct{ w io.Writer }
+
+func (s *switchWriter) Write(p []byte) (int, error) {
+	if s.w == nil {
+		return len(p), nil
+	}
+	return s.w.Write(p)
 }
 
 type errWriter struct{ err error }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/captureindex"
-	"github.com/wayside-archive/wayside/cdxj"
 )
 
 // uriM is the URI-M of a capture of uriR at ts in a collection.
@@ -39,32 +38,32 @@ func (h *Handler) serveTimeMap(w http.ResponseWriter, r *http.Request, p *path) 
 	// splits the captures of one second. A first pass finds its bounds
 	// (for from, until and the next page), the second streams it: memory
 	// does not grow with the page.
-	var first, last, next *captureindex.Entry
+	var first, last, next time.Time
 	n := 0
-	err := h.idx.Scan(r.Context(), q, func(e *captureindex.Entry) error {
-		if n >= h.opts.PageSize && e.Date.Unix() != last.Date.Unix() {
-			next = e
+	err := h.idx.Times(r.Context(), p.coll, key, q.From, time.Time{}, func(t time.Time) error {
+		if n >= h.opts.PageSize && !t.Equal(last) {
+			next = t
 			return captureindex.ErrStop
 		}
-		if first == nil {
-			first = e
+		if n == 0 {
+			first = t
 		}
-		last = e
+		last = t
 		n++
 		return nil
 	})
 	if err != nil {
 		return h.indexError(err)
 	}
-	if first == nil {
+	if n == 0 {
 		hdr := http.Header{}
 		hdr.Set("Link", link(p.uriR, "original")+", "+link(p.timegateURL(p.uriR), "timegate"))
 		return notFound(hdr, "no mementos of %s in collection %s", p.uriR, p.coll)
 	}
-	q.To = last.Date
+	q.To = last
 	nextURL := ""
-	if next != nil {
-		nextURL = p.collURL + "timemap/" + p.format + "/" + next.Timestamp() + "/" + p.uriR
+	if !next.IsZero() {
+		nextURL = p.collURL + "timemap/" + p.format + "/" + Timestamp(next) + "/" + p.uriR
 		w.Header().Set("Link", link(nextURL, "next"))
 	}
 	w.Header().Set("Content-Type", map[string]string{"link": "application/link-format", "json": "text/x-ndjson", "cdxj": "text/x-cdxj"}[p.format])
@@ -81,16 +80,16 @@ func (h *Handler) serveTimeMap(w http.ResponseWriter, r *http.Request, p *path) 
 			self = p.collURL + "timemap/link/" + p.ts + "/" + p.uriR
 		}
 		bw.WriteString(link(self, "self", "type", "application/link-format",
-			"from", HTTPDate(first.Date), "until", HTTPDate(last.Date)) + ",\n")
+			"from", HTTPDate(first), "until", HTTPDate(last)) + ",\n")
 		bw.WriteString(link(p.timegateURL(p.uriR), "timegate") + ",\n")
 		bw.WriteString(link(p.uriR, "original") + ",\n")
-		if next != nil {
-			bw.WriteString(link(nextURL, "timemap", "type", "application/link-format", "from", HTTPDate(next.Date)) + ",\n")
+		if !next.IsZero() {
+			bw.WriteString(link(nextURL, "timemap", "type", "application/link-format", "from", HTTPDate(next)) + ",\n")
 		}
 		cw.prefix = p.collURL
 	}
 	err = h.idx.Scan(r.Context(), q, func(e *captureindex.Entry) error {
-		return cw.write(&row{e: e, l: cdxj.FromCapture(e.Capture)})
+		return cw.write(newRow(e))
 	})
 	if err != nil {
 		abort(h, "timemap", err)

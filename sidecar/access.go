@@ -12,6 +12,7 @@ import (
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/replay"
+	"github.com/wayside-archive/wayside/sidecar/api"
 )
 
 // AccessConfig configures the capture index and the access routes (CDX
@@ -169,4 +170,28 @@ func (s *Server) refererRedirect(w http.ResponseWriter, r *http.Request, kind li
 	w.WriteHeader(http.StatusFound)
 	fmt.Fprintf(w, "Found: %s\n", loc)
 	return true
+}
+
+// status reports the capture index for /v1/status (nil when disabled).
+func (a *access) status(ctx context.Context) *api.CapturesStatus {
+	if a == nil {
+		return nil
+	}
+	out := &api.CapturesStatus{Collections: []api.CollectionStatus{}}
+	st, err := a.idx.Stats(ctx)
+	if err != nil {
+		out.Error = err.Error()
+		return out
+	}
+	out.DiskBytes = st.DiskBytes
+	for _, sc := range st.Scopes {
+		out.Collections = append(out.Collections, api.CollectionStatus{Name: sc.Scope, Captures: sc.Captures, Revisits: sc.Revisits, Unresolved: sc.Unresolved})
+	}
+	for _, f := range a.fan.Stats() {
+		out.Behind, out.Failed = f.Behind, f.Failed
+		if f.LastError != "" {
+			out.Error = f.LastError
+		}
+	}
+	return out
 }

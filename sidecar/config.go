@@ -160,6 +160,11 @@ type SweepConfig struct {
 	ArchiveHosts []string `yaml:"archive_hosts"`
 	// Timeout per replay. Default 60s.
 	Timeout time.Duration `yaml:"timeout"`
+	// Evidence keeps each replay as WARC evidence: keep-all, on-change or
+	// none (default none); EvidenceMaxBytes bounds the evidence kept
+	// (default 1 GiB).
+	Evidence         string `yaml:"evidence"`
+	EvidenceMaxBytes int64  `yaml:"evidence_max_bytes"`
 }
 
 // LogConfig configures structured logs.
@@ -476,6 +481,12 @@ func (c *Config) Validate() error {
 		}
 		if len(s.ArchiveHosts) == 0 {
 			add(keyErr(k+".archive_hosts", "list the archive hosts the sweep may fetch from"))
+		}
+		if _, err := fixity.ParseRetention(s.Evidence); s.Evidence != "" && err != nil {
+			add(keyErr(k+".evidence", "%v", err))
+		}
+		if s.EvidenceMaxBytes < 0 {
+			add(keyErr(k+".evidence_max_bytes", "%d is negative", s.EvidenceMaxBytes))
 		}
 	}
 	switch c.Log.Level {

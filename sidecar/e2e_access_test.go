@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -31,17 +32,6 @@ import (
 	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/warcio"
 )
-
-const accessTestConfig = `
-data_dir: DIR/data
-listen:
-  tcp: 127.0.0.1:0
-  token: ${WAYSIDE_TEST_TOKEN}
-  cdx_token: ` + testCDXToken + `
-ingest:
-  dirs: [DIR/warcs]
-  poll_interval: 50ms
-`
 
 // archived is one record of the crawls, read back independently of the
 // capture index: what the access routes must serve for it.
@@ -165,10 +155,10 @@ func TestE2EAccess(t *testing.T) {
 	}
 	ci.Close()
 
-	d := startDaemon(t, dir, accessTestConfig)
+	d := startDaemon(t, dir, cdxTestConfig)
 	base := d.tcp + "/t/" + testCDXToken + "/default"
 	waitFor(t, "the capture index to hold every capture", func() bool {
-		resp := getNoRedirect(t, base+"/cdx?url="+url.QueryEscape(site.srv.URL+"/")+"&matchType=host&output=text&fl=timestamp", nil)
+		resp := httpGetRaw(t, base+"/cdx?url="+url.QueryEscape(site.srv.URL+"/")+"&matchType=host&output=text&fl=timestamp", nil)
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		return resp.StatusCode == 200 && bytes.Count(b, []byte("\n")) == len(lines)
@@ -176,7 +166,7 @@ func TestE2EAccess(t *testing.T) {
 	home := site.srv.URL + "/"
 
 	t.Run("timemap", func(t *testing.T) {
-		resp := getNoRedirect(t, base+"/timemap/link/"+home, nil)
+		resp := httpGetRaw(t, base+"/timemap/link/"+home, nil)
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/link-format" {
@@ -197,7 +187,7 @@ func TestE2EAccess(t *testing.T) {
 				t.Errorf("TimeMap lacks %s:\n%s", want, b)
 			}
 		}
-		resp = getNoRedirect(t, base+"/timemap/json/"+home, nil)
+		resp = httpGetRaw(t, base+"/timemap/json/"+home, nil)
 		b, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if n := bytes.Count(b, []byte("\n")); resp.StatusCode != 200 || n != 3 || !json.Valid(bytes.SplitN(b, []byte("\n"), 2)[0]) {
@@ -218,7 +208,7 @@ func TestE2EAccess(t *testing.T) {
 			{"between the second and third, nearer the second", h[1].Add(time.Second), h[1]},
 			{"after the last", h[2].Add(48 * time.Hour), h[2]},
 		} {
-			resp := getNoRedirect(t, base+"/"+home, map[string]string{"Accept-Datetime": tc.at.UTC().Format(http.TimeFormat)})
+			resp := httpGetRaw(t, base+"/"+home, map[string]string{"Accept-Datetime": tc.at.UTC().Format(http.TimeFormat)})
 			resp.Body.Close()
 			want := base + "/" + tc.want.UTC().Format("20060102150405") + "/" + home
 			if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != want {
@@ -229,7 +219,7 @@ func TestE2EAccess(t *testing.T) {
 				t.Errorf("%s: Vary %q Link %q", tc.name, resp.Header.Get("Vary"), resp.Header.Get("Link"))
 			}
 		}
-		resp := getNoRedirect(t, base+"/"+home, nil)
+		resp := httpGetRaw(t, base+"/"+home, nil)
 		resp.Body.Close()
 		if want := base + "/" + site.homes[2].UTC().Format("20060102150405") + "/" + home; resp.Header.Get("Location") != want {
 			t.Errorf("no Accept-Datetime: Location %q, want the latest %s", resp.Header.Get("Location"), want)
@@ -240,7 +230,7 @@ func TestE2EAccess(t *testing.T) {
 		kinds := map[string]int{}
 		for _, c := range site.captures {
 			ts := c.rec.Date.UTC().Format("20060102150405")
-			resp := getNoRedirect(t, base+"/"+ts+"id_/"+c.rec.TargetURI, nil)
+			resp := httpGetRaw(t, base+"/"+ts+"id_/"+c.rec.TargetURI, nil)
 			body, err := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if err != nil {
@@ -472,7 +462,7 @@ func TestE2EAccess(t *testing.T) {
 			{"/cdx?url=" + url.QueryEscape(home) + "&filter=~url:(", nil, 400, "filter"},
 			{"/cdx?url=" + url.QueryEscape(home) + "&limit=1000000000&output=text&fl=timestamp", nil, 200, ""},
 		} {
-			resp := getNoRedirect(t, base+tc.path, tc.hdr)
+			resp := httpGetRaw(t, base+tc.path, tc.hdr)
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.msg) {
@@ -480,7 +470,7 @@ func TestE2EAccess(t *testing.T) {
 			}
 		}
 		// The access routes need the CDX token on TCP, and are read-only.
-		resp := getNoRedirect(t, d.tcp+"/default/timemap/link/"+home, nil)
+		resp := httpGetRaw(t, d.tcp+"/default/timemap/link/"+home, nil)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("without a token: %d", resp.StatusCode)
@@ -492,7 +482,7 @@ func TestE2EAccess(t *testing.T) {
 			resp.Body.Close()
 		}
 		// The dedup CDX route for Heritrix is unchanged.
-		resp = getNoRedirect(t, d.tcp+"/t/"+testCDXToken+"/web/timemap/cdx?url="+url.QueryEscape(home)+"&limit=-1", nil)
+		resp = httpGetRaw(t, d.tcp+"/t/"+testCDXToken+"/web/timemap/cdx?url="+url.QueryEscape(home)+"&limit=-1", nil)
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != 200 || len(bytes.Fields(b)) != 7 {
@@ -500,33 +490,15 @@ func TestE2EAccess(t *testing.T) {
 		}
 	})
 
+	out, err := exec.Command(waysideBin, "status", "-addr", d.sock).Output()
+	if want := fmt.Sprintf("captures:   default %d (", len(lines)); err != nil || !strings.Contains(string(out), want) {
+		t.Errorf("wayside status: %v\n%s\nwant %q", err, out, want)
+	}
 	// SIGTERM is an interruption: the CLI's exit status 130.
 	var ee *exec.ExitError
 	if err := d.term(); err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 130) {
 		t.Fatalf("daemon exit: %v\n%s", err, d.log())
 	}
-}
-
-// getNoRedirect GETs a URL with exactly the given headers, without
-// following redirects or decoding the body.
-func getNoRedirect(t *testing.T, rawURL string, hdr map[string]string) *http.Response {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, rawURL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	tr := &http.Transport{DisableCompression: true}
-	defer tr.CloseIdleConnections()
-	c := &http.Client{Transport: tr, Timeout: 10 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
 }
 
 // cdxjLines returns the CDXJ lines written beside the WARCs.
@@ -591,4 +563,39 @@ func exitStderr(err error) string {
 		return string(ee.Stderr)
 	}
 	return ""
+}
+
+// checkCaptureIndex asks the access routes, over the Unix socket, for every
+// capture of host and checks that each record of at is there exactly once.
+func checkCaptureIndex(t *testing.T, d *daemon, host string, at map[int64]warcRec) {
+	t.Helper()
+	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", d.sock)
+	}}
+	defer tr.CloseIdleConnections()
+	var got map[int64]int
+	waitFor(t, "the capture index to hold every record", func() bool {
+		resp, err := (&http.Client{Transport: tr}).Get("http://wayside/default/cdx?url=" + host + "&matchType=host&output=text&fl=offset,url")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got = map[int64]int{}
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var off int64
+			var uri string
+			if _, err := fmt.Sscan(l, &off, &uri); err == nil {
+				if r, ok := at[off]; ok && r.URI == uri {
+					got[off]++
+				}
+			}
+		}
+		return len(got) == len(at)
+	})
+	for off, n := range got {
+		if n != 1 {
+			t.Errorf("record at offset %d is in the capture index %d times", off, n)
+		}
+	}
 }

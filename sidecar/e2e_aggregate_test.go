@@ -87,7 +87,7 @@ func startAggArchive(t *testing.T, name, dir string, mapless bool) *aggArchive {
 	}
 	for h, n := range hosts {
 		waitFor(t, name+" to index "+h, func() bool {
-			resp := getNoRedirect(t, a.base()+"/cdx?url="+url.QueryEscape("http://"+h+"/")+"&matchType=host&output=text&fl=timestamp", nil)
+			resp := httpGetRaw(t, a.base()+"/cdx?url="+url.QueryEscape("http://"+h+"/")+"&matchType=host&output=text&fl=timestamp", nil)
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			return resp.StatusCode == 200 && bytes.Count(b, []byte("\n")) == n
@@ -112,7 +112,7 @@ func mementoSet(body string) []memento {
 
 func getBody(t *testing.T, rawURL string, hdr map[string]string) (int, http.Header, string) {
 	t.Helper()
-	resp := getNoRedirect(t, rawURL, hdr)
+	resp := httpGetRaw(t, rawURL, hdr)
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode, resp.Header, string(b)

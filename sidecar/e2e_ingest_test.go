@@ -226,6 +226,9 @@ func TestE2EIngestGrowingKillRestart(t *testing.T) {
 	if l := resp.Header.Get("Link"); !strings.Contains(l, `rel="mementomap"`) {
 		t.Errorf("Link header %q does not announce the MementoMap", l)
 	}
+	// The capture index holds every record exactly once (after three
+	// kill -9s: what it had not written was caught up from the CDXJ).
+	checkCaptureIndex(t, d, "site1.example", at)
 	if err := d.term(); err != nil {
 		t.Errorf("SIGTERM exit: %v\n%s", err, d.log())
 	}

@@ -208,7 +208,8 @@ func (f *FixityService) runSweep(ctx context.Context, sc SweepConfig, hist *fixi
 		return fixity.SweepResult{}, err
 	}
 	defer rp.Close()
-	sw, err := fixity.NewSweeper(fixity.SweeperOptions{Replayer: rp, Config: fcfg, History: hist, Parallel: sc.Parallelism, Logger: f.log})
+	sw, err := fixity.NewSweeper(fixity.SweeperOptions{Replayer: rp, Config: fcfg, History: hist, Parallel: sc.Parallelism, Logger: f.log,
+		Evidence: fixity.Retention(sc.Evidence), EvidenceMaxBytes: sc.EvidenceMaxBytes})
 	if err != nil {
 		return fixity.SweepResult{}, err
 	}
@@ -322,7 +323,7 @@ func (s *Server) handleFixityReport(w http.ResponseWriter, r *http.Request, _ *r
 		recs = hist.Records()
 	}
 	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Time.Before(recs[j].Time) })
-	rep := fixity.BuildReport(recs)
+	rep := fixity.BuildReport(recs, fixity.WithManifests(fixity.StoreManifests(s.fixity.cfg.Dir)))
 	if r.URL.Path == api.PathFixityResults {
 		w.Header().Set("Content-Type", "application/json")
 		return rep.WriteJSON(w)

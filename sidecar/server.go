@@ -556,6 +556,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo
 		Index:         st,
 		Ingest:        s.ingest.Status(),
 		CrawlLog:      s.crawlLog.status(),
+		Captures:      s.access.status(r.Context()),
 		Lookups:       s.metrics.Lookups.Load(),
 		Claims:        s.metrics.Claims.Load(),
 		Revisits:      s.metrics.Revisits.Load(),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"os/exec"
@@ -266,9 +267,11 @@ func TestFixitySweepOnDemand(t *testing.T) {
 		t.Fatal("test archive is empty")
 	}
 	urim := arch.URIM("20240101000000", uris[0])
+	var c0 *Config
 	c, _, _ := runInProcess(t, func(c *Config) {
+		c0 = c
 		c.Fixity.Sweeps = []SweepConfig{{Name: "demo", URIMs: []string{urim}, Schedule: "@every 1h", Parallelism: 1,
-			ArchiveHosts: []string{arch.Host(), arch.AliasHost()}, Timeout: 10 * time.Second}}
+			ArchiveHosts: []string{arch.Host(), arch.AliasHost()}, Timeout: 10 * time.Second, Evidence: "keep-all"}}
 	})
 	ctx := context.Background()
 	var sw []api.SweepStatus
@@ -307,6 +310,22 @@ func TestFixitySweepOnDemand(t *testing.T) {
 	html := hc.get(t, api.PathFixityReport)
 	if !strings.Contains(html, "<html") || !strings.Contains(html, arch.Host()) {
 		t.Errorf("report is not the HTML report of the sweep:\n%.400s", html)
+	}
+	// The report reads the manifests: the study's tables cover the
+	// Algorithm 1 root too.
+	if !strings.Contains(html, "<td>algorithm1</td>") {
+		t.Errorf("report has no Algorithm 1 row in its Table 5:\n%.2000s", html)
+	}
+	// evidence: keep-all kept both replays as WARC evidence.
+	var warcs []string
+	filepath.WalkDir(filepath.Join(c0.Fixity.Dir, "evidence"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".warc.gz") {
+			warcs = append(warcs, p)
+		}
+		return nil
+	})
+	if len(warcs) < 4 {
+		t.Errorf("evidence WARCs kept in %s: %v, want a raw and a rewritten WARC per replay", c0.Fixity.Dir, warcs)
 	}
 }
 

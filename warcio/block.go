@@ -57,7 +57,7 @@ func (r *Reader) readBlock(rec *Record) error {
 		if err == nil {
 			rec.HTTP = info
 		}
-		sink = r.payloadSink(rec, sink)
+		r.onHead(rec)
 		if err != nil {
 			rec.anomaly("HTTP head: %v", err)
 			rec.PayloadLength, perr = r.hbr.WriteTo(sink)
@@ -90,7 +90,8 @@ func (r *Reader) readBlock(rec *Record) error {
 		}
 	} else {
 		var n int64
-		n, perr = r.hbr.WriteTo(r.payloadSink(rec, sink))
+		r.onHead(rec)
+		n, perr = r.hbr.WriteTo(sink)
 		rec.PayloadLength = n
 	}
 	if rec.HTTP == nil {
@@ -130,16 +131,11 @@ func (r *Reader) readBlock(rec *Record) error {
 	return nil
 }
 
-// payloadSink adds the writer the caller's Options.PayloadFunc picks for
-// rec to sink.
-func (r *Reader) payloadSink(rec *Record, sink io.Writer) io.Writer {
-	if r.opts.PayloadFunc == nil {
-		return sink
+// onHead tells the caller (Options.OnHead) that rec's headers are parsed.
+func (r *Reader) onHead(rec *Record) {
+	if r.opts.OnHead != nil {
+		r.opts.OnHead(rec)
 	}
-	if w := r.opts.PayloadFunc(rec); w != nil {
-		return io.MultiWriter(sink, w)
-	}
-	return sink
 }
 
 // finishRecord consumes the record trailer and sets Length.

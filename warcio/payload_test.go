@@ -9,10 +9,10 @@ import (
 	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
-// TestPayloadOption streams every payload of the corpus through
-// Options.Payload and compares it with the bytes KeepPayload keeps: the
-// callback sees the record's headers and HTTP head before any payload byte.
-func TestPayloadOption(t *testing.T) {
+// TestOnHeadAndPayload streams every payload of the corpus through
+// Options.Payload and compares it with the bytes KeepPayload keeps; OnHead
+// sees each record with its headers and HTTP head before any payload byte.
+func TestOnHeadAndPayload(t *testing.T) {
 	n := 0
 	for _, path := range testenv.CorpusWARCs(t) {
 		kept, err := Open(path, Options{KeepPayload: 1 << 30})
@@ -21,13 +21,11 @@ func TestPayloadOption(t *testing.T) {
 		}
 		var buf bytes.Buffer
 		var seen *Record
-		streamed, err := Open(path, Options{PayloadFunc: func(rec *Record) io.Writer {
-			if rec.Type == "" || (rec.Type == "response" && rec.HTTP == nil && rec.TargetURI == "") {
-				t.Errorf("%s: callback before the headers were parsed: %+v", path, rec)
+		streamed, err := Open(path, Options{Payload: &buf, OnHead: func(rec *Record) {
+			if rec.Type == "" || buf.Len() != 0 {
+				t.Errorf("%s: OnHead before the headers were parsed or after payload bytes: %+v", path, rec)
 			}
 			seen = rec
-			buf.Reset()
-			return &buf
 		}})
 		if err != nil {
 			t.Fatal(err)
@@ -50,6 +48,10 @@ func TestPayloadOption(t *testing.T) {
 			if !bytes.Equal(a.Payload, buf.Bytes()) || int64(buf.Len()) != b.PayloadLength {
 				t.Fatalf("%s offset %d: streamed %d bytes, kept %d, payload length %d", path, b.Offset, buf.Len(), len(a.Payload), b.PayloadLength)
 			}
+			if b.HTTP == nil && a.HTTP != nil {
+				t.Fatalf("%s offset %d: no HTTP head", path, b.Offset)
+			}
+			buf.Reset()
 			n++
 		}
 		kept.Close()

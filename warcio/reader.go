@@ -28,13 +28,6 @@ type Options struct {
 	// the algorithm of its WARC-Block-Digest header (SHA-1 when absent), so
 	// callers can verify stored records.
 	BlockDigest bool
-	// PayloadFunc, when set, is called for each record once its WARC headers
-	// and HTTP head (Record.HTTP) are parsed, before its payload is read;
-	// the payload bytes (de-chunked, content encoding kept) are then also
-	// written to the writer it returns (nil: not written). It streams a
-	// payload of any size, where KeepPayload holds it in memory. A write
-	// error ends the record as corrupt.
-	PayloadFunc func(rec *Record) io.Writer
 	// BlockSink, when set, is called before each record's block is read
 	// and the writer it returns receives the block's bytes as stored (for
 	// ARC records, the bytes after the header line; HTTP messages
@@ -50,6 +43,12 @@ type Options struct {
 	// KeepHTTPHead keeps the exact bytes of each HTTP message head (start
 	// line, header lines and the blank line) in HTTPInfo.Head.
 	KeepHTTPHead bool
+	// OnHead, when set, is called for each record once its WARC headers
+	// and HTTP head (Record.HTTP) are parsed, before any payload byte is
+	// read (and written to Payload): a reader that streams the payload
+	// somewhere can first act on the headers, e.g. send an HTTP response's
+	// status line.
+	OnHead func(rec *Record)
 }
 
 // Reader reads the records of one WARC file in order.

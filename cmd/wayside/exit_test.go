@@ -49,6 +49,10 @@ func TestReportExitConventions(t *testing.T) {
 		t.Errorf("interrupted without error: exit %d, %q", code, errb.String())
 	}
 	errb.Reset()
+	if code := report(&errb, errCleanStop, true); code != exitOK || errb.Len() != 0 {
+		t.Errorf("daemon stopped by a signal: exit %d, %q", code, errb.String())
+	}
+	errb.Reset()
 	if code := report(&errb, errors.New("disk full\nsecond line"), false); code != exitFailure || errb.String() != "wayside: disk full; second line\n" {
 		t.Errorf("failure: exit %d, %q", code, errb.String())
 	}

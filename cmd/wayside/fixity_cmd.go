@@ -22,9 +22,9 @@ import (
 const fixityUsage = `<command> [flags] [args]
 
 commands:
-  replay  URI-M              replay one memento in headless Chromium and print its manifest
-  compare A.json B.json      classify the change between two manifests of one URI-M
-  verify  MANIFEST...        recompute roots offline (no browser) and check them
+  replay  URI-M              replay one memento in headless Chromium and print its manifest (--evidence DIR keeps WARCs)
+  compare A.json B.json      classify the change between two manifests of one URI-M (--bytes: what differs, from evidence)
+  verify  MANIFEST...        recompute both roots offline (no browser), check them and any evidence digests
   sweep   [URI-M...]         replay a list (args, --list FILE, or stdin) into a history store
   report                     write an HTML (or --json) report of a history store
   accept  URI-M ROOT         add a root to the accepted-state set of a memento
@@ -125,11 +125,23 @@ func fixityReplayCmd(ctx context.Context, e *env, args []string) error {
 	var af fixityArchiveFlags
 	af.register(fs)
 	out := fs.String("o", "", "write the manifest to this file (default stdout)")
+	evidence := fs.String("evidence", "", "keep the replay as evidence WARCs in this new directory (rewritten/ and raw/)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return usagef("fixity replay: want exactly one URI-M")
+	}
+	var opts []fixity.ReplayOption
+	if *evidence != "" {
+		if ents, err := os.ReadDir(*evidence); err == nil && len(ents) > 0 {
+			return usagef("fixity replay: --evidence %s: directory is not empty", *evidence)
+		}
+		abs, err := filepath.Abs(*evidence)
+		if err != nil {
+			return fmt.Errorf("fixity replay: %w", err)
+		}
+		opts = append(opts, fixity.WithEvidence(abs))
 	}
 	cfg, err := af.configure()
 	if err != nil {
@@ -140,9 +152,19 @@ func fixityReplayCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer rep.Close()
-	m, err := rep.Replay(ctx, fs.Arg(0))
+	m, err := rep.Replay(ctx, fs.Arg(0), opts...)
 	if err != nil {
 		return err
+	}
+	if m.Evidence != nil && *out != "" {
+		// Evidence is referenced relative to the manifest file.
+		od, err := filepath.Abs(filepath.Dir(*out))
+		if err != nil {
+			return fmt.Errorf("fixity replay: %w", err)
+		}
+		if rel, err := filepath.Rel(od, m.Evidence.Dir); err == nil {
+			m.Evidence.Dir = filepath.ToSlash(rel)
+		}
 	}
 	if *out != "" {
 		if err := os.WriteFile(*out, m.Marshal(), 0o644); err != nil {
@@ -159,8 +181,9 @@ func fixityReplayCmd(ctx context.Context, e *env, args []string) error {
 }
 
 func fixityCompareCmd(e *env, args []string) error {
-	fs := newFlagSet(e, "fixity compare", "[--json] BEFORE.json AFTER.json")
+	fs := newFlagSet(e, "fixity compare", "[--json] [--bytes] BEFORE.json AFTER.json")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	showBytes := fs.Bool("bytes", false, "show the bytes that differ in each changed resource, read from the replays' evidence WARCs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -181,10 +204,22 @@ func fixityCompareCmd(e *env, args []string) error {
 		}
 	}
 	ch := fixity.Compare(a, b)
+	var diffs []fixity.BytesDiff
+	if *showBytes {
+		for _, r := range ch.Resources {
+			diffs = append(diffs, fixity.DiffEvidence(a, fs.Arg(0), b, fs.Arg(1), r.Key)...)
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(ch)
+		if !*showBytes {
+			return enc.Encode(ch)
+		}
+		return enc.Encode(struct {
+			fixity.Change
+			Bytes []fixity.BytesDiff `json:"bytes"`
+		}{ch, diffs})
 	}
 	fmt.Fprintf(e.stdout, "class: %s\nbefore: %s\nafter:  %s\n", ch.Class, ch.Before, ch.After)
 	if a.Context.Transient || b.Context.Transient {
@@ -193,10 +228,30 @@ func fixityCompareCmd(e *env, args []string) error {
 	for _, n := range ch.Notes {
 		fmt.Fprintf(e.stdout, "note: %s\n", n)
 	}
+	for _, c := range ch.Checks {
+		fmt.Fprintf(e.stdout, "check (%s): %s\n", c.When, c.Check)
+	}
 	for _, r := range ch.Resources {
 		fmt.Fprintf(e.stdout, "  %-20s %s\n  %20s %s\n", r.Class, r.Key, "", r.Detail)
 		for _, l := range r.Leaves {
 			fmt.Fprintf(e.stdout, "  %20s leaf: %s\n", "", l)
+		}
+	}
+	for _, d := range diffs {
+		fmt.Fprintf(e.stdout, "bytes %s [%s]:\n", d.Key, d.Side)
+		if d.Error != "" {
+			fmt.Fprintf(e.stdout, "  no evidence to compare: %s\n", d.Error)
+			continue
+		}
+		fmt.Fprintf(e.stdout, "  before %s: %d bytes sha256 %s\n  after  %s: %d bytes sha256 %s\n", d.Before, d.BeforeLength, d.BeforeSHA256, d.After, d.AfterLength, d.AfterSHA256)
+		for _, l := range d.Headers {
+			fmt.Fprintf(e.stdout, "  header %s\n", l)
+		}
+		if d.FirstDiff >= 0 {
+			fmt.Fprintf(e.stdout, "  bodies differ from byte %d\n", d.FirstDiff)
+		}
+		for _, l := range append(d.Lines, d.Hex...) {
+			fmt.Fprintf(e.stdout, "  %s\n", l)
 		}
 	}
 	return nil
@@ -216,12 +271,17 @@ func fixityVerifyCmd(e *env, args []string) error {
 		if err == nil {
 			err = fixity.Verify(m)
 		}
+		var note string
+		if err == nil {
+			note, err = fixity.VerifyEvidence(m, p)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			fmt.Fprintf(e.stdout, "FAIL %s\n", p)
 			continue
 		}
-		fmt.Fprintf(e.stdout, "ok   %s %s\n", m.Root, p)
+		a1 := fixity.ComputeAlgorithm1(m)
+		fmt.Fprintf(e.stdout, "ok   %s algorithm1 %s %s%s\n", m.Root, a1.Root, p, note)
 	}
 	return errors.Join(errs...)
 }
@@ -259,11 +319,20 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 	acceptAfter := fs.Int("accept-after", 2, "accept a root as a known state once seen this many times (negative: never)")
 	schedule := fs.String("schedule", "", "cron expression (e.g. \"0 3 * * *\" or \"@every 6h\"): keep sweeping until interrupted")
 	reportPath := fs.String("report", "", "after each sweep, rewrite this HTML report of the store")
+	evidence := fs.String("evidence", "none", "keep replays as evidence WARCs: keep-all, on-change (first replay and every root change) or none")
+	evidenceMax := fs.Int64("evidence-max", fixity.DefaultEvidenceMaxBytes, "evidence budget of the store in bytes; the oldest evidence is evicted beyond it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *store == "" {
 		return usagef("fixity sweep: --store is required")
+	}
+	retention, err := fixity.ParseRetention(*evidence)
+	if err != nil {
+		return usagef("fixity sweep: --evidence: %v", err)
+	}
+	if *evidenceMax <= 0 {
+		return usagef("fixity sweep: --evidence-max must be positive")
 	}
 	var sched cron.Schedule
 	if *schedule != "" {
@@ -315,14 +384,14 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 	}
 	defer rep.Close()
 	sw, err := fixity.NewSweeper(fixity.SweeperOptions{Replayer: rep, Config: cfg, History: hist,
-		Parallel: *parallel, Retries: *retries, AcceptAfter: *acceptAfter, Logger: log})
+		Parallel: *parallel, Retries: *retries, AcceptAfter: *acceptAfter, Evidence: retention, EvidenceMaxBytes: *evidenceMax, Logger: log})
 	if err != nil {
 		return err
 	}
 	once := func() error {
 		res, err := sw.Run(ctx, urims)
-		fmt.Fprintf(e.stdout, "sweep %s: %d mementos, %d changed, %d failed, classes %v, %.1fs\n",
-			res.Sweep, res.Total, res.Changed, res.Failed, res.ByClass, res.Finished.Sub(res.Started).Seconds())
+		fmt.Fprintf(e.stdout, "sweep %s: %d mementos, %d changed, %d failed, classes %v, %.1fs, evidence kept %d bytes\n",
+			res.Sweep, res.Total, res.Changed, res.Failed, res.ByClass, res.Finished.Sub(res.Started).Seconds(), hist.EvidenceBytes())
 		if *reportPath != "" {
 			if rerr := fixityWriteReport(hist, *reportPath); rerr != nil {
 				return errors.Join(err, rerr)
@@ -365,7 +434,7 @@ func fixityReportCmd(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep := fixity.BuildReport(recs)
+	rep := fixity.BuildReport(recs, fixity.WithManifests(fixity.StoreManifests(*store)))
 	w := e.stdout
 	if *out != "" {
 		f, err := os.Create(filepath.Clean(*out))
@@ -422,7 +491,8 @@ func fixityWriteReport(hist *fixity.History, path string) error {
 	if err != nil {
 		return err
 	}
-	if err := fsutil.WriteFileAtomic(path, 0o644, fixity.BuildReport(recs).WriteHTML); err != nil {
+	rep := fixity.BuildReport(recs, fixity.WithManifests(hist.LoadManifest))
+	if err := fsutil.WriteFileAtomic(path, 0o644, rep.WriteHTML); err != nil {
 		return fmt.Errorf("fixity sweep: report: %w", err)
 	}
 	return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"github.com/wayside-archive/wayside/internal/testenv"
@@ -61,7 +62,10 @@ func TestFixityVerifyAndCompareCmd(t *testing.T) {
 	}
 }
 
-func TestFixityCmdEndToEnd(t *testing.T) {
+// fixityTestArchive needs Chromium, starts a test archive with the
+// built-in site and returns it with the flags that configure it.
+func fixityTestArchive(t *testing.T) (*testarchive.Server, []string) {
+	t.Helper()
 	if _, err := exec.LookPath("chromium"); err != nil {
 		if _, err := os.Stat("/usr/bin/chromium"); err != nil {
 			testenv.MissingTool(t, "fixity: no Chromium binary: install chromium to run the replay tests")
@@ -71,13 +75,17 @@ func TestFixityCmdEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer arch.Close()
+	t.Cleanup(func() { arch.Close() })
 	if _, err := arch.LoadBuiltin(); err != nil {
 		t.Fatal(err)
 	}
+	return arch, []string{"--archive", "test=" + arch.Host() + "," + arch.AliasHost(), "--quiet", "400ms", "--cap", "8s", "--raw-timeout", "3s"}
+}
+
+func TestFixityCmdEndToEnd(t *testing.T) {
+	arch, archFlags := fixityTestArchive(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	archFlags := []string{"--archive", "test=" + arch.Host() + "," + arch.AliasHost(), "--quiet", "400ms", "--cap", "8s", "--raw-timeout", "3s"}
 	page := arch.URIM(testarchive.SiteTS, testarchive.PageDeterministic)
 	man := filepath.Join(dir, "m.json")
 	out, _, err := fixityRun(t, ctx, "", append(append([]string{"replay"}, archFlags...), "-o", man, page)...)
@@ -130,15 +138,100 @@ func TestFixityCmdEndToEnd(t *testing.T) {
 	}
 	out, _, err = fixityRun(t, ctx, "", "report", "--store", store, "--json")
 	var rep fixity.Report
-	if err != nil || json.Unmarshal([]byte(out), &rep) != nil || rep.Totals["replays"] < 5 || len(rep.Archives) != 1 {
+	if err != nil || json.Unmarshal([]byte(out), &rep) != nil || rep.Totals["replays"] < 5 || len(rep.Archives) != 1 || len(rep.Study) != 1 || len(rep.Study[0].Policies) != 3 {
 		t.Fatalf("report --json: %v\n%s", err, out)
 	}
-	hist, err := fixity.OpenHistory(store, nil)
+	checkedStore(t, store)
+}
+
+// TestFixityEvidenceCmd replays a memento twice with --evidence, the second
+// time with a changed image, and checks that verify checks the evidence
+// digests (and fails on a tampered evidence file), that compare --bytes
+// shows the changed bytes from the evidence, and that sweep keeps evidence
+// within --evidence-max.
+func TestFixityEvidenceCmd(t *testing.T) {
+	arch, archFlags := fixityTestArchive(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	page := arch.URIM(testarchive.SiteTS, testarchive.PageDeterministic)
+	replay := func(name string) string {
+		man := filepath.Join(dir, name+".json")
+		args := append(append([]string{"replay"}, archFlags...), "--evidence", filepath.Join(dir, name+"-evidence"), "-o", man, page)
+		if _, stderr, err := fixityRun(t, ctx, "", args...); err != nil {
+			t.Fatalf("replay %s: %v %s", name, err, stderr)
+		}
+		return man
+	}
+	a := replay("a")
+	newLogo := "\x89PNG\r\n\x1a\nchanged logo"
+	arch.Inject(testarchive.Logo, testarchive.Fault{Body: []byte(newLogo)})
+	b := replay("b")
+	arch.ClearFaults()
+	out, _, err := fixityRun(t, ctx, "", "verify", a, b)
+	if err != nil || strings.Count(out, "evidence ok: 2 files") != 2 || !strings.Contains(out, "algorithm1 ") {
+		t.Fatalf("verify with evidence: %v\n%s", err, out)
+	}
+	out, _, err = fixityRun(t, ctx, "", "compare", "--bytes", a, b)
+	if err != nil || !strings.Contains(out, "class: representation") || !strings.Contains(out, "bytes http://example.test/logo.png [raw]") ||
+		!strings.Contains(out, "bodies differ from byte 8") || !strings.Contains(out, hex.EncodeToString([]byte("changed logo"))) {
+		t.Fatalf("compare --bytes: %v\n%s", err, out)
+	}
+	// Tampering with an evidence file is caught.
+	m, err := fixity.ReadManifest(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer hist.Close()
+	ev := filepath.Join(fixity.EvidenceDir(m, b), m.Evidence.File(fixity.CaptureRaw).Name)
+	data, err := os.ReadFile(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0xff
+	if err := os.WriteFile(ev, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := fixityRun(t, ctx, "", "verify", b); err == nil || !strings.Contains(out, "FAIL") {
+		t.Fatalf("verify of tampered evidence: %v\n%s", err, out)
+	}
+
+	// A sweep keeps evidence on change within the budget.
+	store := filepath.Join(dir, "store")
+	sweep := append(append([]string{"sweep", "--store", store, "--evidence", "on-change", "--evidence-max", "100000"}, archFlags...), page)
+	for i := range 3 {
+		if i == 2 {
+			arch.Inject(testarchive.Logo, testarchive.Fault{Body: []byte(newLogo)})
+		}
+		if out, _, err := fixityRun(t, ctx, "", sweep...); err != nil || !strings.Contains(out, "evidence kept") {
+			t.Fatalf("sweep %d: %v\n%s", i, err, out)
+		}
+	}
+	hist := checkedStore(t, store)
+	kept := 0
+	for _, r := range hist.Records() {
+		if r.Kind == fixity.KindReplay && r.Evidence != "" {
+			kept++
+		}
+	}
+	if kept != 2 || hist.EvidenceBytes() > 100000 || hist.EvidenceBytes() == 0 {
+		t.Fatalf("on-change kept evidence of %d replays (%d bytes), want the first and the changed one", kept, hist.EvidenceBytes())
+	}
+	var ue usageError
+	if _, _, err := fixityRun(t, ctx, "", append([]string{"sweep", "--store", store, "--evidence", "sometimes"}, append(archFlags, page)...)...); !errors.As(err, &ue) {
+		t.Fatalf("bad --evidence: %v", err)
+	}
+}
+
+// checkedStore opens a history store (closed at cleanup) and runs its
+// invariant check.
+func checkedStore(t *testing.T, dir string) *fixity.History {
+	t.Helper()
+	hist, err := fixity.OpenHistory(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hist.Close() })
 	if err := hist.Check(); err != nil {
 		t.Fatal(err)
 	}
+	return hist
 }

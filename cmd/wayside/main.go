@@ -33,12 +33,16 @@ const (
 	exitInterrupted = 130
 )
 
+// errCleanStop is returned by a daemon that a signal told to stop and that
+// shut down cleanly: that is its normal end, exit 0.
+var errCleanStop = errors.New("stopped cleanly")
+
 // report prints the outcome of run as one line on w (and, for usage errors,
 // a hint to -h) and returns the exit status.
 func report(w io.Writer, err error, interrupted bool) int {
 	var ue usageError
 	switch {
-	case err == nil && !interrupted, errors.Is(err, flag.ErrHelp):
+	case err == nil && !interrupted, errors.Is(err, flag.ErrHelp), errors.Is(err, errCleanStop):
 		return exitOK
 	case interrupted:
 		if err != nil && !errors.Is(err, context.Canceled) {

@@ -88,6 +88,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := idx.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("serve: close index: %w", err)
 	}
+	if runErr == nil && ctx.Err() != nil {
+		// SIGTERM or Ctrl-C is how a daemon is told to stop: a clean
+		// shutdown is a success (exit 0), not an interruption.
+		return errCleanStop
+	}
 	return runErr
 }
 

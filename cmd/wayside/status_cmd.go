@@ -98,6 +98,17 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "dedup:      %d lookups, %d claims, %d revisits, %d bytes saved\n", st.Lookups, st.Claims, st.Revisits, st.BytesSaved)
 		fmt.Fprintf(e.stdout, "ingest:     %d files, %d records, %d originals, %d revisits, %d bytes, %d bytes behind, %d errors\n",
 			len(st.Ingest.Files), st.Ingest.Records, st.Ingest.Originals, st.Ingest.Revisits, st.Ingest.Bytes, st.Ingest.LagBytes, st.Ingest.Errors)
+		if c := st.Captures; c != nil {
+			var parts []string
+			for _, col := range c.Collections {
+				parts = append(parts, fmt.Sprintf("%s %d (%d revisits, %d without original)", col.Name, col.Captures, col.Revisits, col.Unresolved))
+			}
+			behind := ""
+			if c.Behind {
+				behind = ", behind (catching up from the CDXJ files)"
+			}
+			fmt.Fprintf(e.stdout, "captures:   %s; %d bytes on disk%s\n", orNone(strings.Join(parts, ", ")), c.DiskBytes, behind)
+		}
 		if cl := st.CrawlLog; cl != nil {
 			fmt.Fprintf(e.stdout, "crawl.log:  %d lines, %d duplicates, %d bytes, by status %v\n", cl.Lines, cl.Duplicates, cl.Bytes, cl.ByStatus)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/internal/pebblelog"
 )
 
 // Index is a dedupindex.Index stored in a Pebble directory. It is safe for
@@ -141,7 +142,7 @@ func Open(dir string, opts ...Option) (*Index, error) {
 	popts := &pebble.Options{
 		Comparer: &cmp,
 		Cache:    cache,
-		Logger:   pebbleLogger{o.log},
+		Logger:   pebblelog.Logger{L: o.log, Owner: "dedupindex/pebble"},
 		Merger:   &pebble.Merger{Name: mergerName, Merge: newCounterMerger},
 	}
 	popts.Levels = make([]pebble.LevelOptions, 7)
@@ -727,23 +728,6 @@ func parseToken(tok string) (instance string, seq uint64, err error) {
 		return "", 0, fmt.Errorf("%w: malformed token %q", dedupindex.ErrNoClaim, tok)
 	}
 	return inst, seq, nil
-}
-
-// pebbleLogger routes Pebble's log messages to slog.
-type pebbleLogger struct{ l *slog.Logger }
-
-func (p pebbleLogger) Infof(format string, args ...any) {
-	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
-}
-
-func (p pebbleLogger) Errorf(format string, args ...any) {
-	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
-}
-
-func (p pebbleLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	p.l.Error(msg, "component", "pebble")
-	panic("dedupindex/pebble: fatal: " + msg)
 }
 
 // counterMerger adds varint deltas.

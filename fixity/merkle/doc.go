@@ -13,6 +13,10 @@
 // give the same root (the CVE-2012-2459 class of collisions), and leaves can
 // never be confused with interior nodes because of the 0x00/0x01 prefixes.
 //
+// PlainRoot is a second, deliberately weaker tree: the plain pairwise tree
+// (SHA-256(left || right), odd last node promoted, no prefixes) that package
+// fixity uses only to reproduce the fixity study's Algorithm 1 roots.
+//
 // Leaf encoding (see Encode): one tag byte naming what the leaf holds,
 // followed by each field as a 4-byte big-endian length and the field's
 // bytes. Two leaves with different fields therefore never encode to the same

@@ -107,6 +107,7 @@ const (
 	TagRedirect    Tag = 'L' // fields: hop status, canonical URI-M of the hop
 	TagResource    Tag = 'R' // fields: canonical key, resource root
 	TagCapture     Tag = 'C' // fields: capture name ("rewritten" or "raw"), capture root
+	TagEntity      Tag = 'E' // fields: canonical key, hex entity hash (entity-only policy)
 )
 
 // Encode returns tag || for each field: uint32 big-endian length || field.

@@ -163,3 +163,37 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestPlainRoot checks the plain tree against its definition written out
+// by hand: pairs left to right, the odd last node promoted unchanged.
+func TestPlainRoot(t *testing.T) {
+	n := func(i byte) Hash { return Sum([]byte{i}) }
+	pair := func(a, b Hash) Hash { return Sum(append(a[:], b[:]...)) }
+	cases := []struct {
+		nodes []Hash
+		want  Hash
+	}{
+		{nil, Sum(nil)},
+		{[]Hash{n(0)}, n(0)},
+		{[]Hash{n(0), n(1)}, pair(n(0), n(1))},
+		{[]Hash{n(0), n(1), n(2)}, pair(pair(n(0), n(1)), n(2))},
+		{[]Hash{n(0), n(1), n(2), n(3), n(4)}, pair(pair(pair(n(0), n(1)), pair(n(2), n(3))), n(4))},
+		{[]Hash{n(0), n(1), n(2), n(3), n(4), n(5)}, pair(pair(pair(n(0), n(1)), pair(n(2), n(3))), pair(n(4), n(5)))},
+	}
+	for i, c := range cases {
+		in := append([]Hash(nil), c.nodes...)
+		if got := PlainRoot(c.nodes); got != c.want {
+			t.Errorf("case %d (%d nodes): %s, want %s", i, len(c.nodes), got, c.want)
+		}
+		for j := range in {
+			if in[j] != c.nodes[j] {
+				t.Fatalf("case %d: PlainRoot changed its input", i)
+			}
+		}
+	}
+	// Promotion, not duplication (Bitcoin's rule): [a b c] and [a b c c]
+	// differ.
+	if PlainRoot([]Hash{n(0), n(1), n(2)}) == PlainRoot([]Hash{n(0), n(1), n(2), n(2)}) {
+		t.Error("an odd last node was duplicated instead of promoted")
+	}
+}

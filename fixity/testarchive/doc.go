@@ -24,6 +24,9 @@
 //
 // Faults (Server.Inject) change what is served for one URI-R: status flips,
 // header changes, redirects to another memento, changed bodies, hangs
-// (timeouts), extra HTML (extra resources, live-web leaks) and links through
-// the alias host name.
+// (timeouts), extra HTML (extra resources, live-web leaks), links through
+// the alias host name, and what the fixity study's guidelines 5-7 warn
+// about: an id_ endpoint that serves rewritten content (RawRewritten), an
+// answer from an archive-side cache that ignores Cache-Control: no-cache
+// (Cached) and a soft 404, a 200 "not archived" page (SoftNotFound).
 package testarchive

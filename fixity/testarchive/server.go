@@ -53,6 +53,12 @@ type Fault struct {
 	// RawRewritten makes the id_ modifier serve the rewritten body, as
 	// archives that do not support raw replay do.
 	RawRewritten bool
+	// Cached marks every answer as served by an archive-side cache that
+	// ignores the client's Cache-Control: no-cache (see faults.go).
+	Cached bool
+	// SoftNotFound answers 200 with an HTML "not archived" page instead of
+	// the memento: a soft 404 (see faults.go).
+	SoftNotFound bool
 }
 
 // Server is a running test archive. Create it with New.
@@ -324,6 +330,9 @@ func (s *Server) serveMemento(w http.ResponseWriter, r *http.Request, ts, mod, u
 	out.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 	if rewritten {
 		body = s.rewrite(r, urir, ts, hdr.Get("Content-Type"), body, f)
+	}
+	if hasFault {
+		status, body = guidelineFaults(f, out, urir, status, body)
 	}
 	out.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)

@@ -247,6 +247,7 @@ type Status struct {
 	Index         dedupindex.Stats `json:"index"`
 	Ingest        IngestStatus     `json:"ingest"`
 	CrawlLog      *CrawlLogStatus  `json:"crawl_log,omitempty"`
+	Captures      *CapturesStatus  `json:"captures,omitempty"`
 	Lookups       int64            `json:"lookups"`
 	Claims        int64            `json:"claims"`
 	Revisits      int64            `json:"revisits"`
@@ -254,6 +255,26 @@ type Status struct {
 	// Aggregate is the MementoMap-routed aggregator's state, when
 	// aggregate.archives is configured.
 	Aggregate *AggregateStatus `json:"aggregate,omitempty"`
+}
+
+// CapturesStatus describes the capture index behind the access routes.
+type CapturesStatus struct {
+	Collections []CollectionStatus `json:"collections"`
+	DiskBytes   uint64             `json:"disk_bytes"`
+	// Behind is set while captures dropped from the index's queue have
+	// not been caught up (from the CDXJ files).
+	Behind bool   `json:"behind,omitempty"`
+	Failed int64  `json:"failed,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// CollectionStatus counts the captures of one collection.
+type CollectionStatus struct {
+	Name     string `json:"name"`
+	Captures int64  `json:"captures"`
+	Revisits int64  `json:"revisits"`
+	// Unresolved counts revisits whose original the archive does not hold.
+	Unresolved int64 `json:"unresolved"`
 }
 
 // CrawlLogStatus summarises a tailed Heritrix crawl.log.
