@@ -102,7 +102,7 @@ func runAggLookup(ctx context.Context, e *env, cmd string, args []string) error 
 	}
 	uriR, err := aggregate.ParseURIR(fs.Arg(0))
 	if err != nil {
-		return fmt.Errorf("aggregate %s: %w", cmd, err)
+		return fs.usagef("aggregate %s: %v", cmd, err)
 	}
 	at := time.Now().UTC()
 	if fs.NArg() == 2 {
