@@ -126,7 +126,7 @@ func (a *Aggregator) refreshMap(ctx context.Context, up *upstream) error {
 		}
 	}
 	up.stats.mapFetches.Add(1)
-	ctx, cancel := context.WithTimeout(ctx, max(up.cfg.Timeout, time.Minute))
+	ctx, cancel := context.WithTimeout(ctx, max(up.cfg.Timeout, 5*time.Minute)) // maps may be large
 	defer cancel()
 	var body io.ReadCloser
 	if isLocal(src) {
