@@ -198,6 +198,29 @@ func TestMapFaults(t *testing.T) {
 		}
 	})
 
+	t.Run("a download cut short never routes", func(t *testing.T) {
+		// The map server dies halfway through the (chunked) body, at a
+		// line boundary: what arrived would parse, but lacks keys.
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Write(good[:bytes.IndexByte(good, '\n')+1])
+			w.(http.Flusher).Flush()
+			c, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				c.Close()
+			}
+		}))
+		defer srv.Close()
+		cfg := a.config(false, false)
+		cfg.MementoMap = srv.URL + "/map"
+		ag := newAggregator(t, aggregate.Config{Archives: []aggregate.ArchiveConfig{cfg}})
+		if _, _, _, state := stat(t, ag, "a"); state != "unavailable" {
+			t.Fatalf("torn map: state %s", state)
+		}
+		if r, _ := ag.TimeMap(ctx, "http://example.com/held"); !r.Archives[0].Asked || len(r.Mementos) != 1 {
+			t.Errorf("torn map: %+v", r)
+		}
+	})
+
 	t.Run("conditional refresh", func(t *testing.T) {
 		etag := `"v1"`
 		var gets, notModified int

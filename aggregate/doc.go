@@ -18,7 +18,9 @@
 // Maps are fetched at start and every refresh interval (conditionally,
 // with the ETag or Last-Modified the archive sent), copied into the map
 // directory, memory-mapped (mementomap.OpenMap: lookups are binary
-// searches in place), checked line by line, and swapped in whole; the
+// searches in place), checked line by line (a download cut short, known
+// by its chunked or Content-Length framing, is never used), and swapped
+// in whole; the
 // file is unlinked at once (the mapping keeps it) and an old map is
 // unmapped only once no lookup reads it.
 //
