@@ -20,9 +20,8 @@
 // directory, memory-mapped (mementomap.OpenMap: lookups are binary
 // searches in place), checked line by line (a download cut short, known
 // by its chunked or Content-Length framing, is never used), and swapped
-// in whole; the
-// file is unlinked at once (the mapping keeps it) and an old map is
-// unmapped only once no lookup reads it.
+// in whole; the file is unlinked at once (the mapping keeps it) and an old
+// map is unmapped only once no lookup reads it.
 //
 // The rule that keeps routing from hiding holdings: an archive is skipped
 // only when a loaded map says the URI-R's key is absent (no key of the
