@@ -3,16 +3,21 @@
 //
 // The central type is Capture: the event "a record is durably in a WARC file
 // at (file, offset) with payload digest D". Two producers make captures —
-// the crawler (package crawl) and the WARC ingester that follows the
-// directories other crawlers write to — and both convert records with the
-// one converter, warcio.Record.Capture. They hand each capture to a Fanout
-// only after the bytes it describes have been written and synced to stable
-// storage, so a consumer may safely point other records (revisits, index
-// entries) at it.
+// the crawler (package crawl) and the ingester that follows the WARC
+// directories other crawlers write to (package ingest) — and both convert
+// records with the one converter, warcio.Record.Capture (the crawler reads
+// back the bytes it has just serialised). Each producer writes the
+// capture's CDXJ line (cdxj.FromCapture) beside the WARC itself, on its
+// durable path, and then hands the capture to a Fanout — only after the
+// bytes it describes are on stable storage, so a consumer may safely point
+// other records (revisits, index entries) at it. Captures of one WARC file
+// reach the Fanout in offset order.
 //
-// The Fanout gives every consumer (Subscriber) its own bounded queue: the
-// live MementoMap, the CDXJ files, format characterization, the capture
-// index. A slow consumer falls behind and catches up (Resyncer); a failing
-// one is counted and reported; neither ever delays a WARC write or a dedup
-// commit.
+// The Fanout gives every consumer (Subscriber) its own bounded queue and
+// goroutine: the live MementoMap today; format characterization and the
+// capture index next. A slow consumer falls behind and catches up from the
+// CDXJ files (Resyncer); a failing one is counted and reported; neither
+// ever delays a WARC write or a dedup commit. Package consumers assembles
+// the consumers, the same for `wayside crawl` and `wayside serve`, and says
+// how to add one.
 package wayside

@@ -111,6 +111,8 @@ type consumer struct {
 	lastErr   error
 	// queued counts captures put on the queue.
 	queued atomic.Int64
+	// finished is set when the consumer's goroutine returns.
+	finished atomic.Bool
 }
 
 // Add registers a consumer under a name used in logs and Stats. Consumers
@@ -156,6 +158,7 @@ func (f *Fanout) OnCapture(_ context.Context, c Capture) error {
 
 func (f *Fanout) run(k *consumer) {
 	defer f.wg.Done()
+	defer k.finished.Store(true)
 	for {
 		select {
 		case c, ok := <-k.ch:
@@ -229,6 +232,29 @@ func safely(fn func() error) (err error) {
 	return fn()
 }
 
+// stuckGrace bounds how long Close waits, after the drain timeout cancelled
+// the consumers' context, for a consumer still inside OnCapture or Resync
+// (the drain timeout itself when shorter, at least 100ms).
+const stuckGrace = 5 * time.Second
+
+// markStuck reports every consumer whose goroutine has not returned.
+func (f *Fanout) markStuck() {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	for _, k := range f.consumers {
+		if k.finished.Load() {
+			continue
+		}
+		n := int64(len(k.ch))
+		k.mu.Lock()
+		k.dropped += n
+		k.behind = true
+		k.lastErr = errors.New("still inside OnCapture or Resync after the drain timeout (it ignores its context): abandoned")
+		k.mu.Unlock()
+		f.log.Error("wayside: consumer is stuck: abandoned at close", "consumer", k.name)
+	}
+}
+
 // Stats returns one entry per consumer, in the order they were added.
 func (f *Fanout) Stats() []ConsumerStats {
 	f.mu.RLock()
@@ -300,7 +326,14 @@ func (f *Fanout) Close() error {
 	case <-done:
 	case <-time.After(f.drain):
 		f.cancel()
-		<-done
+		// A consumer that ignores its context cannot hold Close (and so
+		// the producer's shutdown) forever: after a grace period it is
+		// left behind and reported stuck.
+		select {
+		case <-done:
+		case <-time.After(min(max(f.drain, 100*time.Millisecond), stuckGrace)):
+			f.markStuck()
+		}
 	}
 	f.cancel()
 	var errs []error
@@ -308,6 +341,8 @@ func (f *Fanout) Close() error {
 		switch {
 		case s.Failed > 0:
 			errs = append(errs, fmt.Errorf("consumer %s failed on %d of %d captures (last: %s)", s.Name, s.Failed, s.Failed+s.Delivered, s.LastError))
+		case s.Behind && s.LastError != "":
+			errs = append(errs, fmt.Errorf("consumer %s missed %d captures and has not caught up (%s)", s.Name, s.Dropped, s.LastError))
 		case s.Behind:
 			errs = append(errs, fmt.Errorf("consumer %s missed %d captures and has not caught up", s.Name, s.Dropped))
 		}

@@ -173,3 +173,42 @@ func TestFanoutReportsUnrecoveredDrops(t *testing.T) {
 		t.Fatalf("Close = %v, want the missed captures reported", err)
 	}
 }
+
+// A consumer that ignores its context and never returns cannot hold Close
+// (and so a producer's shutdown) forever: it is abandoned after the drain
+// timeout and a grace period, and Close names it.
+func TestFanoutCloseAbandonsStuckConsumer(t *testing.T) {
+	f := wayside.NewFanout(wayside.WithDrainTimeout(100 * time.Millisecond))
+	stuck := make(chan struct{})
+	defer close(stuck)
+	entered := make(chan struct{}, 1)
+	f.Add("stuck", wayside.SubscriberFunc(func(context.Context, wayside.Capture) error {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-stuck // ignores ctx
+		return nil
+	}))
+	ok := &recorder{}
+	f.Add("ok", ok)
+	for _, c := range caps(10) {
+		if err := f.OnCapture(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-entered
+	done := make(chan error, 1)
+	go func() { done <- f.Close() }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "consumer stuck") || !strings.Contains(err.Error(), "abandoned") {
+			t.Fatalf("Close: %v, want the stuck consumer named", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Close waits for a consumer that ignores its context")
+	}
+	if got := ok.got(); len(got) != 10 {
+		t.Errorf("the healthy consumer got %d of 10 captures", len(got))
+	}
+}

@@ -58,8 +58,8 @@ func (ix *Index) OnCapture(ctx context.Context, c wayside.Capture) error {
 //
 // Writes are not fsynced one by one but every WithSyncInterval: a process
 // crash loses nothing (the write-ahead log is in the kernel's hands), a
-// power loss at most the last interval, which Open catches up on from the
-// CDXJ files.
+// power loss at most the last interval, which the catch-up at start reads
+// back from the CDXJ files.
 func (ix *Index) Add(ctx context.Context, cs ...wayside.Capture) (int, error) {
 	if err := ix.begin(); err != nil {
 		return 0, err

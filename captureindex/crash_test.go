@@ -48,8 +48,11 @@ func crashCapture(i int) wayside.Capture {
 func crashChild(dir string) error {
 	ctx := context.Background()
 	cdxjDir := filepath.Join(dir, "cdxj")
-	ix, err := Open(ctx, filepath.Join(dir, "ci"), WithCDXJDirs(cdxjDir))
+	ix, err := Open(filepath.Join(dir, "ci"), WithCDXJDirs(cdxjDir))
 	if err != nil {
+		return err
+	}
+	if err := ix.Resync(ctx); err != nil {
 		return err
 	}
 	path := filepath.Join(cdxjDir, "crash.cdxj")
@@ -79,10 +82,10 @@ func crashChild(dir string) error {
 }
 
 // TestCrashKill9 kills a process that is feeding the index (kill -9, at a
-// random point after a random amount of work), reopens the index and finds
-// every capture whose CDXJ line was written — so after any crash the index
-// covers the CDXJ files — with every revisit resolved and the invariants
-// intact.
+// random point after a random amount of work), reopens the index, catches
+// up (Resync, as consumers.Set.CatchUp does at start) and finds every
+// capture whose CDXJ line was written — so after any crash the index covers
+// the CDXJ files — with every revisit resolved and the invariants intact.
 func TestCrashKill9(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "cdxj"), 0o755); err != nil {
@@ -113,8 +116,11 @@ func TestCrashKill9(t *testing.T) {
 			t.Fatalf("round %d: child stopped after %d captures", round, done)
 		}
 		ctx := context.Background()
-		ix, err := Open(ctx, filepath.Join(dir, "ci"), WithCDXJDirs(filepath.Join(dir, "cdxj")))
+		ix, err := Open(filepath.Join(dir, "ci"), WithCDXJDirs(filepath.Join(dir, "cdxj")))
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Resync(ctx); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "cdxj", "crash.cdxj"))
@@ -157,8 +163,11 @@ func TestPowerLoss(t *testing.T) {
 	mem := vfs.NewStrictMem()
 	cdxjDir := t.TempDir()
 	open := func() *Index {
-		ix, err := Open(ctx, "/ci", withFS(mem), WithCDXJDirs(cdxjDir))
+		ix, err := Open("/ci", withFS(mem), WithCDXJDirs(cdxjDir))
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Resync(ctx); err != nil {
 			t.Fatal(err)
 		}
 		return ix

@@ -13,9 +13,10 @@
 // wayside.Resyncer: Resync reads the CDXJ files written beside the WARCs
 // (WithCDXJDirs; cdxj.Line.Capture converts their lines) and adds what the
 // index missed, whether the Fanout dropped captures for it or the process
-// died between a CDXJ line and its index entry. Open resyncs once, so the
-// index always covers the CDXJ files. A per-file watermark (size and
-// modification time) keeps unchanged files from being read again.
+// died between a CDXJ line and its index entry; its owner calls it once at
+// start too (package consumers does, after the producer's own recovery),
+// so the index always covers the CDXJ files. A per-file watermark (size
+// and modification time) keeps unchanged files from being read again.
 //
 // # Storage
 //
@@ -42,11 +43,11 @@
 //
 // Writes are atomic batches, fsynced together once a second
 // (WithSyncInterval) rather than one by one: a killed process loses nothing
-// the kernel has, and after a power loss Open catches up from the CDXJ
-// files on what the last interval lost (the WARC ingester fsyncs its CDXJ
-// lines before it delivers their captures). No entry can point at a record
-// that is not durable: captures are delivered, and CDXJ lines written, only
-// after their records are synced.
+// the kernel has, and after a power loss the catch-up at start reads what
+// the last interval lost from the CDXJ files (the producers write CDXJ
+// lines on their durable path, before they deliver the captures). No entry
+// can point at a record that is not durable: captures are delivered, and
+// CDXJ lines written, only after their records are synced.
 //
 // Check verifies the invariants (bbolt style) and is run in test cleanup.
 package captureindex

@@ -1,7 +1,6 @@
 package captureindex
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -88,24 +87,26 @@ func WithScope(s string) Option {
 
 // WithCDXJDirs names the directories holding the CDXJ files written beside
 // the WARCs (by the crawler or the ingester): Resync reads them to catch up
-// on captures the index missed, and Open does so once at start, so a crash
-// between a record's CDXJ line and its index entry loses nothing.
+// on captures the index missed — after the Fanout dropped some, and at
+// start, so a crash between a record's CDXJ line and its index entry loses
+// nothing.
 func WithCDXJDirs(dirs ...string) Option {
 	return func(o *options) { o.cdxjDirs = append(o.cdxjDirs, dirs...) }
 }
 
 // WithSyncInterval sets how often writes are made durable (fsync of the
 // write-ahead log; default 1s, negative: only at Close). Between syncs a
-// power loss can take the newest entries, which Open then recovers from
+// power loss can take the newest entries, which Resync at start recovers from
 // the CDXJ files.
 func WithSyncInterval(d time.Duration) Option { return func(o *options) { o.sync = d } }
 
 // withFS runs the index on another file system (crash tests).
 func withFS(fs vfs.FS) Option { return func(o *options) { o.fs = fs } }
 
-// Open opens or creates the capture index in dir and catches up from the
-// CDXJ files (WithCDXJDirs) changed since it last read them.
-func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
+// Open opens or creates the capture index in dir. It does not catch up:
+// call Resync once the producer has recovered its CDXJ files and before
+// captures flow (consumers.Set.CatchUp does).
+func Open(dir string, opts ...Option) (*Index, error) {
 	o := options{log: slog.New(slog.DiscardHandler), scope: DefaultScope, sync: time.Second}
 	for _, f := range opts {
 		f(&o)
@@ -139,10 +140,6 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
 		ids: map[byte]map[string]uint64{}, names: map[byte]map[uint64]string{}, next: map[byte]uint64{},
 		counters: map[uint64]map[byte]int64{}}
 	if err := ix.load(); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("captureindex: open %s: %w", dir, err)
-	}
-	if err := ix.Resync(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("captureindex: open %s: %w", dir, err)
 	}

@@ -23,7 +23,7 @@ import (
 // invariants when the test ends.
 func openTest(t testing.TB, opts ...Option) *Index {
 	t.Helper()
-	ix, err := Open(context.Background(), filepath.Join(t.TempDir(), "ci"), opts...)
+	ix, err := Open(filepath.Join(t.TempDir(), "ci"), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestRevisitResolution(t *testing.T) {
 }
 
 // TestResync writes the corpus's CDXJ files as the crawler does, opens an
-// index over them and finds every line; unchanged files are not read again,
+// index over them, catches up and finds every line; unchanged files are not read again,
 // a grown one is, and bad lines are skipped.
 func TestResync(t *testing.T) {
 	ctx := context.Background()
@@ -394,8 +394,11 @@ func TestResync(t *testing.T) {
 	os.WriteFile(bad, []byte("not a line\n"+lineOf(good)+"\ncom,example)/ 2024 {\"url\": \"http://example.com/\"}\ncom,example)/partial 20240101000000 {"), 0o644)
 	want[lineOf(good)] = true
 	ixDir := filepath.Join(t.TempDir(), "ci")
-	ix, err := Open(ctx, ixDir, WithCDXJDirs(dir))
+	ix, err := Open(ixDir, WithCDXJDirs(dir))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Resync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]bool{}
@@ -434,12 +437,15 @@ func TestResync(t *testing.T) {
 		t.Errorf("captures %d → %d after appending to a CDXJ file", st.Scopes[0].Captures, st2.Scopes[0].Captures)
 	}
 	ix.Close()
-	// Reopening reads nothing again.
-	ix, err = Open(ctx, ixDir, WithCDXJDirs(dir))
+	// Reopening and catching up reads nothing again.
+	ix, err = Open(ixDir, WithCDXJDirs(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
+	if err := ix.Resync(ctx); err != nil {
+		t.Fatal(err)
+	}
 	st3, _ := ix.Stats(ctx)
 	if st3.Scopes[0].Captures != st2.Scopes[0].Captures {
 		t.Errorf("reopen changed the count: %d → %d", st2.Scopes[0].Captures, st3.Scopes[0].Captures)

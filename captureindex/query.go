@@ -71,6 +71,28 @@ func (ix *Index) empty(scope string, err error) bool {
 	return errors.Is(err, ErrNoScope) && (scope == "" || scope == ix.scope)
 }
 
+// exactRange returns the key prefix of the captures of urlkey in scope and
+// the bounds selecting those from..to (zero: unbounded); ok is false when
+// the default collection holds nothing yet.
+func (ix *Index) exactRange(scope, urlkey string, from, to time.Time) (p, lo, hi []byte, ok bool, err error) {
+	sid, err := ix.scopeID(scope)
+	if ix.empty(scope, err) {
+		return nil, nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, nil, false, err
+	}
+	p = urlPrefix(sid, urlkey)
+	lo, hi = p, upperBound(p)
+	if !from.IsZero() {
+		lo = secondsKey(append([]byte(nil), p...), from)
+	}
+	if !to.IsZero() {
+		hi = secondsKey(append([]byte(nil), p...), to.Add(time.Second))
+	}
+	return p, lo, hi, true, nil
+}
+
 // HasScope reports whether the index holds captures of a collection.
 func (ix *Index) HasScope(name string) bool {
 	_, ok := ix.lookupID(kindScope, name)
@@ -87,25 +109,22 @@ func (ix *Index) Scan(ctx context.Context, q Query, fn func(*Entry) error) error
 		return err
 	}
 	defer ix.end()
-	scope, err := ix.scopeID(q.Scope)
-	if ix.empty(q.Scope, err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
 	var lo, hi []byte
 	filterTime := false
 	if q.End == "" {
-		p := urlPrefix(scope, q.Key)
-		lo, hi = p, upperBound(p)
-		if !q.From.IsZero() {
-			lo = secondsKey(append([]byte(nil), p...), q.From)
+		_, l, h, ok, err := ix.exactRange(q.Scope, q.Key, q.From, q.To)
+		if !ok {
+			return err
 		}
-		if !q.To.IsZero() {
-			hi = secondsKey(append([]byte(nil), p...), q.To.Add(time.Second))
-		}
+		lo, hi = l, h
 	} else {
+		scope, err := ix.scopeID(q.Scope)
+		if ix.empty(q.Scope, err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 		lo, hi = rangeKey(scope, q.Key), rangeKey(scope, q.End)
 		filterTime = !q.From.IsZero() || !q.To.IsZero()
 	}
@@ -165,20 +184,9 @@ func (ix *Index) Times(ctx context.Context, scope, urlkey string, from, to time.
 		return err
 	}
 	defer ix.end()
-	sid, err := ix.scopeID(scope)
-	if ix.empty(scope, err) {
-		return nil
-	}
-	if err != nil {
+	p, lo, hi, ok, err := ix.exactRange(scope, urlkey, from, to)
+	if !ok {
 		return err
-	}
-	p := urlPrefix(sid, urlkey)
-	lo, hi := p, upperBound(p)
-	if !from.IsZero() {
-		lo = secondsKey(append([]byte(nil), p...), from)
-	}
-	if !to.IsZero() {
-		hi = secondsKey(append([]byte(nil), p...), to.Add(time.Second))
 	}
 	it, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
@@ -211,14 +219,10 @@ func (ix *Index) Closest(ctx context.Context, scope, urlkey string, t time.Time,
 		return err
 	}
 	defer ix.end()
-	sid, err := ix.scopeID(scope)
-	if ix.empty(scope, err) {
-		return nil
-	}
-	if err != nil {
+	p, _, _, ok, err := ix.exactRange(scope, urlkey, time.Time{}, time.Time{})
+	if !ok {
 		return err
 	}
-	p := urlPrefix(sid, urlkey)
 	mid := secondsKey(append([]byte(nil), p...), t)
 	fwd, err := ix.db.NewIterWithContext(ctx, &pebble.IterOptions{LowerBound: mid, UpperBound: upperBound(p)})
 	if err != nil {

@@ -43,5 +43,5 @@ func (l *Line) Capture() (wayside.Capture, error) {
 }
 
 // AppendJSONString appends s as a JSON string the way CDXJ lines (and
-// pywb's JSON outputs, Python's json.dumps) write it: non-ASCII as \uXXXX.
+// pywb's JSON outputs, Python's json.dumps) write it: non-ASCII as \u escapes.
 func AppendJSONString(dst []byte, s string) []byte { return appendJSONString(dst, s) }

@@ -11,14 +11,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
+	"github.com/wayside-archive/wayside/internal/cdxjtest"
+	"github.com/wayside-archive/wayside/profiler"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -28,28 +33,43 @@ const (
 	crashInRecord = "wayside-crash-child-inside-a-record"
 )
 
-// TestCrashChild is the crawler process TestCrashRecovery kills; it does
-// nothing unless started by it.
-func TestCrashChild(t *testing.T) {
-	spec := os.Getenv(crashChildEnv)
-	if spec == "" {
-		return
+// TestMain runs the crawler child process TestCrashRecovery starts and
+// kills (the test binary re-executed with crashChildEnv set), or the tests.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(crashChildEnv); spec != "" {
+		err := crashChild(spec)
+		fmt.Fprintln(os.Stderr, "crash child:", err)
+		os.Exit(3) // the parent expects to kill it: any exit is a failure
 	}
+	os.Exit(m.Run())
+}
+
+// crashChild crawls the site again and again, as `wayside crawl` does,
+// with the live map enabled, until it is killed; it returns only on error.
+func crashChild(spec string) error {
 	dir, base, _ := strings.Cut(spec, "|")
 	seed, err := ParseSeed(base + "/")
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	big, err := ParseSeed(base + "/big.bin")
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	var inRecord sync.Once
 	for i := 0; ; i++ {
-		s, err := Open(Config{WARCDir: dir, Writer: WriterOptions{MaxFileSize: 1 << 20, CompressionLevel: 1},
-			Recorder: Options{Conditional: i%2 == 1}})
+		cons, err := consumers.Open(consumers.Config{CDXJDirs: []string{dir},
+			LiveMap: consumers.LiveMapConfig{Path: filepath.Join(dir, crashMap), MergeInterval: 20 * time.Millisecond}})
 		if err != nil {
-			t.Fatal(err)
+			return err
+		}
+		s, err := Open(Config{WARCDir: dir, Writer: WriterOptions{MaxFileSize: 1 << 20, CompressionLevel: 1},
+			Recorder: Options{Conditional: i%2 == 1}, Subscriber: cons.Fanout})
+		if err != nil {
+			return err
+		}
+		if err := cons.CatchUp(context.Background()); err != nil {
+			return err
 		}
 		// Between the write(2) calls of a record: say so once, then
 		// dawdle, so the parent can kill the process inside a record.
@@ -62,16 +82,22 @@ func TestCrashChild(t *testing.T) {
 		}
 		c, err := NewCrawler(CrawlConfig{Seeds: []*url.URL{seed, big}, Recorder: s.Recorder, MaxDepth: -1, Parallel: 4})
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if err := c.Run(context.Background()); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if err := s.Close(); err != nil {
-			t.Fatal(err)
+			return err
+		}
+		if err := cons.Close(); err != nil {
+			return err
 		}
 	}
 }
+
+// crashMap is the live MementoMap the crash child keeps beside its WARCs.
+const crashMap = "live.ukvs"
 
 // TestCrashRecovery kills a crawling process with SIGKILL at random points
 // (every fourth crash is left for the next child to recover at start-up)
@@ -100,7 +126,7 @@ func TestCrashRecovery(t *testing.T) {
 	const runs = 20
 	partials, revisits := 0, 0
 	for run := 0; run < runs; run++ {
-		cmd := exec.Command(exe, "-test.run=^TestCrashChild$", "-test.count=1")
+		cmd := exec.Command(exe)
 		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir+"|"+srv.URL)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()
@@ -219,6 +245,7 @@ func TestCrashRecovery(t *testing.T) {
 			t.Errorf("run %d: index check: %v", run, err)
 		}
 		ix.Close()
+		checkSpineAfterCrash(t, run, dir)
 		if t.Failed() {
 			t.Fatalf("run %d failed", run)
 		}
@@ -235,4 +262,78 @@ func TestCrashRecovery(t *testing.T) {
 	if revisits == 0 {
 		t.Fatal("the crashed crawls wrote no revisits: the test checked nothing")
 	}
+}
+
+// checkSpineAfterCrash checks, after a kill and recovery, what the capture
+// spine keeps beside the WARCs: every closed WARC's CDXJ is `wayside cdxj`
+// of it and sorted (no CDXJ rewrite left half-done), and the live map —
+// reopened and caught up from the CDXJ files, as the next crawl does —
+// answers present for every URI the CDXJ files index.
+func checkSpineAfterCrash(t *testing.T, run int, dir string) {
+	t.Helper()
+	var sides []string
+	for _, w := range warcFiles(t, dir, false) {
+		side := filepath.Join(dir, cdxjName(filepath.Base(w)))
+		if _, err := os.Stat(side); err != nil {
+			t.Errorf("run %d: %s has no CDXJ file: %v", run, filepath.Base(w), err)
+			continue
+		}
+		sides = append(sides, side)
+		if got, want := readFile(t, side), indexOf(t, w); got != want {
+			t.Errorf("run %d: %s is not `wayside cdxj` of its WARC after recovery:\n%s", run, side, lineDiff(got, want))
+		}
+	}
+	lines := cdxjtest.CheckSorted(t, sides)
+	l, err := profiler.OpenLive(filepath.Join(dir, crashMap), profiler.LiveOptions{CDXJDirs: []string{dir}})
+	if err != nil {
+		t.Fatalf("run %d: reopen the live map after the kill: %v", run, err)
+	}
+	defer l.Close()
+	if err := l.Resync(context.Background()); err != nil {
+		t.Fatalf("run %d: live map catch-up: %v", run, err)
+	}
+	if err := l.Check(); err != nil {
+		t.Errorf("run %d: %v", run, err)
+	}
+	for _, s := range lines {
+		ln, err := cdxj.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := l.Lookup(ln.URL)
+		if err != nil || !m.Present {
+			t.Errorf("run %d: live map has no %s after the kill (%v)", run, ln.URL, err)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("run %d: temporary file %s left after recovery", run, e.Name())
+		}
+	}
+}
+
+// lineDiff lists the lines only in a ("-") and only in b ("+").
+func lineDiff(a, b string) string {
+	in := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range strings.Split(s, "\n") {
+			m[l] = true
+		}
+		return m
+	}
+	ma, mb := in(a), in(b)
+	var out []string
+	for l := range ma {
+		if !mb[l] {
+			out = append(out, "- "+l)
+		}
+	}
+	for l := range mb {
+		if !ma[l] {
+			out = append(out, "+ "+l)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
 }

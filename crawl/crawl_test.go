@@ -2,8 +2,8 @@ package crawl
 
 import (
 	"crypto/sha1"
-	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -12,6 +12,7 @@ import (
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/dedupindex"
 	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
+	"github.com/wayside-archive/wayside/internal/cdxjtest"
 )
 
 // expectation is what a crawl of the example site must write, derived from
@@ -183,22 +184,31 @@ func TestCrawlSiteTwice(t *testing.T) {
 			if got := len(log1.all()); got != 2*e1.fetched {
 				t.Errorf("first crawl delivered %d captures, want %d", got, 2*e1.fetched)
 			}
-			cdxLines := 0
-			cdxFiles, _ := filepath.Glob(filepath.Join(dir, "*.cdxj"))
-			for _, f := range cdxFiles {
-				b, err := os.ReadFile(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-					if _, err := cdxj.Parse(l); err != nil {
-						t.Errorf("%s: %v", f, err)
-					}
-					cdxLines++
+			// The CDXJ file beside each WARC is `wayside cdxj` of it, byte
+			// for byte (sorted, since the WARC is closed), and holds the
+			// lines of exactly the captures delivered.
+			var cdxFiles []string
+			for _, w := range warcFiles(t, dir, false) {
+				side := filepath.Join(dir, cdxjName(filepath.Base(w)))
+				cdxFiles = append(cdxFiles, side)
+				if got, want := readFile(t, side), indexOf(t, w); got != want {
+					t.Errorf("%s differs from `wayside cdxj %s`:\n%s\n---\n%s", side, filepath.Base(w), got, want)
 				}
 			}
-			if want := e1.fetched + e2.fetched; cdxLines != want {
-				t.Errorf("%d CDXJ lines, want %d (one per response or revisit)", cdxLines, want)
+			merged := cdxjtest.CheckSorted(t, cdxFiles)
+			if want := e1.fetched + e2.fetched; len(merged) != want {
+				t.Errorf("%d CDXJ lines, want %d (one per response or revisit)", len(merged), want)
+			}
+			var delivered []string
+			for _, c := range append(log1.all(), log2.all()...) {
+				if c.Type != "request" {
+					l := cdxj.FromCapture(c)
+					delivered = append(delivered, l.String())
+				}
+			}
+			sort.Strings(delivered)
+			if strings.Join(delivered, "\n") != strings.Join(merged, "\n") {
+				t.Errorf("the delivered captures' lines differ from the CDXJ files")
 			}
 			checkCaptures(t, dir, append(log1.all(), log2.all()...))
 			validateStrict(t, dir)

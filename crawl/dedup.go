@@ -34,13 +34,7 @@ type fetched struct {
 func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 	p := x.resp
 	ver := r.opts.Writer.Version()
-	scope := ""
-	if r.opts.Dedup != nil {
-		scope = r.opts.Dedup.Policy().Scope
-	}
 	respID, reqID := NewRecordID(), NewRecordID()
-	meta := &captureMeta{status: p.status, mime: mimeOf(p.header.Get("Content-Type")), digest: p.digest,
-		payloadLength: int64(len(p.payload)), etag: p.header.Get("ETag"), lastMod: p.header.Get("Last-Modified"), scope: scope}
 	var (
 		orig   *dedupindex.Original
 		ticket *dedupindex.Ticket
@@ -71,7 +65,7 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 		}
 	}
 
-	resp := &Record{Type: "response", ID: respID, Date: x.date, capture: meta}
+	resp := &Record{Type: "response", ID: respID, Date: x.date}
 	resp.Fields = []Field{{"WARC-Target-URI", x.uri}}
 	if x.ip != "" {
 		resp.Fields = append(resp.Fields, Field{"WARC-IP-Address", x.ip})
@@ -102,8 +96,6 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 		} else {
 			resp.Block = x.rawResp
 		}
-		meta.digest, meta.payloadLength, meta.profile = origDigest, orig.PayloadLength, prof
-		meta.revisitOf = &refMeta{recordID: angle(orig.RecordID), targetURI: orig.TargetURI, date: orig.Date.UTC()}
 	} else {
 		resp.Fields = append(resp.Fields, Field{"WARC-Payload-Digest", p.digest})
 		if x.truncated != "" {
@@ -114,7 +106,7 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 	if len(resp.Block) < len("HTTP/1.1 200\r\n\r\n")-4 {
 		return nil, fmt.Errorf("crawl: record %s: response block of %d bytes (head %d of %d)", x.uri, len(resp.Block), p.headLen, len(x.rawResp))
 	}
-	reqRec := &Record{Type: "request", ID: reqID, Date: x.date, capture: &captureMeta{scope: scope}}
+	reqRec := &Record{Type: "request", ID: reqID, Date: x.date}
 	reqRec.Fields = []Field{{"WARC-Target-URI", x.uri}}
 	if x.ip != "" {
 		reqRec.Fields = append(reqRec.Fields, Field{"WARC-IP-Address", x.ip})
@@ -140,15 +132,15 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 		return nil, fmt.Errorf("crawl: record %s: %w", x.uri, err)
 	}
 	if ticket != nil {
-		pl := wr.Placements[0]
-		o := dedupindex.Original{Digest: p.digest, TargetURI: x.uri, Date: x.date, RecordID: respID,
-			File: pl.File, Offset: pl.Offset, Length: pl.Length, PayloadLength: int64(len(p.payload)),
-			Status: p.status, MIME: meta.mime, ETag: meta.etag, LastModified: meta.lastMod}
+		// caps[0] is the response record, as written and read back.
+		o := dedupindex.OriginalFromCapture(caps[0])
 		if err := r.opts.Dedup.Commit(ctx, *ticket, o); err != nil {
 			// The record is durable; only the dedup opportunity is lost.
 			r.st.errors.Add(1)
 			r.log.Warn("crawl: dedup commit failed", "uri", x.uri, "err", err)
 			cancel()
+		} else {
+			r.log.Debug("crawl: original committed", "digest", o.Digest, "uri", o.TargetURI, "record", o.RecordID, "file", o.File, "offset", o.Offset)
 		}
 	}
 	switch {
@@ -163,13 +155,6 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 	}
 	if x.truncated != "" && orig == nil {
 		r.st.truncated.Add(1)
-	}
-	if r.opts.Subscriber != nil {
-		for _, c := range caps {
-			if err := r.opts.Subscriber.OnCapture(ctx, c); err != nil {
-				r.log.Warn("crawl: capture not delivered to its consumers", "uri", c.URI, "err", err)
-			}
-		}
 	}
 	return &Result{Captures: caps, Original: orig, Truncated: resp.Get("WARC-Truncated")}, nil
 }

@@ -1,13 +1,25 @@
 // Package crawl records HTTP traffic into WARC files with crawl-time
-// deduplication.
+// deduplication: the first producer of the capture spine (package ingest
+// is the second).
 //
 // It owns the recording http.RoundTripper (Recorder), the WARC file writer
 // (Writer), crash recovery of unfinished files (Recover), revisit records
 // (identical-payload-digest and server-not-modified), the colly v2 plug-in
 // (Attach) and the bounded, polite crawler behind `wayside crawl` (Crawler).
-// Open wires a Writer, the embedded pebble dedup index and a Recorder into a
-// Session. Every record written becomes a wayside.Capture, delivered to the
-// Subscriber only once the record is durable.
+// Open wires a Writer, a dedup index (any dedupindex.Index, or one opened by
+// URL through dedupindex/backend) and a Recorder into a Session.
+//
+// # Captures
+//
+// Every record written becomes a wayside.Capture through the one converter,
+// warcio.Record.Capture: the Writer serialises the record, reads those
+// bytes back with warcio (without hashing the payload again when a digest
+// is declared: the declared digest is the digest rule's answer) and
+// converts the result, so the capture, the CDXJ line beside the WARC and
+// `wayside cdxj` of the WARC cannot drift apart. The capture of a record
+// goes to Config.Subscriber (the wayside.Fanout of package consumers) once
+// the record is durable and its CDXJ line written, in file order, from the
+// goroutine that completed the fsync (the Fanout never blocks it).
 //
 // # Recording
 //
@@ -25,20 +37,28 @@
 //
 // Writer appends one gzip member per record and group-commits: WaitDurable
 // returns after an fsync covering the record, shared by all concurrent
-// writers. Only then are CDXJ lines appended (NAME.cdxj beside NAME.warc.gz),
-// dedup claims committed and captures delivered. A revisit is written only
-// for a committed original; a pending claim of another fetch yields a full
-// response. Files carry ".open" until closed (fsync, rename, directory
-// fsync). A directory lock keeps two writers out of one directory.
-// Writer.Check verifies the writer's invariants (bbolt style).
+// writers. Only then are CDXJ lines appended (NAME.cdxj beside
+// NAME.warc.gz), captures delivered and dedup claims committed. The CDXJ
+// file is on this durable path, not a consumer: it is what consumers catch
+// up from, so failing to write it stops the writer like a failed WARC
+// write. A revisit is written only for a committed original; a pending
+// claim of another fetch yields a full response. Files carry ".open" until
+// closed: every record written to the file is fsynced and has its CDXJ
+// line, the CDXJ file is rewritten sorted in byte order (temporary file,
+// fsync, rename), then the WARC file is renamed and the directory fsynced.
+// A directory lock keeps two writers out of one directory. Writer.Check
+// verifies the writer's invariants (bbolt style).
 //
 // # Recovery
 //
 // OpenWriter first runs Recover on leftover ".open" files: the file is cut
 // after the last complete, digest-verified record (the tail is saved as
-// NAME.warc.gz.partial-tail, never destroyed), fsynced, renamed and its CDXJ
-// rebuilt. Durable records always lie before the cut, so nothing an index
-// entry or revisit refers to is removed.
+// NAME.warc.gz.partial-tail, never destroyed), fsynced, its CDXJ rebuilt
+// sorted from the records kept (through the same converter), and renamed.
+// Durable records always lie before the cut, so nothing an index entry or
+// revisit refers to is removed. Temporary files of a CDXJ rewrite cut short
+// are removed (the file they were replacing is intact, or its WARC is
+// still ".open" and the CDXJ is rebuilt).
 //
 // # Why not gowarc's writer
 //

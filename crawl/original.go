@@ -8,12 +8,12 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // ReadOriginal re-reads the payload of an original from its WARC file (in
@@ -36,23 +36,9 @@ func ReadPayload(dirs []string, o dedupindex.Original) ([]byte, error) {
 }
 
 func readOriginal(dirs []string, o dedupindex.Original) (*httpResponse, error) {
-	if o.File == "" || filepath.Base(o.File) != o.File {
-		return nil, fmt.Errorf("crawl: original %s: bad file name %q", o.RecordID, o.File)
-	}
-	var f *os.File
-	var err error
-	for _, d := range dirs {
-		for _, name := range []string{o.File, o.File + openSuffix} {
-			if f, err = os.Open(filepath.Join(d, name)); err == nil {
-				break
-			}
-		}
-		if f != nil {
-			break
-		}
-	}
-	if f == nil {
-		return nil, fmt.Errorf("crawl: original %s: WARC file %s not found in %v", o.RecordID, o.File, dirs)
+	f, err := warcio.FindFile(dirs, o.File)
+	if err != nil {
+		return nil, fmt.Errorf("crawl: original %s: %w", o.RecordID, err)
 	}
 	defer f.Close()
 	block, err := readBlockAt(f, o.Offset, o.Length)

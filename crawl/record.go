@@ -8,7 +8,6 @@ import (
 
 	"github.com/nlnwa/gowarc"
 
-	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/warcio"
 )
@@ -63,26 +62,7 @@ type Record struct {
 	// Date formatted for the version (a rewritten record keeps the exact
 	// text, and so the precision, of the record it replaces).
 	DateText string
-	capture  *captureMeta
 	isInfo   bool
-}
-
-// captureMeta is what the writer needs to turn a written record into a
-// wayside.Capture and a CDXJ line.
-type captureMeta struct {
-	status        int
-	mime          string
-	digest        string
-	payloadLength int64
-	etag, lastMod string
-	scope         string
-	revisitOf     *refMeta
-	profile       string
-}
-
-type refMeta struct {
-	recordID, targetURI string
-	date                time.Time
 }
 
 // Get returns the first value of the named field ("" when absent).
@@ -159,30 +139,4 @@ func warcinfoBlock(fields []Field) []byte {
 		fmt.Fprintf(&b, "%s: %s\r\n", f.Name, f.Value)
 	}
 	return b.Bytes()
-}
-
-// toCapture builds the wayside.Capture of a record written at p.
-func (r *Record) toCapture(p Placement) wayside.Capture {
-	m := r.capture
-	c := wayside.Capture{
-		URI:           r.Get("WARC-Target-URI"),
-		Date:          r.Date,
-		RecordID:      r.ID,
-		Type:          r.Type,
-		Digest:        m.digest,
-		Status:        m.status,
-		MIME:          m.mime,
-		File:          p.File,
-		Offset:        p.Offset,
-		Length:        p.Length,
-		PayloadLength: m.payloadLength,
-		Scope:         m.scope,
-		Profile:       m.profile,
-		ETag:          m.etag,
-		LastModified:  m.lastMod,
-	}
-	if m.revisitOf != nil {
-		c.RevisitOf = &wayside.Ref{RecordID: m.revisitOf.recordID, TargetURI: m.revisitOf.targetURI, Date: m.revisitOf.date}
-	}
-	return c
 }

@@ -82,8 +82,6 @@ type Options struct {
 	// Allow is consulted before every request; a non-nil error refuses the
 	// URL (scope enforcement). Nil allows http and https URLs.
 	Allow func(u *url.URL) error
-	// Subscriber receives a wayside.Capture for every record once durable.
-	Subscriber wayside.Subscriber
 	// TLSConfig is used for https (nil: system roots).
 	TLSConfig *tls.Config
 	// MaxConnsPerHost bounds connections per host (default 8).

@@ -2,7 +2,6 @@ package crawl
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -13,13 +12,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/klauspost/compress/gzip"
 
-	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // RecoverOptions configures Recover.
@@ -75,8 +74,17 @@ func Recover(dir string, opts RecoverOptions) (RecoveryReport, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), warcGzSuffix+openSuffix) {
-			names = append(names, e.Name())
+		n := e.Name()
+		switch {
+		case e.IsDir():
+		case strings.HasSuffix(n, warcGzSuffix+openSuffix):
+			names = append(names, n)
+		case strings.HasPrefix(n, ".") && strings.Contains(n, ".cdxj.tmp-"):
+			// A CDXJ rewrite (sort at close, rebuild) cut short by a
+			// crash: the file it was replacing is intact.
+			if err := os.Remove(filepath.Join(dir, n)); err != nil {
+				return rep, fmt.Errorf("crawl: recover: remove stale %s: %w", n, err)
+			}
 		}
 	}
 	sort.Strings(names)
@@ -102,11 +110,11 @@ func recoverFile(dir, name string, noCDXJ bool) (RecoveredFile, error) {
 	final := strings.TrimSuffix(name, openSuffix)
 	rf := RecoveredFile{Open: name}
 	path := filepath.Join(dir, name)
-	recs, end, size, problem, err := scanFile(path, final)
+	records, end, size, problem, err := scanFile(path)
 	if err != nil {
 		return rf, err
 	}
-	rf.Records, rf.KeptBytes, rf.TailBytes = len(recs), end, size-end
+	rf.Records, rf.KeptBytes, rf.TailBytes = records, end, size-end
 	if problem != nil {
 		rf.Problem = problem.Error()
 	}
@@ -144,7 +152,7 @@ func recoverFile(dir, name string, noCDXJ bool) (RecoveredFile, error) {
 	}
 	f.Close()
 	if !noCDXJ {
-		if err := rebuildCDXJ(dir, final, recs); err != nil {
+		if err := rebuildCDXJ(dir, path, final); err != nil {
 			return rf, err
 		}
 	}
@@ -182,22 +190,39 @@ func saveTail(src, dst string, from int64) error {
 	return out.Close()
 }
 
-func rebuildCDXJ(dir, final string, recs []wayside.Capture) error {
-	var buf bytes.Buffer
-	for _, c := range recs {
-		if !indexed(c.Type) {
-			continue
+// rebuildCDXJ writes the CDXJ file of the WARC file at path (to be named
+// final), sorted, from its records (read with warcio and converted with
+// warcio.Record.Capture, as everywhere), replacing any CDXJ file a crash
+// left half-written.
+func rebuildCDXJ(dir, path, final string) error {
+	r, err := warcio.Open(path, warcio.Options{SkipPayloadDigest: true})
+	if err != nil {
+		return fmt.Errorf("crawl: recover: %w", err)
+	}
+	defer r.Close()
+	s := cdxj.NewSorter(cdxj.SortOptions{})
+	defer s.Close()
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
 		}
-		line, err := cdxjLine(c)
 		if err != nil {
+			// The file was cut after its last verified record: nothing
+			// unreadable is left in it.
+			return fmt.Errorf("crawl: recover: %w", err)
+		}
+		if !cdxj.HasLine(rec) {
 			continue
 		}
-		buf.WriteString(line)
-		buf.WriteByte('\n')
+		l := cdxj.FromCapture(rec.Capture(final))
+		if err := s.AddLine(&l); err != nil {
+			return fmt.Errorf("crawl: recover: %w", err)
+		}
 	}
 	name := filepath.Join(dir, cdxjName(final))
 	if err := fsutil.WriteFileAtomic(name, 0o644, func(w io.Writer) error {
-		_, err := w.Write(buf.Bytes())
+		_, err := s.WriteTo(w)
 		return err
 	}); err != nil {
 		return fmt.Errorf("crawl: recover: %w", err)
@@ -226,28 +251,28 @@ func (c *countingReader) ReadByte() (byte, error) {
 	return b, err
 }
 
-// scanFile reads path member by member and returns the captures of the
-// complete records, the offset just after the last complete record, the file
-// size and why scanning stopped early (nil if the whole file is complete).
-func scanFile(path, final string) (caps []wayside.Capture, end, size int64, problem, err error) {
+// scanFile reads path member by member and returns the number of complete
+// records, the offset just after the last of them, the file size and why
+// scanning stopped early (nil if the whole file is complete).
+func scanFile(path string) (records int, end, size int64, problem, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, 0, nil, fmt.Errorf("crawl: recover: %w", err)
+		return 0, 0, 0, nil, fmt.Errorf("crawl: recover: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, 0, 0, nil, fmt.Errorf("crawl: recover: %w", err)
+		return 0, 0, 0, nil, fmt.Errorf("crawl: recover: %w", err)
 	}
 	size = fi.Size()
-	err = scanMembers(f, func(off, length int64, hdr http.Header, httpHead []byte) {
-		caps = append(caps, scannedCapture(final, off, length, hdr, httpHead))
+	err = scanMembers(f, func(off, length int64, _ http.Header, _ []byte) {
+		records++
 		end = off + length
 	})
 	if err != nil {
 		problem = err
 	}
-	return caps, end, size, problem, nil
+	return records, end, size, problem, nil
 }
 
 // scanMembers calls fn for each complete, verified record of a .warc.gz
@@ -353,36 +378,4 @@ func readRecordWith(br *bufio.Reader, whole bool) (http.Header, []byte, []byte, 
 		return nil, nil, nil, errors.New("extra bytes after record in its gzip member")
 	}
 	return hdr, head[:min(len(head), 16<<10)], head, nil
-}
-
-// scannedCapture rebuilds the Capture of a record found on disk.
-func scannedCapture(file string, off, length int64, hdr http.Header, head []byte) wayside.Capture {
-	c := wayside.Capture{
-		URI:      hdr.Get("Warc-Target-Uri"),
-		RecordID: hdr.Get("Warc-Record-Id"),
-		Type:     hdr.Get("Warc-Type"),
-		File:     file,
-		Offset:   off,
-		Length:   length,
-		Profile:  hdr.Get("Warc-Profile"),
-	}
-	c.Date, _ = time.Parse(time.RFC3339Nano, hdr.Get("Warc-Date"))
-	if d, err := digest.Normalize(hdr.Get("Warc-Payload-Digest")); err == nil {
-		c.Digest = d
-	}
-	if c.Type == "revisit" {
-		ref := &wayside.Ref{RecordID: hdr.Get("Warc-Refers-To"), TargetURI: hdr.Get("Warc-Refers-To-Target-Uri")}
-		ref.Date, _ = time.Parse(time.RFC3339Nano, hdr.Get("Warc-Refers-To-Date"))
-		c.RevisitOf = ref
-	}
-	if c.Type == "response" || c.Type == "revisit" {
-		if resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(head)), nil); err == nil {
-			c.Status = resp.StatusCode
-			c.MIME = mimeOf(resp.Header.Get("Content-Type"))
-			c.ETag = resp.Header.Get("ETag")
-			c.LastModified = resp.Header.Get("Last-Modified")
-			resp.Body.Close()
-		}
-	}
-	return c
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/backend"
 )
@@ -28,6 +29,9 @@ type Config struct {
 	// such as redis://h1:7000,h2:7001; default: the embedded pebble index
 	// in WARCDir/dedup-index). The Session closes it.
 	IndexURL string
+	// IndexToken authenticates to a sidecar index reached over TCP
+	// (sidecar://HOST:PORT).
+	IndexToken string
 	// NoDedup disables deduplication (no index is opened).
 	NoDedup bool
 	// Policy is the dedup policy (zero: URL-agnostic, 2xx, non-empty).
@@ -36,6 +40,10 @@ type Config struct {
 	Writer WriterOptions
 	// Recorder configures the recorder; Writer and Dedup are set here.
 	Recorder Options
+	// Subscriber receives the capture of every record once durable, in
+	// file order (WriterOptions.Subscriber): give it the wayside.Fanout of
+	// the crawl's consumers (package consumers).
+	Subscriber wayside.Subscriber
 }
 
 // Session is an open recording setup. Close it to finalise the WARC files.
@@ -55,6 +63,15 @@ func Open(cfg Config) (*Session, error) {
 	}
 	wo := cfg.Writer
 	wo.Dir = cfg.WARCDir
+	if cfg.Subscriber != nil {
+		wo.Subscriber = cfg.Subscriber
+	}
+	if wo.Scope == "" && !cfg.NoDedup {
+		wo.Scope = cfg.Policy.Scope
+		if wo.Scope == "" {
+			wo.Scope = dedupindex.DefaultScope
+		}
+	}
 	if wo.Logger == nil {
 		wo.Logger = cfg.Recorder.Logger
 	}
@@ -72,7 +89,7 @@ func Open(cfg Config) (*Session, error) {
 			if u == "" {
 				u = filepath.Join(cfg.WARCDir, IndexSubdir)
 			}
-			if ix, err = backend.Open(context.Background(), u, backend.Options{Logger: ro.Logger}); err != nil {
+			if ix, err = backend.Open(context.Background(), u, backend.Options{Logger: ro.Logger, Token: cfg.IndexToken}); err != nil {
 				w.Close()
 				return nil, fmt.Errorf("crawl: %w", err)
 			}

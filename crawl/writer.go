@@ -17,7 +17,9 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // Defaults for WriterOptions.
@@ -50,6 +52,15 @@ type WriterOptions struct {
 	Info []Field
 	// NoCDXJ disables the CDXJ file written beside each WARC file.
 	NoCDXJ bool
+	// Subscriber receives the wayside.Capture of every record written
+	// (warcinfo records aside) once it is durable and its CDXJ line is
+	// written, in the order the records are in their file. It is called
+	// with the writer's lock held, so it must not block: give it a
+	// wayside.Fanout, which never does.
+	Subscriber wayside.Subscriber
+	// Scope is the dedup scope (collection) captures are filed under
+	// (wayside.Capture.Scope).
+	Scope string
 	// Logger receives recovery reports and warnings (default: discard).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now); tests may pin it.
@@ -98,7 +109,9 @@ type Writer struct {
 	log     *slog.Logger
 	version string
 	gzPool  sync.Pool
-	cdxLine func(wayside.Capture) (string, error)
+	// plainPool holds the buffers records are serialised into.
+	plainPool sync.Pool
+	cdxj      bool // CDXJ files are written beside the WARC files
 
 	mu         sync.Mutex
 	cond       *sync.Cond
@@ -113,7 +126,7 @@ type Writer struct {
 	syncing    bool
 	failed     error
 	closed     bool
-	pending    []pendingLine // CDXJ lines of written, not yet durable records
+	pending    []pendingLine // captures and CDXJ lines of written, not yet durable records
 	cdx        *os.File      // CDXJ file of the current WARC file
 	cdxName    string
 	stats      WriterStats
@@ -126,10 +139,13 @@ type Writer struct {
 	chunkHook func()
 }
 
+// pendingLine is a written record waiting for the fsync that makes it
+// durable: then its CDXJ line is appended and its capture delivered.
 type pendingLine struct {
-	seq  uint64
-	file string
-	line string
+	seq     uint64
+	file    string
+	line    []byte // with its newline; nil for records without one
+	capture wayside.Capture
 }
 
 // OpenWriter prepares dir, recovers leftover ".open" files from an earlier
@@ -182,13 +198,12 @@ func OpenWriter(opts WriterOptions) (*Writer, error) {
 	w := &Writer{opts: opts, log: opts.Logger, version: opts.Version, lock: lock}
 	w.cond = sync.NewCond(&w.mu)
 	level := opts.CompressionLevel
+	w.plainPool.New = func() any { return new(bytes.Buffer) }
 	w.gzPool.New = func() any {
 		zw, _ := gzip.NewWriterLevel(io.Discard, level)
 		return zw
 	}
-	if !opts.NoCDXJ {
-		w.cdxLine = cdxjLine
-	}
+	w.cdxj = !opts.NoCDXJ
 	rep, err := Recover(opts.Dir, RecoverOptions{Logger: opts.Logger, NoCDXJ: opts.NoCDXJ})
 	w.recovery = rep
 	w.stats.RecoveryErrs = rep.PartialTails
@@ -225,29 +240,55 @@ func sanitizeHost(h string) string {
 	}, h)
 }
 
-// compress serialises and gzips each record into its own member.
-func (w *Writer) compress(recs []*Record, warcinfoID string, raw *int64) ([][]byte, error) {
+// compress serialises and gzips each record into its own member, and reads
+// each serialised record back with warcio (the payload digest is not
+// recomputed when one is declared: the declared one is the digest rule's
+// answer), so its Capture and CDXJ line come from the one converter,
+// warcio.Record.Capture, over the exact bytes written.
+func (w *Writer) compress(recs []*Record, warcinfoID string, raw *int64) ([][]byte, []*warcio.Record, error) {
 	zw := w.gzPool.Get().(*gzip.Writer)
 	defer w.gzPool.Put(zw)
-	var plain bytes.Buffer
+	plain := w.plainPool.Get().(*bytes.Buffer)
+	defer func() {
+		if plain.Cap() <= 4<<20 { // a huge record's buffer is not kept
+			w.plainPool.Put(plain)
+		}
+	}()
 	out := make([][]byte, len(recs))
+	parsed := make([]*warcio.Record, len(recs))
 	for i, r := range recs {
 		plain.Reset()
-		r.marshal(&plain, w.version, warcinfoID)
+		r.marshal(plain, w.version, warcinfoID)
 		*raw += int64(plain.Len())
+		if !r.isInfo {
+			// A declared payload digest is what the digest rule takes: no
+			// need to hash the payload again. Without one it is computed.
+			skip := r.Get("WARC-Payload-Digest") != ""
+			rec, err := warcio.NewReader(smallBuf{bytes.NewReader(plain.Bytes())}, r.ID, warcio.Options{SkipPayloadDigest: skip}).Next()
+			if err != nil {
+				return nil, nil, fmt.Errorf("crawl: record %s does not read back: %w", r.ID, err)
+			}
+			parsed[i] = rec
+		}
 		var z bytes.Buffer
 		z.Grow(plain.Len()/3 + 64)
 		zw.Reset(&z)
 		if _, err := zw.Write(plain.Bytes()); err != nil {
-			return nil, fmt.Errorf("crawl: gzip record: %w", err)
+			return nil, nil, fmt.Errorf("crawl: gzip record: %w", err)
 		}
 		if err := zw.Close(); err != nil {
-			return nil, fmt.Errorf("crawl: gzip record: %w", err)
+			return nil, nil, fmt.Errorf("crawl: gzip record: %w", err)
 		}
 		out[i] = z.Bytes()
 	}
-	return out, nil
+	return out, parsed, nil
 }
+
+// smallBuf makes warcio size its read buffer for a header, not for the
+// whole record: the block is in memory already and is read through once.
+type smallBuf struct{ *bytes.Reader }
+
+func (smallBuf) Size() int64 { return 16 << 10 }
 
 // Write appends recs, in order, to the current file (all to the same file)
 // and returns where they went. The records are not durable before
@@ -260,7 +301,7 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 	infoID := w.warcinfoID
 	w.mu.Unlock()
 	var raw int64
-	members, err := w.compress(recs, infoID, &raw)
+	members, parsed, err := w.compress(recs, infoID, &raw)
 	if err != nil {
 		return Written{}, err
 	}
@@ -292,7 +333,7 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 	}
 	if w.warcinfoID != infoID {
 		raw = 0
-		if members, err = w.compress(recs, w.warcinfoID, &raw); err != nil {
+		if members, parsed, err = w.compress(recs, w.warcinfoID, &raw); err != nil {
 			return Written{}, err
 		}
 	}
@@ -311,20 +352,20 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 	w.stats.Records += int64(len(recs))
 	w.stats.RawBytes += raw
 	w.stats.StoredBytes += w.size - start
-	for i, r := range recs {
-		if r.capture == nil {
+	for i, rec := range parsed {
+		if rec == nil {
 			continue
 		}
-		c := r.toCapture(wr.Placements[i])
+		rec.Offset, rec.Length = wr.Placements[i].Offset, wr.Placements[i].Length
+		c := rec.Capture(w.name)
+		c.Dir, c.Scope = w.opts.Dir, w.opts.Scope
 		wr.captures = append(wr.captures, c)
-		if w.cdxLine != nil && indexed(c.Type) {
-			line, err := w.cdxLine(c)
-			if err != nil {
-				w.log.Warn("crawl: no CDXJ line for record", "uri", c.URI, "err", err)
-				continue
-			}
-			w.pending = append(w.pending, pendingLine{seq: wr.seq, file: w.name, line: line})
+		p := pendingLine{seq: wr.seq, file: w.name, capture: c}
+		if w.cdxj && cdxj.HasLine(rec) {
+			l := cdxj.FromCapture(c)
+			p.line = l.Format(nil)
 		}
+		w.pending = append(w.pending, p)
 	}
 	return wr, nil
 }
@@ -411,55 +452,74 @@ func (w *Writer) syncLocked() error {
 		return w.failed
 	}
 	w.synced = target
-	w.appendCDXJLocked(lines)
+	if err := w.appendCDXJLocked(lines); err != nil {
+		w.failed = err
+		return err
+	}
+	w.deliverLocked(lines)
 	return nil
 }
 
-// appendCDXJLocked appends lines to the CDXJ files of their WARC files.
-// CDXJ files are derived data: a failure is logged, never fatal, and
-// recovery rebuilds the CDXJ file of an ".open" WARC file.
-func (w *Writer) appendCDXJLocked(lines []pendingLine) {
-	var buf bytes.Buffer
-	flush := func() {
-		if buf.Len() == 0 || w.cdx == nil {
-			buf.Reset()
-			return
-		}
-		if _, err := w.cdx.Write(buf.Bytes()); err != nil {
-			w.log.Warn("crawl: append CDXJ", "file", w.cdxName, "err", err)
-		}
-		buf.Reset()
+// deliverLocked hands the captures of newly durable records to the
+// subscriber, in file order (concurrent fetches finish in any order; the
+// fsync that covers them does not), after their CDXJ lines are written.
+func (w *Writer) deliverLocked(lines []pendingLine) {
+	if w.opts.Subscriber == nil {
+		return
 	}
 	for _, l := range lines {
-		name := cdxjName(l.file)
-		if name != w.cdxName {
-			flush()
-			w.openCDXJLocked(name)
+		if err := w.opts.Subscriber.OnCapture(context.Background(), l.capture); err != nil {
+			w.log.Warn("crawl: capture not delivered to its consumers", "uri", l.capture.URI, "file", l.file, "offset", l.capture.Offset, "err", err)
 		}
-		buf.WriteString(l.line)
-		buf.WriteByte('\n')
 	}
-	flush()
 }
 
-func (w *Writer) openCDXJLocked(name string) {
+// appendCDXJLocked appends lines to the CDXJ files of their WARC files, in
+// durable order. The CDXJ file is on the durable path: it is what consumers
+// catch up from, so a failure to write it stops the writer (the WARC file
+// stays ".open" and recovery rebuilds its CDXJ from the records).
+func (w *Writer) appendCDXJLocked(lines []pendingLine) error {
+	var buf bytes.Buffer
+	flush := func() error {
+		if buf.Len() == 0 {
+			return nil
+		}
+		_, err := w.cdx.Write(buf.Bytes())
+		buf.Reset()
+		if err != nil {
+			return fmt.Errorf("crawl: append to %s: %w", w.cdxName, err)
+		}
+		return nil
+	}
+	for _, l := range lines {
+		if l.line == nil {
+			continue
+		}
+		name := cdxjName(l.file)
+		if name != w.cdxName {
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := w.openCDXJLocked(name); err != nil {
+				return err
+			}
+		}
+		buf.Write(l.line)
+	}
+	return flush()
+}
+
+func (w *Writer) openCDXJLocked(name string) error {
 	if w.cdx != nil {
 		w.cdx.Close()
 	}
 	w.cdx, w.cdxName = nil, name
 	f, err := os.OpenFile(filepath.Join(w.opts.Dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		w.log.Warn("crawl: open CDXJ", "file", name, "err", err)
-		return
+		return fmt.Errorf("crawl: open CDXJ: %w", err)
 	}
 	w.cdx = f
-}
-
-// indexed reports whether records of a type get a CDXJ line: like pywb's
-// default indexing, request and warcinfo records do not (a replay tool would
-// otherwise take a request for a capture of its URL).
-func indexed(typ string) bool {
-	return typ != "request" && typ != "warcinfo"
+	return nil
 }
 
 // CDXJName returns the name of the CDXJ file kept beside a WARC file:
@@ -503,7 +563,7 @@ func (w *Writer) openFileLocked() error {
 	}, w.opts.Info...)
 	info.Block = warcinfoBlock(fields)
 	var raw int64
-	members, err := w.compress([]*Record{info}, "", &raw)
+	members, _, err := w.compress([]*Record{info}, "", &raw)
 	if err == nil {
 		_, err = f.Write(members[0])
 	}
@@ -539,26 +599,34 @@ func conformsTo(version string) string {
 // CDXJ lines and renames it to its final name. name is the file the caller
 // means to close; if another goroutine rotated it meanwhile, nothing is done.
 func (w *Writer) closeFileLocked(name string) error {
-	for w.syncing {
-		w.cond.Wait()
-	}
-	if w.f == nil || w.name != name {
-		return nil
-	}
-	if w.synced < w.written {
-		if err := w.syncLocked(); err != nil {
-			return err
+	// Everything written to the file must be durable, with its CDXJ line,
+	// before it is finished. Each fsync drops the lock, and records written
+	// meanwhile need one more, so loop until none is left; from then on
+	// the lock is held to the rename.
+	for {
+		if w.f == nil || w.name != name {
+			return nil // closed by another goroutine meanwhile
 		}
-		for w.syncing { // a sync started by syncLocked's unlock window
+		if w.failed != nil {
+			// Left ".open": the next OpenWriter recovers it and rebuilds
+			// its CDXJ from the records.
+			return w.failed
+		}
+		if w.syncing {
 			w.cond.Wait()
+			continue
 		}
+		if w.synced < w.written {
+			if err := w.syncLocked(); err != nil {
+				return err
+			}
+			continue
+		}
+		break
 	}
-	if w.cdx != nil {
-		if err := w.cdx.Sync(); err != nil {
-			w.log.Warn("crawl: sync CDXJ", "file", w.cdxName, "err", err)
-		}
-		w.cdx.Close()
-		w.cdx, w.cdxName = nil, ""
+	if err := w.finishCDXJLocked(); err != nil {
+		w.failed = err
+		return err
 	}
 	if err := w.f.Close(); err != nil {
 		w.failed = fmt.Errorf("crawl: close %s: %w", w.name+openSuffix, err)
@@ -579,6 +647,32 @@ func (w *Writer) closeFileLocked(name string) error {
 	return nil
 }
 
+// finishCDXJLocked closes the CDXJ file of the file being closed and
+// rewrites it sorted (crash-safe: temporary file, fsync, rename). It runs
+// before the WARC file loses its ".open" suffix, so a closed WARC file
+// always has a sorted, durable CDXJ file; a crash before that leaves the
+// WARC file ".open", and recovery rebuilds its CDXJ.
+func (w *Writer) finishCDXJLocked() error {
+	if !w.cdxj {
+		return nil
+	}
+	if w.cdx != nil {
+		err := w.cdx.Close()
+		w.cdx, w.cdxName = nil, ""
+		if err != nil {
+			return fmt.Errorf("crawl: close CDXJ of %s: %w", w.name, err)
+		}
+	}
+	path := filepath.Join(w.opts.Dir, cdxjName(w.name))
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil // no record of this file is indexed
+	}
+	if err := cdxj.SortFile(path, cdxj.SortOptions{}); err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	return nil
+}
+
 // Rotate closes the current file (making it durable and renaming it); the
 // next Write opens a new one.
 func (w *Writer) Rotate() error {
@@ -595,6 +689,14 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	err := w.closeFileLocked(w.name)
+	if w.f != nil { // failed: the file stays ".open" for recovery
+		w.f.Close()
+		w.f = nil
+	}
+	if w.cdx != nil {
+		w.cdx.Close()
+		w.cdx = nil
+	}
 	w.closed = true
 	w.cond.Broadcast()
 	w.unlock()

@@ -12,11 +12,14 @@ import (
 	"testing"
 	"time"
 
+	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/crawl/sitetest"
+	"github.com/wayside-archive/wayside/internal/cdxjtest"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
 func testRecord(uri string, body []byte) *Record {
-	r := &Record{Type: "resource", ID: NewRecordID(), Date: recordDate(time.Now(), Version11), capture: &captureMeta{}}
+	r := &Record{Type: "resource", ID: NewRecordID(), Date: recordDate(time.Now(), Version11)}
 	r.Fields = []Field{{"WARC-Target-URI", uri}, {"Content-Type", "application/octet-stream"}}
 	r.Block = body
 	return r
@@ -139,7 +142,7 @@ func TestRecoverPartialTail(t *testing.T) {
 			open := filepath.Join(dir, w.name+openSuffix)
 			good, _ := os.Stat(open)
 			// Append part of another record, as a crash mid-write leaves it.
-			more, err := w.compress([]*Record{testRecord("http://example.org/partial", bytes.Repeat([]byte("y"), 9000))}, "", new(int64))
+			more, _, err := w.compress([]*Record{testRecord("http://example.org/partial", bytes.Repeat([]byte("y"), 9000))}, "", new(int64))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -265,4 +268,72 @@ func FuzzScanMembers(f *testing.F) {
 			t.Fatalf("scanned to %d of %d bytes, err %v", end, len(b), err)
 		}
 	})
+}
+
+// TestRotationUnderConcurrency: with many writers and a small file size,
+// files rotate while other records are being written and synced. Every
+// record written to a file is durable and has its CDXJ line before the
+// file is closed: each closed file's CDXJ is exactly `wayside cdxj` of it,
+// sorted, and every capture is delivered once, in file order.
+func TestRotationUnderConcurrency(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	last := map[string]int64{}
+	delivered := 0
+	sub := wayside.SubscriberFunc(func(_ context.Context, c wayside.Capture) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if off, ok := last[c.File]; ok && c.Offset <= off {
+			t.Errorf("capture at %s offset %d delivered after offset %d", c.File, c.Offset, off)
+		}
+		last[c.File] = c.Offset
+		delivered++
+		return nil
+	})
+	w, err := OpenWriter(WriterOptions{Dir: dir, MaxFileSize: 20 << 10, CompressionLevel: 1, Subscriber: sub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 8, 40
+	var wg sync.WaitGroup
+	for g := 0; g < writers; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				body := sitetest.Blob(uint64(g*1000+i), 500+97*i)
+				wr, err := w.Write(testRecord(fmt.Sprintf("http://example.org/%d/%d", g, i), body))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := w.WaitDurable(context.Background(), wr); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := w.Check(); err != nil {
+		t.Error(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files := warcFiles(t, dir, false)
+	if len(files) < 10 {
+		t.Fatalf("only %d files: the test did not rotate enough", len(files))
+	}
+	var sides []string
+	for _, f := range files {
+		side := filepath.Join(dir, cdxjName(filepath.Base(f)))
+		sides = append(sides, side)
+		if got, want := readFile(t, side), indexOf(t, f); got != want {
+			t.Errorf("%s is not the index of its WARC file", side)
+		}
+	}
+	if n := len(cdxjtest.CheckSorted(t, sides)); n != writers*each || delivered != writers*each {
+		t.Errorf("%d CDXJ lines, %d captures delivered, want %d", n, delivered, writers*each)
+	}
 }

@@ -29,6 +29,27 @@ type Batcher interface {
 	PutBatch(ctx context.Context, entries []Entry) (added []bool, err error)
 }
 
+// PutEntries stores entries durably like Put, in one batch when idx is a
+// Batcher, and reports per entry whether it was added (the first original
+// of a key wins).
+func PutEntries(ctx context.Context, idx Index, entries []Entry) ([]bool, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	if b, ok := idx.(Batcher); ok {
+		return b.PutBatch(ctx, entries)
+	}
+	added := make([]bool, len(entries))
+	for i, e := range entries {
+		a, err := idx.Put(ctx, e.Key, e.Original)
+		if err != nil {
+			return added[:i], err
+		}
+		added[i] = a
+	}
+	return added, nil
+}
+
 // WindowClaimer is implemented by indexes that support a dedup time window:
 // ClaimNewer is Claim, except that a committed original dated before
 // notBefore counts as absent: the caller gets Claimed, and its Commit

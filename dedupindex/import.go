@@ -114,10 +114,13 @@ func (e *ImportError) Unwrap() error { return e.Err }
 // not usable originals for a reason other than a read error.
 var ErrBadRecord = errors.New("dedupindex: bad record")
 
-// Import seeds idx from earlier crawls: the HTTP response records of WARC
-// files, or the lines of CDX or CDXJ indexes. Revisits are never taken as
-// originals; requests, metadata, warcinfo, non-HTTP records and empty
-// payloads are skipped. Bad records are counted and reported in
+// Import seeds idx from earlier crawls: the response and resource records
+// of WARC files that Deduper.SeedEntry admits (complete, of an http(s) URI,
+// 2xx, non-empty: the rule the ingester applies too), or the lines of CDX
+// or CDXJ indexes (2xx, with a digest; an index line cannot tell a
+// truncated or damaged record, so import WARC files where possible).
+// Revisits are never taken as originals; requests, metadata, warcinfo and
+// non-HTTP records are skipped. Bad records are counted and reported in
 // ImportStats.Errors and reading continues, unless opts.Strict. Originals
 // are written in durable batches, so an error or interruption loses at most
 // the batch in flight and nothing already indexed. The error is non-nil
@@ -133,7 +136,11 @@ func Import(ctx context.Context, idx Index, paths []string, opts ImportOptions) 
 	if opts.Format == "" {
 		opts.Format = FormatAuto
 	}
-	im := &importer{ctx: ctx, idx: idx, opts: opts}
+	d, err := NewDeduper(idx, Policy{Scope: opts.Scope, Match: opts.Match})
+	if err != nil {
+		return ImportStats{}, err
+	}
+	im := &importer{ctx: ctx, idx: idx, opts: opts, dedup: d}
 	for _, p := range paths {
 		err := im.file(p)
 		im.stats.Files = append(im.stats.Files, im.cur)
@@ -148,6 +155,7 @@ func Import(ctx context.Context, idx Index, paths []string, opts ImportOptions) 
 type importer struct {
 	ctx   context.Context
 	idx   Index
+	dedup *Deduper // the policy deciding which captures are originals
 	opts  ImportOptions
 	stats ImportStats
 	cur   FileStats
@@ -172,10 +180,7 @@ func (im *importer) original(o Original) error {
 	if err != nil {
 		return err
 	}
-	k := Key{Scope: im.opts.Scope, Digest: d}
-	if im.opts.Match == MatchURL {
-		k.URL = URLKey(o.TargetURI)
-	}
+	k := im.opts.Match.Key(im.opts.Scope, o.TargetURI, d)
 	o, err = CheckOriginal(k, o)
 	if err != nil {
 		return err
@@ -197,18 +202,7 @@ func (im *importer) flush() error {
 	if len(im.batch) == 0 {
 		return nil
 	}
-	var added []bool
-	var err error
-	if b, ok := im.idx.(Batcher); ok {
-		added, err = b.PutBatch(im.ctx, im.batch)
-	} else {
-		added = make([]bool, len(im.batch))
-		for i, e := range im.batch {
-			if added[i], err = im.idx.Put(im.ctx, e.Key, e.Original); err != nil {
-				break
-			}
-		}
-	}
+	added, err := PutEntries(im.ctx, im.idx, im.batch)
 	if err != nil {
 		return fmt.Errorf("dedupindex: import %s: write to index: %w", im.cur.File, err)
 	}
@@ -330,12 +324,12 @@ func (im *importer) warc(path string) error {
 		case "revisit":
 			im.cur.Revisits++
 			continue
-		case "response":
+		case "response", "resource":
 		default:
 			im.cur.Skipped++
 			continue
 		}
-		if rec.HTTP == nil || !rec.HTTP.IsResponse() {
+		if rec.Type == "response" && (rec.HTTP == nil || !rec.HTTP.IsResponse()) {
 			if isHTTPURI(rec.TargetURI) {
 				if err := im.bad(&ImportError{File: path, Offset: rec.Offset, Err: fmt.Errorf("%w: response record %s for %s holds no HTTP response", ErrBadRecord, rec.RecordID, rec.TargetURI)}); err != nil {
 					return err
@@ -359,15 +353,17 @@ func (im *importer) warc(path string) error {
 			}
 			continue
 		}
-		if c.PayloadLength == 0 {
-			im.cur.Skipped++
-			continue
-		}
-		o := OriginalFromCapture(c)
-		if err := im.original(o); err != nil {
+		// The rule the ingester applies too: status and size policy.
+		e, ok, err := im.dedup.SeedEntry(c)
+		switch {
+		case err != nil:
 			if err := im.bad(&ImportError{File: path, Offset: rec.Offset, Err: fmt.Errorf("%w: %w", ErrBadRecord, err)}); err != nil {
 				return err
 			}
+		case !ok:
+			im.cur.Skipped++ // empty payload, status outside the policy
+		default:
+			im.batch = append(im.batch, e)
 		}
 		if err := im.flushFull(); err != nil {
 			return err

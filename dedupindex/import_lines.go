@@ -87,6 +87,10 @@ func (im *importer) line(path string, n int, s, layout string) error {
 		im.cur.Skipped++ // warcinfo, metadata, dns: and other non-HTTP lines
 		return nil
 	}
+	if !im.dedup.pol.statusOK(l.Status) {
+		im.cur.Skipped++ // as for WARC records: status outside the policy
+		return nil
+	}
 	if l.Digest == "" || l.Digest == "-" {
 		return im.bad(&ImportError{File: path, Line: n, Err: fmt.Errorf("%w: no payload digest", ErrBadRecord)})
 	}

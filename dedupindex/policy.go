@@ -236,11 +236,18 @@ func (d *Deduper) Key(scope, uri, dig string) (Key, error) {
 	if err != nil {
 		return Key{}, fmt.Errorf("dedupindex: %w", err)
 	}
-	k := Key{Scope: scope, Digest: c}
-	if d.pol.Match == MatchURL {
+	return d.pol.Match.Key(scope, uri, c), nil
+}
+
+// Key returns the key of an original of uri with the canonical payload
+// digest dig in scope under match mode m: under MatchURL it carries the
+// SURT of uri (URLKey).
+func (m Match) Key(scope, uri, dig string) Key {
+	k := Key{Scope: scope, Digest: dig}
+	if m == MatchURL {
 		k.URL = URLKey(uri)
 	}
-	return k, nil
+	return k
 }
 
 // Decide decides how to write c. On error the crawler writes a full
@@ -259,10 +266,7 @@ func (d *Deduper) Decide(ctx context.Context, c Candidate) (Decision, error) {
 	if !d.pol.statusOK(c.Status) {
 		return Decision{Action: WriteResponse, Reason: ReasonStatus}, nil
 	}
-	k := Key{Scope: d.pol.Scope, Digest: dg.String()}
-	if d.pol.Match == MatchURL {
-		k.URL = URLKey(c.URI)
-	}
+	k := d.pol.Match.Key(d.pol.Scope, c.URI, dg.String())
 	var notBefore time.Time
 	if d.pol.Window > 0 {
 		date := c.Date

@@ -37,6 +37,13 @@ type LiveOptions struct {
 	Name string
 	// Logger receives Run's reports (default: discard).
 	Logger *slog.Logger
+	// CDXJDirs are the directories of the CDXJ files written beside the
+	// WARC files the captures come from (the crawl's WARC directory, the
+	// sidecar's ingest.cdxj_dir). With them the map keeps, beside its
+	// file, which records of each WARC file the file covers, and catches
+	// up from the CDXJ lines after those (Resync): after a crash, and when
+	// a wayside.Fanout dropped captures for it. See catchup.go.
+	CDXJDirs []string
 }
 
 // Live is a MementoMap kept current from capture events: recent captures
@@ -59,6 +66,12 @@ type Live struct {
 	compactMu sync.Mutex
 	pending   atomic.Int64
 	kick      chan struct{}
+
+	// marks are the positions the map file covers (catch-up only);
+	// uncertain is set when the map file may cover more (a merge was cut
+	// short), so what is fed after the marks counts as an upper bound.
+	marks     marks
+	uncertain bool
 }
 
 type liveKey struct {
@@ -78,6 +91,9 @@ func liveSchema() *memdb.DBSchema {
 		}},
 		"uris": {Name: "uris", Indexes: map[string]*memdb.IndexSchema{
 			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "URI"}},
+		}},
+		"files": {Name: "files", Indexes: map[string]*memdb.IndexSchema{
+			"id": {Name: "id", Unique: true, Indexer: &memdb.StringFieldIndex{Field: "File"}},
 		}},
 	}}
 }
@@ -110,37 +126,60 @@ func OpenLive(path string, opts LiveOptions) (*Live, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("profiler: live: %w", err)
 	}
+	if len(opts.CDXJDirs) > 0 {
+		if err := l.loadMarks(); err != nil {
+			if l.m != nil {
+				l.m.Close()
+			}
+			return nil, err
+		}
+	}
 	return l, nil
 }
 
 // OnCapture records a durable capture (response, revisit or resource
 // record of an http(s) URI); other records are ignored. It implements
-// wayside.Subscriber.
+// wayside.Subscriber. With LiveOptions.CDXJDirs, a capture at or before the
+// last position counted for its WARC file (see catchup.go) is not counted
+// again.
 func (l *Live) OnCapture(ctx context.Context, c wayside.Capture) error {
-	if !c.IsCapture() {
-		return nil
+	txn := l.db.Txn(true)
+	defer txn.Abort()
+	if len(l.opts.CDXJDirs) > 0 && c.File != "" {
+		counted, err := l.advance(txn, c.File, c.Offset)
+		if err != nil || counted {
+			return err
+		}
 	}
-	if err := l.Add(c.URI); err != nil {
-		return fmt.Errorf("profiler: live: %s: %w", c.URI, err)
+	if c.IsCapture() {
+		if err := l.add(txn, c.URI, false); err != nil {
+			return fmt.Errorf("profiler: live: %s: %w", c.URI, err)
+		}
 	}
+	txn.Commit()
+	l.noteInsert()
 	return nil
 }
 
 // Add records one capture of uri. URIs that are not http(s) are ignored;
 // invalid ones are an error.
 func (l *Live) Add(uri string) error {
-	key, full, ok, err := keyOf(uri)
-	if err != nil || !ok {
-		return err
-	}
 	txn := l.db.Txn(true)
 	defer txn.Abort()
-	if err := l.insert(txn, key, full, false); err != nil {
+	if err := l.add(txn, uri, false); err != nil {
 		return err
 	}
 	txn.Commit()
 	l.noteInsert()
 	return nil
+}
+
+func (l *Live) add(txn *memdb.Txn, uri string, replayed bool) error {
+	key, full, ok, err := keyOf(uri)
+	if err != nil || !ok {
+		return err
+	}
+	return l.insert(txn, key, full, replayed)
 }
 
 func keyOf(uri string) (key, full string, ok bool, err error) {
@@ -199,6 +238,28 @@ func (l *Live) insert(txn *memdb.Txn, key, full string, replayed bool) error {
 // already be in the file. A malformed line is an error naming the line.
 func (l *Live) FeedCDXJ(r io.Reader, name string) (int64, error) {
 	cr := cdxj.NewReader(r, name)
+	return l.feedLines(cr, func(txn *memdb.Txn, c cdxj.Line) (bool, error) {
+		var key, full string
+		ok := false
+		if c.URL != "" {
+			var err error
+			if key, full, ok, err = keyOf(c.URL); err != nil {
+				return false, fmt.Errorf("profiler: live: %s line %d: %w", name, cr.LineNumber(), err)
+			}
+		} else {
+			full = c.Key
+			key, ok = mementomap.HxPxKey(c.Key)
+		}
+		if !ok {
+			return false, nil
+		}
+		return true, l.insert(txn, key, full, true)
+	})
+}
+
+// feedLines calls add for every line of cr in write transactions of at
+// most 1000 lines; it returns how many lines add counted.
+func (l *Live) feedLines(cr *cdxj.Reader, add func(txn *memdb.Txn, c cdxj.Line) (bool, error)) (int64, error) {
 	var n int64
 	txn := l.db.Txn(true)
 	inTxn := 0
@@ -214,23 +275,13 @@ func (l *Live) FeedCDXJ(r io.Reader, name string) (int64, error) {
 		if err != nil {
 			return n, fmt.Errorf("profiler: live: %w", err)
 		}
-		var key, full string
-		ok := false
-		if c.URL != "" {
-			if key, full, ok, err = keyOf(c.URL); err != nil {
-				return n, fmt.Errorf("profiler: live: %s line %d: %w", name, cr.LineNumber(), err)
-			}
-		} else {
-			full = c.Key
-			key, ok = mementomap.HxPxKey(c.Key)
-		}
-		if !ok {
-			continue
-		}
-		if err := l.insert(txn, key, full, true); err != nil {
+		counted, err := add(txn, c)
+		if err != nil {
 			return n, err
 		}
-		n++
+		if counted {
+			n++
+		}
 		if inTxn++; inTxn == 1000 {
 			txn.Commit()
 			txn = l.db.Txn(true)
@@ -254,9 +305,14 @@ func (l *Live) Lookup(uri string) (mementomap.Match, error) {
 	return l.LookupKey([]byte(key))
 }
 
-// LookupKey answers for an HxPx key: a pending capture of the key answers
-// first (it is the most specific), then the map file.
+// LookupKey answers for an HxPx key in any spelling other tools write
+// (normalised first, as the map file's lookup does): a pending capture of
+// the key answers first (it is the most specific), then the map file.
 func (l *Live) LookupKey(key []byte) (mementomap.Match, error) {
+	key, err := mementomap.NormalizeKey(nil, key)
+	if err != nil {
+		return mementomap.Match{}, fmt.Errorf("profiler: live: %w", err)
+	}
 	raw, err := l.db.Txn(false).First("keys", "id", string(key))
 	if err != nil {
 		return mementomap.Match{}, fmt.Errorf("profiler: live: %w", err)
@@ -367,8 +423,15 @@ func (l *Live) Compact(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("profiler: live: %w", err)
 	}
+	next, err := l.snapshotMarks(snap)
+	if err != nil {
+		return err
+	}
 	if len(keys) == 0 {
-		return nil
+		return l.saveMarks(next)
+	}
+	if err := l.beginMerge(next); err != nil {
+		return err
 	}
 	target := l.path
 	if l.opts.Compact != nil {
@@ -403,6 +466,9 @@ func (l *Live) Compact(ctx context.Context) error {
 	l.mu.Unlock()
 	if old != nil {
 		old.Close()
+	}
+	if err := l.saveMarks(next); err != nil {
+		return err
 	}
 	return l.forget(snap, keys)
 }

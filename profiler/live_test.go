@@ -258,3 +258,22 @@ func TestLiveConcurrentWritersAndMerges(t *testing.T) {
 		}
 	}
 }
+
+// A key spelled as other tools write it (host root without "/", upper case,
+// www) finds a capture that is still pending, not only merged ones.
+func TestLiveLookupKeyOtherSpellings(t *testing.T) {
+	l, err := OpenLive(filepath.Join(t.TempDir(), "live.ukvs"), LiveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.OnCapture(context.Background(), wayside.Capture{URI: "http://example.com/", Type: "response"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"com,example)/", "com,example)", "COM,EXAMPLE)/", "com,example,www)/"} {
+		m, err := l.LookupKey([]byte(k))
+		if err != nil || !m.Present {
+			t.Errorf("LookupKey(%q) = %+v, %v: want the pending capture", k, m, err)
+		}
+	}
+}

@@ -143,7 +143,7 @@ func corpusHandler(t testing.TB) (*Handler, *Handler) {
 	t.Helper()
 	dir := filepath.Join(testenv.SharedDir(t), "corpus", "warc")
 	ctx := context.Background()
-	ix, err := captureindex.Open(ctx, filepath.Join(t.TempDir(), "ci"), captureindex.WithScope("pywb"))
+	ix, err := captureindex.Open(filepath.Join(t.TempDir(), "ci"), captureindex.WithScope("pywb"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 func manyCaptures(t testing.TB, n int) *captureindex.Index {
 	t.Helper()
 	ctx := context.Background()
-	ix, err := captureindex.Open(ctx, filepath.Join(t.TempDir(), "ci"), captureindex.WithSyncInterval(-1))
+	ix, err := captureindex.Open(filepath.Join(t.TempDir(), "ci"), captureindex.WithSyncInterval(-1))
 	if err != nil {
 		t.Fatal(err)
 	}

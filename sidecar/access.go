@@ -5,11 +5,9 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 
-	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/replay"
 	"github.com/wayside-archive/wayside/sidecar/api"
@@ -34,62 +32,30 @@ type AccessConfig struct {
 
 func (c *AccessConfig) enabled() bool { return c.Index != "-" }
 
-// access is the capture index fed by ingest and the replay handler over it.
+// access is the replay handler over the capture index the consumers keep.
 type access struct {
 	idx     *captureindex.Index
 	h       *replay.Handler
-	fan     *wayside.Fanout
 	methods map[string]*route
 }
 
-// openAccess opens the capture index (catching up from the CDXJ files the
-// ingester wrote) and builds the replay handler; nil when disabled.
+// openAccess builds the replay handler over the consumers' capture index
+// (ConsumersConfig adds it unless access.index is "-"); nil when disabled.
 func (s *Server) openAccess() (*access, error) {
-	ac := s.cfg.Access
-	if !ac.enabled() {
+	idx := s.cons.Captures
+	if idx == nil {
 		return nil, nil
 	}
-	opts := []captureindex.Option{captureindex.WithLogger(s.log.With("component", "captureindex")), captureindex.WithScope(s.cfg.Ingest.Scope)}
-	if s.cfg.Ingest.CDXJDir != "-" {
-		opts = append(opts, captureindex.WithCDXJDirs(s.cfg.Ingest.CDXJDir))
-	}
-	idx, err := captureindex.Open(context.Background(), ac.Index, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("sidecar: %w", err)
-	}
+	ac := s.cfg.Access
 	h, err := replay.New(replay.Options{Index: idx, WARCDirs: s.cfg.Ingest.Dirs, PublicURL: ac.PublicURL,
 		MaxResults: ac.MaxResults, PageSize: ac.TimeMapPageSize, Logger: s.log.With("component", "replay")})
 	if err != nil {
-		idx.Close()
 		return nil, fmt.Errorf("sidecar: %w", err)
 	}
-	a := &access{idx: idx, h: h, fan: wayside.NewFanout(wayside.WithLogger(s.log))}
-	a.fan.Add("captureindex", idx)
+	a := &access{idx: idx, h: h}
 	rt := &route{name: "access", method: http.MethodGet, cdx: true, h: s.handleAccess}
 	a.methods = map[string]*route{http.MethodGet: rt, http.MethodHead: rt}
 	return a, nil
-}
-
-// OnCapture hands a capture to the capture index's queue.
-func (a *access) OnCapture(ctx context.Context, c wayside.Capture) {
-	if a != nil {
-		a.fan.OnCapture(ctx, c)
-	}
-}
-
-// close drains the capture index's queue and closes it.
-func (a *access) close(log *slog.Logger) error {
-	if a == nil {
-		return nil
-	}
-	err := a.fan.Close()
-	if err != nil {
-		log.Warn("captureindex: captures not indexed (the next start catches up from the CDXJ files)", "err", err)
-	}
-	if cerr := a.idx.Close(); cerr != nil {
-		return fmt.Errorf("sidecar: %w", cerr)
-	}
-	return nil
 }
 
 // routesFor finds the routes of a path: the fixed routes, else the access
@@ -172,7 +138,8 @@ func (s *Server) refererRedirect(w http.ResponseWriter, r *http.Request, kind li
 	return true
 }
 
-// status reports the capture index for /v1/status (nil when disabled).
+// status reports the capture index for /v1/status (nil when disabled); its
+// queue (delivered, dropped, behind) is among the consumers'.
 func (a *access) status(ctx context.Context) *api.CapturesStatus {
 	if a == nil {
 		return nil
@@ -186,12 +153,6 @@ func (a *access) status(ctx context.Context) *api.CapturesStatus {
 	out.DiskBytes = st.DiskBytes
 	for _, sc := range st.Scopes {
 		out.Collections = append(out.Collections, api.CollectionStatus{Name: sc.Scope, Captures: sc.Captures, Revisits: sc.Revisits, Unresolved: sc.Unresolved})
-	}
-	for _, f := range a.fan.Stats() {
-		out.Behind, out.Failed = f.Behind, f.Failed
-		if f.LastError != "" {
-			out.Error = f.LastError
-		}
 	}
 	return out
 }

@@ -22,6 +22,7 @@ func (s *Server) handleCDXAdd(w http.ResponseWriter, r *http.Request, _ *reqInfo
 	if scope == "" {
 		scope = s.cfg.Index.Scope
 	}
+	match, _ := dedupindex.ParseMatch(s.cfg.Index.Match) // validated
 	body := http.MaxBytesReader(w, r.Body, s.cfg.Limits.MaxCDXPostBytes)
 	rd := cdxj.NewReader(body, "POST body")
 	var res api.CDXAddResult
@@ -51,21 +52,17 @@ func (s *Server) handleCDXAdd(w http.ResponseWriter, r *http.Request, _ *reqInfo
 			res.Skipped++
 			continue
 		}
-		entries = append(entries,
-			dedupindex.Entry{Key: dedupindex.Key{Scope: scope, Digest: o.Digest}, Original: o},
-			dedupindex.Entry{Key: dedupindex.Key{Scope: scope, Digest: o.Digest, URL: dedupindex.URLKey(o.TargetURI)}, Original: o})
+		entries = append(entries, dedupindex.Entry{Key: match.Key(scope, o.TargetURI, o.Digest), Original: o})
 	}
 	const chunk = 1000
 	for i := 0; i < len(entries); i += chunk {
 		part := entries[i:min(i+chunk, len(entries))]
-		added, err := putEntriesAdded(r, s.idx, part)
+		added, err := dedupindex.PutEntries(r.Context(), s.idx, part)
 		if err != nil {
 			return fmt.Errorf("add cdx: %w", err)
 		}
-		// Count per line: an original is new when its digest-only key (even
-		// entries) was added.
-		for j := 0; j < len(part); j += 2 {
-			if added[j] || added[j+1] {
+		for _, a := range added {
+			if a {
 				res.Added++
 			} else {
 				res.Existing++
@@ -75,21 +72,6 @@ func (s *Server) handleCDXAdd(w http.ResponseWriter, r *http.Request, _ *reqInfo
 	s.metrics.CDXLinesAdded.Add(int64(res.Added))
 	writeJSON(w, http.StatusOK, res)
 	return nil
-}
-
-func putEntriesAdded(r *http.Request, idx dedupindex.Index, entries []dedupindex.Entry) ([]bool, error) {
-	if b, ok := idx.(dedupindex.Batcher); ok {
-		return b.PutBatch(r.Context(), entries)
-	}
-	added := make([]bool, len(entries))
-	for i, e := range entries {
-		a, err := idx.Put(r.Context(), e.Key, e.Original)
-		if err != nil {
-			return nil, err
-		}
-		added[i] = a
-	}
-	return added, nil
 }
 
 // originalOfLine converts a non-revisit index line; ok is false for lines

@@ -2,8 +2,10 @@ package sidecar
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -14,7 +16,11 @@ import (
 
 	"github.com/robfig/cron/v3"
 	"github.com/wayside-archive/wayside/aggregate"
+	"github.com/wayside-archive/wayside/consumers"
+	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/dedupindex/backend"
 	"github.com/wayside-archive/wayside/fixity"
+	"github.com/wayside-archive/wayside/ingest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -37,6 +43,8 @@ type Config struct {
 	// aggregate routes (package aggregate).
 	Aggregate aggregate.Config `yaml:"aggregate"`
 	Log       LogConfig        `yaml:"log"`
+	// Characterize identifies the format of every ingested capture.
+	Characterize CharacterizeConfig `yaml:"characterize"`
 }
 
 // ListenConfig says where the daemon listens.
@@ -68,10 +76,21 @@ type ListenConfig struct {
 
 // IndexConfig selects the dedup index.
 type IndexConfig struct {
-	// Path of the embedded (pebble) index. Default DataDir/index.
+	// URL names the index (see package dedupindex/backend): a directory or
+	// pebble:///DIR (embedded), redis://HOST:PORT,HOST:PORT/?prefix=...
+	// (a Redis Cluster shared by a fleet). Default: Path.
+	URL string `yaml:"url"`
+	// Path of the embedded (pebble) index when URL is not set. Default
+	// DataDir/index.
 	Path string `yaml:"path"`
 	// Scope is the default dedup scope for API calls and ingest. Default "default".
 	Scope string `yaml:"scope"`
+	// Match is the dedup policy of the crawlers this daemon serves:
+	// "digest" (URL-agnostic, default) or "url" (same URL). Originals the
+	// daemon files (ingest, CDX POST) are keyed for it, one key each, as
+	// `wayside index import --match` does. Heritrix's CDX queries find
+	// originals by URL under either.
+	Match string `yaml:"match"`
 }
 
 // CDXConfig configures the CDX query endpoint.
@@ -293,6 +312,12 @@ func (c *Config) Defaults() {
 	}
 	in(&c.Listen.Unix, "wayside.sock")
 	in(&c.Index.Path, "index")
+	if c.Index.URL == "" {
+		c.Index.URL = c.Index.Path
+	}
+	if c.Index.Match == "" {
+		c.Index.Match = "digest"
+	}
 	if c.Index.Scope == "" {
 		c.Index.Scope = "default"
 	}
@@ -334,6 +359,7 @@ func (c *Config) Defaults() {
 	}
 	in(&c.Fixity.Dir, "fixity")
 	in(&c.Access.Index, "capture-index")
+	c.Characterize.defaults(c.DataDir)
 	c.Aggregate.Defaults(c.DataDir)
 	for i := range c.Fixity.Sweeps {
 		s := &c.Fixity.Sweeps[i]
@@ -372,6 +398,9 @@ func (c *Config) ResolveToken() error {
 func (c *Config) Validate() error {
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
+	if err := c.Characterize.validate(); err != nil {
+		add(err)
+	}
 	if c.Listen.Unix != "-" && len(c.Listen.Unix) > 104 {
 		add(keyErr("listen.unix", "%q is longer than the 104 bytes a Unix socket path may have", c.Listen.Unix))
 	}
@@ -412,6 +441,15 @@ func (c *Config) Validate() error {
 	}
 	if c.Index.Scope == "" {
 		add(keyErr("index.scope", "must not be empty"))
+	}
+	if _, err := backend.Parse(c.Index.URL); err != nil {
+		add(keyErr("index.url", "%v", err))
+	}
+	if _, err := dedupindex.ParseMatch(c.Index.Match); err != nil {
+		add(keyErr("index.match", "%v", err))
+	}
+	if c.Map.Path != "-" && c.Ingest.CDXJDir == "-" {
+		add(keyErr("mementomap.path", "the live MementoMap catches up from the CDXJ files: set ingest.cdxj_dir, or mementomap.path: - to disable the map"))
 	}
 	if c.CDX.MaxResults < 0 {
 		add(keyErr("cdx.max_results", "must be positive"))
@@ -502,10 +540,53 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// ConsumersConfig is the consumers of the capture spine the daemon runs
+// (see package consumers), catching up from the ingester's CDXJ files.
+func (c *Config) ConsumersConfig(log *slog.Logger) consumers.Config {
+	cc := consumers.Config{Logger: log}
+	if c.Ingest.CDXJDir != "-" {
+		cc.CDXJDirs = []string{c.Ingest.CDXJDir}
+	}
+	if c.Map.Path != "-" {
+		cc.LiveMap = consumers.LiveMapConfig{Path: c.Map.Path, Name: c.Map.Name, MergeInterval: c.Map.MergeInterval,
+			Compact: c.Map.Compact, Weight: c.Map.Weight}
+	}
+	if c.Access.enabled() {
+		cc.CaptureIndex = consumers.CaptureIndexConfig{Dir: c.Access.Index, Scope: c.Ingest.Scope}
+	}
+	cc.Characterize = c.Characterize.consumer(c.Ingest.Dirs)
+	return cc
+}
+
+// IngestConfig is the ingester's configuration: originals are seeded under
+// the index's scope and match policy; recovered is called once its CDXJ
+// files agree with its checkpoint.
+func (c *Config) IngestConfig(recovered func(context.Context) error, ctr *ingest.Counters, log *slog.Logger) ingest.Config {
+	m, _ := dedupindex.ParseMatch(c.Index.Match) // validated
+	ic := ingest.Config{Dirs: c.Ingest.Dirs, PollInterval: c.Ingest.PollInterval, Checkpoint: c.Ingest.Checkpoint,
+		CDXJDir: c.Ingest.CDXJDir, CrawlLog: c.Ingest.CrawlLog, Recovered: recovered, Counters: ctr, Logger: log,
+		Policy: dedupindex.Policy{Scope: c.Ingest.Scope, Match: m, MinPayloadSize: c.Ingest.MinPayload}}
+	if ic.CDXJDir == "-" {
+		ic.CDXJDir = ""
+	}
+	return ic
+}
+
 func isLoopbackHost(host string) bool {
 	if host == "localhost" {
 		return true
 	}
 	a, err := netip.ParseAddr(host)
 	return err == nil && a.IsLoopback()
+}
+
+// OpenIndex opens the dedup index the configuration names (index.url, or
+// the embedded index at index.path) through the backend registry. The
+// caller closes it. token authenticates to a sidecar reached over TCP.
+func (c *Config) OpenIndex(ctx context.Context, token string, log *slog.Logger) (dedupindex.Index, error) {
+	ix, err := backend.Open(ctx, c.Index.URL, backend.Options{Logger: log, Token: token})
+	if err != nil {
+		return nil, fmt.Errorf("sidecar: %w", err)
+	}
+	return ix, nil
 }

@@ -38,7 +38,8 @@ mementomap:
 	if c.Map.PublicURL != "http://x/$u" {
 		t.Errorf("$$ not a literal $: %q", c.Map.PublicURL)
 	}
-	if c.Listen.Unix != "/var/lib/wayside/wayside.sock" || c.Index.Path != "/var/lib/wayside/index" || c.Index.Scope != "default" {
+	if c.Listen.Unix != "/var/lib/wayside/wayside.sock" || c.Index.Path != "/var/lib/wayside/index" || c.Index.URL != c.Index.Path ||
+		c.Index.Scope != "default" || c.Index.Match != "digest" {
 		t.Errorf("defaults: %+v %+v", c.Listen, c.Index)
 	}
 }
@@ -55,6 +56,9 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"listen:\n  tcp: 127.0.0.1:8181\n  token: 0123456789abcdef0\n  cdx_token: 0123456789abcdef0\n", "listen.cdx_token"},
 		{"listen:\n  tcp: 127.0.0.1:8181\n  token: ${NOPE}\n", "listen.token"},
 		{"ingest:\n  poll_interval: 1ms\n", "ingest.poll_interval"},
+		{"index:\n  url: mongodb://x/\n", "index.url"},
+		{"index:\n  match: sometimes\n", "index.match"},
+		{"ingest:\n  cdxj_dir: \"-\"\n", "mementomap.path"},
 		{"limits:\n  max_batch: -1\n", "limits.max_batch"},
 		{"log:\n  level: loud\n", "log.level"},
 		{"access:\n  max_results: -1\n", "access.max_results"},

@@ -381,7 +381,7 @@ func (s *Server) handlePut(w http.ResponseWriter, r *http.Request, _ *reqInfo) e
 			return errorf(http.StatusBadRequest, "entries[%d].original: %v", i, err)
 		}
 	}
-	added, err := putEntriesAdded(r, s.idx, in.Entries)
+	added, err := dedupindex.PutEntries(r.Context(), s.idx, in.Entries)
 	if err != nil {
 		if errors.Is(err, dedupindex.ErrReadOnly) {
 			return errorf(http.StatusForbidden, "%v", err)

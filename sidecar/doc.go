@@ -18,22 +18,30 @@
 //   - the CDX endpoint answering Heritrix's WbmPersistLoadProcessor,
 //     Zeno/IA gowarc and warcprox --cdxserver-dedup unchanged, from original
 //     captures only, plus OutbackCDX-style POSTs of CDX/CDXJ lines;
-//   - the WARC directory watcher (Ingester) with its durable per-file
-//     checkpoint (offset of the next complete record, keyed by the name
-//     without ".open"), one CDXJ file per WARC, truncated-tail reports;
-//   - the live MementoMap wiring (profiler.Live; the map is served at
-//     /mementomap, to the read-only CDX token too, and announced in every
-//     answer's Link: <…>; rel="mementomap") and the fixity scheduler
-//     (fixity.Sweeper on cron schedules, on demand, HTML report);
-//   - the capture index (package captureindex) fed by ingest through a
-//     Fanout, and the access routes over it (package replay: CDX API,
-//     Memento TimeMaps and TimeGate, raw and rewritten replay) for every
-//     collection it holds, at /<coll>/..., read-only like the CDX routes;
+//   - the daemon's lifecycle: it opens the dedup index named by index.url
+//     (Config.OpenIndex, any dedupindex/backend URL), assembles the
+//     consumers of the capture spine with package consumers (the live
+//     MementoMap, format characterization with its /v1/characterize/
+//     query routes when characterize.enabled, the capture index), runs
+//     the WARC ingester of package ingest feeding them,
+//     serves the live map (lookup, merge, download) and reports ingest and
+//     consumer progress in /v1/status (`wayside status`) and /metrics;
+//     on shutdown it stops ingest after its batch, lets the consumers
+//     drain and fails the run if one failed;
+//   - the fixity scheduler (fixity.Sweeper on cron schedules, on demand,
+//     HTML report);
+//   - the access routes (package replay: CDX API, Memento TimeMaps and
+//     TimeGate, raw and rewritten replay) over the capture index the
+//     consumers keep (access.index), for every collection it holds, at
+//     /<coll>/...: read-only like the CDX routes (the socket, or the CDX
+//     token on TCP);
 //   - the aggregate routes (/aggregate/timemap/{link,json}/<URI-R> and the
 //     TimeGate /aggregate/<URI-R>, read-only like the access routes) over
 //     the archives of the config's aggregate section, asked only when
 //     their MementoMap may hold the URI-R (package aggregate), with the
-//     aggregator's counters in /v1/status and /metrics;
+//     aggregator's counters in /v1/status and /metrics; the live map is
+//     served at /mementomap to the read-only CDX token too, and announced
+//     in every answer's Link: <…>; rel="mementomap";
 //   - Prometheus metrics written in the text exposition format by hand
 //     (internal/promtext).
 //

@@ -142,7 +142,7 @@ func TestE2EAccess(t *testing.T) {
 	// The crawler kept a capture index of its own, covering its CDXJ files.
 	lines := cdxjLines(t, site.warcs)
 	ctx := context.Background()
-	ci, err := captureindex.Open(ctx, filepath.Join(site.warcs, "capture-index"))
+	ci, err := captureindex.Open(filepath.Join(site.warcs, "capture-index"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/ingest"
 	"github.com/wayside-archive/wayside/internal/iox"
 	"github.com/wayside-archive/wayside/internal/promtext"
 )
@@ -34,16 +36,10 @@ type Metrics struct {
 	CDXQueries      atomic.Int64
 	CDXHits         atomic.Int64
 	CDXLinesAdded   atomic.Int64
-	IngestRecords   atomic.Int64 // WARC records read by the watcher
-	IngestOriginals atomic.Int64 // originals indexed from WARCs
-	IngestRevisits  atomic.Int64 // revisit records seen (never indexed)
-	IngestBytes     atomic.Int64 // raw bytes of WARC files consumed
-	IngestErrors    atomic.Int64
-	IngestTruncated atomic.Int64 // finished files with a partial record at the end
-	IngestLagBytes  atomic.Int64 // bytes present in watched files but not yet ingested
-	IngestLagNanos  atomic.Int64 // age of the oldest unread bytes
-	SweepRuns       atomic.Int64
-	SweepFailures   atomic.Int64
+	// Ingest are the WARC ingester's counters.
+	Ingest        *ingest.Counters
+	SweepRuns     atomic.Int64
+	SweepFailures atomic.Int64
 
 	mu       sync.RWMutex
 	requests map[[3]string]*atomic.Int64 // route, method, code
@@ -55,6 +51,7 @@ type Metrics struct {
 func NewMetrics() *Metrics {
 	return &Metrics{
 		started:  time.Now(),
+		Ingest:   &ingest.Counters{},
 		requests: map[[3]string]*atomic.Int64{},
 		sweeps:   map[[2]string]int64{},
 		latency:  promtext.NewHistogram([]float64{.0001, .00025, .0005, .001, .0025, .005, .01, .05, .25, 1}),
@@ -122,14 +119,14 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	counter("wayside_cdx_queries_total", "CDX queries answered.", m.CDXQueries.Load())
 	counter("wayside_cdx_hits_total", "CDX queries answered with at least one line.", m.CDXHits.Load())
 	counter("wayside_cdx_lines_added_total", "CDX/CDXJ lines added over the API.", m.CDXLinesAdded.Load())
-	counter("wayside_ingest_records_total", "WARC records read by the directory watcher.", m.IngestRecords.Load())
-	counter("wayside_ingest_originals_total", "Original captures indexed from watched WARCs.", m.IngestOriginals.Load())
-	counter("wayside_ingest_revisits_total", "Revisit records seen in watched WARCs (never indexed).", m.IngestRevisits.Load())
-	counter("wayside_ingest_bytes_total", "Raw WARC bytes consumed by the watcher.", m.IngestBytes.Load())
-	counter("wayside_ingest_errors_total", "Errors reading watched WARCs.", m.IngestErrors.Load())
-	counter("wayside_ingest_truncated_files_total", "Finished WARC files ending in a partial record.", m.IngestTruncated.Load())
-	gauge("wayside_ingest_lag_bytes", "Bytes in watched WARC files not yet ingested.", float64(m.IngestLagBytes.Load()))
-	gauge("wayside_ingest_lag_seconds", "Age of the oldest WARC bytes not yet ingested.", time.Duration(m.IngestLagNanos.Load()).Seconds())
+	counter("wayside_ingest_records_total", "WARC records read by the directory watcher.", m.Ingest.Records.Load())
+	counter("wayside_ingest_originals_total", "Original captures indexed from watched WARCs.", m.Ingest.Originals.Load())
+	counter("wayside_ingest_revisits_total", "Revisit records seen in watched WARCs (never indexed).", m.Ingest.Revisits.Load())
+	counter("wayside_ingest_bytes_total", "Raw WARC bytes consumed by the watcher.", m.Ingest.Bytes.Load())
+	counter("wayside_ingest_errors_total", "Errors reading watched WARCs.", m.Ingest.Errors.Load())
+	counter("wayside_ingest_truncated_files_total", "Finished WARC files ending in a partial record.", m.Ingest.Truncated.Load())
+	gauge("wayside_ingest_lag_bytes", "Bytes in watched WARC files not yet ingested.", float64(m.Ingest.LagBytes.Load()))
+	gauge("wayside_ingest_lag_seconds", "Age of the oldest WARC bytes not yet ingested.", time.Duration(m.Ingest.LagNanos.Load()).Seconds())
 	counter("wayside_sweep_runs_total", "Fixity sweeps run.", m.SweepRuns.Load())
 	counter("wayside_sweep_failures_total", "Fixity sweeps that failed to run.", m.SweepFailures.Load())
 	gauge("wayside_uptime_seconds", "Seconds since the daemon started.", time.Since(m.started).Seconds())
@@ -177,3 +174,22 @@ func formatFloat(v float64) string { return promtext.FormatFloat(v) }
 
 // escLabel escapes a label value: backslash, double quote and newline.
 func escLabel(s string) string { return promtext.EscLabel(s) }
+
+// writeConsumerMetrics writes the capture spine's per-consumer counters.
+func writeConsumerMetrics(w io.Writer, stats []wayside.ConsumerStats) {
+	fmt.Fprintf(w, "# HELP wayside_consumer_captures_total Captures handed to each consumer of the capture spine, by outcome.\n# TYPE wayside_consumer_captures_total counter\n")
+	for _, c := range stats {
+		n := escLabel(c.Name)
+		fmt.Fprintf(w, "wayside_consumer_captures_total{consumer=\"%s\",outcome=\"delivered\"} %d\n", n, c.Delivered)
+		fmt.Fprintf(w, "wayside_consumer_captures_total{consumer=\"%s\",outcome=\"failed\"} %d\n", n, c.Failed)
+		fmt.Fprintf(w, "wayside_consumer_captures_total{consumer=\"%s\",outcome=\"dropped\"} %d\n", n, c.Dropped)
+	}
+	fmt.Fprintf(w, "# HELP wayside_consumer_behind Whether a consumer missed captures it has not caught up on yet.\n# TYPE wayside_consumer_behind gauge\n")
+	for _, c := range stats {
+		b := 0
+		if c.Behind {
+			b = 1
+		}
+		fmt.Fprintf(w, "wayside_consumer_behind{consumer=\"%s\"} %d\n", escLabel(c.Name), b)
+	}
+}

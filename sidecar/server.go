@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/aggregate"
+	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/ingest"
 	"github.com/wayside-archive/wayside/sidecar/api"
 )
 
@@ -44,12 +46,11 @@ type Server struct {
 	routes  map[string]map[string]*route // path → method → route
 	mapLink string                       // Link header announcing the MementoMap
 
-	leases   *leases
-	ingest   *Ingester
-	crawlLog *crawlLog // nil unless ingest.crawl_log is set
-	mmap     *LiveMap
-	fixity   *FixityService
-	access   *access // nil when access.index is "-"
+	leases *leases
+	ingest *ingest.Ingester
+	cons   *consumers.Set
+	fixity *FixityService
+	access *access // nil when access.index is "-"
 
 	agg       *aggregate.Aggregator // nil unless aggregate.archives is set
 	aggRoutes map[string]*route
@@ -78,16 +79,16 @@ func New(cfg Config, opts Options) (*Server, error) {
 		leases:  newLeases(cfg.Limits.ClaimTTL),
 	}
 	var err error
-	if s.mmap, err = openLiveMap(cfg.Map, s.log); err != nil {
-		return nil, err
+	if s.cons, err = consumers.Open(cfg.ConsumersConfig(s.log)); err != nil {
+		return nil, fmt.Errorf("sidecar: %w", err)
 	}
-	s.ingest = newIngester(cfg, s.idx, s.metrics, s.log, s.onCapture)
-	s.ingest.restored = func(sizes map[string]int64) error { return s.mmap.recover(s.ingest.cdxjPath, sizes) }
-	if s.fixity, err = newFixityService(cfg.Fixity, s.metrics, s.log); err != nil {
-		return nil, err
+	s.ingest, err = ingest.New(cfg.IngestConfig(s.cons.CatchUp, s.metrics.Ingest, s.log), s.idx, s.cons.Fanout)
+	if err == nil {
+		s.fixity, err = newFixityService(cfg.Fixity, s.metrics, s.log)
 	}
-	if cfg.Ingest.CrawlLog != "" {
-		s.crawlLog = newCrawlLog(cfg.Ingest.CrawlLog)
+	if err != nil {
+		s.cons.Close()
+		return nil, err
 	}
 	s.buildRoutes()
 	s.mapLink = `</mementomap>; rel="mementomap"`
@@ -95,12 +96,11 @@ func New(cfg Config, opts Options) (*Server, error) {
 		s.mapLink = "<" + cfg.Map.PublicURL + `>; rel="mementomap"`
 	}
 	if s.access, err = s.openAccess(); err != nil {
-		s.mmap.Close()
+		s.cons.Close()
 		return nil, err
 	}
 	if err := s.openAggregate(); err != nil {
-		s.access.close(s.log)
-		s.mmap.Close()
+		s.cons.Close()
 		return nil, fmt.Errorf("sidecar: %w", err)
 	}
 	return s, nil
@@ -166,6 +166,7 @@ func (s *Server) buildRoutes() {
 	s.addIngestRoutes()
 	s.addMapRoutes()
 	s.addFixityRoutes()
+	s.addCharacterizeRoutes()
 }
 
 // Handler returns the HTTP handler as served on the Unix socket (no token,
@@ -376,15 +377,6 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { fixDone <- s.fixity.Run(runCtx) }()
 	leaseDone := make(chan struct{})
 	go func() { s.runLeases(runCtx); close(leaseDone) }()
-	logDone := make(chan struct{})
-	go func() {
-		if s.crawlLog != nil {
-			s.crawlLog.run(runCtx, s.cfg.Ingest.PollInterval)
-		}
-		close(logDone)
-	}()
-	mergeDone := make(chan struct{})
-	go func() { s.runMapMerges(runCtx); close(mergeDone) }()
 	aggDone := s.runAggregate(runCtx)
 	s.log.Info("sidecar: serving", "unix", s.unixPathOrNone(), "tcp", addrOrNone(s.TCPAddr()), "watch", s.cfg.Ingest.Dirs)
 
@@ -412,21 +404,13 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := <-fixDone; err != nil && runErr == nil {
 		runErr = err
 	}
-	<-mergeDone
 	<-aggDone
 	s.closeAggregate()
-	<-logDone
 	<-leaseDone
-	if err := s.access.close(s.log); err != nil && runErr == nil {
-		runErr = err
-	}
-	if s.mmap.enabled() {
-		if _, err := s.mergeMap(context.Background()); err != nil && runErr == nil {
-			runErr = err
-		}
-	}
-	if err := s.mmap.Close(); err != nil && runErr == nil {
-		runErr = err
+	// Ingest has stopped: let the consumers finish their queues; the live
+	// map merges what it holds. A consumer failure fails the run.
+	if err := s.cons.Close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("sidecar: %w", err)
 	}
 	if s.cfg.Listen.Unix != "-" {
 		os.Remove(s.cfg.Listen.Unix)
@@ -520,18 +504,19 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request, _ *reqInf
 }
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
-	s.ingest.updateLag()
+	s.ingest.Status() // refreshes the lag gauges
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	if _, err := s.metrics.WriteTo(w); err != nil {
 		return err
 	}
-	if s.mmap.enabled() {
-		fmt.Fprintf(w, "# HELP wayside_mementomap_pending_keys MementoMap keys held in memory, not yet merged into the map file.\n# TYPE wayside_mementomap_pending_keys gauge\nwayside_mementomap_pending_keys %d\n", s.mmap.live.Pending())
+	if s.cons.Live != nil {
+		fmt.Fprintf(w, "# HELP wayside_mementomap_pending_keys MementoMap keys held in memory, not yet merged into the map file.\n# TYPE wayside_mementomap_pending_keys gauge\nwayside_mementomap_pending_keys %d\n", s.cons.Live.Pending())
 	}
 	if s.agg != nil {
 		s.agg.WriteMetrics(w)
 	}
-	if st := s.crawlLog.status(); st != nil {
+	writeConsumerMetrics(w, s.cons.Stats())
+	if st := s.ingest.CrawlLog(); st != nil {
 		fmt.Fprintf(w, "# HELP wayside_crawllog_lines_total Heritrix crawl.log lines by fetch status.\n# TYPE wayside_crawllog_lines_total counter\n")
 		for _, k := range sortedNames(st.ByStatus) {
 			fmt.Fprintf(w, "wayside_crawllog_lines_total{status=\"%s\"} %d\n", escLabel(k), st.ByStatus[k])
@@ -555,8 +540,9 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo
 		UptimeSeconds: time.Since(s.started).Seconds(),
 		Index:         st,
 		Ingest:        s.ingest.Status(),
-		CrawlLog:      s.crawlLog.status(),
+		CrawlLog:      s.ingest.CrawlLog(),
 		Captures:      s.access.status(r.Context()),
+		Consumers:     s.cons.Stats(),
 		Lookups:       s.metrics.Lookups.Load(),
 		Claims:        s.metrics.Claims.Load(),
 		Revisits:      s.metrics.Revisits.Load(),

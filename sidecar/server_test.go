@@ -144,7 +144,7 @@ func TestIngestCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, cfg, _ := runInProcess(t, func(c *Config) { c.Ingest.Dirs = []string{warcs} })
+	c, cfg, stop := runInProcess(t, func(c *Config) { c.Ingest.Dirs = []string{warcs} })
 	ctx := context.Background()
 	var st api.IngestStatus
 	deadline := time.Now().Add(60 * time.Second)
@@ -203,6 +203,33 @@ func TestIngestCorpus(t *testing.T) {
 	}
 	if err := c.Healthz(ctx); err != nil {
 		t.Fatal(err)
+	}
+	// The consumers of the capture spine are reported (wayside status).
+	var full api.Status
+	if err := c.Status(ctx, &full); err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Consumers) != 2 || full.Consumers[0].Name != "live-map" || full.Consumers[1].Name != "capture-index" ||
+		full.Consumers[0].Failed != 0 || full.Consumers[1].Failed != 0 {
+		t.Errorf("status consumers %+v, want a healthy live-map and capture-index", full.Consumers)
+	}
+	// The index the sidecar built passes `index stats --check`: one key
+	// per original, each with its by-URL entry (two keys per original
+	// made it fail with "1159 originals but 580 by-url entries").
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := pebble.Open(cfg.Index.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	if err := idx.Check(ctx); err != nil {
+		t.Errorf("index built by the sidecar: %v", err)
+	}
+	ist, err := idx.Stats(ctx)
+	if err != nil || ist.Originals != st.Originals {
+		t.Errorf("index holds %d originals, ingest put %d (%v)", ist.Originals, st.Originals, err)
 	}
 }
 

@@ -17,4 +17,10 @@
 //
 // Deliberate differences from the Python library, where its output is
 // ambiguous or accidental, are listed on Canonicalize.
+//
+// Normalize reads a SURT written by any tool (upper case, www labels, a host
+// root without "/", default ports, Heritrix's "http://(com,example,)/" form)
+// back into the canonical form, idempotently; IsCanonical recognises the
+// canonical form without allocating. MementoMaps key every lookup and
+// every map line through it.
 package surt

@@ -33,7 +33,16 @@ func (r *Reader) readBlock(rec *Record) error {
 		sink = r.hash
 	}
 	if r.opts.KeepPayload > 0 {
-		r.keep = keepWriter{w: sink, max: r.opts.KeepPayload}
+		// Sized once from the block length (an upper bound of the
+		// payload), instead of growing by appends.
+		n := int(min(int64(r.opts.KeepPayload), rec.ContentLength))
+		var buf []byte
+		if r.opts.PayloadBuffer != nil {
+			buf = r.opts.PayloadBuffer(n)[:0]
+		} else {
+			buf = make([]byte, 0, n)
+		}
+		r.keep = keepWriter{w: sink, max: r.opts.KeepPayload, buf: buf}
 		sink = &r.keep
 	}
 	if r.opts.Payload != nil {

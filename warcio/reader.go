@@ -24,6 +24,10 @@ type Options struct {
 	// KeepPayload keeps up to this many bytes of each record's payload in
 	// Record.Payload (0 keeps none).
 	KeepPayload int
+	// PayloadBuffer, when set, returns an empty buffer with capacity for n
+	// bytes for Record.Payload (callers that recycle payload buffers); by
+	// default one is allocated per record.
+	PayloadBuffer func(n int) []byte
 	// BlockDigest computes Record.BlockDigest over each whole block, with
 	// the algorithm of its WARC-Block-Digest header (SHA-1 when absent), so
 	// callers can verify stored records.

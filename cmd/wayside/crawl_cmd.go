@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
 )
@@ -18,13 +21,17 @@ const crawlUsage = `[flags] URL...
 
 Crawls the given URLs into WARC files, deduplicating payloads at crawl time:
 a payload already archived becomes a revisit record pointing at the original.
-WARC and CDXJ files go to --warc-dir; the dedup index (embedded pebble) lives
-in WARC-DIR/dedup-index unless --index is given, so re-running the same
-command writes revisits for everything unchanged.`
+WARC and CDXJ files go to --warc-dir (a WARC's CDXJ is sorted when the WARC is
+closed); the dedup index (embedded pebble) lives in WARC-DIR/dedup-index
+unless --index is given, so re-running the same command writes revisits for
+everything unchanged. With --live-map, a MementoMap of the WARC directory is
+kept current as records land. A consumer that fails (the live map) makes the
+crawl exit with status 1 after its WARC files are safely closed.`
 
 // crawlFlags are the flags of `wayside crawl`, shared with `wayside demo`.
 type crawlFlags struct {
 	warcDir, index, scope, prefixes, verify, version, userAgent, match string
+	warcPrefix                                                         string
 	captureIndex                                                       string
 	originalDirs, readScopes, dedupStatus                              string
 	window                                                             time.Duration
@@ -32,6 +39,8 @@ type crawlFlags struct {
 	delay, timeout, maxTime                                            time.Duration
 	maxFileSize, maxBody, minSize                                      int64
 	robots, conditional, noDedup, verbose, quiet                       bool
+	liveMap                                                            string
+	characterize                                                       bool
 }
 
 func (f *crawlFlags) register(fs interface {
@@ -42,8 +51,8 @@ func (f *crawlFlags) register(fs interface {
 	BoolVar(*bool, string, bool, string)
 }) {
 	fs.StringVar(&f.warcDir, "warc-dir", "warcs", "directory for WARC and CDXJ files")
-	fs.StringVar(&f.index, "index", "", "dedup index: a directory (embedded pebble) or a URL: pebble:///DIR, redis://HOST:PORT,HOST:PORT/ (Redis Cluster shared by a fleet), sidecar:///SOCKET (default WARC-DIR/"+crawl.IndexSubdir+")")
-	fs.StringVar(&f.captureIndex, "capture-index", "", `capture index of every capture, served by "wayside serve" access routes (default WARC-DIR/`+CaptureIndexSubdir+`; "-": none)`)
+	fs.StringVar(&f.warcPrefix, "warc-prefix", crawl.DefaultPrefix, "start of WARC file names; give each crawler of a fleet its own, so the file an index entry names is unique")
+	fs.StringVar(&f.index, "index", "", "dedup index: a directory (embedded pebble) or a URL: pebble:///DIR, redis://HOST:PORT,HOST:PORT/ (Redis Cluster shared by a fleet), sidecar:///SOCKET or sidecar://HOST:PORT (token in WAYSIDE_TOKEN) (default WARC-DIR/"+crawl.IndexSubdir+")")
 	fs.StringVar(&f.scope, "scope", dedupindex.DefaultScope, "dedup scope (collection) captures are filed under")
 	fs.StringVar(&f.prefixes, "prefix", "", "comma-separated URL prefixes to stay within (default: the seeds' hosts)")
 	fs.IntVar(&f.depth, "depth", -1, "link hops to follow from the seeds (-1: no limit)")
@@ -66,8 +75,11 @@ func (f *crawlFlags) register(fs interface {
 	fs.StringVar(&f.dedupStatus, "dedup-status", "2xx", `HTTP statuses whose payloads are deduplicated, e.g. "2xx" or "200,203,2xx"`)
 	fs.DurationVar(&f.window, "window", 0, "ignore originals older than this (e.g. 8760h: re-store a full copy yearly; 0: no limit)")
 	fs.BoolVar(&f.noDedup, "no-dedup", false, "write every response in full")
+	fs.StringVar(&f.captureIndex, "capture-index", "", "keep a capture index of every capture in `DIR`, served by the access routes of wayside serve (default WARC-DIR/"+consumers.CaptureIndexSubdir+`; "-": none)`)
+	fs.StringVar(&f.liveMap, "live-map", "", "keep a live MementoMap of the WARC directory in `FILE` as records land (merged every minute and at the end; caught up from the CDXJ files after a crash)")
 	fs.BoolVar(&f.verbose, "v", false, "verbose logging")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress line")
+	fs.BoolVar(&f.characterize, "characterize", false, "identify the format of every capture as it lands (off the write path), into WARC-DIR/"+characterizationSubdir+" (query it with wayside characterize query --store)")
 }
 
 func runCrawl(ctx context.Context, e *env, args []string) error {
@@ -81,16 +93,20 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return usagef("crawl: no URL given")
 	}
+	if !validWARCPrefix(f.warcPrefix) {
+		return usagef("crawl: --warc-prefix %q: use letters, digits, '.', '_' and '-' only", f.warcPrefix)
+	}
 	_, err := crawlOnce(ctx, e, &f, fs.Args(), "crawl")
 	return err
 }
 
 // crawlSummary is what one crawl did.
 type crawlSummary struct {
-	rec     crawl.Stats
-	crawler crawl.CrawlStats
-	writer  crawl.WriterStats
-	elapsed time.Duration
+	rec       crawl.Stats
+	crawler   crawl.CrawlStats
+	writer    crawl.WriterStats
+	consumers []wayside.ConsumerStats
+	elapsed   time.Duration
 }
 
 // crawlOnce runs one crawl with flags f and prints progress and a summary.
@@ -134,34 +150,53 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		return nil, usagef("crawl: --window must not be negative, got %v", f.window)
 	}
 	log := e.logger(f.verbose)
-	captures, closeCaptures, err := crawlConsumers(ctx, f.warcDir, f.captureIndex, f.scope, log)
+	// The consumers of the crawl's captures: the same assembly `wayside
+	// serve` uses (package consumers), catching up from the CDXJ files
+	// beside the WARCs.
+	cc := e.consumers // tests add consumers here
+	cc.CDXJDirs = []string{f.warcDir}
+	cc.LiveMap = consumers.LiveMapConfig{Path: f.liveMap, Name: f.scope}
+	if f.characterize {
+		cc.Characterize = consumers.CharacterizeConfig{Store: filepath.Join(f.warcDir, characterizationSubdir), WARCDirs: []string{f.warcDir}}
+	}
+	cc.CaptureIndex = consumers.CaptureIndexConfig{Dir: f.captureIndex, Scope: f.scope}
+	switch f.captureIndex {
+	case "":
+		cc.CaptureIndex.Dir = filepath.Join(f.warcDir, consumers.CaptureIndexSubdir)
+	case "-":
+		cc.CaptureIndex.Dir = ""
+	}
+	cc.Logger = log
+	cons, err := consumers.Open(cc)
 	if err != nil {
 		return nil, err
 	}
 	s, err := crawl.Open(crawl.Config{
-		WARCDir: f.warcDir, IndexURL: f.index, NoDedup: f.noDedup,
+		WARCDir: f.warcDir, IndexURL: f.index, IndexToken: e.getenv("WAYSIDE_TOKEN"), NoDedup: f.noDedup,
 		Policy: dedupindex.Policy{Match: match, MinPayloadSize: f.minSize, Scope: f.scope,
 			ReadOnlyScopes: splitList(f.readScopes), Statuses: statuses, Window: f.window},
-		Writer: crawl.WriterOptions{Version: f.version, MaxFileSize: f.maxFileSize,
+		Writer: crawl.WriterOptions{Prefix: f.warcPrefix, Version: f.version, MaxFileSize: f.maxFileSize,
 			Info: []crawl.Field{{Name: "http-header-user-agent", Value: f.userAgent}, {Name: "isPartOf", Value: f.scope},
 				{Name: "robots", Value: map[bool]string{true: "obey", false: "ignore"}[f.robots]}}},
 		Recorder: crawl.Options{Verify: verify, OriginalDirs: splitList(f.originalDirs), Conditional: f.conditional, MaxBody: f.maxBody, MaxDuration: f.maxTime,
-			Timeout: f.timeout, Allow: scope.Allow, MaxConnsPerHost: max(f.parallel, 1), Logger: log, Subscriber: captures},
+			Timeout: f.timeout, Allow: scope.Allow, MaxConnsPerHost: max(f.parallel, 1), Logger: log},
+		Subscriber: cons.Fanout,
 	})
 	if err != nil {
-		closeCaptures()
-		return nil, err
+		return nil, errors.Join(err, cons.Close())
 	}
 	if rep := s.Writer.Recovery(); len(rep.Files) > 0 {
 		fmt.Fprintf(e.stderr, "recovered %d unfinished WARC file(s) from an earlier run (%d with an incomplete last record, saved as *.partial-tail)\n",
 			len(rep.Files), rep.PartialTails)
 	}
+	// After the writer's recovery (CDXJ files rebuilt), before any capture.
+	if err := cons.CatchUp(ctx); err != nil {
+		return nil, errors.Join(err, s.Close(), cons.Close())
+	}
 	c, err := crawl.NewCrawler(crawl.CrawlConfig{Seeds: seeds, Recorder: s.Recorder, Scope: scope, MaxDepth: f.depth,
 		MaxPages: f.maxPages, Delay: f.delay, UserAgent: f.userAgent, Robots: f.robots, Parallel: f.parallel, Logger: log})
 	if err != nil {
-		s.Close()
-		closeCaptures()
-		return nil, err
+		return nil, errors.Join(err, s.Close(), cons.Close())
 	}
 	start := time.Now()
 	stopProgress := func() {}
@@ -171,11 +206,20 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	runErr := c.Run(ctx)
 	stopProgress()
 	sum := &crawlSummary{rec: s.Recorder.Stats(), crawler: c.Stats(), elapsed: time.Since(start)}
-	closeErr := errors.Join(s.Close(), closeCaptures())
+	closeErr := s.Close()
 	sum.writer = s.Writer.Stats()
+	// The WARC files are closed; now the consumers finish their queues.
+	consErr := cons.Close()
+	sum.consumers = cons.Stats()
 	printSummary(e.stdout, label, f.warcDir, sum)
+	if cons.Characterizer != nil {
+		printCharacterized(e.stdout, cons.Characterizer, cons.CharStore, filepath.Join(f.warcDir, characterizationSubdir))
+	}
 	if closeErr != nil {
-		return sum, closeErr
+		return sum, errors.Join(closeErr, consErr)
+	}
+	if consErr != nil {
+		return sum, fmt.Errorf("%s: the WARC files are complete, but %w", label, consErr)
 	}
 	if runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
 		fmt.Fprintln(e.stderr, "crawl: interrupted; files closed cleanly")
@@ -230,6 +274,17 @@ func printSummary(w io.Writer, label, dir string, s *crawlSummary) {
 		}
 		fmt.Fprintf(w, "  not deduplicated     %s\n", strings.Join(parts, ", "))
 	}
+	for _, c := range s.consumers {
+		state := "ok"
+		switch {
+		case c.Failed > 0:
+			state = "FAILED (" + c.LastError + ")"
+		case c.Behind:
+			state = "BEHIND"
+		}
+		fmt.Fprintf(w, "  consumer %-11s %d captures delivered, %d failed, %d dropped (caught up %d times): %s\n",
+			c.Name, c.Delivered, c.Failed, c.Dropped, c.Resyncs, state)
+	}
 }
 
 func humanBytes(n int64) string {
@@ -242,6 +297,20 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// validWARCPrefix reports whether p can start a file name on every
+// system: letters, digits, '.', '_' and '-', not starting with '.'.
+func validWARCPrefix(p string) bool {
+	if p == "" || p[0] == '.' {
+		return false
+	}
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wayside-archive/wayside/dedupindex/pebble"
 	"github.com/wayside-archive/wayside/sidecar"
 	"github.com/wayside-archive/wayside/sidecar/api"
 	"github.com/wayside-archive/wayside/sidecar/client"
@@ -37,7 +36,7 @@ func demoSidecar(ctx context.Context, w io.Writer, warcDir, siteURL string) erro
 		return fmt.Errorf("demo: %w", err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	idx, err := pebble.Open(cfg.Index.Path, pebble.WithLogger(quiet))
+	idx, err := cfg.OpenIndex(ctx, "", quiet)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}

@@ -14,25 +14,28 @@ import (
 
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/dedupindex/pebble"
+	"github.com/wayside-archive/wayside/dedupindex/backend"
 	"github.com/wayside-archive/wayside/digest"
 )
 
 const indexUsage = `<import|stats|lookup> [flags] [args]
 
-  import [--index DIR | --warc-dir DIR] [--scope NAME] [--match digest|url] [--format auto|warc|cdx|cdxj] [--strict] FILE...
+  import [--index URL | --warc-dir DIR] [--scope NAME] [--match digest|url] [--format auto|warc|cdx|cdxj] [--strict] FILE...
       seed the dedup index from earlier crawls: HTTP responses of WARC files, or
       CDX / CDXJ lines. Revisits are never taken as originals.
-  stats  [--index DIR | --warc-dir DIR] [--check] [--json]
+  stats  [--index URL | --warc-dir DIR] [--check] [--json]
       count originals per scope; --check verifies the index's invariants.
-  lookup [--index DIR | --warc-dir DIR] [--scope NAME] DIGEST
+  lookup [--index URL | --warc-dir DIR] [--scope NAME] DIGEST
       print the original for a payload digest (any encoding) as JSON, or
       "not found" (exit status 1).
-  lookup [--index DIR | --warc-dir DIR] [--scope NAME] --url URL [DIGEST]
+  lookup [--index URL | --warc-dir DIR] [--scope NAME] --url URL [DIGEST]
       print the originals archived for URL, oldest first; with DIGEST, the
       original under the same-URL policy.
 
-The index directory defaults to ./` + dedupindex.DefaultDir + `. --warc-dir DIR
+--index names the index: a directory (the embedded pebble index), or a URL:
+pebble:///DIR, redis://HOST:PORT,HOST:PORT/?prefix=P (a Redis Cluster shared
+by a fleet), sidecar:///SOCKET or sidecar://HOST:PORT (a running daemon; the
+token in WAYSIDE_TOKEN). It defaults to ./` + dedupindex.DefaultDir + `. --warc-dir DIR
 selects the index of the crawl writing to DIR instead (DIR/` + crawl.IndexSubdir + `,
 where ` + "`wayside crawl --warc-dir DIR`" + ` keeps it); give one of --index and
 --warc-dir, not both.`
@@ -61,13 +64,16 @@ func runIndex(ctx context.Context, e *env, args []string) error {
 	return usagef("index: unknown subcommand %q", args[0])
 }
 
-// indexDirFlags registers --index and --warc-dir on fs. The returned
-// function, called after fs.Parse, gives the index directory they select.
-func indexDirFlags(fs *flagSet, cmd string) func() (string, error) {
-	dir := fs.String("index", dedupindex.DefaultDir, "index `DIR`")
+// indexURLFlags registers --index and --warc-dir on fs. The returned
+// function, called after fs.Parse, gives the index URL they select.
+func indexURLFlags(fs *flagSet, cmd string) func() (string, error) {
+	dir := fs.String("index", dedupindex.DefaultDir, "index `URL`: a directory (embedded pebble), pebble:///DIR, redis://HOST:PORT,... or sidecar:///SOCKET")
 	warcDir := fs.String("warc-dir", "", "use the dedup index of the crawl writing to `DIR` (DIR/"+crawl.IndexSubdir+"); excludes --index")
 	return func() (string, error) {
 		if *warcDir == "" {
+			if _, err := backend.Parse(*dir); err != nil {
+				return "", usagef("%s: --index: %v", cmd, err)
+			}
 			return *dir, nil
 		}
 		fs.Visit(func(f *flag.Flag) {
@@ -85,21 +91,47 @@ func indexDirFlags(fs *flagSet, cmd string) func() (string, error) {
 	}
 }
 
-// openExistingIndex opens an index directory that must already exist.
-func openExistingIndex(dir string) (*pebble.Index, error) {
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("index: no index at %s (use --index or --warc-dir, or import into it first)", dir)
-	}
-	ix, err := pebble.Open(dir)
+// openIndex opens the index raw names through the backend registry. With
+// mustExist, an embedded index must already exist (stats and lookup never
+// create one).
+func openIndex(ctx context.Context, e *env, raw string, mustExist bool) (dedupindex.Index, error) {
+	u, err := backend.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("index: %w (is a crawl or the sidecar using it?)", err)
+		return nil, usagef("index: %v", err)
+	}
+	if u.Scheme == "pebble" && mustExist {
+		if fi, err := os.Stat(u.Path); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("index: no index at %s (use --index or --warc-dir, or import into it first)", u.Path)
+		}
+	}
+	ix, err := backend.Open(ctx, raw, backend.Options{Token: e.getenv("WAYSIDE_TOKEN")})
+	if err != nil {
+		if u.Scheme == "pebble" {
+			return nil, fmt.Errorf("index: %w (is a crawl or the sidecar using it?)", err)
+		}
+		return nil, fmt.Errorf("index: %w", err)
 	}
 	return ix, nil
 }
 
+// shownURL is an index URL as printed: a bare directory as given, a URL
+// without its password or token.
+func shownURL(raw string) string {
+	if u, err := backend.Parse(raw); err == nil && u.Scheme != "pebble" {
+		return backend.Redact(u)
+	}
+	return raw
+}
+
+// checker is implemented by indexes that can verify their invariants
+// (dedupindex/pebble).
+type checker interface {
+	Check(ctx context.Context) error
+}
+
 func runIndexImport(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "index import", "[flags] FILE...")
-	indexDir := indexDirFlags(fs, "index import")
+	indexURL := indexURLFlags(fs, "index import")
 	scope := fs.String("scope", dedupindex.DefaultScope, "scope (collection) the originals are filed under")
 	match := fs.String("match", "digest", "dedup matching the crawl will use: digest (URL-agnostic) or url (same URL)")
 	format := fs.String("format", "auto", "input format: auto, warc, cdx or cdxj")
@@ -109,7 +141,7 @@ func runIndexImport(ctx context.Context, e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	dir, err := indexDir()
+	dir, err := indexURL()
 	if err != nil {
 		return err
 	}
@@ -125,9 +157,9 @@ func runIndexImport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usagef("index import: %v", err)
 	}
-	ix, err := pebble.Open(dir)
+	ix, err := openIndex(ctx, e, dir, false)
 	if err != nil {
-		return fmt.Errorf("index import: %w (is a crawl or the sidecar using it?)", err)
+		return err
 	}
 	start := time.Now()
 	last := start
@@ -175,20 +207,20 @@ func printImportSummary(w io.Writer, st dedupindex.ImportStats, took time.Durati
 
 func runIndexStats(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "index stats", "[flags]")
-	indexDir := indexDirFlags(fs, "index stats")
+	indexURL := indexURLFlags(fs, "index stats")
 	check := fs.Bool("check", false, "verify the index's invariants")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	dir, err := indexDir()
+	dir, err := indexURL()
 	if err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
 		return usagef("index stats: unexpected arguments %q", fs.Args())
 	}
-	ix, err := openExistingIndex(dir)
+	ix, err := openIndex(ctx, e, dir, true)
 	if err != nil {
 		return err
 	}
@@ -199,7 +231,11 @@ func runIndexStats(ctx context.Context, e *env, args []string) error {
 	}
 	var checkErr error
 	if *check {
-		checkErr = ix.Check(ctx)
+		c, ok := ix.(checker)
+		if !ok {
+			return fmt.Errorf("index stats: --check: the index at %s cannot verify its invariants (only the embedded pebble index can)", dir)
+		}
+		checkErr = c.Check(ctx)
 	}
 	if *asJSON {
 		out := struct {
@@ -207,7 +243,7 @@ func runIndexStats(ctx context.Context, e *env, args []string) error {
 			Dir     string `json:"dir"`
 			Checked bool   `json:"checked,omitempty"`
 			OK      *bool  `json:"ok,omitempty"`
-		}{Stats: st, Dir: dir, Checked: *check}
+		}{Stats: st, Dir: shownURL(dir), Checked: *check}
 		if *check {
 			ok := checkErr == nil
 			out.OK = &ok
@@ -218,13 +254,15 @@ func runIndexStats(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(e.stdout, "index:      %s\n", dir)
+		fmt.Fprintf(e.stdout, "index:      %s\n", shownURL(dir))
 		fmt.Fprintf(e.stdout, "originals:  %d\n", st.Originals)
-		fmt.Fprintf(e.stdout, "disk:       %.1f MB", float64(st.DiskBytes)/1e6)
-		if st.Originals > 0 {
-			fmt.Fprintf(e.stdout, " (%.0f B per original)", float64(st.DiskBytes)/float64(st.Originals))
+		if st.DiskBytes > 0 { // a networked index (Redis, a sidecar) reports none
+			fmt.Fprintf(e.stdout, "disk:       %.1f MB", float64(st.DiskBytes)/1e6)
+			if st.Originals > 0 {
+				fmt.Fprintf(e.stdout, " (%.0f B per original)", float64(st.DiskBytes)/float64(st.Originals))
+			}
+			fmt.Fprintln(e.stdout)
 		}
-		fmt.Fprintln(e.stdout)
 		names := make([]string, 0, len(st.Scopes))
 		for s := range st.Scopes {
 			names = append(names, s)
@@ -245,13 +283,13 @@ func runIndexStats(ctx context.Context, e *env, args []string) error {
 
 func runIndexLookup(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "index lookup", "[flags] DIGEST | --url URL [DIGEST]")
-	indexDir := indexDirFlags(fs, "index lookup")
+	indexURL := indexURLFlags(fs, "index lookup")
 	scope := fs.String("scope", dedupindex.DefaultScope, "scope to look in")
 	uri := fs.String("url", "", "look up by URL: the originals archived for it, or with DIGEST the same-URL original")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	dir, err := indexDir()
+	dir, err := indexURL()
 	if err != nil {
 		return err
 	}
@@ -267,7 +305,7 @@ func runIndexLookup(ctx context.Context, e *env, args []string) error {
 		}
 		dig = d
 	}
-	ix, err := openExistingIndex(dir)
+	ix, err := openIndex(ctx, e, dir, true)
 	if err != nil {
 		return err
 	}

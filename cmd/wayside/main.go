@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/wayside-archive/wayside/consumers"
 )
 
 func main() {
@@ -78,6 +80,10 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	getenv func(string) string
+
+	// consumers, set by tests only, adds consumers (Extra) to those a
+	// crawl runs and sets their queue size and drain timeout.
+	consumers consumers.Config
 }
 
 // logger returns a text logger on stderr at the given level.
@@ -111,6 +117,7 @@ func commands() []command {
 		{"demo", "crawl a built-in example site twice and show the revisits (no network needed)", runDemo},
 		{"index", "manage the dedup index: import, stats, lookup", runIndex},
 		{"cdxj", "write a sorted CDXJ index of WARC (and ARC) files", runCDXJ},
+		{"characterize", "identify the format of every payload in WARC and ARC files; query by format", runCharacterize},
 		{"convert", "convert ARC files to WARC and verify conversions", runConvert},
 		{"mementomap", "generate, compact, look up, merge and evaluate MementoMaps", runMementoMap},
 		{"fixity", "replay archived pages, hash them and track changes", runFixity},

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -17,13 +18,16 @@ import (
 	"github.com/wayside-archive/wayside/profiler/zipfgen"
 )
 
-const mementomapUsage = `<generate|compact|lookup|merge|eval|synth> [flags] [args]
+const mementomapUsage = `<generate|compact|lookup|merge|eval|stats|synth> [flags] [args]
 
 A MementoMap summarises what a web archive holds: one line per URI key
 (a SURT without its query, e.g. "com,example)/a/b") or per wildcard
 ("com,example)/a/*", "com,example,*"), with the number of mementos and of
 distinct original URIs ("400/100"). "0" marks an exclusion. The format is
 UKVS (sorted text), so maps can be searched, split, merged and diffed.
+Maps and keys written by other tools (the reference implementation's
+"com,example)" host roots, upper case, www, Heritrix's SURT form, unsorted
+lines) are normalised on read: every spelling of a key answers alike.
 
   generate [-o OUT] [--status 200] [--mime text/html] FILE...
       build the full map (one line per key) from WARC, CDXJ, CDX files or
@@ -36,11 +40,19 @@ UKVS (sorted text), so maps can be searched, split, merged and diffed.
       reads one URI per line from stdin (batch mode).
   merge -o OUT MAP MAP...
       union of maps; counts of shared keys are summed.
-  eval --map MAP --full FULL --set SET
-      relative cost, accuracy, precision and recall of MAP on a labelled
-      set ("1 URI" present / "0 URI" absent, one per line).
-  eval --full FULL --set SET --sweep 8,1,0.1 [--table T.tsv] [--plot P.svg]
-      compact FULL with each weight and tabulate/plot cost vs accuracy.
+  eval --map MAP --full FULL (--set SET | --log LOG)
+      relative cost (per line and per unique URI-R), accuracy, precision
+      and recall of MAP on a labelled set ("1 URI" present / "0 URI"
+      absent) or a real lookup log (URIs, or an access log of Memento
+      requests) labelled against FULL.
+  eval --grid --full FULL (--set SET | --log LOG) [--table T.tsv] [--plot P.svg]
+      compact FULL with every Wh x Wp pair of 4,2,1,0.5,0.25,0 (each from
+      the next larger map) and tabulate/plot cost vs accuracy (the paper's
+      Figure 9); --sweep 8,1,0.1 does the same with Wh = Wp.
+  stats [--json] [--svg DEPTHS.svg] INPUT...
+      the holdings tables of the MementoMap paper (mementos per URI-R,
+      Gini, Pareto break point, per-year and per-depth tables) of WARC,
+      CDXJ, CDX files or a map.
   synth -n 1000000 -o FULL [--set SET --absent 20000]
       write a deterministic Zipf-skewed synthetic full map (benchmarks).
 
@@ -62,6 +74,8 @@ func runMementoMap(ctx context.Context, e *env, args []string) error {
 		return runMMMerge(ctx, e, args[1:])
 	case "eval":
 		return runMMEval(ctx, e, args[1:])
+	case "stats":
+		return runMMStats(ctx, e, args[1:])
 	case "synth":
 		return runMMSynth(ctx, e, args[1:])
 	case "-h", "--help", "help":
@@ -107,6 +121,72 @@ func parseFloats(s string) ([]float64, error) {
 	return out, nil
 }
 
+// captureInput holds the flags that choose and filter captures (generate
+// and stats).
+type captureInput struct {
+	format, status, mime, tmp *string
+	skipBad                   *bool
+	memMB                     *int
+}
+
+func captureFlags(fs *flagSet) *captureInput {
+	return &captureInput{
+		format:  fs.String("format", "auto", "input format: auto, warc, cdxj, cdx, uris (or map for stats)"),
+		status:  fs.String("status", "", "keep only these HTTP statuses, e.g. 200 or 200,203 (the paper used 200)"),
+		mime:    fs.String("mime", "", "keep only media types starting with these, e.g. text/html (the paper's filter)"),
+		skipBad: fs.Bool("skip-bad", false, "skip malformed lines/records and invalid URIs (each reported) instead of stopping"),
+		memMB:   fs.Int("mem", 256, "MiB of sort lines to hold in memory before spilling sorted runs to disk"),
+		tmp:     fs.String("tmp", "", "directory for spill files (default: system temp)"),
+	}
+}
+
+// options returns the generator options the flags give.
+func (c *captureInput) options(e *env, fs *flagSet, cmd string) (mementomap.GenerateOptions, error) {
+	opts := mementomap.GenerateOptions{MIMEs: parseList(*c.mime), SkipBad: *c.skipBad, MemLimit: int64(*c.memMB) << 20, TempDir: *c.tmp}
+	for _, s := range parseList(*c.status) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return opts, fs.usagef("mementomap %s: bad status %q", cmd, s)
+		}
+		opts.Statuses = append(opts.Statuses, n)
+	}
+	opts.OnSkip = func(err error) { fmt.Fprintln(e.stderr, "skipped:", err) }
+	return opts, nil
+}
+
+// formatOf returns the format of an input: --format, or guessed from its name.
+func (c *captureInput) formatOf(p string) mementomap.Format {
+	if *c.format != "auto" {
+		return mementomap.Format(*c.format)
+	}
+	return mementomap.DetectFormat(p)
+}
+
+// addAll feeds every input file (or stdin for "-") to g.
+func (c *captureInput) addAll(ctx context.Context, e *env, fs *flagSet, g *mementomap.Generator, cmd string, quiet bool) error {
+	for _, p := range fs.Args() {
+		if !quiet {
+			fmt.Fprintf(e.stderr, "%s: reading %s\n", cmd, p)
+		}
+		f := c.formatOf(p)
+		var err error
+		switch {
+		case f == mementomap.FormatMap:
+			return fs.usagef("mementomap %s: %s is a map, not a list of captures", cmd, p)
+		case p == "-" && *c.format == "auto":
+			return fs.usagef("mementomap %s: give --format to read stdin", cmd)
+		case p == "-":
+			err = g.AddLines(ctx, e.stdin, "stdin", f)
+		default:
+			err = g.AddFile(ctx, p, f)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "mementomap generate", "[flags] FILE...\n\n"+
 		"Builds the full MementoMap: every capture's URI is SURT-canonicalized, its\n"+
@@ -115,12 +195,7 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 		"URI lists (anything else); \"-\" reads stdin (give --format). Inputs larger\n"+
 		"than memory are sorted on disk (--mem, --tmp).")
 	out := fs.String("o", "-", "output map file (written atomically); - for stdout")
-	format := fs.String("format", "auto", "input format: auto, warc, cdxj, cdx or uris")
-	status := fs.String("status", "", "keep only these HTTP statuses, e.g. 200 or 200,203 (the paper used 200)")
-	mime := fs.String("mime", "", "keep only media types starting with these, e.g. text/html (the paper's filter)")
-	skipBad := fs.Bool("skip-bad", false, "skip malformed lines/records and invalid URIs (each reported) instead of stopping")
-	memMB := fs.Int("mem", 256, "MiB of keys to hold in memory before spilling sorted runs to disk")
-	tmp := fs.String("tmp", "", "directory for spill files (default: system temp)")
+	in := captureFlags(fs)
 	id := fs.String("id", "", "the archive's URI, written as the !id header")
 	name := fs.String("name", "", "the archive's name, written in !meta")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
@@ -128,19 +203,13 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
-		return usagef("mementomap generate: no input files")
+		return fs.usagef("mementomap generate: no input files")
 	}
-	opts := mementomap.GenerateOptions{MIMEs: parseList(*mime), SkipBad: *skipBad, MemLimit: int64(*memMB) << 20,
-		TempDir: *tmp, ID: *id, Name: *name, Now: time.Now()}
-	for _, s := range parseList(*status) {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return usagef("mementomap generate: bad status %q", s)
-		}
-		opts.Statuses = append(opts.Statuses, n)
+	opts, err := in.options(e, fs, "generate")
+	if err != nil {
+		return err
 	}
-	opts.OnSkip = func(err error) { fmt.Fprintln(e.stderr, "skipped:", err) }
+	opts.ID, opts.Name, opts.Now = *id, *name, time.Now()
 	start := time.Now()
 	if !*quiet {
 		opts.Progress = func(n int64) {
@@ -149,30 +218,11 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	}
 	g := mementomap.NewGenerator(opts)
 	defer g.Close()
-	for _, p := range fs.Args() {
-		if !*quiet {
-			fmt.Fprintf(e.stderr, "generate: reading %s\n", p)
-		}
-		var err error
-		if p == "-" {
-			f := mementomap.Format(*format)
-			if f == "auto" || f == "" {
-				return usagef("mementomap generate: give --format to read stdin")
-			}
-			err = g.AddLines(ctx, e.stdin, "stdin", f)
-		} else {
-			f := mementomap.Format(*format)
-			if f == "auto" {
-				f = mementomap.FormatAuto
-			}
-			err = g.AddFile(ctx, p, f)
-		}
-		if err != nil {
-			return err
-		}
+	if err := in.addAll(ctx, e, fs, g, "generate", *quiet); err != nil {
+		return err
 	}
 	var keys int64
-	err := writeOutput(e, *out, func(w io.Writer) error {
+	err = writeOutput(e, *out, func(w io.Writer) error {
 		var err error
 		keys, err = g.WriteTo(w)
 		return err
@@ -269,6 +319,9 @@ func runMMCompact(ctx context.Context, e *env, args []string) error {
 	} else if st, err = mementomap.CompactFile(ctx, in, out, opts); err != nil {
 		return err
 	}
+	if st.Normalized.Normalized() {
+		fmt.Fprintf(e.stderr, "compact: %s is not in canonical sorted form; compacted its normalised form: %s\n", in, st.Normalized)
+	}
 	if !*quiet || st.Skipped > 0 {
 		fmt.Fprintf(e.stderr, "compact: %d lines -> %d lines (%.1f%%), %d rollups, %d bad lines skipped, %d partitions, means %s, %s (%.0f lines/s)\n",
 			st.InLines, st.OutLines, 100*float64(st.OutLines)/float64(max(st.InLines, 1)), st.Rollups, st.Skipped, st.Partitions, st.Means,
@@ -277,23 +330,30 @@ func runMMCompact(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// lookupTarget returns the key of a lookup argument: a key as given when it
-// looks like one, else the key of a URI.
-func lookupTarget(s string) (string, error) {
-	if strings.Contains(s, ")/") || strings.HasSuffix(s, ",*") || s == "*" {
-		return s, nil
+// openMap opens a map, telling on stderr when it had to be normalised (a
+// map written by another tool, or unsorted).
+func openMap(e *env, cmd, path string) (*mementomap.Map, error) {
+	m, err := mementomap.OpenMap(path)
+	if err != nil {
+		return nil, err
 	}
-	return mementomap.KeyFor(s)
+	if st := m.Normalized(); st.Normalized() {
+		fmt.Fprintf(e.stderr, "%s: %s is not in canonical sorted form; normalised on open: %s\n", cmd, path, st)
+	}
+	return m, nil
 }
 
 func runMMLookup(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "mementomap lookup", "[flags] MAP [URI|KEY...]\n\n"+
 		"Prints, for each URI (or SURT key), \"present\" or \"absent\", the URI, the\n"+
 		"most specific key of the map that answered and its counts, tab-separated.\n"+
-		"Without URI arguments, reads one per line from stdin (batch mode). The map\n"+
-		"is checked first (sorted, well-formed): an unsorted map would give wrong\n"+
-		"answers.")
-	trust := fs.Bool("trust", false, "skip checking the map (it was written by wayside and not edited)")
+		"Without URI arguments, reads one per line from stdin (batch mode). Keys may\n"+
+		"be spelled as any tool writes them (\"com,example)\", upper case, www,\n"+
+		"Heritrix's \"http://(com,example,)/\"); so may the map's own keys: a map\n"+
+		"that is not in canonical sorted form (e.g. from the reference\n"+
+		"implementation) is normalised on open. An invalid target prints an\n"+
+		"\"error\" line and the batch goes on; the exit status is then 1.")
+	trust := fs.Bool("trust", false, "skip parsing every line of the map first (it was written by wayside and not edited)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -301,7 +361,7 @@ func runMMLookup(ctx context.Context, e *env, args []string) error {
 		fs.Usage()
 		return usagef("mementomap lookup: no map given")
 	}
-	m, err := mementomap.OpenMap(fs.Arg(0))
+	m, err := openMap(e, "lookup", fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -316,14 +376,16 @@ func runMMLookup(ctx context.Context, e *env, args []string) error {
 	var s mementomap.Scratch
 	var nPresent, nAbsent, nErr int
 	one := func(target string) error {
-		key, err := lookupTarget(target)
-		if err != nil {
-			nErr++
-			fmt.Fprintf(bw, "error\t%s\t%v\n", target, err)
-			return nil
+		key, err := mementomap.ParseTarget(target)
+		var got mementomap.Match
+		if err == nil {
+			got, err = m.Lookup(key, &s)
 		}
-		got, err := m.Lookup([]byte(key), &s)
 		if err != nil {
+			// One bad target never stops the batch: an error line, and
+			// exit status 1 at the end.
+			nErr++
+			_, err = fmt.Fprintf(bw, "error\t%s\t%v\n", target, err)
 			return err
 		}
 		ans := "absent"
@@ -340,13 +402,22 @@ func runMMLookup(ctx context.Context, e *env, args []string) error {
 		_, err = fmt.Fprintf(bw, "%s\t%s\t%s\t%s\n", ans, target, matched, freq)
 		return err
 	}
+	done := func() error {
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("mementomap: lookup: %w", err)
+		}
+		if nErr > 0 {
+			return fmt.Errorf("mementomap: lookup: %d of %d targets were invalid (see the error lines)", nErr, nPresent+nAbsent+nErr)
+		}
+		return nil
+	}
 	if fs.NArg() > 1 {
 		for _, t := range fs.Args()[1:] {
 			if err := one(t); err != nil {
 				return err
 			}
 		}
-		return nil
+		return done()
 	}
 	sc := bufio.NewScanner(e.stdin)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -364,7 +435,7 @@ func runMMLookup(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("mementomap: lookup: stdin: %w", err)
 	}
 	fmt.Fprintf(e.stderr, "lookup: %d present, %d absent, %d invalid\n", nPresent, nAbsent, nErr)
-	return nil
+	return done()
 }
 
 func runMMMerge(ctx context.Context, e *env, args []string) error {
@@ -384,7 +455,7 @@ func runMMMerge(ctx context.Context, e *env, args []string) error {
 	}
 	var maps []*mementomap.Map
 	for _, p := range fs.Args() {
-		m, err := mementomap.OpenMap(p)
+		m, err := openMap(e, "merge", p)
 		if err != nil {
 			return err
 		}
@@ -409,86 +480,272 @@ func runMMMerge(ctx context.Context, e *env, args []string) error {
 
 func runMMEval(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "mementomap eval", "[flags]\n\n"+
-		"Evaluates a map on a labelled lookup set (lines \"1 URI\" for archived, \"0 URI\"\n"+
-		"for not archived; SURT keys work too). Relative cost is the map's size over\n"+
-		"the full key list's (--full); accuracy = (TP+TN)/N, precision = TP/(TP+FP),\n"+
-		"recall = TP/(TP+FN), which must be 1.0. With --sweep, FULL is compacted with\n"+
-		"each weight (--wh = --wp = W) and the results tabulated and plotted.")
+		"Evaluates maps on lookups: a labelled set (--set, lines \"1 URI\" for archived,\n"+
+		"\"0 URI\" for not archived; SURT keys in any spelling work too) or a real\n"+
+		"lookup log (--log: URIs one per line, or a web server access log of Memento\n"+
+		"requests such as \"GET /web/20190101000000/http://example.com/ HTTP/1.1\",\n"+
+		"TimeGate and TimeMap requests), labelled against the full key list (--full:\n"+
+		"present when the full map holds the key).\n\n"+
+		"Relative cost is the map's number of lines over the full map's, and (the\n"+
+		"MementoMap paper's definition) over the number of unique URI-Rs (the sum of\n"+
+		"the full map's URI-R counts, or --urirs); accuracy = (TP+TN)/N, precision =\n"+
+		"TP/(TP+FP), recall = TP/(TP+FN), which must be 1.0.\n\n"+
+		"  --map MAP: evaluate one map.\n"+
+		"  --grid: compact FULL with every pair Wh x Wp of --weights (default the\n"+
+		"    paper's 4,2,1,0.5,0.25,0: 36 pairs), each from the next larger map\n"+
+		"    (same result as from FULL, faster; --scratch compacts each from FULL),\n"+
+		"    and write a TSV table and an SVG plot like the paper's Figure 9.\n"+
+		"  --sweep W,W,...: the same with Wh = Wp = W.")
 	mapPath := fs.String("map", "", "map to evaluate")
-	full := fs.String("full", "", "the full (uncompacted) map, for relative cost and --sweep")
+	full := fs.String("full", "", "the full (uncompacted) map: relative cost, --log labels, --grid and --sweep input")
 	set := fs.String("set", "", "labelled lookup set")
-	sweep := fs.String("sweep", "", "comma-separated weights to compact --full with, e.g. 8,4,2,1,0.5,0.1")
-	table := fs.String("table", "", "with --sweep: write the table (TSV) here (default: stdout)")
-	plot := fs.String("plot", "", "with --sweep: write an SVG plot of cost vs accuracy here")
-	tmp := fs.String("tmp", "", "directory for the sweep's compacted maps (default: system temp)")
+	logPath := fs.String("log", "", "lookup log (URIs, or an access log of Memento requests), labelled against --full")
+	allRequests := fs.Bool("all-requests", false, "with --log: keep repeated targets (default: each distinct target once, as the paper)")
+	grid := fs.Bool("grid", false, "evaluate the Wh x Wp grid of --weights")
+	weights := fs.String("weights", "4,2,1,0.5,0.25,0", "with --grid: the host and path weights")
+	scratch := fs.Bool("scratch", false, "with --grid: compact every pair from --full instead of chaining")
+	keep := fs.String("keep", "", "with --grid: keep the compacted maps in this directory")
+	urirs := fs.Int64("urirs", 0, "number of unique URI-Rs behind --full (default: the sum of its URI-R counts)")
+	sweep := fs.String("sweep", "", "comma-separated weights to compact --full with (Wh = Wp), e.g. 8,4,2,1,0.5,0.1")
+	table := fs.String("table", "", "with --grid or --sweep: write the table (TSV) here (default: stdout)")
+	plot := fs.String("plot", "", "with --grid or --sweep: write an SVG plot of cost vs accuracy here")
+	tmp := fs.String("tmp", "", "directory for the compacted maps (default: system temp)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *set == "" || (*mapPath == "" && *sweep == "") || (*sweep != "" && *full == "") {
-		fs.Usage()
-		return usagef("mementomap eval: give --set and --map, or --set, --full and --sweep")
+	modes := 0
+	for _, b := range []bool{*mapPath != "", *grid, *sweep != ""} {
+		if b {
+			modes++
+		}
 	}
-	f, err := os.Open(*set)
-	if err != nil {
-		return fmt.Errorf("mementomap: eval: %w", err)
+	switch {
+	case (*set == "") == (*logPath == ""):
+		return fs.usagef("mementomap eval: give one of --set and --log")
+	case modes != 1:
+		return fs.usagef("mementomap eval: give one of --map, --grid and --sweep")
+	case *full == "" && (*logPath != "" || *grid || *sweep != ""):
+		return fs.usagef("mementomap eval: --log, --grid and --sweep need --full")
 	}
-	labelled, err := mementomap.ReadLabelled(f, *set)
-	f.Close()
+	var fm *mementomap.Map
+	if *full != "" {
+		var err error
+		if fm, err = openMap(e, "eval", *full); err != nil {
+			return err
+		}
+		defer fm.Close()
+	}
+	skipped := 0
+	onBad := func(err error) {
+		if skipped++; skipped <= 10 {
+			fmt.Fprintln(e.stderr, "skipped:", err)
+		}
+	}
+	labelled, err := readEvalSet(e, *set, *logPath, !*allRequests, fm, onBad)
 	if err != nil {
 		return err
 	}
-	if *sweep == "" {
-		m, err := mementomap.OpenMap(*mapPath)
+	if skipped > 10 {
+		fmt.Fprintf(e.stderr, "eval: %d lines skipped in all (the first 10 shown)\n", skipped)
+	}
+	if len(labelled) == 0 {
+		return fmt.Errorf("mementomap: eval: no lookups to evaluate")
+	}
+	present := 0
+	for _, l := range labelled {
+		if l.Present {
+			present++
+		}
+	}
+	fmt.Fprintf(e.stderr, "eval: %d lookups (%d present, %d absent)\n", len(labelled), present, len(labelled)-present)
+	switch {
+	case *mapPath != "":
+		return evalOne(e, *mapPath, fm, labelled, *urirs)
+	case *grid:
+		ws, err := parseFloats(*weights)
 		if err != nil {
 			return err
 		}
-		defer m.Close()
-		if err := m.Check(); err != nil {
-			return fmt.Errorf("mementomap: eval: %w", err)
+		if len(ws) == 0 {
+			return fs.usagef("mementomap eval: --weights is empty")
 		}
-		var fm *mementomap.Map
-		if *full != "" {
-			if fm, err = mementomap.OpenMap(*full); err != nil {
-				return err
-			}
-			defer fm.Close()
-		}
-		r, err := mementomap.Evaluate(m, fm, labelled)
+		start := time.Now()
+		pts, err := mementomap.Grid(ctx, *full, labelled, mementomap.GridOptions{Weights: ws, Scratch: *scratch, URIRs: *urirs,
+			Workers: runtime.NumCPU(), TempDir: *tmp, KeepDir: *keep,
+			Progress: func(p mementomap.GridPoint) {
+				fmt.Fprintf(e.stderr, "grid: wh=%g wp=%g from %s: %d lines, accuracy %.4f, recall %.4f\n", p.Wh, p.Wp, p.From, p.Lines, p.Accuracy, p.Recall)
+			}})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "lookups\t%d (%d present, %d absent)\n", len(labelled), r.TP+r.FN, r.TN+r.FP)
-		fmt.Fprintf(e.stdout, "relative cost\t%.4f lines (%d/%d), %.4f bytes (%d/%d)\n", r.RelLines, r.Lines, r.FullLines, r.RelBytes, r.Bytes, r.FullBytes)
-		fmt.Fprintf(e.stdout, "accuracy\t%.4f\nprecision\t%.4f\nrecall\t%.4f\n", r.Accuracy, r.Precision, r.Recall)
-		fmt.Fprintf(e.stdout, "TP %d  FP %d  TN %d  FN %d\n", r.TP, r.FP, r.TN, r.FN)
-		if r.FN > 0 {
-			fmt.Fprintf(e.stderr, "eval: %d false negatives: the map hides holdings\n", r.FN)
+		var compaction time.Duration
+		for _, p := range pts {
+			compaction += p.Compaction
 		}
-		return nil
+		fmt.Fprintf(e.stderr, "grid: %d pairs in %s (compaction %s, %s)\n", len(pts), time.Since(start).Round(time.Millisecond),
+			compaction.Round(time.Millisecond), map[bool]string{true: "each from the full map", false: "chained"}[*scratch])
+		return writeGrid(e, pts, *table, *plot, fmt.Sprintf("MementoMap: relative cost vs accuracy, Wh x Wp (%d lookups)", len(labelled)))
 	}
 	ws, err := parseFloats(*sweep)
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp(*tmp, "mementomap-sweep-*")
-	if err != nil {
-		return fmt.Errorf("mementomap: eval: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	pts, err := mementomap.Sweep(ctx, *full, ws, labelled, dir, mementomap.CompactOptions{Workers: runtime.NumCPU()})
+	pts, err := mementomap.Grid(ctx, *full, labelled, mementomap.GridOptions{Weights: ws, Diagonal: true, URIRs: *urirs,
+		Workers: runtime.NumCPU(), TempDir: *tmp})
 	if err != nil {
 		return err
 	}
-	if err := writeOutput(e, *table, func(w io.Writer) error { return mementomap.WriteTable(w, pts) }); err != nil {
+	return writeGrid(e, pts, *table, *plot, fmt.Sprintf("MementoMap: relative cost vs accuracy, Wh = Wp (%d lookups)", len(labelled)))
+}
+
+// writeGrid writes grid results as a table (stdout when table is "") and
+// a plot, and fails when a map hid holdings.
+func writeGrid(e *env, pts []mementomap.GridPoint, table, plot, title string) error {
+	if err := writeOutput(e, table, func(w io.Writer) error { return mementomap.WriteGridTable(w, pts) }); err != nil {
 		return err
 	}
-	if *plot != "" {
-		title := fmt.Sprintf("MementoMap: relative cost vs accuracy (%d lookups)", len(labelled))
-		if err := mementomap.WriteFileAtomic(*plot, func(w io.Writer) error { return mementomap.WriteSVG(w, pts, title) }); err != nil {
+	if plot != "" {
+		if err := mementomap.WriteFileAtomic(plot, func(w io.Writer) error { return mementomap.WriteGridSVG(w, pts, title) }); err != nil {
 			return err
 		}
 	}
+	var fn int64
+	for _, p := range pts {
+		fn += p.FN
+	}
+	if fn > 0 {
+		return fmt.Errorf("mementomap: eval: %d false negatives: a map hides holdings", fn)
+	}
 	return nil
+}
+
+// readEvalSet reads a labelled set, or a lookup log labelled against full.
+func readEvalSet(e *env, set, logPath string, unique bool, full *mementomap.Map, onBad func(error)) ([]mementomap.Labelled, error) {
+	path := set
+	if path == "" {
+		path = logPath
+	}
+	var r io.Reader = e.stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("mementomap: eval: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	if set != "" {
+		return mementomap.ReadLabelled(r, path, onBad)
+	}
+	targets, st, err := mementomap.ReadLookupLog(r, path, mementomap.LogOptions{KeepDuplicates: !unique, OnBad: onBad})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.stderr, "eval: %s: %d lines, %d access-log requests, %d targets (%d repeated%s), %d without a target\n",
+		path, st.Lines, st.Requests, st.Targets, st.Duplicates, map[bool]string{true: ", kept once", false: ""}[unique], st.Skipped)
+	return mementomap.LabelAgainst(full, targets, onBad)
+}
+
+// evalOne evaluates one map and prints the result.
+func evalOne(e *env, mapPath string, fm *mementomap.Map, labelled []mementomap.Labelled, urirs int64) error {
+	m, err := openMap(e, "eval", mapPath)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if err := m.Check(); err != nil {
+		return fmt.Errorf("mementomap: eval: %w", err)
+	}
+	r, err := mementomap.Evaluate(m, fm, labelled)
+	if err != nil {
+		return err
+	}
+	if urirs == 0 && fm != nil {
+		urirs = mementomap.SumURIRs(fm)
+	}
+	fmt.Fprintf(e.stdout, "lookups\t%d (%d present, %d absent)\n", len(labelled), r.TP+r.FN, r.TN+r.FP)
+	fmt.Fprintf(e.stdout, "relative cost\t%.4f lines (%d/%d), %.4f bytes (%d/%d)\n", r.RelLines, r.Lines, r.FullLines, r.RelBytes, r.Bytes, r.FullBytes)
+	if urirs > 0 {
+		fmt.Fprintf(e.stdout, "relative cost per URI-R\t%.6f (%d lines / %d unique URI-Rs)\n", float64(r.Lines)/float64(urirs), r.Lines, urirs)
+	} else {
+		fmt.Fprintf(e.stdout, "relative cost per URI-R\t- (the full map does not give its URI-R counts; see --urirs)\n")
+	}
+	fmt.Fprintf(e.stdout, "accuracy\t%.4f\nprecision\t%.4f\nrecall\t%.4f\n", r.Accuracy, r.Precision, r.Recall)
+	fmt.Fprintf(e.stdout, "TP %d  FP %d  TN %d  FN %d\n", r.TP, r.FP, r.TN, r.FN)
+	if r.FN > 0 {
+		return fmt.Errorf("mementomap: eval: %d false negatives: the map hides holdings", r.FN)
+	}
+	return nil
+}
+
+func runMMStats(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "mementomap stats", "[flags] INPUT...\n\n"+
+		"Prints the holdings tables of the MementoMap paper for WARC, CDXJ, CDX files\n"+
+		"(or URI lists), or for one map (.ukvs or --format map):\n"+
+		"  - summary: URI-Ms, URI-Rs, keys, hosts, domains, TLDs, gamma (URI-Ms per\n"+
+		"    URI-R), mementos per URI-R (min/median/max), Gini coefficient, Pareto\n"+
+		"    break point;\n"+
+		"  - per year: URI-Ms, URI-Rs, new URI-Rs, status classes (captures only);\n"+
+		"  - per host depth (H1 = TLDs) and path depth (P0 = host roots): Count,\n"+
+		"    Sum, Max, Mean, Median, StdDev of the URI-Rs below each node, RedQ,\n"+
+		"    Parents, Children, MeanChld (the compaction thresholds' means).\n"+
+		"A map only knows its keys' counts: no years, and the distribution\n"+
+		"statistics are per key. Definitions: the package doc of profiler/mementomap\n"+
+		"(type Holdings).")
+	in := captureFlags(fs)
+	asJSON := fs.Bool("json", false, "print JSON instead of text tables")
+	svg := fs.String("svg", "", "also write an SVG plot of the depth distribution here")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return fs.usagef("mementomap stats: no input files")
+	}
+	opts, err := in.options(e, fs, "stats")
+	if err != nil {
+		return err
+	}
+	var h *mementomap.Holdings
+	if in.formatOf(fs.Arg(0)) == mementomap.FormatMap {
+		if fs.NArg() != 1 {
+			return fs.usagef("mementomap stats: give one map, or capture files only")
+		}
+		if len(opts.Statuses) > 0 || len(opts.MIMEs) > 0 {
+			return fs.usagef("mementomap stats: --status and --mime filter captures; a map has none")
+		}
+		m, err := openMap(e, "stats", fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		if h, err = mementomap.MapHoldings(ctx, m, *in.tmp); err != nil {
+			return err
+		}
+	} else {
+		g := mementomap.NewHoldings(opts)
+		defer g.Close()
+		if err := in.addAll(ctx, e, fs, g, "stats", true); err != nil {
+			return err
+		}
+		if h, err = g.Holdings(); err != nil {
+			return err
+		}
+		if st := g.Stats(); st.Bad > 0 {
+			fmt.Fprintf(e.stderr, "stats: %d bad lines or records skipped\n", st.Bad)
+		}
+	}
+	if *svg != "" {
+		title := fmt.Sprintf("Depth distribution: %d URI-Rs, %d keys", h.URIRs, h.Keys)
+		if err := mementomap.WriteFileAtomic(*svg, func(w io.Writer) error { return h.WriteDepthSVG(w, title) }); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(h)
+	}
+	return h.WriteText(e.stdout)
 }
 
 func runMMSynth(ctx context.Context, e *env, args []string) error {

@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/wayside-archive/wayside/dedupindex/pebble"
 	"github.com/wayside-archive/wayside/sidecar"
 )
 
@@ -25,13 +24,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	unix := fs.String("unix", "", `Unix socket path (overrides listen.unix; "-" disables)`)
 	tcp := fs.String("tcp", "", "loopback TCP address, e.g. 127.0.0.1:8181 (overrides listen.tcp)")
 	tokenFile := fs.String("token-file", "", "file holding the TCP bearer token (overrides listen.token_file)")
-	indexPath := fs.String("index", "", "dedup index directory (overrides index.path)")
+	indexURL := fs.String("index", "", "dedup index: a directory (embedded pebble) or a URL such as pebble:///DIR or redis://HOST:PORT,HOST:PORT/ (overrides index.url and index.path)")
 	scope := fs.String("scope", "", "default dedup scope (overrides index.scope)")
 	var watch stringList
 	fs.Var(&watch, "watch", "WARC directory to ingest (repeatable; adds to ingest.dirs)")
 	poll := fs.Duration("poll", 0, "WARC directory poll interval (overrides ingest.poll_interval)")
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (overrides log.level)")
 	logFormat := fs.String("log-format", "", "text or json (overrides log.format)")
+	characterize := fs.Bool("characterize", false, "identify the format of every ingested capture (sets characterize.enabled)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,11 +54,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	set(&cfg.Listen.Unix, *unix)
 	set(&cfg.Listen.TCP, *tcp)
 	set(&cfg.Listen.TokenFile, *tokenFile)
-	set(&cfg.Index.Path, *indexPath)
+	set(&cfg.Index.URL, *indexURL)
 	set(&cfg.Index.Scope, *scope)
 	set(&cfg.Log.Level, *logLevel)
 	set(&cfg.Log.Format, *logFormat)
 	cfg.Ingest.Dirs = append(cfg.Ingest.Dirs, watch...)
+	cfg.Characterize.Enabled = cfg.Characterize.Enabled || *characterize
 	if *poll != 0 {
 		cfg.Ingest.PollInterval = *poll
 	}
@@ -75,7 +76,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		// cache is outside it): collect less often, spend the CPU on lookups.
 		debug.SetGCPercent(400)
 	}
-	idx, err := pebble.Open(cfg.Index.Path, pebble.WithLogger(log.With("component", "pebble")))
+	idx, err := cfg.OpenIndex(ctx, "", log.With("component", "index"))
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

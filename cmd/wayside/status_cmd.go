@@ -51,26 +51,11 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		}
 		rest = fs.Args()
 	}
-	a := *addr
-	if a == "" {
-		a = e.getenv("WAYSIDE_ADDR")
-	}
-	if a == "" {
-		a = "wayside-data/wayside.sock"
-	}
-	token := e.getenv("WAYSIDE_TOKEN")
-	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			return fmt.Errorf("status: %w", err)
-		}
-		token = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
-	}
-	opts := []client.Option{client.WithToken(token)}
+	var opts []client.Option
 	if cmd == "bench" {
 		opts = append(opts, client.WithMaxIdleConns(*workers*2), client.WithTimeout(10*time.Second))
 	}
-	c, err := client.New(a, opts...)
+	c, err := dialDaemon(e, *addr, *tokenFile, opts...)
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
@@ -103,17 +88,24 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 			for _, col := range c.Collections {
 				parts = append(parts, fmt.Sprintf("%s %d (%d revisits, %d without original)", col.Name, col.Captures, col.Revisits, col.Unresolved))
 			}
-			behind := ""
-			if c.Behind {
-				behind = ", behind (catching up from the CDXJ files)"
-			}
-			fmt.Fprintf(e.stdout, "captures:   %s; %d bytes on disk%s\n", orNone(strings.Join(parts, ", ")), c.DiskBytes, behind)
+			fmt.Fprintf(e.stdout, "captures:   %s; %d bytes on disk\n", orNone(strings.Join(parts, ", ")), c.DiskBytes)
 		}
 		if cl := st.CrawlLog; cl != nil {
 			fmt.Fprintf(e.stdout, "crawl.log:  %d lines, %d duplicates, %d bytes, by status %v\n", cl.Lines, cl.Duplicates, cl.Bytes, cl.ByStatus)
 		}
 		if st.Ingest.LastError != "" {
 			fmt.Fprintf(e.stdout, "last error: %s\n", st.Ingest.LastError)
+		}
+		for _, c := range st.Consumers {
+			state := "ok"
+			switch {
+			case c.Failed > 0:
+				state = "FAILING, last error: " + c.LastError
+			case c.Behind:
+				state = "BEHIND (catching up from CDXJ)"
+			}
+			fmt.Fprintf(e.stdout, "consumer:   %s: %d delivered, %d failed, %d dropped, %d queued: %s\n",
+				c.Name, c.Delivered, c.Failed, c.Dropped, c.Queued, state)
 		}
 		if ag := st.Aggregate; ag != nil {
 			var req, avoided, errs int64
@@ -248,4 +240,25 @@ func ptrIf[T any](ok bool, v T) *T {
 		return nil
 	}
 	return &v
+}
+
+// dialDaemon returns a client of the daemon at addr (default $WAYSIDE_ADDR,
+// then wayside-data/wayside.sock) with the token from tokenFile (default
+// $WAYSIDE_TOKEN).
+func dialDaemon(e *env, addr, tokenFile string, opts ...client.Option) (*client.Client, error) {
+	if addr == "" {
+		addr = e.getenv("WAYSIDE_ADDR")
+	}
+	if addr == "" {
+		addr = "wayside-data/wayside.sock"
+	}
+	token := e.getenv("WAYSIDE_TOKEN")
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return nil, err
+		}
+		token = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+	}
+	return client.New(addr, append([]client.Option{client.WithToken(token)}, opts...)...)
 }

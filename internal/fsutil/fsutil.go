@@ -61,3 +61,32 @@ func SyncDir(dir string) error {
 	}
 	return nil
 }
+
+// RemoveStaleTemps removes the temporary files WriteFileAtomic(path, ...)
+// leaves behind when the process dies before its rename. Call it before
+// the first write after a restart.
+func RemoveStaleTemps(path string) error {
+	ms, err := filepath.Glob(filepath.Join(filepath.Dir(path), "."+globEscape(filepath.Base(path))+".tmp-*"))
+	if err != nil {
+		return fmt.Errorf("fsutil: %w", err)
+	}
+	for _, m := range ms {
+		if err := os.Remove(m); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("fsutil: remove stale %s: %w", m, err)
+		}
+	}
+	return nil
+}
+
+// globEscape quotes the characters filepath.Match treats specially.
+func globEscape(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', '\\':
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}

@@ -43,6 +43,10 @@ type CompactOptions struct {
 	// NoSync skips fsyncing the output and its directory (scratch outputs;
 	// Compact sets it for its temporary file).
 	NoSync bool
+	// Canonical says the input was written by this package (keys canonical
+	// and sorted), skipping the pass that checks whether it must first be
+	// normalised (another tool's spelling or order; see NormalizeKey).
+	Canonical bool
 }
 
 // CompactStats describes a compaction.
@@ -53,6 +57,9 @@ type CompactStats struct {
 	Skipped           int64
 	Partitions        int
 	Means             DepthMeans
+	// Normalized is set when the input was not in canonical sorted form
+	// and was normalised before compacting.
+	Normalized NormalizeStats
 }
 
 // source reads records for compaction: each key is tokenized once, checked
@@ -199,12 +206,41 @@ func CompactFile(ctx context.Context, inPath, outPath string, opts CompactOption
 	if name == "" {
 		name = inPath
 	}
+	dir := opts.TempDir
+	if dir == "" {
+		dir = filepath.Dir(outPath)
+	}
 	src := newSource(f, name, opts, true)
 	hs, err := src.r.Headers()
 	if err != nil {
 		return st, fmt.Errorf("mementomap: compact: %w", err)
 	}
 	dataStart := src.r.DataOffset()
+	if !opts.Canonical {
+		ok, err := canonicalFile(f, dataStart, fi.Size())
+		if err != nil {
+			return st, fmt.Errorf("mementomap: compact: %w", err)
+		}
+		if !ok {
+			// Another tool's spelling or order: compact the canonical form.
+			nf, nst, err := normalizeFile(io.NewSectionReader(f, 0, fi.Size()), name,
+				normalizeOptions{tempDir: dir, skipBad: opts.SkipBad, onSkip: opts.OnSkip})
+			if err != nil {
+				return st, fmt.Errorf("mementomap: compact: %w", err)
+			}
+			defer nf.Close()
+			st.Normalized = nst
+			f = nf
+			if fi, err = f.Stat(); err != nil {
+				return st, fmt.Errorf("mementomap: compact: %w", err)
+			}
+			src = newSource(io.NewSectionReader(f, 0, fi.Size()), name, opts, true)
+			if hs, err = src.r.Headers(); err != nil {
+				return st, fmt.Errorf("mementomap: compact: %w", err)
+			}
+			dataStart = src.r.DataOffset()
+		}
+	}
 	firstData := max(src.r.Line()-1, 0) // lines before the first data line
 	var parts []part
 	if opts.Workers > 1 && !opts.AllowRoot {
@@ -240,10 +276,6 @@ func CompactFile(ctx context.Context, inPath, outPath string, opts CompactOption
 		hs = append(hs, meta)
 	}
 
-	dir := opts.TempDir
-	if dir == "" {
-		dir = filepath.Dir(outPath)
-	}
 	out, err := os.CreateTemp(filepath.Dir(outPath), "."+filepath.Base(outPath)+".tmp-*")
 	if err != nil {
 		return st, fmt.Errorf("mementomap: compact: %w", err)
@@ -286,6 +318,7 @@ func CompactFile(ctx context.Context, inPath, outPath string, opts CompactOption
 			st.InLines, st.Skipped = n, skipped
 		}
 	}
+	st.Skipped += st.Normalized.Skipped
 	if opts.NoSync {
 		err = out.Close()
 	} else {

@@ -1,7 +1,6 @@
 package mementomap
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 )
@@ -10,7 +9,7 @@ func TestEvaluate(t *testing.T) {
 	full, _ := NewMap([]byte("!meta {}\ncom,a)/ 1\ncom,a)/x 1\ncom,a)/y 1\ncom,b)/ 1\n"))
 	small, _ := NewMap([]byte("com,a)/* 3\ncom,b)/ 1\n"))
 	set, err := ReadLabelled(strings.NewReader("# present\n1 http://a.com/x\n+ com,b)/\npresent http://www.a.com/\n"+
-		"0 http://a.com/z\nabsent http://c.com/\n- http://b.com/q\n"), "set")
+		"0 http://a.com/z\nabsent http://c.com/\n- http://b.com/q\n"), "set", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,16 +23,8 @@ func TestEvaluate(t *testing.T) {
 		r.Accuracy != 5.0/6 || r.Precision != 0.75 || r.Recall != 1 {
 		t.Fatalf("%+v", r)
 	}
-	if _, err := ReadLabelled(strings.NewReader("maybe http://a.com/\n"), "bad.txt"); err == nil || !strings.Contains(err.Error(), "bad.txt:1") {
+	if _, err := ReadLabelled(strings.NewReader("maybe http://a.com/\n"), "bad.txt", nil); err == nil || !strings.Contains(err.Error(), "bad.txt:1") {
 		t.Fatalf("bad label: %v", err)
-	}
-	var tb, svg bytes.Buffer
-	pts := []SweepPoint{{W: 1, EvalResult: r}, {W: 0.5, EvalResult: r}}
-	if err := WriteTable(&tb, pts); err != nil || strings.Count(tb.String(), "\n") != 3 {
-		t.Fatalf("table %q %v", tb.String(), err)
-	}
-	if err := WriteSVG(&svg, pts, "a <title>"); err != nil || !strings.Contains(svg.String(), "W=1,0.5") || !strings.Contains(svg.String(), "a &lt;title&gt;") {
-		t.Fatalf("svg %v\n%s", err, svg.String())
 	}
 }
 

@@ -28,6 +28,9 @@ const (
 	FormatCDXJ    Format = "cdxj"
 	FormatCDX     Format = "cdx"
 	FormatURIList Format = "uris"
+	// FormatMap is a MementoMap (.ukvs): not a capture source; stats read
+	// it with MapHoldings.
+	FormatMap Format = "map"
 )
 
 // DetectFormat guesses a file's format from its name.
@@ -40,6 +43,8 @@ func DetectFormat(path string) Format {
 		return FormatCDXJ
 	case strings.HasSuffix(p, ".cdx"):
 		return FormatCDX
+	case strings.HasSuffix(p, ".ukvs"):
+		return FormatMap
 	}
 	return FormatURIList
 }
@@ -81,10 +86,11 @@ type GenerateStats struct {
 
 // Generator accumulates captures and writes the full (uncompacted) map.
 type Generator struct {
-	opts  GenerateOptions
-	sort  *cdxj.Sorter // the project's external sort (runs spilled to TempDir)
-	line  []byte
-	stats GenerateStats
+	opts   GenerateOptions
+	detail bool         // sort lines for holdings statistics (see sortLine)
+	sort   *cdxj.Sorter // the project's external sort (runs spilled to TempDir)
+	line   []byte
+	stats  GenerateStats
 }
 
 // NewGenerator returns a generator. Close it to remove spill files.
@@ -98,26 +104,63 @@ func (g *Generator) Stats() GenerateStats { return g.stats }
 // Close removes spill files.
 func (g *Generator) Close() error { return g.sort.Close() }
 
-// sortLine queues "key full-SURT" for sorting.
-func (g *Generator) sortLine(key, full string) error {
-	g.line = append(append(append(g.line[:0], key...), ' '), escapeKey(full)...)
+// sortLine queues "key full-SURT" for sorting; for holdings statistics
+// (detail), "treekey full-SURT year class" (see treeKey and statusClass).
+func (g *Generator) sortLine(key, full string, c *capture) error {
+	if g.detail {
+		g.line = appendTreeKey(g.line[:0], key)
+		g.line = append(g.line, ' ')
+		g.line = append(g.line, escapeKey(full)...)
+		g.line = append(g.line, ' ')
+		g.line = append(g.line, yearOf(c.ts)...)
+		g.line = append(g.line, ' ', statusClass(c.status, c.revisit))
+	} else {
+		g.line = append(append(append(g.line[:0], key...), ' '), escapeKey(full)...)
+	}
 	if err := g.sort.Add(g.line); err != nil {
 		return fmt.Errorf("mementomap: generate: %w", err)
 	}
 	return nil
 }
 
-// HxPxKey returns the HxPx key of a SURT (the SURT without its query) and
-// whether it is a key of an http(s) URI (host, ')', path).
+// capture is what the generator reads of one capture.
+type capture struct {
+	uri     string // original URI, or "" when only the key is known
+	key     string // SURT key (when uri is "")
+	ts      string // 14-digit timestamp, "" when unknown
+	mime    string
+	status  int
+	revisit bool
+}
+
+// HxPxKey returns the HxPx key of a SURT written by Canonicalize (or read
+// from a CDX index): the SURT without its query, normalised (NormalizeKey),
+// and whether it is the key of an http(s) URI (host, ')', path; a
+// "host)" key without path is a dns: record there). A SURT that cannot be
+// normalised is not a key either.
 func HxPxKey(s string) (string, bool) {
+	k, ok, err := hxpxKey(s)
+	if err != nil {
+		return s, false
+	}
+	return k, ok
+}
+
+func hxpxKey(s string) (string, bool, error) {
 	if i := strings.IndexByte(s, '?'); i >= 0 {
 		s = s[:i]
 	}
-	h := strings.Index(s, ")/")
-	if h <= 0 {
-		return s, false
+	if h := strings.Index(s, ")/"); h <= 0 {
+		return s, false, nil
 	}
-	return escapeKey(s), true
+	if surt.IsCanonical(s) {
+		return s, true, nil
+	}
+	k, err := NormalizeKey(nil, []byte(s))
+	if err != nil {
+		return s, false, err
+	}
+	return string(k), true, nil
 }
 
 // escapeKey percent-encodes bytes that cannot appear in a UKVS key.
@@ -143,15 +186,26 @@ func escapeKey(s string) string {
 	return b.String()
 }
 
-// KeyFor returns the HxPx key of a URI (SURT, then query stripped).
+// KeyFor returns the HxPx key of a URI (SURT, query stripped, normalised).
 func KeyFor(uri string) (string, error) {
-	s, err := surt.Canonicalize(uri)
+	k, err := keyFor(uri)
 	if err != nil {
 		return "", fmt.Errorf("mementomap: %w", err)
 	}
-	k, ok := HxPxKey(s)
+	return k, nil
+}
+
+func keyFor(uri string) (string, error) {
+	s, err := surt.Canonicalize(uri)
+	if err != nil {
+		return "", err
+	}
+	k, ok, err := hxpxKey(s)
+	if err != nil {
+		return "", fmt.Errorf("%q: %w", uri, err)
+	}
 	if !ok {
-		return "", fmt.Errorf("mementomap: %q is not an http(s) URI (SURT %q)", uri, s)
+		return "", fmt.Errorf("%q is not an http(s) URI (SURT %q)", uri, s)
 	}
 	return k, nil
 }
@@ -184,18 +238,34 @@ func (g *Generator) keep(status int, mime string) bool {
 // media type ("": unknown). A URI that is not http(s) is counted in
 // NotHTTP; an invalid one is an error.
 func (g *Generator) Add(uri string, status int, mime string) error {
+	return g.add(&capture{uri: uri, status: status, mime: mime})
+}
+
+func (g *Generator) add(c *capture) error {
 	g.stats.Captures++
 	if g.opts.Progress != nil && g.stats.Captures&(1<<20-1) == 0 {
 		g.opts.Progress(g.stats.Captures)
 	}
+	status, mime := c.status, c.mime
+	if c.revisit {
+		// A revisit is a memento of its original, whose type is not in
+		// the line and whose status may be a 304: filter on neither.
+		status, mime = 0, ""
+	}
 	if !g.keep(status, mime) {
 		return nil
 	}
-	s, err := surt.Canonicalize(uri)
+	s := c.key
+	if c.uri != "" {
+		var err error
+		if s, err = surt.Canonicalize(c.uri); err != nil {
+			return err
+		}
+	}
+	key, ok, err := hxpxKey(s)
 	if err != nil {
 		return err
 	}
-	key, ok := HxPxKey(s)
 	if !ok {
 		g.stats.NotHTTP++
 		return nil
@@ -204,7 +274,7 @@ func (g *Generator) Add(uri string, status int, mime string) error {
 	// The key is final before sorting (the reference implementation
 	// stripped queries after sorting and broke the order). The full SURT
 	// identifies the URI-R.
-	return g.sortLine(key, s)
+	return g.sortLine(key, s, c)
 }
 
 func (g *Generator) bad(err error) error {
@@ -224,8 +294,11 @@ func (g *Generator) AddFile(ctx context.Context, path string, format Format) err
 	if format == FormatAuto {
 		format = DetectFormat(path)
 	}
-	if format == FormatWARC {
+	switch format {
+	case FormatWARC:
 		return g.addWARC(ctx, path)
+	case FormatMap:
+		return fmt.Errorf("mementomap: generate: %s is a MementoMap, not a list of captures (merge maps with 'wayside mementomap merge')", path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -309,26 +382,8 @@ func (g *Generator) addCDXJ(line string) error {
 // addLine counts an index line: its original URL re-canonicalized (the
 // index may come from another canonicalizer), or its key when it has none.
 func (g *Generator) addLine(l cdxj.Line) error {
-	if l.MIME == cdxj.RevisitMIME {
-		// A revisit is a memento of its original, whose type is not in
-		// the line and whose status may be a 304: filter on neither.
-		l.MIME, l.Status = "", 0
-	}
-	if l.URL != "" {
-		return g.Add(l.URL, l.Status, l.MIME)
-	}
-	// No original URL: use the key as given (a SURT).
-	g.stats.Captures++
-	if !g.keep(l.Status, l.MIME) {
-		return nil
-	}
-	key, ok := HxPxKey(l.Key)
-	if !ok {
-		g.stats.NotHTTP++
-		return nil
-	}
-	g.stats.Kept++
-	return g.sortLine(key, l.Key)
+	c := capture{uri: l.URL, key: l.Key, ts: l.Timestamp, mime: l.MIME, status: l.Status, revisit: l.MIME == cdxj.RevisitMIME}
+	return g.add(&c)
 }
 
 // addCDX counts one classic CDX line (layout: the field letters of the

@@ -11,9 +11,11 @@ import (
 	"github.com/wayside-archive/wayside/profiler/ukvs"
 )
 
-// Map is a sorted MementoMap file opened for lookups: memory-mapped, its
-// headers parsed, answered by binary search. It is safe for concurrent use
-// until Close.
+// Map is a MementoMap opened for lookups: memory-mapped, its headers
+// parsed, answered by binary search. A map in another tool's spelling or
+// order (keys not canonical, unsorted, duplicated) is normalised on open
+// into a temporary copy (see NormalizeKey and Normalized), so that every
+// spelling answers alike. It is safe for concurrent use until Close.
 type Map struct {
 	data    []byte
 	start   int   // offset of the first data line
@@ -21,48 +23,94 @@ type Map struct {
 	headers []ukvs.Header
 	mapped  bool
 	name    string
+	norm    NormalizeStats
 }
 
-// OpenMap memory-maps the map file at path.
+// OpenMap memory-maps the map file at path (normalising it first, into an
+// unlinked temporary file, when it is not in canonical sorted form).
 func OpenMap(path string) (*Map, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("mementomap: open map: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("mementomap: open map: %w", err)
-	}
 	m := &Map{name: path}
-	if fi.Size() > 0 {
-		if int64(int(fi.Size())) != fi.Size() {
-			return nil, fmt.Errorf("mementomap: open map %s: too large to map", path)
-		}
-		m.data, err = unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
-		if err != nil {
-			return nil, fmt.Errorf("mementomap: mmap %s: %w", path, err)
-		}
-		m.mapped = true
+	if m.data, m.mapped, err = mmapFile(f, path); err != nil {
+		return nil, err
 	}
-	if err := m.init(); err != nil {
+	if err := m.init(true); err != nil {
 		m.Close()
 		return nil, err
 	}
 	return m, nil
 }
 
+// mmapFile maps the whole of f read-only.
+func mmapFile(f *os.File, name string) ([]byte, bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, fmt.Errorf("mementomap: open map: %w", err)
+	}
+	if fi.Size() == 0 {
+		return nil, false, nil
+	}
+	if int64(int(fi.Size())) != fi.Size() {
+		return nil, false, fmt.Errorf("mementomap: open map %s: too large to map", name)
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, false, fmt.Errorf("mementomap: mmap %s: %w", name, err)
+	}
+	return data, true, nil
+}
+
 // NewMap returns a map over data (a whole UKVS file), which must stay
-// unchanged while the map is used.
+// unchanged while the map is used. A map that is not in canonical sorted
+// form is normalised into memory.
 func NewMap(data []byte) (*Map, error) {
 	m := &Map{data: data, name: "map"}
-	if err := m.init(); err != nil {
+	if err := m.init(false); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-func (m *Map) init() error {
+// Normalized returns what normalising the map on open did (the zero value
+// when it was canonical already).
+func (m *Map) Normalized() NormalizeStats { return m.norm }
+
+// init indexes the map, normalising it first when its data lines are not
+// canonical and strictly increasing.
+func (m *Map) init(mapped bool) error {
+	if err := m.index(); err != nil {
+		return err
+	}
+	if canonicalData(m.data[m.start:]) {
+		return nil
+	}
+	f, st, err := normalizeFile(bytes.NewReader(m.data), m.name, normalizeOptions{})
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var data []byte
+	if mapped {
+		if data, mapped, err = mmapFile(f, m.name); err != nil {
+			return err
+		}
+	} else if data, err = io.ReadAll(io.NewSectionReader(f, 0, 1<<62)); err != nil {
+		return fmt.Errorf("mementomap: normalise %s: %w", m.name, err)
+	}
+	if err := m.Close(); err != nil {
+		return err
+	}
+	m.data, m.mapped, m.norm = data, mapped, st
+	m.headers, m.sparse = nil, nil
+	return m.index()
+}
+
+// index parses the headers and builds the sparse index of line starts.
+func (m *Map) index() error {
 	p := 0
 	var line int64
 	// Headers (and blank lines among them, as readers skip them) come
@@ -260,13 +308,27 @@ type Match struct {
 }
 
 // Lookup answers whether the archive holds captures under key, an HxPx key
-// (a SURT without query; see KeyFor). The most specific matching key wins,
+// (a SURT without query; see KeyFor) in any spelling: it is normalised
+// first (NormalizeKey). The most specific matching key wins,
 // so exclusions inside wildcards hold. scratch may be nil; passing the
 // same *Scratch to successive calls avoids allocations.
 func (m *Map) Lookup(key []byte, s *Scratch) (Match, error) {
 	if s == nil {
 		s = new(Scratch)
 	}
+	if !fastCanonicalKey(key) {
+		var err error
+		if s.key, err = NormalizeKey(s.key[:0], key); err != nil {
+			return Match{}, fmt.Errorf("mementomap: lookup: %w", err)
+		}
+		key = s.key
+	}
+	return m.lookupCanonical(key, s)
+}
+
+// lookupCanonical is Lookup of a key already in canonical form (the whole
+// of Lookup before keys were normalised; BenchmarkLookup compares both).
+func (m *Map) lookupCanonical(key []byte, s *Scratch) (Match, error) {
 	if err := ukvs.ValidKey(key); err != nil {
 		return Match{}, fmt.Errorf("mementomap: lookup: %w", err)
 	}
@@ -303,6 +365,7 @@ cands:
 
 // Scratch holds buffers reused across lookups by one goroutine.
 type Scratch struct {
+	key    []byte
 	buf    []byte
 	cands  [][]byte
 	probes []probe

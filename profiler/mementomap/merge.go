@@ -105,7 +105,7 @@ func Merge(w io.Writer, maps []*Map, names []string) (MergeStats, error) {
 			if n == 0 {
 				sum = rec.Freq
 			} else {
-				sum = ukvs.Freq{M: sum.M.Add(rec.Freq.M), R: sum.R.AddOverlapping(rec.Freq.R)}
+				sum = sumFreq(sum, rec.Freq)
 			}
 			if rec.JSON != nil {
 				jsons = append(jsons, bytes.Clone(rec.JSON))

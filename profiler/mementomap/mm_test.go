@@ -133,7 +133,11 @@ func TestLookupDataDriven(t *testing.T) {
 			if err := m.Check(); err != nil {
 				return "error: " + err.Error()
 			}
-			return fmt.Sprintf("%d headers", len(m.Headers()))
+			out := fmt.Sprintf("%d headers", len(m.Headers()))
+			if st := m.Normalized(); st.Normalized() {
+				out += "\nnormalised: " + st.String() + "\n" + string(m.Data())
+			}
+			return out
 		case "lookup":
 			var sb strings.Builder
 			var s Scratch

@@ -81,7 +81,7 @@ func size(warcs []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	ix, err := captureindex.Open(ctx, filepath.Join(dir, "ci"))
+	ix, err := captureindex.Open(filepath.Join(dir, "ci"))
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func size(warcs []string) error {
 
 func fill(dir string) error {
 	ctx := context.Background()
-	ix, err := captureindex.Open(ctx, dir, captureindex.WithSyncInterval(-1))
+	ix, err := captureindex.Open(dir, captureindex.WithSyncInterval(-1))
 	if err != nil {
 		return err
 	}

@@ -84,7 +84,7 @@ func fill(dir string, keys, lookups int, weight float64) error {
 		if err := os.MkdirAll(ddir, 0o755); err != nil {
 			return err
 		}
-		ix, err := captureindex.Open(ctx, filepath.Join(ddir, "capture-index"), captureindex.WithSyncInterval(-1))
+		ix, err := captureindex.Open(filepath.Join(ddir, "capture-index"), captureindex.WithSyncInterval(-1))
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@
 package api
 
 import (
+	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/dedupindex"
 )
 
@@ -247,11 +248,16 @@ type Status struct {
 	Index         dedupindex.Stats `json:"index"`
 	Ingest        IngestStatus     `json:"ingest"`
 	CrawlLog      *CrawlLogStatus  `json:"crawl_log,omitempty"`
-	Captures      *CapturesStatus  `json:"captures,omitempty"`
-	Lookups       int64            `json:"lookups"`
-	Claims        int64            `json:"claims"`
-	Revisits      int64            `json:"revisits"`
-	BytesSaved    int64            `json:"bytes_saved"`
+	// Consumers are the consumers of the capture spine (live map, ...):
+	// delivered, failed and dropped captures, and whether each is behind.
+	Consumers []wayside.ConsumerStats `json:"consumers"`
+	// Captures describes the capture index behind the access routes
+	// (absent when access.index is "-").
+	Captures   *CapturesStatus `json:"captures,omitempty"`
+	Lookups    int64           `json:"lookups"`
+	Claims     int64           `json:"claims"`
+	Revisits   int64           `json:"revisits"`
+	BytesSaved int64           `json:"bytes_saved"`
 	// Aggregate is the MementoMap-routed aggregator's state, when
 	// aggregate.archives is configured.
 	Aggregate *AggregateStatus `json:"aggregate,omitempty"`
@@ -261,11 +267,7 @@ type Status struct {
 type CapturesStatus struct {
 	Collections []CollectionStatus `json:"collections"`
 	DiskBytes   uint64             `json:"disk_bytes"`
-	// Behind is set while captures dropped from the index's queue have
-	// not been caught up (from the CDXJ files).
-	Behind bool   `json:"behind,omitempty"`
-	Failed int64  `json:"failed,omitempty"`
-	Error  string `json:"error,omitempty"`
+	Error       string             `json:"error,omitempty"`
 }
 
 // CollectionStatus counts the captures of one collection.

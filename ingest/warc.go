@@ -1,4 +1,4 @@
-package sidecar
+package ingest
 
 import (
 	"errors"
@@ -14,24 +14,25 @@ import (
 // recordIter yields the captures of a WARC file from a start offset, with
 // offsets in file coordinates.
 type recordIter struct {
-	r     *warcio.Reader
-	start int64
+	r         *warcio.Reader
+	start     int64
+	name, dir string
 }
 
-func newRecordIter(f *os.File, name string, start int64) (*recordIter, error) {
+// newRecordIter reads f, the WARC file named name (without ".open") in dir,
+// from start.
+func newRecordIter(f *os.File, dir, name string, start int64) (*recordIter, error) {
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("sidecar: ingest: seek %s to %d: %w", name, start, err)
+		return nil, fmt.Errorf("ingest: seek %s to %d: %w", name, start, err)
 	}
-	return &recordIter{r: warcio.NewReader(f, name), start: start}, nil
+	return &recordIter{r: warcio.NewReader(f, name), start: start, name: name, dir: dir}, nil
 }
 
 // ingested is one record read by the watcher.
 type ingested struct {
 	c wayside.Capture
-	// partial is set for a response or resource record carrying
-	// WARC-Truncated: its payload is incomplete, so it is indexed in CDXJ
-	// but never made a dedup original.
-	partial bool
+	// indexed is set for records that get a CDXJ line (cdxj.HasLine).
+	indexed bool
 }
 
 // Next returns the next record, io.EOF at the end of the complete records,
@@ -47,9 +48,10 @@ func (it *recordIter) Next() (ingested, error) {
 		}
 		return ingested{}, err
 	}
-	c := rec.Capture("")
-	c.Offset += it.start
-	return ingested{c: c, partial: c.Truncated != "" || c.DigestMismatch}, nil
+	rec.Offset += it.start
+	c := rec.Capture(it.name)
+	c.Dir = it.dir
+	return ingested{c: c, indexed: cdxj.HasLine(rec)}, nil
 }
 
 func isTruncated(err error) bool { return errors.Is(err, warcio.ErrTruncated) }
@@ -61,13 +63,4 @@ func truncatedOffset(err error, def int64) int64 {
 		return we.Offset
 	}
 	return def
-}
-
-// cdxjLine formats a capture's CDXJ line (pywb form, with newline).
-func cdxjLine(c wayside.Capture) ([]byte, error) {
-	if c.URI == "" || c.Date.IsZero() {
-		return nil, fmt.Errorf("record %s has no target URI or date", c.RecordID)
-	}
-	l := cdxj.FromCapture(c)
-	return l.Format(nil), nil
 }

@@ -1,4 +1,4 @@
-package sidecar
+package ingest
 
 import (
 	"encoding/json"
@@ -52,13 +52,13 @@ func loadCheckpoint(path string) (*checkpoint, error) {
 		return cp, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sidecar: checkpoint: %w", err)
+		return nil, fmt.Errorf("ingest: checkpoint: %w", err)
 	}
 	if err := json.Unmarshal(b, cp); err != nil {
-		return nil, fmt.Errorf("sidecar: checkpoint %s: %w", path, err)
+		return nil, fmt.Errorf("ingest: checkpoint %s: %w", path, err)
 	}
 	if cp.Version != 1 {
-		return nil, fmt.Errorf("sidecar: checkpoint %s: unknown version %d", path, cp.Version)
+		return nil, fmt.Errorf("ingest: checkpoint %s: unknown version %d", path, cp.Version)
 	}
 	if cp.Files == nil {
 		cp.Files = map[string]*fileState{}
@@ -71,7 +71,7 @@ func loadCheckpoint(path string) (*checkpoint, error) {
 func (cp *checkpoint) save(path string) error {
 	b, err := json.MarshalIndent(cp, "", " ")
 	if err != nil {
-		return fmt.Errorf("sidecar: checkpoint: %w", err)
+		return fmt.Errorf("ingest: checkpoint: %w", err)
 	}
 	return writeFileAtomic(path, append(b, '\n'))
 }
@@ -80,13 +80,13 @@ func (cp *checkpoint) save(path string) error {
 // so that a crash leaves either the old or the new content, never a mix.
 func writeFileAtomic(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("sidecar: write %s: %w", path, err)
+		return fmt.Errorf("ingest: write %s: %w", path, err)
 	}
 	if err := fsutil.WriteFileAtomic(path, 0o600, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	}); err != nil {
-		return fmt.Errorf("sidecar: %w", err)
+		return fmt.Errorf("ingest: %w", err)
 	}
 	return nil
 }

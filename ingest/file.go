@@ -1,4 +1,4 @@
-package sidecar
+package ingest
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 )
@@ -24,13 +25,13 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 		if errors.Is(err, os.ErrNotExist) {
 			return nil // renamed away (.open → final) between list and open
 		}
-		return fmt.Errorf("sidecar: ingest: %w", err)
+		return fmt.Errorf("ingest: %w", err)
 	}
 	defer fh.Close()
 	in.mu.Lock()
 	start := st.Offset
 	in.mu.Unlock()
-	it, err := newRecordIter(fh, f.base, start)
+	it, err := newRecordIter(fh, filepath.Dir(f.path), f.base, start)
 	if err != nil {
 		return err
 	}
@@ -51,10 +52,9 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 				break
 			}
 			// A corrupt record: the reader resynchronises on the next one.
-			in.noteError(fmt.Errorf("sidecar: ingest: %w", err))
+			in.noteError(fmt.Errorf("ingest: %w", err))
 			continue
 		}
-		rec.c.File = f.base
 		batch = append(batch, rec)
 		next = rec.c.Offset + rec.c.Length
 		if len(batch) >= batchSize {
@@ -70,34 +70,32 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 		}
 	}
 	in.mu.Lock()
-	defer in.mu.Unlock()
-	changed := false
+	finish, truncated, changed := false, false, false
 	switch {
-	case truncatedAt >= 0 && !f.open && time.Since(f.mtime) < 3*in.cfg.Ingest.PollInterval:
+	case truncatedAt >= 0 && !f.open && time.Since(f.mtime) < 3*in.cfg.PollInterval:
 		// A file written without ".open" (wget, some tools) may still be
 		// growing: report a partial tail only once it has been quiet.
 	case truncatedAt >= 0 && !f.open:
 		if !st.Truncated || st.TruncatedAt != truncatedAt {
 			st.Truncated, st.TruncatedAt = true, truncatedAt
-			in.metrics.IngestTruncated.Add(1)
+			in.ctr.Truncated.Add(1)
 			in.log.Warn("ingest: finished WARC ends in a partial record", "file", f.path, "offset", truncatedAt, "size", f.size)
-			changed = true
+			finish, truncated = true, true
 		}
 	case truncatedAt < 0 && ctx.Err() == nil:
 		if st.Truncated {
 			st.Truncated, st.TruncatedAt = false, 0
 			changed = true
 		}
-		if !f.open && !st.Done {
-			st.Done = true
-			changed = true
-		}
+		finish = !f.open && !st.Done
 		st.pendingSince = time.Time{}
 	}
-	if changed {
-		if err := in.cp.save(in.cfg.Ingest.Checkpoint); err != nil {
-			return fatalError{err}
-		}
+	in.mu.Unlock()
+	switch {
+	case finish:
+		return in.finish(st, truncated)
+	case changed:
+		return in.save()
 	}
 	return nil
 }
@@ -108,50 +106,45 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 // A crash between steps repeats the batch on restart: index Puts of the same
 // original are no-ops and the CDXJ file is cut back to its checkpointed size.
 func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *fileState, batch []ingested, next int64) error {
-	in.flushMu.Lock()
-	defer in.flushMu.Unlock()
 	if err := fh.Sync(); err != nil && !errors.Is(err, syscall.EROFS) && !errors.Is(err, syscall.EINVAL) {
 		// EROFS/EINVAL: a read-only or sync-less file system holds nothing
 		// this process could make more durable.
-		return fatalError{fmt.Errorf("sidecar: ingest: fsync %s: %w", f.path, err)}
+		return fatalError{fmt.Errorf("ingest: fsync %s: %w", f.path, err)}
 	}
 	var entries []dedupindex.Entry
-	originals := 0
 	revisits := 0
 	for _, r := range batch {
-		c := r.c
-		if c.IsRevisit() {
+		if r.c.IsRevisit() {
 			revisits++
 			continue
 		}
-		if r.partial || !in.isOriginal(c) {
-			continue
+		e, ok, err := in.dedup.SeedEntry(r.c)
+		if err != nil {
+			// A record the index cannot point at (odd date, digest...):
+			// it stays in the CDXJ, it is not a dedup original.
+			in.noteError(fmt.Errorf("ingest: %s offset %d: not indexed: %w", f.base, r.c.Offset, err))
 		}
-		o := dedupindex.OriginalFromCapture(c)
-		scope := in.cfg.Ingest.Scope
-		k := dedupindex.Key{Scope: scope, Digest: c.Digest}
-		if _, err := dedupindex.CheckOriginal(k, o); err != nil {
-			// A record the index cannot point at (odd date, status...): it
-			// stays in the CDXJ, it is not a dedup original.
-			in.noteError(fmt.Errorf("sidecar: ingest: %s offset %d: not indexed: %w", f.base, c.Offset, err))
-			continue
+		if ok {
+			entries = append(entries, e)
 		}
-		originals++
-		entries = append(entries,
-			dedupindex.Entry{Key: k, Original: o},
-			dedupindex.Entry{Key: dedupindex.Key{Scope: scope, Digest: c.Digest, URL: dedupindex.URLKey(c.URI)}, Original: o})
 	}
 	// The batch is finished even when shutdown has begun (nothing is left
 	// half-done), but a Put waiting on a crawler's pending claim is given
 	// up after a while: the batch is not checkpointed and is read again.
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	err := putEntries(pctx, in.idx, entries)
+	added, err := dedupindex.PutEntries(pctx, in.idx, entries)
 	cancel()
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("sidecar: ingest: index %s: waiting for a pending claim: %w (batch will be read again)", f.base, err)
+			return fmt.Errorf("ingest: index %s: waiting for a pending claim: %w (batch will be read again)", f.base, err)
 		}
-		return fatalError{fmt.Errorf("sidecar: ingest: index %s: %w", f.base, err)}
+		return fatalError{fmt.Errorf("ingest: index %s: %w", f.base, err)}
+	}
+	originals := 0 // added: a digest already indexed keeps its first original
+	for _, a := range added {
+		if a {
+			originals++
+		}
 	}
 	in.mu.Lock()
 	cdxjSize := st.CDXJSize
@@ -163,7 +156,9 @@ func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *file
 		}
 	}
 	for _, r := range batch {
-		in.emit(context.WithoutCancel(ctx), r.c)
+		if err := in.sub.OnCapture(context.WithoutCancel(ctx), r.c); err != nil {
+			in.log.Warn("ingest: capture not delivered to its consumers", "file", f.base, "offset", r.c.Offset, "err", err)
+		}
 	}
 	in.mu.Lock()
 	consumed := next - st.Offset
@@ -172,83 +167,58 @@ func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *file
 	st.Records += int64(len(batch))
 	st.Originals += int64(originals)
 	st.Updated = time.Now().UTC()
-	err = in.cp.save(in.cfg.Ingest.Checkpoint)
+	err = in.cp.save(in.cfg.Checkpoint)
 	in.mu.Unlock()
 	if err != nil {
 		return fatalError{err}
 	}
-	in.metrics.IngestRecords.Add(int64(len(batch)))
-	in.metrics.IngestBytes.Add(consumed)
-	in.metrics.IngestOriginals.Add(int64(originals))
-	in.metrics.IngestRevisits.Add(int64(revisits))
-	return nil
-}
-
-// putEntries stores entries durably, in one batch when the index can.
-func putEntries(ctx context.Context, idx dedupindex.Index, entries []dedupindex.Entry) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	if b, ok := idx.(dedupindex.Batcher); ok {
-		_, err := b.PutBatch(ctx, entries)
-		return err
-	}
-	for _, e := range entries {
-		if _, err := idx.Put(ctx, e.Key, e.Original); err != nil {
-			return err
-		}
-	}
+	in.ctr.Records.Add(int64(len(batch)))
+	in.ctr.Bytes.Add(consumed)
+	in.ctr.Originals.Add(int64(originals))
+	in.ctr.Revisits.Add(int64(revisits))
 	return nil
 }
 
 // cdxjPath is the CDXJ file of a WARC.
 func (in *Ingester) cdxjPath(base string) string {
-	return filepath.Join(in.cfg.Ingest.CDXJDir, base+".cdxj")
+	return filepath.Join(in.cfg.CDXJDir, base+".cdxj")
 }
 
 // appendCDXJ writes the batch's lines at offset size of the WARC's CDXJ file
 // (cutting off anything after it: lines of a batch that was not
 // checkpointed) and fsyncs; it returns the new size.
 func (in *Ingester) appendCDXJ(base string, size int64, batch []ingested) (int64, error) {
-	if in.cfg.Ingest.CDXJDir == "-" {
+	if in.cfg.CDXJDir == "" {
 		return 0, nil
 	}
 	var buf []byte
 	for _, r := range batch {
-		c := r.c
-		switch c.Type {
-		case "response", "revisit", "resource":
-		default:
-			continue // warcinfo, request, metadata: not captures of a URI-R
+		if r.indexed {
+			l := cdxj.FromCapture(r.c)
+			buf = l.Format(buf)
 		}
-		line, err := cdxjLine(c)
-		if err != nil {
-			in.noteError(fmt.Errorf("sidecar: ingest: cdxj %s offset %d: %w", base, c.Offset, err))
-			continue
-		}
-		buf = append(buf, line...)
 	}
-	if err := os.MkdirAll(in.cfg.Ingest.CDXJDir, 0o755); err != nil {
-		return size, fmt.Errorf("sidecar: ingest: cdxj: %w", err)
+	if err := os.MkdirAll(in.cfg.CDXJDir, 0o755); err != nil {
+		return size, fmt.Errorf("ingest: cdxj: %w", err)
 	}
 	p := in.cdxjPath(base)
 	fh, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
-		return size, fmt.Errorf("sidecar: ingest: cdxj: %w", err)
+		return size, fmt.Errorf("ingest: cdxj: %w", err)
 	}
 	defer fh.Close()
 	if err := fh.Truncate(size); err != nil {
-		return size, fmt.Errorf("sidecar: ingest: cdxj %s: %w", p, err)
+		return size, fmt.Errorf("ingest: cdxj %s: %w", p, err)
 	}
 	if _, err := fh.WriteAt(buf, size); err != nil {
-		return size, fmt.Errorf("sidecar: ingest: cdxj %s: %w", p, err)
+		return size, fmt.Errorf("ingest: cdxj %s: %w", p, err)
 	}
 	if err := fh.Sync(); err != nil {
-		return size, fmt.Errorf("sidecar: ingest: cdxj %s: %w", p, err)
+		return size, fmt.Errorf("ingest: cdxj %s: %w", p, err)
 	}
 	if size == 0 {
-		if err := fsutil.SyncDir(in.cfg.Ingest.CDXJDir); err != nil {
-			return size, fmt.Errorf("sidecar: ingest: %w", err)
+		if err := fsutil.SyncDir(in.cfg.CDXJDir); err != nil {
+			return size, fmt.Errorf("ingest: %w", err)
 		}
 	}
 	return size + int64(len(buf)), nil

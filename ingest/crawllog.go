@@ -1,4 +1,4 @@
-package sidecar
+package ingest
 
 import (
 	"bufio"
@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/wayside-archive/wayside/sidecar/api"
 )
 
 // crawlLog tails a Heritrix crawl.log (ingest.crawl_log) for capture
@@ -31,9 +29,6 @@ type crawlLog struct {
 	duplicates int64
 	bytes      int64
 }
-
-// CrawlLogStatus summarises the tailed crawl.log.
-type CrawlLogStatus = api.CrawlLogStatus
 
 func newCrawlLog(path string) *crawlLog {
 	return &crawlLog{path: path, byStatus: map[string]int64{}}

@@ -1,0 +1,42 @@
+// Package ingest follows WARC directories that other crawlers write
+// (Heritrix, warcprox, Zeno, wget, a Wayside crawl) and turns every complete
+// record into a wayside.Capture: the second producer of the capture spine,
+// beside package crawl. `wayside serve` runs it (package sidecar).
+//
+// An Ingester polls its directories for *.warc, *.warc.gz and their ".open"
+// forms and reads each file from where it stopped, in batches of complete
+// records (a partial record at the end of a growing file is read on a later
+// poll). Each batch is made durable in order:
+//
+//  1. fsync of the crawler's WARC file (no index entry may outlive a power
+//     loss of the record it points at);
+//  2. the originals it provides into the dedup index, one key each, under
+//     the configured dedupindex.Policy (Deduper.SeedEntry: complete, 2xx,
+//     non-empty, http(s); the rule import applies too); revisits never;
+//  3. its CDXJ lines (cdxj.HasLine records, cdxj.FromCapture) appended to
+//     CDXJDir/NAME.cdxj for the WARC file NAME, and fsynced;
+//  4. its captures to the Subscriber (a wayside.Fanout);
+//  5. the checkpoint: per file (keyed by the name without ".open", with
+//     device and inode to notice a replaced file), the offset after the
+//     last complete record and the CDXJ size at that point, written
+//     atomically.
+//
+// After a crash the CDXJ files are cut back to their checkpointed sizes
+// and the batch in flight is read again: the index Puts are no-ops, its
+// CDXJ lines are written once, and consumers may see its captures a second
+// time (at least once; (File, Offset) identifies a capture). Config.
+// Recovered runs between that repair and the first new capture: consumers
+// catch up from the CDXJ files there.
+//
+// When a WARC file is closed (it lost its ".open" suffix, or was written
+// without one and has been read to its end) its CDXJ file, appended in
+// durable order so far, is rewritten sorted in byte order (cdxj.SortFile:
+// temporary file, fsync, rename), then the checkpoint records it Done; a
+// crash in between sorts it again. A closed file ending in a partial
+// record is reported truncated (Status) once it has been quiet for three
+// polls, and its CDXJ is sorted too; if it grows after all, reading goes
+// on and the file is finished again.
+//
+// A Heritrix crawl.log may be tailed alongside for fetch statistics (the
+// WARC files stay the source of truth).
+package ingest

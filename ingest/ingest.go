@@ -1,0 +1,442 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/dedupindex"
+)
+
+// Config configures an Ingester.
+type Config struct {
+	// Dirs are watched for *.warc, *.warc.gz and their ".open" forms. A
+	// directory that does not exist yet (the crawler has not created it)
+	// is skipped until it appears.
+	Dirs []string
+	// PollInterval between directory scans (default 2s).
+	PollInterval time.Duration
+	// Checkpoint is the file holding the durable progress (required).
+	Checkpoint string
+	// CDXJDir receives one CDXJ file per WARC, NAME.cdxj for the WARC file
+	// NAME (its name without ".open"); "" writes none.
+	CDXJDir string
+	// Policy decides which complete captures seed the dedup index (scope,
+	// match mode, statuses, minimum size), as for a crawl
+	// (dedupindex.Deduper.SeedEntry).
+	Policy dedupindex.Policy
+	// CrawlLog is an optional Heritrix crawl.log to tail for capture
+	// status.
+	CrawlLog string
+	// Recovered, when set, is called once the CDXJ files agree with the
+	// checkpoint and before the first capture is produced: consumers catch
+	// up from the CDXJ files there.
+	Recovered func(ctx context.Context) error
+	// Counters receives the ingest counters (default: new ones, see
+	// Ingester.Counters).
+	Counters *Counters
+	// Logger receives warnings and progress (default: discard).
+	Logger *slog.Logger
+}
+
+// Counters are the ingester's running totals, for metrics.
+type Counters struct {
+	Records   atomic.Int64 // WARC records read
+	Originals atomic.Int64 // originals put into the dedup index
+	Revisits  atomic.Int64 // revisit records seen (never indexed)
+	Bytes     atomic.Int64 // stored WARC bytes consumed
+	Errors    atomic.Int64
+	Truncated atomic.Int64 // finished files with a partial record at the end
+	LagBytes  atomic.Int64 // bytes present in watched files but not yet ingested
+	LagNanos  atomic.Int64 // age of the oldest unread bytes
+}
+
+// Ingester follows WARC directories as crawlers write them and produces a
+// wayside.Capture for every complete record: originals seed the dedup
+// index (never revisits), every indexed record gets a line in the WARC's
+// CDXJ file, and every capture goes to the Subscriber (a wayside.Fanout).
+// Progress is checkpointed durably after each batch so a restart (even
+// after kill -9) neither misses nor repeats a record in the index or the
+// CDXJ files; a consumer may see the captures of the batch in flight at a
+// crash again (at least once, identified by File and Offset).
+type Ingester struct {
+	cfg   Config
+	idx   dedupindex.Index
+	dedup *dedupindex.Deduper
+	sub   wayside.Subscriber
+	ctr   *Counters
+	log   *slog.Logger
+	clog  *crawlLog // nil without Config.CrawlLog
+
+	mu        sync.Mutex
+	cp        *checkpoint
+	lastError string
+}
+
+// batchSize is the number of records indexed per durable batch.
+const batchSize = 512
+
+// New returns an Ingester writing originals to idx and captures to sub
+// (nil: none). It touches no file before Run.
+func New(cfg Config, idx dedupindex.Index, sub wayside.Subscriber) (*Ingester, error) {
+	if cfg.Checkpoint == "" && len(cfg.Dirs) > 0 {
+		return nil, errors.New("ingest: no checkpoint file")
+	}
+	if idx == nil {
+		return nil, errors.New("ingest: no index")
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 2 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Counters == nil {
+		cfg.Counters = &Counters{}
+	}
+	d, err := dedupindex.NewDeduper(idx, cfg.Policy)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	if sub == nil {
+		sub = wayside.SubscriberFunc(func(context.Context, wayside.Capture) error { return nil })
+	}
+	in := &Ingester{cfg: cfg, idx: idx, dedup: d, sub: sub, ctr: cfg.Counters, log: cfg.Logger.With("component", "ingest")}
+	if cfg.CrawlLog != "" {
+		in.clog = newCrawlLog(cfg.CrawlLog)
+	}
+	return in, nil
+}
+
+// Counters returns the running totals.
+func (in *Ingester) Counters() *Counters { return in.ctr }
+
+// Status reports progress per file.
+func (in *Ingester) Status() Status {
+	in.updateLag()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	st := Status{
+		Dirs:      append([]string{}, in.cfg.Dirs...),
+		Records:   in.ctr.Records.Load(),
+		Originals: in.ctr.Originals.Load(),
+		Revisits:  in.ctr.Revisits.Load(),
+		Bytes:     in.ctr.Bytes.Load(),
+		Errors:    in.ctr.Errors.Load(),
+		LagBytes:  in.ctr.LagBytes.Load(),
+		LastError: in.lastError,
+		Files:     []FileProgress{},
+	}
+	if in.cp == nil {
+		return st
+	}
+	for _, fs := range in.cp.Files {
+		st.Files = append(st.Files, FileProgress{
+			Name: fs.Name, Path: fs.Path, Size: fs.Size, Offset: fs.Offset, Records: fs.Records,
+			Open: fs.Open, Done: fs.Done, Truncated: fs.Truncated, TruncatedAt: fs.TruncatedAt, Error: fs.Error,
+		})
+	}
+	sort.Slice(st.Files, func(i, j int) bool { return st.Files[i].Name < st.Files[j].Name })
+	return st
+}
+
+// CrawlLog summarises the tailed crawl.log (nil without one).
+func (in *Ingester) CrawlLog() *CrawlLogStatus { return in.clog.status() }
+
+// Run follows the directories until ctx is cancelled. The batch in
+// progress when ctx ends is finished and checkpointed before Run returns.
+// It returns an error only when progress can no longer be recorded (the
+// index or the checkpoint cannot be written).
+func (in *Ingester) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if in.clog != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); in.clog.run(ctx, in.cfg.PollInterval) }()
+	}
+	if len(in.cfg.Dirs) == 0 {
+		if in.cfg.Recovered != nil {
+			if err := in.cfg.Recovered(ctx); err != nil {
+				return err
+			}
+		}
+		<-ctx.Done()
+		return nil
+	}
+	cp, err := loadCheckpoint(in.cfg.Checkpoint)
+	if err != nil {
+		return err
+	}
+	if err := in.restoreCDXJ(cp); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.cp = cp
+	in.mu.Unlock()
+	if in.cfg.Recovered != nil {
+		if err := in.cfg.Recovered(ctx); err != nil {
+			return err
+		}
+	}
+	t := time.NewTicker(in.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		if err := in.scan(ctx); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// warcBaseName returns the name a WARC file has once closed, and whether
+// the file is a WARC at all.
+func warcBaseName(name string) (base string, open, ok bool) {
+	base, open = strings.CutSuffix(name, ".open")
+	if strings.HasPrefix(base, ".") {
+		return "", false, false
+	}
+	return base, open, strings.HasSuffix(base, ".warc") || strings.HasSuffix(base, ".warc.gz")
+}
+
+type seenFile struct {
+	path     string
+	base     string
+	open     bool
+	size     int64
+	mtime    time.Time
+	dev, ino uint64
+}
+
+func (in *Ingester) list() ([]seenFile, error) {
+	var out []seenFile
+	for _, dir := range in.cfg.Dirs {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // not created yet by the crawler
+			}
+			return nil, fmt.Errorf("ingest: read dir: %w", err)
+		}
+		for _, e := range ents {
+			base, open, ok := warcBaseName(e.Name())
+			if !ok || e.IsDir() {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			fi, err := os.Stat(p)
+			if err != nil {
+				continue // renamed between ReadDir and Stat: seen next scan
+			}
+			sf := seenFile{path: p, base: base, open: open, size: fi.Size(), mtime: fi.ModTime()}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				sf.dev, sf.ino = uint64(st.Dev), uint64(st.Ino)
+			}
+			out = append(out, sf)
+		}
+	}
+	// A file seen both as X.open and X during a rename: keep the final name.
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].base != out[j].base {
+			return out[i].base < out[j].base
+		}
+		return !out[i].open && out[j].open
+	})
+	dedup := out[:0]
+	for i, f := range out {
+		if i > 0 && out[i-1].base == f.base {
+			continue
+		}
+		dedup = append(dedup, f)
+	}
+	return dedup, nil
+}
+
+func (in *Ingester) scan(ctx context.Context) error {
+	files, err := in.list()
+	if err != nil {
+		in.noteError(err)
+		return nil
+	}
+	for _, f := range files {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := in.ingestFile(ctx, f); err != nil {
+			if isFatal(err) {
+				return err
+			}
+			in.noteError(err)
+		}
+	}
+	in.updateLag()
+	return nil
+}
+
+// fatalError stops the ingester: the index or the checkpoint cannot be
+// written, so continuing could lose track of what was stored.
+type fatalError struct{ err error }
+
+func (f fatalError) Error() string { return f.err.Error() }
+func (f fatalError) Unwrap() error { return f.err }
+
+func isFatal(err error) bool {
+	var f fatalError
+	return errors.As(err, &f)
+}
+
+func (in *Ingester) noteError(err error) {
+	in.ctr.Errors.Add(1)
+	in.mu.Lock()
+	in.lastError = err.Error()
+	in.mu.Unlock()
+	in.log.Warn("ingest error", "err", err)
+}
+
+func (in *Ingester) state(f seenFile) *fileState {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	st := in.cp.Files[f.base]
+	if st == nil {
+		st = &fileState{Name: f.base, Path: f.path, Dev: f.dev, Ino: f.ino}
+		in.cp.Files[f.base] = st
+		return st
+	}
+	if (st.Dev != f.dev || st.Ino != f.ino) && f.size < st.Offset {
+		// A different, shorter file took the name: start it afresh.
+		in.log.Warn("ingest: file replaced, re-reading from the start", "file", f.base, "old_offset", st.Offset, "size", f.size)
+		*st = fileState{Name: f.base, Path: f.path, Dev: f.dev, Ino: f.ino}
+	}
+	st.Dev, st.Ino, st.Path = f.dev, f.ino, f.path
+	return st
+}
+
+func (in *Ingester) ingestFile(ctx context.Context, f seenFile) error {
+	st := in.state(f)
+	in.mu.Lock()
+	st.Size, st.Open = f.size, f.open
+	unread := f.size > st.Offset
+	if st.Done && !unread {
+		in.mu.Unlock()
+		return nil
+	}
+	if unread && st.pendingSince.IsZero() {
+		st.pendingSince = time.Now()
+	}
+	in.mu.Unlock()
+	if !unread {
+		if !f.open && !st.Done {
+			return in.finish(st, false)
+		}
+		return nil
+	}
+	return in.readFile(ctx, f, st)
+}
+
+// finish records that a closed WARC file has been read to its end (or to
+// a partial record at its end, truncated): its CDXJ file, appended in
+// durable order while the WARC grew, is rewritten sorted (crash-safe), then
+// the checkpoint says Done. A crash in between sorts it again on restart.
+// A file that grows after all is read on and finished again.
+func (in *Ingester) finish(st *fileState, truncated bool) error {
+	in.mu.Lock()
+	name := st.Name
+	in.mu.Unlock()
+	if in.cfg.CDXJDir != "" {
+		p := in.cdxjPath(name)
+		if _, err := os.Stat(p); err == nil {
+			if err := cdxj.SortFile(p, cdxj.SortOptions{}); err != nil {
+				return fatalError{fmt.Errorf("ingest: %w", err)}
+			}
+		}
+	}
+	in.mu.Lock()
+	st.Done = !truncated
+	if !truncated {
+		st.Truncated, st.TruncatedAt = false, 0
+	}
+	in.mu.Unlock()
+	return in.save()
+}
+
+// updateLag recomputes the lag gauges.
+func (in *Ingester) updateLag() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.cp == nil {
+		return
+	}
+	var lag int64
+	var oldest time.Time
+	for _, st := range in.cp.Files {
+		if st.Size > st.Offset && !st.Truncated {
+			lag += st.Size - st.Offset
+			if !st.pendingSince.IsZero() && (oldest.IsZero() || st.pendingSince.Before(oldest)) {
+				oldest = st.pendingSince
+			}
+		}
+	}
+	in.ctr.LagBytes.Store(lag)
+	if oldest.IsZero() {
+		in.ctr.LagNanos.Store(0)
+	} else {
+		in.ctr.LagNanos.Store(int64(time.Since(oldest)))
+	}
+}
+
+func (in *Ingester) save() error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if err := in.cp.save(in.cfg.Checkpoint); err != nil {
+		return fatalError{err}
+	}
+	return nil
+}
+
+// restoreCDXJ cuts every CDXJ file back to its checkpointed size: lines
+// written by a batch whose checkpoint did not make it to disk are dropped
+// (the batch is read again).
+func (in *Ingester) restoreCDXJ(cp *checkpoint) error {
+	if in.cfg.CDXJDir == "" {
+		return nil
+	}
+	for _, st := range cp.Files {
+		p := in.cdxjPath(st.Name)
+		if err := cdxj.RemoveStaleTemps(p); err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if fi.Size() > st.CDXJSize {
+			in.log.Info("ingest: dropping CDXJ lines of an unfinished batch", "file", p, "size", fi.Size(), "checkpoint", st.CDXJSize)
+			if err := os.Truncate(p, st.CDXJSize); err != nil {
+				return fmt.Errorf("ingest: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+func fileIno(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
+}
