@@ -1,7 +1,6 @@
 package aggregate
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wayside-archive/wayside/internal/lookupset"
 )
 
 // Labelled is one lookup of an evaluation set: a URI-R and the archives
@@ -26,30 +27,17 @@ type Labelled struct {
 // Blank lines and lines starting with '#' are skipped. Names not in
 // archives are an error naming the line.
 func ReadLabelled(r io.Reader, name string, archives []string) ([]Labelled, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	var out []Labelled
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || strings.HasPrefix(s, "#") {
-			continue
-		}
-		lab, target, ok := strings.Cut(s, " ")
-		target = strings.TrimSpace(target)
-		if !ok || target == "" {
-			return nil, fmt.Errorf("aggregate: %s:%d: want \"<archive,archive,...|-> <URI-R>\"", name, line)
-		}
+	err := lookupset.Each(r, name, "<archive,archive,...|-> <URI-R>", func(line int, lab, target string) error {
 		uriR, err := ParseURIR(target)
 		if err != nil {
-			return nil, fmt.Errorf("aggregate: %s:%d: %w", name, line, err)
+			return err
 		}
 		l := Labelled{URIR: uriR, Line: line}
 		if lab != "-" {
 			for _, h := range strings.Split(lab, ",") {
 				if !slices.Contains(archives, h) {
-					return nil, fmt.Errorf("aggregate: %s:%d: archive %q is not configured (archives: %s)", name, line, h, strings.Join(archives, ", "))
+					return fmt.Errorf("archive %q is not configured (archives: %s)", h, strings.Join(archives, ", "))
 				}
 				if !slices.Contains(l.Holders, h) {
 					l.Holders = append(l.Holders, h)
@@ -57,9 +45,10 @@ func ReadLabelled(r io.Reader, name string, archives []string) ([]Labelled, erro
 			}
 		}
 		out = append(out, l)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("aggregate: %s: %w", name, err)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("aggregate: %w", err)
 	}
 	return out, nil
 }
