@@ -32,21 +32,11 @@ whose MementoMap may hold the URI-R — as 'wayside serve' answers at
 Run 'wayside aggregate <command> -h' for a command's flags.`
 
 func runAggregate(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintf(e.stderr, "usage: wayside aggregate %s\n", aggregateUsage)
-		return usagef("aggregate: no command given")
-	}
-	switch args[0] {
-	case "eval":
-		return runAggEval(ctx, e, args[1:])
-	case "timemap", "timegate":
-		return runAggLookup(ctx, e, args[0], args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprintf(e.stdout, "usage: wayside aggregate %s\n", aggregateUsage)
-		return nil
-	}
-	fmt.Fprintf(e.stderr, "usage: wayside aggregate %s\n", aggregateUsage)
-	return usagef("aggregate: unknown command %q", args[0])
+	return runGroup(ctx, e, "aggregate", aggregateUsage, args, map[string]func(context.Context, *env, []string) error{
+		"eval":     runAggEval,
+		"timemap":  func(ctx context.Context, e *env, args []string) error { return runAggLookup(ctx, e, "timemap", args) },
+		"timegate": func(ctx context.Context, e *env, args []string) error { return runAggLookup(ctx, e, "timegate", args) },
+	})
 }
 
 // openAggregator reads the aggregate section of a serve config and builds
