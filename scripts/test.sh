@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs Wayside's test suite on a fresh machine: installs what the tests need
-# (Chromium for fixity replays, Redis for the networked index) when missing,
-# then vets, checks formatting and runs every test with the race detector.
+# (Chromium for fixity replays, Redis for the networked index, node with the
+# pinned warcio.js and wabac.js for the interop tests) when missing, then
+# vets, checks formatting and runs every test with the race detector.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,9 @@ fi
 
 step() { echo "test.sh: $*" >&2; }
 go version
+step "interop tools: node, warcio.js and wabac.js (scripts/interop-js.sh)"
+WAYSIDE_INTEROP_JS=$(scripts/interop-js.sh)
+export WAYSIDE_INTEROP_JS
 if [ -d ../shared/corpus ]; then
   step "../shared found: tests use its real WARC/ARC corpus and reference maps"
 else

@@ -333,7 +333,7 @@ func TestE2ESIGTERMDuringIngest(t *testing.T) {
 	d.start()
 	waitFor(t, "the rest of the file", func() bool {
 		st, err := d.client.Ingest(context.Background())
-		return err == nil && len(st.Files) == 1 && st.Files[0].Done
+		return err == nil && len(st.Files) == 1 && st.Files[0].Done && st.Files[0].Offset == int64(len(data))
 	})
 	if got := cdxjLines(); got != len(at) {
 		t.Errorf("after restart: %d CDXJ lines for %d records", got, len(at))

@@ -281,14 +281,7 @@ func TestFixitySweepOnDemand(t *testing.T) {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		testenv.MissingTool(t, "sidecar: no chromium on PATH: install chromium to run the fixity sweep test")
 	}
-	arch, err := testarchive.New("web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer arch.Close()
-	if _, err := arch.LoadBuiltin(); err != nil {
-		t.Fatal(err)
-	}
+	arch := testarchive.Start(t)
 	uris := arch.Mementos()
 	if len(uris) == 0 {
 		t.Fatal("test archive is empty")
@@ -302,6 +295,7 @@ func TestFixitySweepOnDemand(t *testing.T) {
 	})
 	ctx := context.Background()
 	var sw []api.SweepStatus
+	var err error
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		sw, err = c.FixitySweeps(ctx)

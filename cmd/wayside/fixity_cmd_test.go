@@ -71,14 +71,7 @@ func fixityTestArchive(t *testing.T) (*testarchive.Server, []string) {
 			testenv.MissingTool(t, "fixity: no Chromium binary: install chromium to run the replay tests")
 		}
 	}
-	arch, err := testarchive.New("web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { arch.Close() })
-	if _, err := arch.LoadBuiltin(); err != nil {
-		t.Fatal(err)
-	}
+	arch := testarchive.Start(t)
 	return arch, []string{"--archive", "test=" + arch.Host() + "," + arch.AliasHost(), "--quiet", "400ms", "--cap", "8s", "--raw-timeout", "3s"}
 }
 
