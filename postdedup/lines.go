@@ -88,6 +88,21 @@ func unescapeField(s string) string {
 	return b.String()
 }
 
+// fieldCodec writes the fields of a line (lineWriter) or reads them
+// (lineReader): each line type lists its fields once, in one method taking
+// a fieldCodec, so writing and reading cannot disagree on their order.
+// Every method takes a pointer to the value: written from, or read into.
+type fieldCodec interface {
+	reading() bool
+	str(p *string)
+	bytes(p *[]byte)
+	int(p *int64, what string)
+	offset(p *int64, what string) // zero-padded, for fields lines sort by
+	flag(p *bool, what string)
+	date(p *time.Time, what string)
+	headers(p *[][2]string)
+}
+
 // lineWriter appends the fields of one line.
 type lineWriter struct{ b []byte }
 
@@ -97,32 +112,31 @@ func (w *lineWriter) sep() {
 	}
 }
 
-func (w *lineWriter) str(s string)   { w.sep(); w.b = appendEscaped(w.b, s) }
-func (w *lineWriter) bytes(p []byte) { w.sep(); w.b = appendEscaped(w.b, p) }
-func (w *lineWriter) int(n int64)    { w.sep(); w.b = strconv.AppendInt(w.b, n, 10) }
-func (w *lineWriter) offset(n int64) { w.sep(); w.b = appendOffset(w.b, n) }
-func (w *lineWriter) date(t time.Time) {
-	w.sep()
-	w.b = append(w.b, sortDate(t)...)
-}
+func (w *lineWriter) reading() bool               { return false }
+func (w *lineWriter) str(p *string)               { w.sep(); w.b = appendEscaped(w.b, *p) }
+func (w *lineWriter) bytes(p *[]byte)             { w.sep(); w.b = appendEscaped(w.b, *p) }
+func (w *lineWriter) int(p *int64, _ string)      { w.sep(); w.b = strconv.AppendInt(w.b, *p, 10) }
+func (w *lineWriter) offset(p *int64, _ string)   { w.sep(); w.b = appendOffset(w.b, *p) }
+func (w *lineWriter) date(p *time.Time, _ string) { w.sep(); w.b = append(w.b, sortDate(*p)...) }
 
-func (w *lineWriter) flag(v bool) {
+func (w *lineWriter) flag(p *bool, _ string) {
 	w.sep()
-	if v {
+	if *p {
 		w.b = append(w.b, '1')
 	}
 }
 
-func (w *lineWriter) headers(hs [][2]string) {
-	w.int(int64(len(hs)))
-	for _, h := range hs {
-		w.str(h[0])
-		w.str(h[1])
+func (w *lineWriter) headers(p *[][2]string) {
+	n := int64(len(*p))
+	w.int(&n, "")
+	for i := range *p {
+		w.str(&(*p)[i][0])
+		w.str(&(*p)[i][1])
 	}
 }
 
 // lineReader takes the fields of one line in order; the first problem is
-// kept in err and later calls return zero values.
+// kept in err and later fields read as zero values.
 type lineReader struct {
 	s   string
 	n   int // fields taken
@@ -130,6 +144,8 @@ type lineReader struct {
 }
 
 func newLineReader(line []byte) *lineReader { return &lineReader{s: string(line)} }
+
+func (r *lineReader) reading() bool { return true }
 
 // raw returns the next field as written.
 func (r *lineReader) raw() string {
@@ -159,57 +175,64 @@ func (r *lineReader) fail(what, f string) {
 	}
 }
 
-func (r *lineReader) str() string { return unescapeField(r.raw()) }
+func (r *lineReader) str(p *string) { *p = unescapeField(r.raw()) }
 
-func (r *lineReader) bytes() []byte { return []byte(r.str()) }
+func (r *lineReader) bytes(p *[]byte) {
+	if f := unescapeField(r.raw()); f != "" {
+		*p = []byte(f)
+	}
+}
 
-func (r *lineReader) int(what string) int64 {
+func (r *lineReader) int(p *int64, what string) {
 	f := r.raw()
 	n, err := strconv.ParseInt(f, 10, 64)
 	if err != nil {
 		r.fail(what, f)
 	}
-	return n
+	*p = n
 }
 
-func (r *lineReader) flag(what string) bool {
+func (r *lineReader) offset(p *int64, what string) { r.int(p, what) }
+
+func (r *lineReader) flag(p *bool, what string) {
 	switch f := r.raw(); f {
 	case "":
-		return false
+		*p = false
 	case "1":
-		return true
+		*p = true
 	default:
 		r.fail(what, f)
-		return false
 	}
 }
 
-func (r *lineReader) date(what string) time.Time {
+func (r *lineReader) date(p *time.Time, what string) {
 	f := r.raw()
 	if f == zeroSortDate {
-		return time.Time{}
+		*p = time.Time{}
+		return
 	}
 	t, err := time.Parse(dateSortLayout, f)
 	if err != nil {
 		r.fail(what, f)
 	}
-	return t
+	*p = t
 }
 
-func (r *lineReader) headers() [][2]string {
-	n := r.int("header count")
+func (r *lineReader) headers(p *[][2]string) {
+	var n int64
+	r.int(&n, "header count")
 	if n < 0 || n > int64(len(r.s)) {
 		r.fail("header count", strconv.FormatInt(n, 10))
-		return nil
+		return
 	}
-	var hs [][2]string
+	*p = nil
 	if n > 0 {
-		hs = make([][2]string, n)
+		*p = make([][2]string, n)
 	}
-	for i := range hs {
-		hs[i] = [2]string{r.str(), r.str()}
+	for i := range *p {
+		r.str(&(*p)[i][0])
+		r.str(&(*p)[i][1])
 	}
-	return hs
 }
 
 // end checks that the line held no more fields.
@@ -259,56 +282,8 @@ func appendOffset(b []byte, off int64) []byte {
 const manifestPrefixFields = 7
 
 func (e *Entry) appendLine(b []byte) []byte {
-	w := lineWriter{b: b[:0]}
-	c := &e.Capture
-	w.str(e.Key)
-	w.date(c.Date)
-	w.str(e.Path)
-	w.offset(c.Offset)
-	if e.CanBeOriginal() {
-		w.str("o")
-	} else {
-		w.str("-")
-	}
-	w.str(c.RecordID)
-	digest := canonical(c.Digest)
-	w.str(digest)
-	w.str(e.Version)
-	w.str(c.Type)
-	w.str(c.URI)
-	w.str(e.DateText)
-	w.str(c.File)
-	w.int(c.Length)
-	w.int(c.PayloadLength)
-	w.int(int64(c.Status))
-	w.flag(c.DigestMismatch)
-	if c.Digest != digest {
-		w.str(c.Digest) // as written, when it is not canonical
-	} else {
-		w.str("")
-	}
-	w.str(c.MIME)
-	w.str(c.MIMEDetected)
-	w.str(c.Metadata)
-	w.str(c.Truncated)
-	w.str(c.Scope)
-	w.str(c.Profile)
-	w.str(c.ETag)
-	w.str(c.LastModified)
-	w.flag(c.RevisitOf != nil)
-	var ref wayside.Ref
-	if c.RevisitOf != nil {
-		ref = *c.RevisitOf
-	}
-	w.str(ref.RecordID)
-	w.str(ref.TargetURI)
-	w.date(ref.Date)
-	w.int(e.HeadLength)
-	w.str(e.NotOriginal)
-	w.str(e.NotDuplicate)
-	w.str(e.SameAs)
-	w.bytes(e.Head)
-	w.headers(e.Headers)
+	w := &lineWriter{b: b[:0]}
+	e.fields(w)
 	return w.b
 }
 
@@ -316,112 +291,98 @@ func (e *Entry) appendLine(b []byte) []byte {
 func parseEntry(line []byte) (*Entry, error) {
 	r := newLineReader(line)
 	e := &Entry{}
-	c := &e.Capture
-	e.Key = r.str()
-	c.Date = r.date("date")
-	e.Path = r.str()
-	c.Offset = r.int("offset")
-	role := r.raw()
-	c.RecordID = r.str()
-	c.Digest = r.str()
-	e.Version = r.str()
-	c.Type = r.str()
-	c.URI = r.str()
-	e.DateText = r.str()
-	c.File = r.str()
-	c.Length = r.int("length")
-	c.PayloadLength = r.int("payload length")
-	c.Status = int(r.int("status"))
-	c.DigestMismatch = r.flag("digest mismatch")
-	if d := r.str(); d != "" {
-		c.Digest = d
-	}
-	c.MIME = r.str()
-	c.MIMEDetected = r.str()
-	c.Metadata = r.str()
-	c.Truncated = r.str()
-	c.Scope = r.str()
-	c.Profile = r.str()
-	c.ETag = r.str()
-	c.LastModified = r.str()
-	if r.flag("revisit of") {
-		c.RevisitOf = &wayside.Ref{}
-	}
-	ref := wayside.Ref{RecordID: r.str(), TargetURI: r.str(), Date: r.date("refers-to date")}
-	if c.RevisitOf != nil {
-		*c.RevisitOf = ref
-	}
-	e.HeadLength = r.int("head length")
-	e.NotOriginal = r.str()
-	e.NotDuplicate = r.str()
-	e.SameAs = r.str()
-	if h := r.bytes(); len(h) > 0 {
-		e.Head = h
-	}
-	e.Headers = r.headers()
+	role := e.fields(r)
 	if err := r.end(); err != nil {
 		return nil, fmt.Errorf("not a manifest line of format %d: %v", lineFormat, err)
 	}
 	if (role == "o") != e.CanBeOriginal() || role != "o" && role != "-" {
 		return nil, errors.New("manifest line role does not match its reasons")
 	}
-	c.Dir = filepath.Dir(e.Path)
+	e.Capture.Dir = filepath.Dir(e.Path)
 	return e, nil
+}
+
+// fields lists the fields of a manifest line (see doc.go) and returns its
+// ROLE field.
+func (e *Entry) fields(f fieldCodec) (role string) {
+	c := &e.Capture
+	// Values some fields are written from (reading overwrites them).
+	role = "-"
+	if e.CanBeOriginal() {
+		role = "o"
+	}
+	digest, asWritten := canonical(c.Digest), ""
+	if c.Digest != digest {
+		asWritten = c.Digest
+	}
+	status := int64(c.Status)
+	revisit := c.RevisitOf != nil
+	var ref wayside.Ref
+	if revisit {
+		ref = *c.RevisitOf
+	}
+
+	f.str(&e.Key)
+	f.date(&c.Date, "date")
+	f.str(&e.Path)
+	f.offset(&c.Offset, "offset")
+	f.str(&role)
+	f.str(&c.RecordID)
+	f.str(&digest)
+	f.str(&e.Version)
+	f.str(&c.Type)
+	f.str(&c.URI)
+	f.str(&e.DateText)
+	f.str(&c.File)
+	f.int(&c.Length, "length")
+	f.int(&c.PayloadLength, "payload length")
+	f.int(&status, "status")
+	f.flag(&c.DigestMismatch, "digest mismatch")
+	f.str(&asWritten)
+	f.str(&c.MIME)
+	f.str(&c.MIMEDetected)
+	f.str(&c.Metadata)
+	f.str(&c.Truncated)
+	f.str(&c.Scope)
+	f.str(&c.Profile)
+	f.str(&c.ETag)
+	f.str(&c.LastModified)
+	f.flag(&revisit, "revisit")
+	f.str(&ref.RecordID)
+	f.str(&ref.TargetURI)
+	f.date(&ref.Date, "refers-to date")
+	f.int(&e.HeadLength, "head length")
+	f.str(&e.NotOriginal)
+	f.str(&e.NotDuplicate)
+	f.str(&e.SameAs)
+	f.bytes(&e.Head)
+	f.headers(&e.Headers)
+
+	if f.reading() {
+		c.Digest, c.Status = digest, int(status)
+		if asWritten != "" {
+			c.Digest = asWritten
+		}
+		if revisit {
+			c.RevisitOf = &ref
+		}
+	}
+	return role
 }
 
 // Plan lines: PATH OFFSET first (the plan sorts by file and offset), then
 // the copy and its original (see doc.go).
 
 func (c *Copy) appendLine(b []byte) []byte {
-	w := lineWriter{b: b[:0]}
-	w.str(c.Path)
-	w.offset(c.Offset)
-	w.int(c.Length)
-	w.str(c.RecordID)
-	w.str(c.URI)
-	w.str(c.Version)
-	w.int(c.PayloadLength)
-	w.str(c.Key)
-	o := &c.Original
-	w.str(o.RecordID)
-	w.str(o.URI)
-	w.str(o.DateText)
-	w.str(o.Digest)
-	w.int(o.PayloadLength)
-	w.str(o.Path)
-	w.str(o.File)
-	w.int(o.Offset)
-	w.int(o.Length)
-	w.flag(o.External)
-	w.bytes(c.Head)
-	w.headers(c.Headers)
+	w := &lineWriter{b: b[:0]}
+	c.fields(w)
 	return w.b
 }
 
 func parseCopy(line []byte) (*Copy, error) {
 	r := newLineReader(line)
 	c := &Copy{}
-	c.Path = r.str()
-	c.Offset = r.int("offset")
-	c.Length = r.int("length")
-	c.RecordID = r.str()
-	c.URI = r.str()
-	c.Version = r.str()
-	c.PayloadLength = r.int("payload length")
-	c.Key = r.str()
-	o := &c.Original
-	o.RecordID = r.str()
-	o.URI = r.str()
-	o.DateText = r.str()
-	o.Digest = r.str()
-	o.PayloadLength = r.int("original payload length")
-	o.Path = r.str()
-	o.File = r.str()
-	o.Offset = r.int("original offset")
-	o.Length = r.int("original length")
-	o.External = r.flag("external")
-	c.Head = r.bytes()
-	c.Headers = r.headers()
+	c.fields(r)
 	if err := r.end(); err != nil {
 		return nil, fmt.Errorf("not a plan line of format %d: %v", lineFormat, err)
 	}
@@ -429,4 +390,29 @@ func parseCopy(line []byte) (*Copy, error) {
 		return nil, errors.New("plan line lacks the copy's length, record ID, head or original")
 	}
 	return c, nil
+}
+
+// fields lists the fields of a plan line (see doc.go).
+func (c *Copy) fields(f fieldCodec) {
+	o := &c.Original
+	f.str(&c.Path)
+	f.offset(&c.Offset, "offset")
+	f.int(&c.Length, "length")
+	f.str(&c.RecordID)
+	f.str(&c.URI)
+	f.str(&c.Version)
+	f.int(&c.PayloadLength, "payload length")
+	f.str(&c.Key)
+	f.str(&o.RecordID)
+	f.str(&o.URI)
+	f.str(&o.DateText)
+	f.str(&o.Digest)
+	f.int(&o.PayloadLength, "original payload length")
+	f.str(&o.Path)
+	f.str(&o.File)
+	f.int(&o.Offset, "original offset")
+	f.int(&o.Length, "original length")
+	f.flag(&o.External, "external")
+	f.bytes(&c.Head)
+	f.headers(&c.Headers)
 }

@@ -2,6 +2,7 @@ package postdedup
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -37,26 +38,10 @@ func TestLineRoundTrip(t *testing.T) {
 	for i, e := range entries {
 		e.Capture.Dir = filepath.Dir(e.Path)
 		line := e.appendLine(nil)
-		if bytes.ContainsAny(line, "\n\r") {
-			t.Fatalf("entry %d: line holds a raw newline: %q", i, line)
-		}
 		if !bytes.HasPrefix(line, e.linePrefix()) {
 			t.Errorf("entry %d: line %q does not start with its sort prefix %q", i, line, e.linePrefix())
 		}
-		got, err := parseEntry(line)
-		if err != nil {
-			t.Fatalf("entry %d: %v (line %q)", i, err, line)
-		}
-		if !reflect.DeepEqual(got, e) {
-			t.Errorf("entry %d round trip:\n got %+v\nwant %+v", i, got, e)
-		}
-		// A line cut short, or with a field too many, is refused.
-		if _, err := parseEntry(line[:bytes.LastIndexByte(line, '\t')]); err == nil {
-			t.Errorf("entry %d: a line without its last field parsed", i)
-		}
-		if _, err := parseEntry(append(append([]byte(nil), line...), "\tx"...)); err == nil {
-			t.Errorf("entry %d: a line with an extra field parsed", i)
-		}
+		roundTrip(t, fmt.Sprintf("entry %d", i), e, line, parseEntry)
 	}
 	copies := []*Copy{
 		{Path: "dir/a\t.warc.gz", Offset: 77, Length: 500, RecordID: "<urn:uuid:3>", URI: awkward, Version: "1.1", PayloadLength: 4096, Key: "sha1:AAAA",
@@ -67,17 +52,29 @@ func TestLineRoundTrip(t *testing.T) {
 			Original: Original{RecordID: "<o>", File: "other.warc.gz", Offset: 9, Length: 10, External: true}},
 	}
 	for i, c := range copies {
-		line := c.appendLine(nil)
-		got, err := parseCopy(line)
-		if err != nil {
-			t.Fatalf("copy %d: %v (line %q)", i, err, line)
-		}
-		if !reflect.DeepEqual(got, c) {
-			t.Errorf("copy %d round trip:\n got %+v\nwant %+v", i, got, c)
-		}
-		if _, err := parseCopy(line[:bytes.LastIndexByte(line, '\t')]); err == nil {
-			t.Errorf("copy %d: a line cut short parsed", i)
-		}
+		roundTrip(t, fmt.Sprintf("copy %d", i), c, c.appendLine(nil), parseCopy)
+	}
+}
+
+// roundTrip checks that line, written from want, parses back to want, and
+// that the line cut short or with a field too many is refused.
+func roundTrip[T any](t *testing.T, name string, want T, line []byte, parse func([]byte) (T, error)) {
+	t.Helper()
+	if bytes.ContainsAny(line, "\n\r") {
+		t.Fatalf("%s: line holds a raw newline: %q", name, line)
+	}
+	got, err := parse(line)
+	if err != nil {
+		t.Fatalf("%s: %v (line %q)", name, err, line)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s round trip:\n got %+v\nwant %+v", name, got, want)
+	}
+	if _, err := parse(line[:bytes.LastIndexByte(line, '\t')]); err == nil {
+		t.Errorf("%s: a line without its last field parsed", name)
+	}
+	if _, err := parse(append(bytes.Clone(line), "\tx"...)); err == nil {
+		t.Errorf("%s: a line with an extra field parsed", name)
 	}
 }
 
