@@ -28,6 +28,13 @@ import (
 // under the race detector (the e2e tests run the real binary).
 func runInProcess(t testing.TB, mutate func(*Config)) (*client.Client, *Config, func() error) {
 	t.Helper()
+	_, c, cfg, stop := runServer(t, mutate)
+	return c, cfg, stop
+}
+
+// runServer is runInProcess returning the Server too.
+func runServer(t testing.TB, mutate func(*Config)) (*Server, *client.Client, *Config, func() error) {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := Config{DataDir: filepath.Join(dir, "data")}
 	cfg.Ingest.PollInterval = 20 * time.Millisecond
@@ -75,7 +82,7 @@ func runInProcess(t testing.TB, mutate func(*Config)) (*client.Client, *Config, 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return c, &cfg, stop
+	return srv, c, &cfg, stop
 }
 
 // TestConcurrentClaimsOneWinner: many crawlers claim the same digest at

@@ -15,6 +15,7 @@ import (
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
 const crawlUsage = `[flags] URL...
@@ -287,17 +288,7 @@ func printSummary(w io.Writer, label, dir string, s *crawlSummary) {
 	}
 }
 
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
+func humanBytes(n int64) string { return fsutil.HumanBytes(n) }
 
 // validWARCPrefix reports whether p can start a file name on every
 // system: letters, digits, '.', '_' and '-', not starting with '.'.
