@@ -45,7 +45,7 @@ type Server struct {
 
 	routes         map[string]map[string]*route // path → method → route
 	metricsHandler http.Handler
-	mapLink string                       // Link header announcing the MementoMap
+	mapLink        string // Link header announcing the MementoMap
 
 	leases *leases
 	ingest *ingest.Ingester
