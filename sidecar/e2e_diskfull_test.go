@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -45,25 +44,6 @@ func smallDisk(t *testing.T, dir string, size int64) func(int64) {
 			t.Fatalf("resize tmpfs: %v", err)
 		}
 	}
-}
-
-// runBinary runs the real wayside binary and returns its exit code and
-// output.
-func runBinary(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	cmd := exec.Command(waysideBin, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, out.String(), errb.String()
-	case errors.As(err, &ee):
-		return ee.ExitCode(), out.String(), errb.String()
-	}
-	t.Fatalf("run %v: %v", args, err)
-	return 0, "", ""
 }
 
 // TestE2ECrawlDiskFull crawls onto a small real tmpfs with `wayside

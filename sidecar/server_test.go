@@ -45,6 +45,9 @@ func runServer(t testing.TB, mutate func(*Config)) (*Server, *client.Client, *Co
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	if err := cfg.PrepareDirs(nil); err != nil { // as wayside serve does, before the index
+		t.Fatal(err)
+	}
 	idx, err := pebble.Open(cfg.Index.Path)
 	if err != nil {
 		t.Fatal(err)
