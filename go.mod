@@ -12,6 +12,8 @@ require (
 	github.com/klauspost/compress v1.18.0
 	github.com/nlnwa/gowarc v1.6.0
 	github.com/prometheus/client_golang v1.23.2
+	github.com/prometheus/client_model v0.6.2
+	github.com/prometheus/common v0.66.1
 	github.com/redis/go-redis/v9 v9.7.0
 	github.com/richardlehane/siegfried v1.11.4
 	github.com/robfig/cron/v3 v3.0.1
@@ -53,8 +55,6 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/nlnwa/whatwg-url v0.6.1 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
-	github.com/prometheus/client_model v0.6.2 // indirect
-	github.com/prometheus/common v0.66.1 // indirect
 	github.com/prometheus/procfs v0.16.1 // indirect
 	github.com/prometheus/prometheus v0.40.3 // indirect
 	github.com/richardlehane/characterize v1.0.0 // indirect

@@ -41,6 +41,13 @@
 //     consumers keep (access.index), for every collection it holds, at
 //     /<coll>/...: read-only like the CDX routes (the socket, or the CDX
 //     token on TCP);
+//   - the aggregate routes (/aggregate/timemap/{link,json}/<URI-R> and the
+//     TimeGate /aggregate/<URI-R>, read-only like the access routes) over
+//     the archives of the config's aggregate section, asked only when
+//     their MementoMap may hold the URI-R (package aggregate), with the
+//     aggregator's counters in /v1/status and /metrics; the live map is
+//     served at /mementomap to the read-only CDX token too, and announced
+//     in every answer's Link: <…>; rel="mementomap";
 //   - what the daemon cannot do, at start-up (a part it cannot open fails
 //     New; a fixity browser missing is reported) and while it runs (ingest
 //     paused on a full disk, failing consumers): Status.Problems;
@@ -48,7 +55,7 @@
 //     of the Server's own (Metrics: the handlers' counters, latency
 //     histograms, the Go and process collectors, and the parts' state read
 //     at scrape time). Another part of the daemon registers its own
-//     collectors on Metrics().Registerer().
+//     collectors on Metrics().Registerer() (the aggregator's among them).
 //
 // WARC file names taken from requests (put, commit, CDX lines, ?file=)
 // must be plain base names (warcio.CheckFileName).

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/wayside-archive/wayside/aggregate"
 	"github.com/wayside-archive/wayside/sidecar/api"
 )
 
@@ -39,7 +40,12 @@ func TestMetricsKeepTheirNames(t *testing.T) {
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "crawl.log")
 	os.WriteFile(logPath, []byte("2014-11-24T21:11:46.471Z   200      12345 http://www.example.com/ - - text/html #042 20141124211146143+311 sha1:ABCDEFGHIJKLMNOPQRSTUVWXYZ234567 - - {}\n"), 0o644)
-	srv, c, _, _ := runServer(t, func(c *Config) { c.Ingest.CrawlLog = logPath; c.Ingest.Dirs = []string{dir} })
+	srv, c, _, _ := runServer(t, func(c *Config) {
+		c.Ingest.CrawlLog = logPath
+		c.Ingest.Dirs = []string{dir}
+		// An aggregator (its archive never answers: only its metrics count here).
+		c.Aggregate.Archives = []aggregate.ArchiveConfig{{Name: "a", TimeMap: "http://127.0.0.1:9/timemap/link/"}}
+	})
 	ctx := context.Background()
 	if _, err := c.Claim(ctx, api.Key{Digest: "sha1:" + strings.Repeat("C", 32)}); err != nil {
 		t.Fatal(err)
@@ -94,8 +100,8 @@ func TestMetricsKeepTheirNames(t *testing.T) {
 			}
 		}
 	}
-	if n != 31 {
-		t.Fatalf("testdata lists %d metrics, want the 31 of the hand-written exposition", n)
+	if n != 44 {
+		t.Fatalf("testdata lists %d metrics, want the 44 of the hand-written exposition", n)
 	}
 	var bounds []float64
 	for _, b := range mfs["wayside_http_request_duration_seconds"].Metric[0].GetHistogram().GetBucket() {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"sort"
 
 	"github.com/wayside-archive/wayside/profiler"
 	"github.com/wayside-archive/wayside/sidecar/api"
@@ -43,7 +42,9 @@ func (s *Server) mergeMap(ctx context.Context) (api.CompactResult, error) {
 }
 
 func (s *Server) addMapRoutes() {
-	s.add(&route{name: "mementomap", method: "GET", path: api.PathMementoMap, h: s.handleMap})
+	// The map is read-only and says no more than the CDX API does: the
+	// read-only CDX token opens it (aggregators fetch it with that token).
+	s.add(&route{name: "mementomap", method: "GET", path: api.PathMementoMap, cdx: true, h: s.handleMap})
 	s.add(&route{name: "mementomap_lookup", method: "GET", path: api.PathMapLookup, h: s.handleMapLookup})
 	s.add(&route{name: "mementomap_compact", method: "POST", path: api.PathMapCompact, h: s.handleMapCompact})
 }
@@ -97,14 +98,4 @@ func (s *Server) handleMapCompact(w http.ResponseWriter, r *http.Request, _ *req
 	}
 	writeJSON(w, http.StatusOK, res)
 	return nil
-}
-
-// sortedNames returns the keys of m in order.
-func sortedNames(m map[string]int64) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wayside-archive/wayside/aggregate"
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/ingest"
@@ -52,6 +53,9 @@ type Server struct {
 	cons   *consumers.Set
 	fixity *FixityService
 	access *access // nil when access.index is "-"
+
+	agg       *aggregate.Aggregator // nil unless aggregate.archives is set
+	aggRoutes map[string]*route
 
 	mu        sync.Mutex
 	tcpAddr   net.Addr
@@ -102,7 +106,14 @@ func New(cfg Config, opts Options) (*Server, error) {
 		s.cons.Close()
 		return nil, err
 	}
+	if err := s.openAggregate(); err != nil {
+		s.cons.Close()
+		return nil, fmt.Errorf("sidecar: %w", err)
+	}
 	s.metrics.reg.MustRegister(newStateCollector(s))
+	if s.agg != nil {
+		s.metrics.reg.MustRegister(s.agg)
+	}
 	s.metricsHandler = s.metrics.handler(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	return s, nil
 }
@@ -408,6 +419,7 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { fixDone <- s.fixity.Run(runCtx) }()
 	leaseDone := make(chan struct{})
 	go func() { s.runLeases(runCtx); close(leaseDone) }()
+	aggDone := s.runAggregate(runCtx)
 	s.log.Info("sidecar: serving", "unix", s.unixPathOrNone(), "tcp", addrOrNone(s.TCPAddr()), "watch", s.cfg.Ingest.Dirs)
 
 	var runErr error
@@ -434,6 +446,8 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := <-fixDone; err != nil && runErr == nil {
 		runErr = err
 	}
+	<-aggDone
+	s.closeAggregate()
 	<-leaseDone
 	// Ingest has stopped: let the consumers finish their queues; the live
 	// map merges what it holds. A consumer failure fails the run.
@@ -557,6 +571,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo
 		Claims:        s.metrics.Claims.Load(),
 		Revisits:      s.metrics.Revisits.Load(),
 		BytesSaved:    s.metrics.BytesSaved.Load(),
+		Aggregate:     s.aggregateStatus(),
 	}
 	if s.cfg.Listen.Unix != "-" {
 		out.Unix = s.cfg.Listen.Unix

@@ -181,8 +181,10 @@ func (r *Reader) finishRecord(rec *Record) error {
 	}
 	// Whatever follows that is not a record is reported by the next call
 	// to Next as ErrCorrupt: in a plain file it may be a damaged record.
+	blockEnd := r.rawPos()
 	r.skipBlank()
 	rec.Length = r.rawPos() - rec.Offset
+	rec.indexLength = blockEnd - rec.Offset
 	return nil
 }
 
