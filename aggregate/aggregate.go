@@ -566,4 +566,3 @@ func (a *Aggregator) Stats() api.AggregateStatus {
 	}
 	return st
 }
-
