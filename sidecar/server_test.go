@@ -334,7 +334,8 @@ func TestFixitySweepOnDemand(t *testing.T) {
 		}
 	}
 	m, _ := c.Metrics(ctx)
-	if !strings.Contains(m, "wayside_sweep_runs_total 2\n") || !strings.Contains(m, `wayside_sweep_results_total{sweep="demo"`) {
+	if !strings.Contains(m, "wayside_sweep_runs_total 2\n") || !strings.Contains(m, `wayside_sweep_results_total{class=`) || !strings.Contains(m, `,sweep="demo"} `) ||
+		!strings.Contains(m, `wayside_sweep_duration_seconds_count{sweep="demo"} 2`) {
 		t.Errorf("sweep metrics missing:\n%s", m)
 	}
 	hc := &httpGetter{c: c}
