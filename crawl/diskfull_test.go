@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,9 +12,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
+	"github.com/wayside-archive/wayside/internal/cdxjtest"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
@@ -59,10 +58,7 @@ func TestDiskFullFailpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	var uris []string
-	for _, p := range site.Paths() {
-		uris = append(uris, srv.URL+p)
-	}
+	uris := srv.URLs()
 	for _, tc := range []struct {
 		point  string
 		budget int
@@ -116,22 +112,7 @@ func checkDiskState(t *testing.T, dir string, uris []string, complete bool) {
 	t.Helper()
 	sides, _ := filepath.Glob(filepath.Join(dir, "*.cdxj"))
 	for _, p := range sides {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(b) > 0 && b[len(b)-1] != '\n' {
-			t.Errorf("%s ends in a torn line: %q", filepath.Base(p), b[max(0, len(b)-60):])
-		}
-		rd := cdxj.NewReader(strings.NewReader(string(b)), p)
-		for {
-			if _, err := rd.Next(); err != nil {
-				if !errors.Is(err, io.EOF) {
-					t.Errorf("%s: %v", filepath.Base(p), err)
-				}
-				break
-			}
-		}
+		cdxjtest.CheckWhole(t, p)
 	}
 	warcs, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
 	if len(warcs) == 0 {

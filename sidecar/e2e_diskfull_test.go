@@ -3,22 +3,20 @@
 package sidecar_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
-	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/dedupindex"
 	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
+	"github.com/wayside-archive/wayside/internal/cdxjtest"
 	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/internal/warctest"
 	"github.com/wayside-archive/wayside/sidecar/api"
@@ -63,10 +61,7 @@ func TestE2ECrawlDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	var uris []string
-	for _, p := range site.Paths() {
-		uris = append(uris, srv.URL+p)
-	}
+	uris := srv.URLs()
 	for _, tc := range []struct {
 		name        string
 		size        int64
@@ -122,23 +117,7 @@ func checkCrawlDisk(t *testing.T, warcs, index string, uris []string, complete b
 	}
 	sides, _ := filepath.Glob(filepath.Join(warcs, "*.cdxj"))
 	for _, p := range sides {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(b) > 0 && b[len(b)-1] != '\n' {
-			t.Errorf("%s ends in a torn line", filepath.Base(p))
-		}
-		rd := cdxj.NewReader(bytes.NewReader(b), p)
-		for {
-			l, err := rd.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Errorf("%v", err)
-				break
-			}
+		for _, l := range cdxjtest.CheckWhole(t, p) {
 			if k := fmt.Sprintf("%s@%d+%d", l.Filename, l.Offset, l.Length); !at[k] {
 				t.Errorf("%s: line for %s points at no complete record (%s)", filepath.Base(p), l.URL, k)
 			}
@@ -146,16 +125,9 @@ func checkCrawlDisk(t *testing.T, warcs, index string, uris []string, complete b
 	}
 	closed, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz"))
 	for _, w := range closed {
-		var want bytes.Buffer
-		s := cdxj.NewSorter(cdxj.SortOptions{})
-		if _, err := cdxj.IndexFile(context.Background(), w, cdxj.IndexOptions{}, s.AddLine); err != nil {
-			t.Fatal(err)
-		}
-		s.WriteTo(&want)
-		s.Close()
-		got, _ := os.ReadFile(filepath.Join(warcs, crawl.CDXJName(filepath.Base(w))))
-		if string(got) != want.String() {
-			t.Errorf("%s is not `wayside cdxj` of its WARC (%d bytes, want %d)", crawl.CDXJName(filepath.Base(w)), len(got), want.Len())
+		side := crawl.CDXJName(filepath.Base(w))
+		if got, _ := os.ReadFile(filepath.Join(warcs, side)); string(got) != cdxjtest.IndexOf(t, w) {
+			t.Errorf("%s is not `wayside cdxj` of its WARC", side)
 		}
 	}
 	ix, err := dipebble.Open(index)
@@ -163,14 +135,7 @@ func checkCrawlDisk(t *testing.T, warcs, index string, uris []string, complete b
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	ctx := context.Background()
-	for _, u := range uris {
-		os, err := ix.ByURL(ctx, dedupindex.DefaultScope, dedupindex.URLKey(u))
-		if err != nil {
-			t.Fatal(err)
-		}
-		warctest.CheckOriginals(t, recs, os)
-	}
+	warctest.CheckIndexed(t, recs, ix, dedupindex.DefaultScope, uris)
 	if !complete {
 		return
 	}
@@ -264,7 +229,7 @@ ingest:
 			if err := d.client.Healthz(ctx); err != nil {
 				t.Fatalf("daemon stopped serving on a full disk: %v", err)
 			}
-			checkCDXJWhole(t, filepath.Join(disk, "cdxj"))
+			checkCDXJDir(t, filepath.Join(disk, "cdxj"))
 
 			// Free the space: ingest goes on by itself.
 			if err := os.Remove(ballast); err != nil {
@@ -283,19 +248,11 @@ ingest:
 			if err := d.term(); err != nil {
 				t.Fatalf("SIGTERM: %v\n%s", err, d.log())
 			}
-			checkCDXJWhole(t, filepath.Join(disk, "cdxj"))
+			checkCDXJDir(t, filepath.Join(disk, "cdxj"))
 			for _, name := range []string{"a.warc.gz", "b.warc.gz"} {
-				p := filepath.Join(warcs, name)
-				var want bytes.Buffer
-				s := cdxj.NewSorter(cdxj.SortOptions{})
-				if _, err := cdxj.IndexFile(ctx, p, cdxj.IndexOptions{}, s.AddLine); err != nil {
-					t.Fatal(err)
-				}
-				s.WriteTo(&want)
-				s.Close()
 				got, _ := os.ReadFile(filepath.Join(disk, "cdxj", name+".cdxj"))
-				if string(got) != want.String() {
-					t.Errorf("%s.cdxj is not `wayside cdxj` of it (%d bytes, want %d)", name, len(got), want.Len())
+				if string(got) != cdxjtest.IndexOf(t, filepath.Join(warcs, name)) {
+					t.Errorf("%s.cdxj is not `wayside cdxj` of it", name)
 				}
 			}
 		})
@@ -336,26 +293,11 @@ func writeBallast(t *testing.T, path string, n int64) {
 	}
 }
 
-// checkCDXJWhole fails the test if a CDXJ file in dir ends in a torn line
-// or holds a line that does not parse.
-func checkCDXJWhole(t *testing.T, dir string) {
+// checkCDXJDir checks that every CDXJ file in dir is made of whole lines.
+func checkCDXJDir(t *testing.T, dir string) {
 	t.Helper()
 	sides, _ := filepath.Glob(filepath.Join(dir, "*.cdxj"))
 	for _, p := range sides {
-		b, _ := os.ReadFile(p)
-		if len(b) > 0 && b[len(b)-1] != '\n' {
-			t.Errorf("%s ends in a torn line", p)
-		}
-		rd := cdxj.NewReader(bytes.NewReader(b), p)
-		for {
-			_, err := rd.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Errorf("%v", err)
-				break
-			}
-		}
+		cdxjtest.CheckWhole(t, p)
 	}
 }
