@@ -178,6 +178,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		}
 		tw.Flush()
 		fmt.Fprintf(e.stdout, "%d records, %d originals, %d bytes behind, %d errors\n", st.Records, st.Originals, st.LagBytes, st.Errors)
+		if st.Paused != "" {
+			fmt.Fprintf(e.stdout, "PAUSED: %s\n", st.Paused)
+		}
 		return nil
 	case "cdx":
 		if len(rest) != 1 {
