@@ -111,9 +111,6 @@ func NewMetrics() *Metrics {
 // Registerer is where other parts of the daemon register their collectors.
 func (m *Metrics) Registerer() prometheus.Registerer { return m.reg }
 
-// Gatherer gathers every registered metric (what /metrics exposes).
-func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
-
 // ObserveRequest counts one HTTP request.
 func (m *Metrics) ObserveRequest(route, method string, code int, d time.Duration) {
 	m.requests.WithLabelValues(route, method, codeString(code)).Inc()
