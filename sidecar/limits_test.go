@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -180,7 +181,9 @@ func firstLine(s string) string {
 // TestConnectionLimit: with limits.max_conns 2 on TCP, a third client's
 // connection waits unanswered in the accept queue while two are held open,
 // and is served as soon as one of them closes; the Unix socket, with a
-// limit of its own, keeps answering meanwhile.
+// limit of its own, keeps answering meanwhile. The third client asks for
+// /metrics, so its answer tells how many connections the server had open
+// when it was served.
 func TestConnectionLimit(t *testing.T) {
 	c, addr := runTCP(t, func(c *Config) {
 		c.Limits.MaxConns = 2
@@ -192,23 +195,26 @@ func TestConnectionLimit(t *testing.T) {
 	c2 := dialRaw(t, addr, "GET /healthz HTTP/1.1\r\n"+host)
 	waitMetric(t, c, `wayside_http_connections{listener="tcp"}`, 2)
 
-	c3 := dialRaw(t, addr, "GET /healthz HTTP/1.1\r\n"+host+"Connection: close\r\n\r\n")
-	// Not served: nothing to read yet, and the server accepted two
-	// connections only (asked over the socket, which is not full).
-	c3.SetReadDeadline(time.Now())
-	if n, err := c3.Read(make([]byte, 1)); n != 0 || err == nil {
-		t.Fatalf("third connection answered while two were held: %d bytes, %v", n, err)
-	}
+	c3 := dialRaw(t, addr, "GET /metrics HTTP/1.1\r\n"+host+"Authorization: Bearer "+limitsToken+"\r\nConnection: close\r\n\r\n")
+	// Asked over the socket (not full): the server accepted two TCP
+	// connections only.
 	if v := scrapeValue(t, c, `wayside_http_connections_total{listener="tcp"}`); v != 2 {
 		t.Fatalf("server accepted %v TCP connections with the limit at 2", v)
 	}
 	c1.Close()
-	out := closedByServer(t, c3)
-	if !strings.HasPrefix(out, "HTTP/1.1 200 ") {
-		t.Fatalf("third connection after one closed: %q", firstLine(out))
+	resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(closedByServer(t, c3))), nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if v := scrapeValue(t, c, `wayside_http_connections_total{listener="tcp"}`); v != 3 {
-		t.Errorf("server accepted %v TCP connections, want 3", v)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("third connection after one closed: %s %s", resp.Status, body)
+	}
+	// Served after c1 closed: c2 and c3 open, three accepted.
+	for _, want := range []string{`wayside_http_connections{listener="tcp"} 2` + "\n", `wayside_http_connections_total{listener="tcp"} 3` + "\n"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("the third connection's answer lacks %s: it was served while two others were open", strings.TrimSpace(want))
+		}
 	}
 	c2.Close()
 }
