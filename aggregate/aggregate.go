@@ -17,7 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wayside-archive/wayside/internal/promtext"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/wayside-archive/wayside/profiler/mementomap"
 	"github.com/wayside-archive/wayside/replay"
 	"github.com/wayside-archive/wayside/sidecar/api"
@@ -54,7 +55,7 @@ type upstream struct {
 type archiveStats struct {
 	requests, avoided, hits, misses, errors, timeouts atomic.Int64
 	mapFetches, mapFailures                           atomic.Int64
-	latency                                           *promtext.Histogram
+	latency                                           prometheus.Histogram
 }
 
 // latencyBounds are the upstream latency histogram's buckets (seconds).
@@ -103,7 +104,7 @@ func New(cfg Config, opts ...Option) (*Aggregator, error) {
 	for i, ac := range cfg.Archives {
 		up := &upstream{cfg: ac, order: i, hosts: map[string]bool{},
 			amap:  &archiveMap{state: mapNone, kick: make(chan struct{}, 1)},
-			stats: archiveStats{latency: promtext.NewHistogram(latencyBounds)}}
+			stats: archiveStats{latency: newLatency(ac.Name)}}
 		for _, p := range []string{ac.TimeMap, ac.TimeGate, ac.MementoMap} {
 			if u, err := url.Parse(p); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
 				up.hosts[origin(u)] = true
@@ -552,10 +553,11 @@ func (a *Aggregator) Stats() api.AggregateStatus {
 			MapFetches: s.mapFetches.Load(), MapFailures: s.mapFailures.Load(),
 			Requests: s.requests.Load(), Avoided: s.avoided.Load(), Hits: s.hits.Load(), Misses: s.misses.Load(),
 			Errors: s.errors.Load(), Timeouts: s.timeouts.Load(),
-			LatencyP50Ms: ms(s.latency.Quantile(0.5)), LatencyP99Ms: ms(s.latency.Quantile(0.99)),
 		}
-		if n := s.latency.Count(); n > 0 {
-			ar.LatencyMeanMs = s.latency.Sum() / float64(n) * 1000
+		lat := latencyOf(s.latency)
+		ar.LatencyP50Ms, ar.LatencyP99Ms = ms(lat.quantile(0.5)), ms(lat.quantile(0.99))
+		if lat.count > 0 {
+			ar.LatencyMeanMs = lat.sum / float64(lat.count) * 1000
 		}
 		var u string
 		ar.MapState, u, ar.MapLines, ar.MapFetchedAt, ar.MapError = up.amap.status()
@@ -563,48 +565,4 @@ func (a *Aggregator) Stats() api.AggregateStatus {
 		st.Archives = append(st.Archives, ar)
 	}
 	return st
-}
-
-// WriteMetrics writes the aggregator's metrics in the Prometheus text
-// format: per archive, requests, avoided, hits, misses, errors, timeouts,
-// latency and map state.
-func (a *Aggregator) WriteMetrics(w io.Writer) {
-	counters := []struct {
-		name, help string
-		v          func(*archiveStats) int64
-	}{
-		{"wayside_aggregate_requests_total", "Lookups an upstream archive was asked.", func(s *archiveStats) int64 { return s.requests.Load() }},
-		{"wayside_aggregate_avoided_total", "Lookups not sent to an archive because its MementoMap said it holds nothing of the URI-R.", func(s *archiveStats) int64 { return s.avoided.Load() }},
-		{"wayside_aggregate_hits_total", "Lookups an archive answered with mementos.", func(s *archiveStats) int64 { return s.hits.Load() }},
-		{"wayside_aggregate_misses_total", "Lookups an archive answered without mementos.", func(s *archiveStats) int64 { return s.misses.Load() }},
-		{"wayside_aggregate_errors_total", "Lookups an archive failed (timeouts included).", func(s *archiveStats) int64 { return s.errors.Load() }},
-		{"wayside_aggregate_timeouts_total", "Lookups an archive did not answer in time.", func(s *archiveStats) int64 { return s.timeouts.Load() }},
-		{"wayside_aggregate_map_fetches_total", "MementoMap fetches.", func(s *archiveStats) int64 { return s.mapFetches.Load() }},
-		{"wayside_aggregate_map_failures_total", "MementoMap fetches or parses that failed (the archive is then asked for everything).", func(s *archiveStats) int64 { return s.mapFailures.Load() }},
-	}
-	for _, c := range counters {
-		promtext.Header(w, c.name, "counter", c.help)
-		for _, up := range a.ups {
-			fmt.Fprintf(w, "%s{archive=\"%s\"} %d\n", c.name, promtext.EscLabel(up.cfg.Name), c.v(&up.stats))
-		}
-	}
-	promtext.Header(w, "wayside_aggregate_map_loaded", "gauge", "Whether the archive's MementoMap is loaded and routes lookups (0: the archive is asked for everything).")
-	promtext.Header(w, "wayside_aggregate_map_lines", "gauge", "Data lines of the archive's loaded MementoMap.")
-	for _, up := range a.ups {
-		state, _, lines, _, _ := up.amap.status()
-		loaded := 0
-		if state == mapLoaded {
-			loaded = 1
-		}
-		fmt.Fprintf(w, "wayside_aggregate_map_loaded{archive=\"%s\"} %d\n", promtext.EscLabel(up.cfg.Name), loaded)
-		fmt.Fprintf(w, "wayside_aggregate_map_lines{archive=\"%s\"} %d\n", promtext.EscLabel(up.cfg.Name), lines)
-	}
-	promtext.Header(w, "wayside_aggregate_upstream_duration_seconds", "histogram", "Latency of requests to upstream archives.")
-	for _, up := range a.ups {
-		up.stats.latency.Write(w, "wayside_aggregate_upstream_duration_seconds", `archive="`+promtext.EscLabel(up.cfg.Name)+`"`)
-	}
-	promtext.Header(w, "wayside_aggregate_lookups_total", "counter", "Aggregated TimeMap and TimeGate requests answered.")
-	fmt.Fprintf(w, "wayside_aggregate_lookups_total %d\n", a.lookups.Load())
-	promtext.Header(w, "wayside_aggregate_partial_total", "counter", "Aggregated answers missing an asked archive (marked partial).")
-	fmt.Fprintf(w, "wayside_aggregate_partial_total %d\n", a.partial.Load())
 }

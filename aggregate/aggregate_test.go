@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
 	"github.com/wayside-archive/wayside/aggregate"
 )
 
@@ -473,7 +476,8 @@ func TestEvalRecall(t *testing.T) {
 	}
 }
 
-// TestMetrics: the per-archive counters reach the exposition text.
+// TestMetrics: the per-archive counters reach the exposition text of a
+// registry the Aggregator is registered with.
 func TestMetrics(t *testing.T) {
 	a, b := newMemArchive(t, "a"), newMemArchive(t, "b")
 	a.add(t, "http://example.com/", day(1))
@@ -483,8 +487,18 @@ func TestMetrics(t *testing.T) {
 	for range 3 {
 		ag.TimeMap(context.Background(), "http://example.com/")
 	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(ag)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var buf bytes.Buffer
-	ag.WriteMetrics(&buf)
+	for _, mf := range mfs {
+		if _, err := expfmt.MetricFamilyToText(&buf, mf); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, want := range []string{
 		`wayside_aggregate_requests_total{archive="a"} 3`,
 		`wayside_aggregate_requests_total{archive="b"} 0`,

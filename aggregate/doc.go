@@ -78,8 +78,8 @@
 //
 // Per archive: lookups asked, avoided by the map, hits, misses, errors,
 // timeouts, a latency histogram, map fetches and failures, map state —
-// in Stats (for `wayside status`) and WriteMetrics (Prometheus text, for
-// /metrics). Eval replays a labelled lookup set ("<archives|-> <URI-R>"
+// in Stats (for `wayside status`) and, the Aggregator being a
+// prometheus.Collector, in the daemon's /metrics. Eval replays a labelled lookup set ("<archives|-> <URI-R>"
 // per line) and reports requests avoided, recall (labelled holdings the
 // routing asked for; must be 1.0), precision and, against an aggregator
 // WithoutRouting, whether every merged TimeMap is the same.

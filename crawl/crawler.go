@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/temoto/robotstxt"
+
+	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
 // CrawlConfig configures a Crawler.
@@ -72,6 +74,7 @@ type Crawler struct {
 	done    bool
 
 	pages, errs, oos, robotsSkipped atomic.Int64
+	stopErr                         error // why the crawl stopped early (a full disk); guarded by mu
 }
 
 type item struct {
@@ -149,7 +152,9 @@ func (c *Crawler) enqueueLocked(u *url.URL, depth int) {
 
 // Run crawls until the frontier is empty, MaxPages is reached or ctx is
 // cancelled; fetches in flight when ctx is cancelled are abandoned without
-// recording anything partial.
+// recording anything partial. A fetch that cannot be stored because the
+// disk is full (or below the writer's reserve) stops the crawl: Run then
+// returns that error once the fetches in flight have finished.
 func (c *Crawler) Run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() {
 		c.mu.Lock()
@@ -178,7 +183,32 @@ func (c *Crawler) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	c.cfg.Recorder.CloseIdleConnections()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopErr != nil {
+		return c.stopErr
+	}
 	return ctx.Err()
+}
+
+// stopOn ends the crawl when err means nothing more can be stored (the
+// disk is full or below the writer's reserve): every later fetch would
+// fail the same way. Fetches in flight finish; Run returns the error.
+func (c *Crawler) stopOn(err error) {
+	if !fsutil.IsDiskFull(err) {
+		return
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // "Get URL": the recorder's error names the URL
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopErr == nil {
+		c.stopErr = fmt.Errorf("crawl: stopped: %w", err)
+	}
+	c.done = true
+	c.cond.Broadcast()
 }
 
 func (c *Crawler) next() (item, bool) {
@@ -253,6 +283,7 @@ func (c *Crawler) visit(ctx context.Context, it item) {
 		if ctx.Err() == nil {
 			c.errs.Add(1)
 			c.log.Debug("crawl: fetch failed", "url", it.u.String(), "err", err)
+			c.stopOn(err)
 		}
 		return
 	}
@@ -354,6 +385,7 @@ func (c *Crawler) loadRobots(ctx context.Context, h *hostState, u *url.URL) {
 	resp, _, err := c.get(ctx, ru)
 	if err != nil {
 		c.errs.Add(1)
+		c.stopOn(err)
 		return
 	}
 	c.pages.Add(1)

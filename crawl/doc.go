@@ -60,6 +60,18 @@
 // are removed (the file they were replacing is intact, or its WARC is
 // still ".open" and the CDXJ is rebuilt).
 //
+// # A full disk
+//
+// A Write that would leave less than WriterOptions.MinFreeBytes free on
+// the WARC directory's file system fails before writing anything (an error
+// wrapping fsutil.ErrLowSpace), so the indexes and CDXJ files that share
+// the disk keep room to finish and the files close cleanly. A write that
+// meets ENOSPC anyway is cut off its WARC file (undo) or, for a CDXJ
+// append, truncated back to the last whole line (the WARC file then stays
+// ".open" and recovery rebuilds its CDXJ). The Crawler stops at the first
+// fetch that could not be stored for want of space and Run returns that
+// error; a later run continues.
+//
 // # Why not gowarc's writer
 //
 // gowarc v1.6.0's WarcFileWriter digests the chunk framing of chunked

@@ -15,9 +15,9 @@ import (
 	"github.com/nlnwa/gowarc"
 
 	wayside "github.com/wayside-archive/wayside"
-	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/internal/cdxjtest"
 	"github.com/wayside-archive/wayside/internal/warctest"
 	"github.com/wayside-archive/wayside/warcio"
 )
@@ -225,14 +225,7 @@ func checkReferences(t testing.TB, dir string, ix dedupindex.Index, uris []strin
 	if ix == nil {
 		return
 	}
-	ctx := context.Background()
-	for _, u := range uris {
-		os, err := ix.ByURL(ctx, dedupindex.DefaultScope, dedupindex.URLKey(u))
-		if err != nil {
-			t.Fatal(err)
-		}
-		warctest.CheckOriginals(t, recs, os)
-	}
+	warctest.CheckIndexed(t, recs, ix, dedupindex.DefaultScope, uris)
 }
 
 func openFile(p string) (*os.File, error) { return os.Open(p) }
@@ -251,16 +244,4 @@ func readFile(t testing.TB, path string) string {
 }
 
 // indexOf is `wayside cdxj` of one WARC file: its index lines, sorted.
-func indexOf(t testing.TB, warc string) string {
-	t.Helper()
-	s := cdxj.NewSorter(cdxj.SortOptions{})
-	st, err := cdxj.IndexFile(context.Background(), warc, cdxj.IndexOptions{}, s.AddLine)
-	if err != nil || len(st.Problems) > 0 {
-		t.Fatalf("index %s: %v %v", warc, err, st.Problems)
-	}
-	var b strings.Builder
-	if _, err := s.WriteTo(&b); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
+func indexOf(t testing.TB, warc string) string { return cdxjtest.IndexOf(t, warc) }

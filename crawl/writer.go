@@ -61,6 +61,13 @@ type WriterOptions struct {
 	// Scope is the dedup scope (collection) captures are filed under
 	// (wayside.Capture.Scope).
 	Scope string
+	// MinFreeBytes is the free space kept on the WARC directory's file
+	// system: a Write that would leave less fails with an error wrapping
+	// fsutil.ErrLowSpace, before anything is written, so the indexes and
+	// CDXJ files that may share the disk still have room and the files
+	// close cleanly. 0 keeps no reserve: the write that finds the disk
+	// full fails (ENOSPC) and is cut off the file.
+	MinFreeBytes int64
 	// Logger receives recovery reports and warnings (default: discard).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now); tests may pin it.
@@ -137,6 +144,23 @@ type Writer struct {
 	// the write(2) calls of one record so a crash test can kill the process
 	// inside a record (fault injection).
 	chunkHook func()
+	// failpoint, set only by tests before the first Write, is called
+	// before each write(2) of n bytes at the named point ("warc-write",
+	// "cdxj-append"); an error makes that write put only the first k
+	// bytes on disk and fail with the error, as a disk filling up does
+	// (fault injection where no small file system can be mounted).
+	failpoint func(point string, n int) (k int, err error)
+}
+
+// write is f.Write through the failpoint, if any.
+func (w *Writer) write(f *os.File, point string, b []byte) (int, error) {
+	if w.failpoint != nil {
+		if k, err := w.failpoint(point, len(b)); err != nil {
+			n, _ := f.Write(b[:k])
+			return n, err
+		}
+	}
+	return f.Write(b)
 }
 
 // pendingLine is a written record waiting for the fsync that makes it
@@ -318,6 +342,9 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 	if w.failed != nil {
 		return Written{}, w.failed
 	}
+	if err := fsutil.CheckFree(w.opts.Dir, w.opts.MinFreeBytes, total); err != nil {
+		return Written{}, err // it names the directory
+	}
 	for w.f != nil && w.size+total > w.opts.MaxFileSize && w.size > w.infoLen {
 		if err := w.closeFileLocked(w.name); err != nil {
 			return Written{}, err
@@ -340,7 +367,7 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 	start := w.size
 	wr := Written{Placements: make([]Placement, len(recs))}
 	for i, m := range members {
-		if err := writeChunked(w.f, m, w.chunkHook); err != nil {
+		if err := w.writeChunked(m); err != nil {
 			w.undoLocked(start, err)
 			return Written{}, fmt.Errorf("crawl: write %s: %w", w.name+openSuffix, err)
 		}
@@ -375,15 +402,15 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 // partial record that recovery must (and does) handle.
 const writeChunk = 16 << 10
 
-func writeChunked(f *os.File, b []byte, hook func()) error {
+func (w *Writer) writeChunked(b []byte) error {
 	for len(b) > 0 {
 		n := min(len(b), writeChunk)
-		if _, err := f.Write(b[:n]); err != nil {
+		if _, err := w.write(w.f, "warc-write", b[:n]); err != nil {
 			return err
 		}
 		b = b[n:]
-		if hook != nil && len(b) > 0 {
-			hook()
+		if w.chunkHook != nil && len(b) > 0 {
+			w.chunkHook()
 		}
 	}
 	return nil
@@ -484,7 +511,16 @@ func (w *Writer) appendCDXJLocked(lines []pendingLine) error {
 		if buf.Len() == 0 {
 			return nil
 		}
-		_, err := w.cdx.Write(buf.Bytes())
+		fi, err := w.cdx.Stat()
+		if err == nil {
+			_, err = w.write(w.cdx, "cdxj-append", buf.Bytes())
+			if err != nil {
+				// No torn last line is left (a full disk): the file is
+				// cut back to its last whole line. The WARC file stays
+				// ".open" and recovery rebuilds the lines not written.
+				w.cdx.Truncate(fi.Size())
+			}
+		}
 		buf.Reset()
 		if err != nil {
 			return fmt.Errorf("crawl: append to %s: %w", w.cdxName, err)

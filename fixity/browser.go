@@ -13,14 +13,37 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
+// browserNames are the Chromium-like binaries looked for on PATH.
+var browserNames = []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"}
+
 // findChromium returns the first Chromium-like binary on PATH.
 func findChromium() string {
-	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+	for _, n := range browserNames {
 		if p, err := exec.LookPath(n); err == nil {
 			return p
 		}
 	}
 	return "/usr/bin/chromium"
+}
+
+// FindBrowser returns the browser a Replayer with ExecPath path would run:
+// path itself when set, else the first Chromium-like binary on PATH. The
+// error says what is missing, so a daemon can report at start-up that its
+// sweeps cannot run.
+func FindBrowser(path string) (string, error) {
+	if path != "" {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return "", fmt.Errorf("fixity: browser %s: %w", path, err)
+		}
+		return p, nil
+	}
+	for _, n := range browserNames {
+		if p, err := exec.LookPath(n); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("fixity: no browser: none of %s is on PATH (install chromium)", strings.Join(browserNames, ", "))
 }
 
 // allocatorOptions are the browser flags: headless, no sandbox (runs as

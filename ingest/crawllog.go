@@ -23,6 +23,7 @@ type crawlLog struct {
 	path string
 
 	mu         sync.Mutex
+	offset     int64 // bytes read, a partial last line included
 	lines      int64
 	bad        int64
 	byStatus   map[string]int64
@@ -40,7 +41,7 @@ func (c *crawlLog) status() *CrawlLogStatus {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := &CrawlLogStatus{Path: c.path, Lines: c.lines, Unparsed: c.bad, Duplicates: c.duplicates, Bytes: c.bytes, ByStatus: map[string]int64{}}
+	st := &CrawlLogStatus{Path: c.path, Offset: c.offset, Lines: c.lines, Unparsed: c.bad, Duplicates: c.duplicates, Bytes: c.bytes, ByStatus: map[string]int64{}}
 	for k, v := range c.byStatus {
 		st.ByStatus[k] = v
 	}
@@ -93,6 +94,9 @@ func (c *crawlLog) run(ctx context.Context, poll time.Duration) {
 					f = nil
 				}
 				ino, pos, partial = cur, 0, nil
+				c.mu.Lock()
+				c.offset = 0
+				c.mu.Unlock()
 			}
 			if f != nil {
 				r := bufio.NewReader(io.NewSectionReader(f, pos, fi.Size()-pos))
@@ -109,6 +113,9 @@ func (c *crawlLog) run(ctx context.Context, poll time.Duration) {
 						break
 					}
 				}
+				c.mu.Lock()
+				c.offset = pos
+				c.mu.Unlock()
 			}
 		}
 		select {

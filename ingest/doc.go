@@ -37,6 +37,13 @@
 // polls, and its CDXJ is sorted too; if it grows after all, reading goes
 // on and the file is finished again.
 //
+// A full disk pauses ingest rather than stopping it: before each file it
+// checks that the file systems it writes to keep Config.MinFreeBytes free,
+// and a write that fails for want of space (ENOSPC, EDQUOT) leaves nothing
+// half-written (the CDXJ file is cut back, the checkpoint is replaced
+// atomically) and the batch is read again later. Status.Paused says why
+// it waits; it resumes by itself once space is freed.
+//
 // A Heritrix crawl.log may be tailed alongside for fetch statistics (the
 // WARC files stay the source of truth).
 package ingest

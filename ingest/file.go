@@ -106,6 +106,9 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 // A crash between steps repeats the batch on restart: index Puts of the same
 // original are no-ops and the CDXJ file is cut back to its checkpointed size.
 func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *fileState, batch []ingested, next int64) error {
+	if in.cfg.ObserveBatch != nil {
+		defer func(start time.Time) { in.cfg.ObserveBatch(time.Since(start)) }(time.Now())
+	}
 	if err := fh.Sync(); err != nil && !errors.Is(err, syscall.EROFS) && !errors.Is(err, syscall.EINVAL) {
 		// EROFS/EINVAL: a read-only or sync-less file system holds nothing
 		// this process could make more durable.
@@ -211,9 +214,14 @@ func (in *Ingester) appendCDXJ(base string, size int64, batch []ingested) (int64
 		return size, fmt.Errorf("ingest: cdxj %s: %w", p, err)
 	}
 	if _, err := fh.WriteAt(buf, size); err != nil {
+		// A partial write (a full disk) leaves no torn line behind: the
+		// file is cut back to its checkpointed size (and would be at the
+		// next start anyway).
+		fh.Truncate(size)
 		return size, fmt.Errorf("ingest: cdxj %s: %w", p, err)
 	}
 	if err := fh.Sync(); err != nil {
+		fh.Truncate(size)
 		return size, fmt.Errorf("ingest: cdxj %s: %w", p, err)
 	}
 	if size == 0 {

@@ -18,6 +18,7 @@ import (
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
 // Config configures an Ingester.
@@ -47,6 +48,20 @@ type Config struct {
 	// Counters receives the ingest counters (default: new ones, see
 	// Ingester.Counters).
 	Counters *Counters
+	// MinFreeBytes pauses ingest while a file system it writes to (the
+	// checkpoint's, CDXJDir's and SpaceDirs') has less free space than
+	// this, so that the index, the CDXJ files and the checkpoint are not
+	// cut short by a full disk; ingest resumes by itself once space is
+	// freed. 0 checks nothing beforehand. Either way a write that fails
+	// for want of space (ENOSPC, EDQUOT) pauses ingest too, and the batch
+	// is read again once space is freed.
+	MinFreeBytes int64
+	// SpaceDirs are further directories whose free space MinFreeBytes
+	// guards (the embedded index's, the capture index's, ...).
+	SpaceDirs []string
+	// ObserveBatch, when set, is told how long each batch took to become
+	// durable.
+	ObserveBatch func(time.Duration)
 	// Logger receives warnings and progress (default: discard).
 	Logger *slog.Logger
 }
@@ -83,6 +98,7 @@ type Ingester struct {
 	mu        sync.Mutex
 	cp        *checkpoint
 	lastError string
+	paused    string // why ingest waits (a full disk); "" while it runs
 }
 
 // batchSize is the number of records indexed per durable batch.
@@ -137,6 +153,7 @@ func (in *Ingester) Status() Status {
 		Errors:    in.ctr.Errors.Load(),
 		LagBytes:  in.ctr.LagBytes.Load(),
 		LastError: in.lastError,
+		Paused:    in.paused,
 		Files:     []FileProgress{},
 	}
 	if in.cp == nil {
@@ -273,19 +290,77 @@ func (in *Ingester) scan(ctx context.Context) error {
 		in.noteError(err)
 		return nil
 	}
+	defer in.updateLag()
 	for _, f := range files {
 		if ctx.Err() != nil {
 			return nil
 		}
+		if err := in.lowSpace(); err != nil {
+			in.pause(err)
+			return nil
+		}
 		if err := in.ingestFile(ctx, f); err != nil {
+			if fsutil.IsDiskFull(err) {
+				// Nothing half-written is kept: the CDXJ file is cut back
+				// to its checkpointed size and the batch is read again.
+				in.pause(err)
+				return nil
+			}
 			if isFatal(err) {
 				return err
 			}
 			in.noteError(err)
 		}
 	}
-	in.updateLag()
+	if err := in.lowSpace(); err != nil {
+		in.pause(err)
+		return nil
+	}
+	in.resume()
 	return nil
+}
+
+// spaceDirs are the directories ingest writes to.
+func (in *Ingester) spaceDirs() []string {
+	dirs := append([]string{filepath.Dir(in.cfg.Checkpoint)}, in.cfg.SpaceDirs...)
+	if in.cfg.CDXJDir != "" {
+		dirs = append(dirs, in.cfg.CDXJDir)
+	}
+	return dirs
+}
+
+// lowSpace returns an error when a file system ingest writes to has less
+// than MinFreeBytes free.
+func (in *Ingester) lowSpace() error {
+	for _, d := range in.spaceDirs() {
+		if err := fsutil.CheckFree(d, in.cfg.MinFreeBytes, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pause records why ingest waits; it tries again on the next poll.
+func (in *Ingester) pause(cause error) {
+	msg := fmt.Sprintf("disk full: %v; ingest resumes once space is freed", cause)
+	in.mu.Lock()
+	was := in.paused
+	in.paused = msg
+	in.mu.Unlock()
+	if was == "" {
+		in.log.Error("ingest paused", "cause", cause)
+	}
+}
+
+// resume clears a pause once ingest made progress again.
+func (in *Ingester) resume() {
+	in.mu.Lock()
+	was := in.paused
+	in.paused = ""
+	in.mu.Unlock()
+	if was != "" {
+		in.log.Info("ingest resumed: space was freed")
+	}
 }
 
 // fatalError stops the ingester: the index or the checkpoint cannot be

@@ -26,7 +26,7 @@ import (
 func (s *Server) addCDXRoutes() {
 	for _, p := range []string{api.PathCDX, api.PathTimemapCDX} {
 		s.add(&route{name: "cdx", method: "GET", path: p, cdx: true, h: s.handleCDXQuery})
-		s.add(&route{name: "cdx_add", method: "POST", path: p, h: s.handleCDXAdd})
+		s.add(&route{name: "cdx_add", method: "POST", path: p, maxBody: s.cfg.Limits.MaxCDXPostBytes, h: s.handleCDXAdd})
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // handleCDXAdd accepts CDXJ or CDX lines in a POST body, OutbackCDX style,
@@ -90,6 +91,11 @@ func originalOfLine(l cdxj.Line) (dedupindex.Original, bool, error) {
 	date, err := time.Parse("20060102150405", l.Timestamp)
 	if err != nil {
 		return dedupindex.Original{}, false, fmt.Errorf("timestamp %q: %w", l.Timestamp, err)
+	}
+	if l.Filename != "" && l.Filename != "-" {
+		if err := warcio.CheckFileName(l.Filename); err != nil {
+			return dedupindex.Original{}, false, fmt.Errorf("filename: %w", err)
+		}
 	}
 	o := dedupindex.Original{Digest: dg, TargetURI: l.URL, Date: date, File: l.Filename, Status: l.Status, MIME: l.MIME}
 	if l.Offset > 0 {

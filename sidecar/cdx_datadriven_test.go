@@ -1,9 +1,11 @@
 package sidecar
 
 import (
+	"compress/gzip"
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -101,9 +103,25 @@ func runCDXFile(t *testing.T, h http.Handler, path string) {
 		rr := httptest.NewRecorder()
 		h.ServeHTTP(rr, req)
 		got := fmt.Sprintf("status %d", rr.Code)
+		body := rr.Body.String()
 		if ce := rr.Header().Get("Content-Encoding"); ce != "" {
+			// The encoded body is decoded and compared like any other:
+			// "encoding gzip" says it came compressed.
 			got += " encoding " + ce
-		} else if body := strings.TrimRight(rr.Body.String(), "\n"); body != "" {
+			if ce != "gzip" {
+				t.Fatalf("%s: %s: unexpected Content-Encoding %q", path, q, ce)
+			}
+			zr, err := gzip.NewReader(rr.Body)
+			if err != nil {
+				t.Fatalf("%s: %s: gzip body: %v", path, q, err)
+			}
+			plain, err := io.ReadAll(zr)
+			if err != nil {
+				t.Fatalf("%s: %s: gzip body: %v", path, q, err)
+			}
+			body = string(plain)
+		}
+		if body = strings.TrimRight(body, "\n"); body != "" {
 			got += "\n" + body
 		}
 		if !*update && got != want {

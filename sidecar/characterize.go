@@ -7,6 +7,7 @@ import (
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/profiler/characterize"
 	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // CharacterizeConfig configures format characterization of ingested
@@ -86,8 +87,10 @@ func (s *Server) charHandler(answer func(*http.Request) any) func(http.ResponseW
 		if (r.URL.Path == api.PathCharFormats || r.URL.Path == api.PathCharRisk) && len(q["puid"]) == 0 {
 			return errorf(http.StatusBadRequest, "missing puid parameter")
 		}
-		if r.URL.Path == api.PathCharContainer && q.Get("file") == "" {
-			return errorf(http.StatusBadRequest, "missing file parameter")
+		if r.URL.Path == api.PathCharContainer {
+			if err := warcio.CheckFileName(q.Get("file")); err != nil {
+				return errorf(http.StatusBadRequest, "file: %v", err)
+			}
 		}
 		writeJSON(w, http.StatusOK, answer(r))
 		return nil

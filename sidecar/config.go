@@ -117,6 +117,14 @@ type IngestConfig struct {
 	CrawlLog string `yaml:"crawl_log"`
 	// MinPayload is the smallest payload (bytes) indexed for dedup. Default 1.
 	MinPayload int64 `yaml:"min_payload"`
+	// MinFreeBytes pauses ingest while a disk it writes to (data_dir, the
+	// checkpoint's, cdxj_dir, the embedded index, the capture index, the
+	// map, characterization) has less free space than this, so that none
+	// of them is cut short; it resumes by itself once space is freed, and
+	// `wayside status` says why it waits. Default 64 MiB; -1 checks
+	// nothing beforehand (a write that fails for want of space still
+	// pauses ingest).
+	MinFreeBytes int64 `yaml:"min_free_bytes"`
 }
 
 // LimitsConfig bounds requests.
@@ -130,6 +138,20 @@ type LimitsConfig struct {
 	// ClaimTTL is how long a claim made over the API may stay pending
 	// before the daemon cancels it (its crawler died). Default 10m.
 	ClaimTTL time.Duration `yaml:"claim_ttl"`
+	// ReadHeaderTimeout bounds the time a connection may take to send a
+	// request's headers: a stalled or trickling client is disconnected.
+	// Default 10s.
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	// ReadTimeout bounds the time to read a whole request, body included
+	// (the response may take longer). Default 1m.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// IdleTimeout closes a keep-alive connection idle this long.
+	// Default 2m.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// MaxConns caps the connections each listener (the socket, TCP)
+	// serves at once; further connections wait, unanswered, in the
+	// kernel's accept queue until one closes. Default 256.
+	MaxConns int `yaml:"max_conns"`
 }
 
 // MapConfig configures the live MementoMap.
@@ -338,6 +360,9 @@ func (c *Config) Defaults() {
 	if c.Ingest.MinPayload == 0 {
 		c.Ingest.MinPayload = 1
 	}
+	if c.Ingest.MinFreeBytes == 0 {
+		c.Ingest.MinFreeBytes = 64 << 20
+	}
 	if c.Limits.MaxBodyBytes == 0 {
 		c.Limits.MaxBodyBytes = 1 << 20
 	}
@@ -349,6 +374,18 @@ func (c *Config) Defaults() {
 	}
 	if c.Limits.ClaimTTL == 0 {
 		c.Limits.ClaimTTL = 10 * time.Minute
+	}
+	if c.Limits.ReadHeaderTimeout == 0 {
+		c.Limits.ReadHeaderTimeout = 10 * time.Second
+	}
+	if c.Limits.ReadTimeout == 0 {
+		c.Limits.ReadTimeout = time.Minute
+	}
+	if c.Limits.IdleTimeout == 0 {
+		c.Limits.IdleTimeout = 2 * time.Minute
+	}
+	if c.Limits.MaxConns == 0 {
+		c.Limits.MaxConns = 256
 	}
 	in(&c.Map.Path, "mementomap.ukvs")
 	if c.Map.MergeInterval == 0 {
@@ -465,6 +502,9 @@ func (c *Config) Validate() error {
 	if c.Ingest.MinPayload < 0 {
 		add(keyErr("ingest.min_payload", "must not be negative"))
 	}
+	if c.Ingest.MinFreeBytes < -1 {
+		add(keyErr("ingest.min_free_bytes", "%d: give a number of bytes, or -1 to check nothing beforehand", c.Ingest.MinFreeBytes))
+	}
 	if c.Limits.MaxBodyBytes < 1024 {
 		add(keyErr("limits.max_body_bytes", "%d is too small (minimum 1024)", c.Limits.MaxBodyBytes))
 	}
@@ -495,6 +535,20 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.ClaimTTL < 100*time.Millisecond {
 		add(keyErr("limits.claim_ttl", "%v is too short (minimum 100ms)", c.Limits.ClaimTTL))
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"limits.read_header_timeout", c.Limits.ReadHeaderTimeout}, {"limits.read_timeout", c.Limits.ReadTimeout}, {"limits.idle_timeout", c.Limits.IdleTimeout}} {
+		if d.v < 10*time.Millisecond {
+			add(keyErr(d.key, "%v is too short (minimum 10ms)", d.v))
+		}
+	}
+	if c.Limits.ReadTimeout < c.Limits.ReadHeaderTimeout {
+		add(keyErr("limits.read_timeout", "%v is shorter than limits.read_header_timeout (%v): it covers the headers too", c.Limits.ReadTimeout, c.Limits.ReadHeaderTimeout))
+	}
+	if c.Limits.MaxConns < 1 {
+		add(keyErr("limits.max_conns", "must be at least 1, got %d", c.Limits.MaxConns))
 	}
 	names := map[string]bool{}
 	parser := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
@@ -565,11 +619,33 @@ func (c *Config) IngestConfig(recovered func(context.Context) error, ctr *ingest
 	m, _ := dedupindex.ParseMatch(c.Index.Match) // validated
 	ic := ingest.Config{Dirs: c.Ingest.Dirs, PollInterval: c.Ingest.PollInterval, Checkpoint: c.Ingest.Checkpoint,
 		CDXJDir: c.Ingest.CDXJDir, CrawlLog: c.Ingest.CrawlLog, Recovered: recovered, Counters: ctr, Logger: log,
-		Policy: dedupindex.Policy{Scope: c.Ingest.Scope, Match: m, MinPayloadSize: c.Ingest.MinPayload}}
+		Policy:       dedupindex.Policy{Scope: c.Ingest.Scope, Match: m, MinPayloadSize: c.Ingest.MinPayload},
+		MinFreeBytes: max(c.Ingest.MinFreeBytes, 0), SpaceDirs: c.spaceDirs()}
 	if ic.CDXJDir == "-" {
 		ic.CDXJDir = ""
 	}
 	return ic
+}
+
+// spaceDirs are the directories the daemon writes to besides the
+// ingester's own (checkpoint, CDXJ): the data directory, the embedded
+// index, the capture index, the map's directory and the characterization
+// store.
+func (c *Config) spaceDirs() []string {
+	dirs := []string{c.DataDir}
+	if u, err := backend.Parse(c.Index.URL); err == nil && u.Path != "" && u.Scheme == "pebble" {
+		dirs = append(dirs, u.Path)
+	}
+	if c.Access.enabled() {
+		dirs = append(dirs, c.Access.Index)
+	}
+	if c.Map.Path != "-" {
+		dirs = append(dirs, filepath.Dir(c.Map.Path))
+	}
+	if c.Characterize.Enabled {
+		dirs = append(dirs, c.Characterize.Store)
+	}
+	return dirs
 }
 
 func isLoopbackHost(host string) bool {

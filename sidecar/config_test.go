@@ -42,6 +42,10 @@ mementomap:
 		c.Index.Scope != "default" || c.Index.Match != "digest" {
 		t.Errorf("defaults: %+v %+v", c.Listen, c.Index)
 	}
+	if l := c.Limits; l.ReadHeaderTimeout != 10*time.Second || l.ReadTimeout != time.Minute || l.IdleTimeout != 2*time.Minute ||
+		l.MaxConns != 256 || c.Ingest.MinFreeBytes != 64<<20 {
+		t.Errorf("limit defaults: %+v, min_free_bytes %d", l, c.Ingest.MinFreeBytes)
+	}
 }
 
 func TestConfigErrorsNameTheKey(t *testing.T) {
@@ -60,6 +64,11 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"index:\n  match: sometimes\n", "index.match"},
 		{"ingest:\n  cdxj_dir: \"-\"\n", "mementomap.path"},
 		{"limits:\n  max_batch: -1\n", "limits.max_batch"},
+		{"limits:\n  max_conns: -1\n", "limits.max_conns"},
+		{"limits:\n  read_header_timeout: 1ms\n", "limits.read_header_timeout"},
+		{"limits:\n  read_timeout: 5s\n  read_header_timeout: 10s\n", "limits.read_timeout"},
+		{"limits:\n  idle_timeout: 1us\n", "limits.idle_timeout"},
+		{"ingest:\n  min_free_bytes: -2\n", "ingest.min_free_bytes"},
 		{"log:\n  level: loud\n", "log.level"},
 		{"access:\n  max_results: -1\n", "access.max_results"},
 		{"access:\n  timemap_page_size: -5\n", "access.timemap_page_size"},

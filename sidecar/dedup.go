@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 func (s *Server) addDedupRoutes() {
@@ -65,6 +67,7 @@ func (s *Server) checkBatch(n int, what string) error {
 }
 
 func (s *Server) lookup(ctx context.Context, k dedupindex.Key) (api.LookupResult, error) {
+	defer s.metrics.observeIndex("lookup", time.Now())
 	o, ok, err := s.idx.Lookup(ctx, k)
 	if err != nil {
 		return api.LookupResult{}, err
@@ -150,6 +153,7 @@ func (s *Server) handleLookupBatch(w http.ResponseWriter, r *http.Request, _ *re
 }
 
 func (s *Server) claim(ctx context.Context, k dedupindex.Key) (api.ClaimResult, error) {
+	defer s.metrics.observeIndex("claim", time.Now())
 	cr, err := s.idx.Claim(ctx, k)
 	if err != nil {
 		if errors.Is(err, dedupindex.ErrReadOnly) {
@@ -244,6 +248,9 @@ func checkCommit(c api.Commit, field string) (api.Commit, error) {
 	if len(missing) > 0 {
 		return c, errorf(http.StatusBadRequest, "%soriginal: missing %s (a commit describes a durably written record)", p, strings.Join(missing, ", "))
 	}
+	if err := warcio.CheckFileName(o.File); err != nil {
+		return c, errorf(http.StatusBadRequest, "%soriginal.file: %v", p, err)
+	}
 	if o.Offset < 0 || o.Length < 0 || o.PayloadLength < 0 {
 		return c, errorf(http.StatusBadRequest, "%soriginal: negative offset or length", p)
 	}
@@ -253,6 +260,7 @@ func checkCommit(c api.Commit, field string) (api.Commit, error) {
 func (s *Server) commit(ctx context.Context, c api.Commit) error {
 	// After any Commit error the claim is gone (dedupindex contract).
 	defer s.leases.done(c.Ticket)
+	defer s.metrics.observeIndex("commit", time.Now())
 	if err := s.idx.Commit(ctx, c.Ticket, c.Original); err != nil {
 		if errors.Is(err, dedupindex.ErrNoClaim) {
 			return errorf(http.StatusConflict, "%v", err)
@@ -268,6 +276,7 @@ func (s *Server) cancel(ctx context.Context, t dedupindex.Ticket) error {
 		return errorf(http.StatusBadRequest, "ticket: missing or has no token")
 	}
 	defer s.leases.done(t)
+	defer s.metrics.observeIndex("cancel", time.Now())
 	if err := s.idx.Cancel(ctx, t); err != nil {
 		if errors.Is(err, dedupindex.ErrNoClaim) {
 			return errorf(http.StatusConflict, "%v", err)
@@ -380,8 +389,15 @@ func (s *Server) handlePut(w http.ResponseWriter, r *http.Request, _ *reqInfo) e
 		if _, err := dedupindex.CheckOriginal(k, e.Original); err != nil {
 			return errorf(http.StatusBadRequest, "entries[%d].original: %v", i, err)
 		}
+		if e.Original.File != "" {
+			if err := warcio.CheckFileName(e.Original.File); err != nil {
+				return errorf(http.StatusBadRequest, "entries[%d].original.file: %v", i, err)
+			}
+		}
 	}
+	start := time.Now()
 	added, err := dedupindex.PutEntries(r.Context(), s.idx, in.Entries)
+	s.metrics.observeIndex("put", start)
 	if err != nil {
 		if errors.Is(err, dedupindex.ErrReadOnly) {
 			return errorf(http.StatusForbidden, "%v", err)

@@ -5,7 +5,13 @@
 // It owns:
 //   - the configuration (Config: YAML with ${ENV} expansion, defaults,
 //     validation whose errors name the key);
-//   - the listeners and their access control: a Unix socket created with
+//   - the data directory, created 0700 before anything is opened in it
+//     (PrepareDirs: one others may write is refused, one they may read is
+//     tightened);
+//   - the listeners, their limits (Config.Limits: header, body and idle
+//     timeouts, a connection limit per listener, a body bound per route;
+//     a refused request is answered without reading its body, on a
+//     closed connection) and their access control: a Unix socket created with
 //     mode 0600 (no token), and an optional TCP listener bound to loopback
 //     unless explicitly allowed, where every request needs the bearer token,
 //     a Host header naming the listener (DNS-rebinding defence) and no
@@ -42,8 +48,17 @@
 //     aggregator's counters in /v1/status and /metrics; the live map is
 //     served at /mementomap to the read-only CDX token too, and announced
 //     in every answer's Link: <…>; rel="mementomap";
-//   - Prometheus metrics written in the text exposition format by hand
-//     (internal/promtext).
+//   - what the daemon cannot do, at start-up (a part it cannot open fails
+//     New; a fixity browser missing is reported) and while it runs (ingest
+//     paused on a full disk, failing consumers): Status.Problems;
+//   - Prometheus metrics through prometheus/client_golang from a registry
+//     of the Server's own (Metrics: the handlers' counters, latency
+//     histograms, the Go and process collectors, and the parts' state read
+//     at scrape time). Another part of the daemon registers its own
+//     collectors on Metrics().Registerer() (the aggregator's among them).
+//
+// WARC file names taken from requests (put, commit, CDX lines, ?file=)
+// must be plain base names (warcio.CheckFileName).
 //
 // The Go client lives in sidecar/client, the wire types in sidecar/api and
 // the load generator in sidecar/loadgen.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/base32"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -66,6 +67,25 @@ const (
 	testToken    = "test-token-0123456789abcdef"
 	testCDXToken = "cdx-token-abcdef0123456789"
 )
+
+// runBinary runs the real wayside binary and returns its exit code and
+// output.
+func runBinary(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(waysideBin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, out.String(), errb.String()
+	case errors.As(err, &ee):
+		return ee.ExitCode(), out.String(), errb.String()
+	}
+	t.Fatalf("run %v: %v", args, err)
+	return 0, "", ""
+}
 
 // daemon is a running `wayside serve` process.
 type daemon struct {

@@ -27,6 +27,10 @@ type FixityService struct {
 	metrics *Metrics
 	log     *slog.Logger
 
+	// problem says why the sweeps cannot run (no browser), found at
+	// start-up; "" when they can.
+	problem string
+
 	mu      sync.Mutex
 	hist    *fixity.History
 	sweeps  map[string]*sweepState
@@ -52,6 +56,14 @@ func newFixityService(cfg FixityConfig, m *Metrics, log *slog.Logger) (*FixitySe
 		}
 		f.sweeps[sc.Name] = &sweepState{cfg: sc}
 		f.order = append(f.order, sc.Name)
+	}
+	if len(cfg.Sweeps) > 0 {
+		// The daemon still serves everything else, but says at start-up
+		// and in status that its sweeps will fail.
+		if _, err := fixity.FindBrowser(cfg.Browser); err != nil {
+			f.problem = "fixity sweeps cannot run (fixity.browser): " + err.Error()
+			f.log.Error("sidecar: " + f.problem)
+		}
 	}
 	return f, nil
 }
@@ -164,7 +176,9 @@ func (f *FixityService) start(name string) (<-chan struct{}, error) {
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
+		start := time.Now()
 		res, err := f.runSweep(ctx, st.cfg, hist)
+		f.metrics.sweepDuration.WithLabelValues(st.cfg.Name).Observe(time.Since(start).Seconds())
 		f.mu.Lock()
 		run.Finished = time.Now().UTC().Format(time.RFC3339)
 		for c, n := range res.ByClass {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"sort"
 
 	"github.com/wayside-archive/wayside/profiler"
 	"github.com/wayside-archive/wayside/sidecar/api"
@@ -99,14 +98,4 @@ func (s *Server) handleMapCompact(w http.ResponseWriter, r *http.Request, _ *req
 	}
 	writeJSON(w, http.StatusOK, res)
 	return nil
-}
-
-// sortedNames returns the keys of m in order.
-func sortedNames(m map[string]int64) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

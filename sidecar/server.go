@@ -21,6 +21,7 @@ import (
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/ingest"
 	"github.com/wayside-archive/wayside/sidecar/api"
+	"golang.org/x/net/netutil"
 )
 
 // Options are the parts a Server is built from besides its Config.
@@ -43,8 +44,9 @@ type Server struct {
 	version string
 	started time.Time
 
-	routes  map[string]map[string]*route // path → method → route
-	mapLink string                       // Link header announcing the MementoMap
+	routes         map[string]map[string]*route // path → method → route
+	metricsHandler http.Handler
+	mapLink        string // Link header announcing the MementoMap
 
 	leases *leases
 	ingest *ingest.Ingester
@@ -69,6 +71,9 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if err := cfg.PrepareDirs(opts.Logger); err != nil {
+		return nil, err
+	}
 	s := &Server{
 		cfg:     cfg,
 		idx:     opts.Index,
@@ -82,7 +87,9 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if s.cons, err = consumers.Open(cfg.ConsumersConfig(s.log)); err != nil {
 		return nil, fmt.Errorf("sidecar: %w", err)
 	}
-	s.ingest, err = ingest.New(cfg.IngestConfig(s.cons.CatchUp, s.metrics.Ingest, s.log), s.idx, s.cons.Fanout)
+	ic := cfg.IngestConfig(s.cons.CatchUp, s.metrics.Ingest, s.log)
+	ic.ObserveBatch = func(d time.Duration) { s.metrics.ingestBatches.Observe(d.Seconds()) }
+	s.ingest, err = ingest.New(ic, s.idx, s.cons.Fanout)
 	if err == nil {
 		s.fixity, err = newFixityService(cfg.Fixity, s.metrics, s.log)
 	}
@@ -103,6 +110,11 @@ func New(cfg Config, opts Options) (*Server, error) {
 		s.cons.Close()
 		return nil, fmt.Errorf("sidecar: %w", err)
 	}
+	s.metrics.reg.MustRegister(newStateCollector(s))
+	if s.agg != nil {
+		s.metrics.reg.MustRegister(s.agg)
+	}
+	s.metricsHandler = s.metrics.handler(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	return s, nil
 }
 
@@ -136,7 +148,9 @@ type route struct {
 	path   string
 	open   bool // reachable without a token (still Host/Origin checked)
 	cdx    bool // reachable with the read-only CDX path token
-	h      func(w http.ResponseWriter, r *http.Request, ri *reqInfo) error
+	// maxBody bounds the request body (default limits.max_body_bytes).
+	maxBody int64
+	h       func(w http.ResponseWriter, r *http.Request, ri *reqInfo) error
 }
 
 func (s *Server) add(rt *route) {
@@ -196,23 +210,33 @@ func (s *Server) handlerFor(kind listenerKind) http.Handler {
 	})
 }
 
+// refuse answers a request the router turns away without reading its
+// body. A request with a body gets Connection: close, so the server does
+// not wait for (and read) a body a client may be trickling.
+func refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
+	writeError(w, code, msg)
+}
+
 // serve authenticates and dispatches one request; it returns the route name
 // for metrics.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind) string {
 	ri := &reqInfo{kind: kind}
 	if o := r.Header.Get("Origin"); o != "" && !s.originAllowed(o) {
-		writeError(w, http.StatusForbidden, fmt.Sprintf("origin %q is not allowed (listen.allowed_origins)", o))
+		refuse(w, r, http.StatusForbidden, fmt.Sprintf("origin %q is not allowed (listen.allowed_origins)", o))
 		return "denied"
 	}
 	if kind == viaTCP && !s.hostAllowed(r.Host) {
-		writeError(w, http.StatusForbidden, fmt.Sprintf("host %q is not allowed (listen.allowed_hosts)", r.Host))
+		refuse(w, r, http.StatusForbidden, fmt.Sprintf("host %q is not allowed (listen.allowed_hosts)", r.Host))
 		return "denied"
 	}
 	p := r.URL.Path
 	if rest, ok := strings.CutPrefix(p, "/t/"); ok {
 		tok, after, _ := strings.Cut(rest, "/")
 		if kind == viaTCP && (s.cfg.Listen.CDXToken == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Listen.CDXToken)) != 1) {
-			writeError(w, http.StatusUnauthorized, "bad token in path (listen.cdx_token)")
+			refuse(w, r, http.StatusUnauthorized, "bad token in path (listen.cdx_token)")
 			return "denied"
 		}
 		ri.pathToken = true
@@ -227,7 +251,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind
 		if s.refererRedirect(w, r, kind) {
 			return "replay_referer"
 		}
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no such route %s", strings.TrimPrefix(p, "")))
+		refuse(w, r, http.StatusNotFound, fmt.Sprintf("no such route %s", p))
 		return "unknown"
 	}
 	rt, ok := methods[r.Method]
@@ -238,22 +262,31 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind
 		}
 		sort.Strings(allow)
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s", r.Method, p))
+		refuse(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s", r.Method, p))
 		return rt0name(methods)
 	}
 	if ri.hexDigest && !rt.cdx {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no such route /hex%s", p))
+		refuse(w, r, http.StatusNotFound, fmt.Sprintf("no such route /hex%s", p))
 		return "unknown"
 	}
 	if ri.pathToken && !rt.cdx {
-		writeError(w, http.StatusForbidden, "the path token grants the CDX query routes only")
+		refuse(w, r, http.StatusForbidden, "the path token grants the CDX query routes only")
 		return "denied"
 	}
 	if kind == viaTCP && !rt.open && !ri.pathToken && !s.tokenOK(r) && !(rt.cdx && s.cdxTokenHeaderOK(r)) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="wayside"`)
-		writeError(w, http.StatusUnauthorized, "missing or wrong token (Authorization: Bearer <listen.token>)")
+		refuse(w, r, http.StatusUnauthorized, "missing or wrong token (Authorization: Bearer <listen.token>)")
 		return rt.name
 	}
+	limit := rt.maxBody
+	if limit == 0 {
+		limit = s.cfg.Limits.MaxBodyBytes
+	}
+	if r.ContentLength > limit {
+		refuse(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the %d bytes %s takes", r.ContentLength, limit, rt.name))
+		return rt.name
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	if err := rt.h(w, r, ri); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) {
@@ -353,12 +386,21 @@ func (s *Server) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errc := make(chan error, len(lns)+2)
 	servers := make([]*http.Server, len(lns))
+	lim := s.cfg.Limits
 	for i, l := range lns {
+		name := map[listenerKind]string{viaUnix: "unix", viaTCP: "tcp"}[kinds[i]]
+		// At most max_conns connections at once: the next one waits in
+		// the kernel's accept queue until one closes (the timeouts close
+		// stalled ones).
+		l = netutil.LimitListener(l, lim.MaxConns)
+		lns[i] = l
 		srv := &http.Server{
 			Handler:           s.handlerFor(kinds[i]),
-			ReadHeaderTimeout: 10 * time.Second,
-			IdleTimeout:       2 * time.Minute,
+			ReadHeaderTimeout: lim.ReadHeaderTimeout,
+			ReadTimeout:       lim.ReadTimeout,
+			IdleTimeout:       lim.IdleTimeout,
 			MaxHeaderBytes:    64 << 10,
+			ConnState:         s.metrics.connState(name),
 			BaseContext:       func(net.Listener) context.Context { return runCtx },
 			ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		}
@@ -504,26 +546,7 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request, _ *reqInf
 }
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
-	s.ingest.Status() // refreshes the lag gauges
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	if _, err := s.metrics.WriteTo(w); err != nil {
-		return err
-	}
-	if s.cons.Live != nil {
-		fmt.Fprintf(w, "# HELP wayside_mementomap_pending_keys MementoMap keys held in memory, not yet merged into the map file.\n# TYPE wayside_mementomap_pending_keys gauge\nwayside_mementomap_pending_keys %d\n", s.cons.Live.Pending())
-	}
-	if s.agg != nil {
-		s.agg.WriteMetrics(w)
-	}
-	writeConsumerMetrics(w, s.cons.Stats())
-	if st := s.ingest.CrawlLog(); st != nil {
-		fmt.Fprintf(w, "# HELP wayside_crawllog_lines_total Heritrix crawl.log lines by fetch status.\n# TYPE wayside_crawllog_lines_total counter\n")
-		for _, k := range sortedNames(st.ByStatus) {
-			fmt.Fprintf(w, "wayside_crawllog_lines_total{status=\"%s\"} %d\n", escLabel(k), st.ByStatus[k])
-		}
-		fmt.Fprintf(w, "# HELP wayside_crawllog_duplicates_total crawl.log lines Heritrix annotated as duplicates.\n# TYPE wayside_crawllog_duplicates_total counter\nwayside_crawllog_duplicates_total %d\n", st.Duplicates)
-		fmt.Fprintf(w, "# HELP wayside_crawllog_bytes_total Bytes Heritrix reports fetched in crawl.log.\n# TYPE wayside_crawllog_bytes_total counter\nwayside_crawllog_bytes_total %d\n", st.Bytes)
-	}
+	s.metricsHandler.ServeHTTP(w, r)
 	return nil
 }
 
@@ -538,6 +561,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo
 	out := Status{
 		Version:       s.version,
 		UptimeSeconds: time.Since(s.started).Seconds(),
+		Problems:      s.problems(),
 		Index:         st,
 		Ingest:        s.ingest.Status(),
 		CrawlLog:      s.ingest.CrawlLog(),
@@ -557,4 +581,23 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// problems lists what the daemon cannot do: what start-up found (a fixity
+// browser missing) and what holds now (ingest paused on a full disk, a
+// consumer whose captures fail).
+func (s *Server) problems() []string {
+	var out []string
+	if s.fixity.problem != "" {
+		out = append(out, s.fixity.problem)
+	}
+	if p := s.ingest.Status().Paused; p != "" {
+		out = append(out, "ingest paused: "+p)
+	}
+	for _, c := range s.cons.Stats() {
+		if c.Failed > 0 {
+			out = append(out, fmt.Sprintf("consumer %s: %d captures failed, last error: %s", c.Name, c.Failed, c.LastError))
+		}
+	}
+	return out
 }

@@ -28,6 +28,13 @@ import (
 // under the race detector (the e2e tests run the real binary).
 func runInProcess(t testing.TB, mutate func(*Config)) (*client.Client, *Config, func() error) {
 	t.Helper()
+	_, c, cfg, stop := runServer(t, mutate)
+	return c, cfg, stop
+}
+
+// runServer is runInProcess returning the Server too.
+func runServer(t testing.TB, mutate func(*Config)) (*Server, *client.Client, *Config, func() error) {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := Config{DataDir: filepath.Join(dir, "data")}
 	cfg.Ingest.PollInterval = 20 * time.Millisecond
@@ -36,6 +43,9 @@ func runInProcess(t testing.TB, mutate func(*Config)) (*client.Client, *Config, 
 	}
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.PrepareDirs(nil); err != nil { // as wayside serve does, before the index
 		t.Fatal(err)
 	}
 	idx, err := pebble.Open(cfg.Index.Path)
@@ -75,7 +85,7 @@ func runInProcess(t testing.TB, mutate func(*Config)) (*client.Client, *Config, 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return c, &cfg, stop
+	return srv, c, &cfg, stop
 }
 
 // TestConcurrentClaimsOneWinner: many crawlers claim the same digest at
@@ -324,7 +334,8 @@ func TestFixitySweepOnDemand(t *testing.T) {
 		}
 	}
 	m, _ := c.Metrics(ctx)
-	if !strings.Contains(m, "wayside_sweep_runs_total 2\n") || !strings.Contains(m, `wayside_sweep_results_total{sweep="demo"`) {
+	if !strings.Contains(m, "wayside_sweep_runs_total 2\n") || !strings.Contains(m, `wayside_sweep_results_total{class=`) || !strings.Contains(m, `,sweep="demo"} `) ||
+		!strings.Contains(m, `wayside_sweep_duration_seconds_count{sweep="demo"} 2`) {
 		t.Errorf("sweep metrics missing:\n%s", m)
 	}
 	hc := &httpGetter{c: c}
@@ -395,26 +406,26 @@ func TestCrawlLogTail(t *testing.T) {
 		"2014-11-24T21:11:47.001Z   200        310 http://www.example.com/a L http://www.example.com/ text/html #007 20141124211146900+98 sha1:ABCDEFGHIJKLMNOPQRSTUVWXYZ234567 - duplicate:digest {}\n",
 		"2014-11-24T21:11:48.020Z   404        120 http://www.example.com/missing L http://www.example.com/ text/html #007 20141124211147900+20 sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ - - {}\n",
 	}
-	os.WriteFile(logPath, []byte(lines[0]+lines[1][:40]), 0o644)
+	first := lines[0] + lines[1][:40]
+	os.WriteFile(logPath, []byte(first), 0o644)
 	c, _, _ := runInProcess(t, func(c *Config) { c.Ingest.CrawlLog = logPath })
-	f, _ := os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0)
-	time.Sleep(100 * time.Millisecond)
-	f.WriteString(lines[1][40:] + lines[2])
-	f.Close()
 	var st Status
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	crawlLog := func() *api.CrawlLogStatus {
 		if err := c.Status(context.Background(), &st); err != nil {
 			t.Fatal(err)
 		}
-		if st.CrawlLog != nil && st.CrawlLog.Lines == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("crawl.log not followed: %+v", st.CrawlLog)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return st.CrawlLog
 	}
+	// The tail has read the partial second line (and counted one line)
+	// before the rest of it is written.
+	waitUntil(t, "the partial line read", func() bool { cl := crawlLog(); return cl != nil && cl.Offset == int64(len(first)) })
+	if cl := st.CrawlLog; cl.Lines != 1 || cl.Unparsed != 0 {
+		t.Fatalf("after a line and a half: %+v, want one line and the partial one held back", cl)
+	}
+	f, _ := os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(lines[1][40:] + lines[2])
+	f.Close()
+	waitUntil(t, "three crawl.log lines", func() bool { cl := crawlLog(); return cl != nil && cl.Lines == 3 })
 	cl := st.CrawlLog
 	if cl.ByStatus["200"] != 2 || cl.ByStatus["404"] != 1 || cl.Duplicates != 1 || cl.Bytes != 12345+310+120 || cl.Unparsed != 0 {
 		t.Errorf("crawl.log status: %+v", cl)

@@ -6,17 +6,37 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // OpenSuffix is the suffix of WARC files a writer still has open.
 const OpenSuffix = ".open"
 
+// CheckFileName returns an error unless name is a plain base name, the only
+// kind of WARC file name an index entry, a CDX line or an API request may
+// carry: not empty, not "." or "..", without '/' or '\\' (no path: the
+// reader looks the name up in its own directories, never elsewhere), and
+// without NUL or other control characters.
+func CheckFileName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("empty WARC file name")
+	case name == "." || name == "..":
+		return fmt.Errorf("WARC file name %q is not a file name", name)
+	case strings.ContainsAny(name, `/\`):
+		return fmt.Errorf("WARC file name %q is a path: give a plain file name", name)
+	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return fmt.Errorf("WARC file name %q contains a control character", name)
+	}
+	return nil
+}
+
 // FindFile opens the WARC (or ARC) file named file in the first of dirs that
 // holds it, under its final name or, while a writer still has it open, with
-// the ".open" suffix. file must be a plain base name.
+// the ".open" suffix. file must be a plain base name (CheckFileName).
 func FindFile(dirs []string, file string) (*os.File, error) {
-	if file == "" || filepath.Base(file) != file || file == "." || file == ".." {
-		return nil, fmt.Errorf("warcio: bad WARC file name %q", file)
+	if err := CheckFileName(file); err != nil {
+		return nil, fmt.Errorf("warcio: %w", err)
 	}
 	for _, d := range dirs {
 		for _, name := range []string{file, file + OpenSuffix} {

@@ -15,6 +15,7 @@ import (
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
 const crawlUsage = `[flags] URL...
@@ -37,7 +38,7 @@ type crawlFlags struct {
 	window                                                             time.Duration
 	depth, maxPages, parallel                                          int
 	delay, timeout, maxTime                                            time.Duration
-	maxFileSize, maxBody, minSize                                      int64
+	maxFileSize, maxBody, minSize, minFree                             int64
 	robots, conditional, noDedup, verbose, quiet                       bool
 	liveMap                                                            string
 	characterize                                                       bool
@@ -71,6 +72,7 @@ func (f *crawlFlags) register(fs interface {
 	fs.IntVar(&f.parallel, "parallel", 4, "concurrent fetches")
 	fs.StringVar(&f.match, "match", "digest", "dedup matching: digest (URL-agnostic) or url (same URL only)")
 	fs.Int64Var(&f.minSize, "min-size", 1, "smallest payload in bytes that is deduplicated")
+	fs.Int64Var(&f.minFree, "min-free", 64<<20, "bytes kept free on the WARC directory's disk: the crawl stops cleanly (exit 1) before a record would leave less, so the indexes and CDXJ files beside the WARCs can finish (0: none; a full disk then stops the embedded indexes as a crash would, and the next run recovers)")
 	fs.StringVar(&f.readScopes, "read-scopes", "", "comma-separated scopes consulted for duplicates but never written (earlier collections, like warcprox read-only buckets)")
 	fs.StringVar(&f.dedupStatus, "dedup-status", "2xx", `HTTP statuses whose payloads are deduplicated, e.g. "2xx" or "200,203,2xx"`)
 	fs.DurationVar(&f.window, "window", 0, "ignore originals older than this (e.g. 8760h: re-store a full copy yearly; 0: no limit)")
@@ -146,6 +148,9 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 			return nil, usagef("crawl: --dedup-status: %v", err)
 		}
 	}
+	if f.minFree < 0 {
+		return nil, usagef("crawl: --min-free must not be negative, got %d", f.minFree)
+	}
 	if f.window < 0 {
 		return nil, usagef("crawl: --window must not be negative, got %v", f.window)
 	}
@@ -175,7 +180,7 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		WARCDir: f.warcDir, IndexURL: f.index, IndexToken: e.getenv("WAYSIDE_TOKEN"), NoDedup: f.noDedup,
 		Policy: dedupindex.Policy{Match: match, MinPayloadSize: f.minSize, Scope: f.scope,
 			ReadOnlyScopes: splitList(f.readScopes), Statuses: statuses, Window: f.window},
-		Writer: crawl.WriterOptions{Prefix: f.warcPrefix, Version: f.version, MaxFileSize: f.maxFileSize,
+		Writer: crawl.WriterOptions{Prefix: f.warcPrefix, Version: f.version, MaxFileSize: f.maxFileSize, MinFreeBytes: f.minFree,
 			Info: []crawl.Field{{Name: "http-header-user-agent", Value: f.userAgent}, {Name: "isPartOf", Value: f.scope},
 				{Name: "robots", Value: map[bool]string{true: "obey", false: "ignore"}[f.robots]}}},
 		Recorder: crawl.Options{Verify: verify, OriginalDirs: splitList(f.originalDirs), Conditional: f.conditional, MaxBody: f.maxBody, MaxDuration: f.maxTime,
@@ -215,8 +220,15 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	if cons.Characterizer != nil {
 		printCharacterized(e.stdout, cons.Characterizer, cons.CharStore, filepath.Join(f.warcDir, characterizationSubdir))
 	}
+	if fsutil.IsDiskFull(runErr) || fsutil.IsDiskFull(closeErr) {
+		fmt.Fprintf(e.stderr, "%s: the disk holding %s is full (--min-free %d): every record reported written is in a WARC file and indexed; free space and run the same command again to continue (an unfinished .open file is recovered then)\n",
+			label, f.warcDir, f.minFree)
+	}
 	if closeErr != nil {
-		return sum, errors.Join(closeErr, consErr)
+		if !fsutil.IsDiskFull(runErr) {
+			runErr = nil
+		}
+		return sum, errors.Join(runErr, closeErr, consErr)
 	}
 	if consErr != nil {
 		return sum, fmt.Errorf("%s: the WARC files are complete, but %w", label, consErr)
@@ -287,17 +299,7 @@ func printSummary(w io.Writer, label, dir string, s *crawlSummary) {
 	}
 }
 
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
+func humanBytes(n int64) string { return fsutil.HumanBytes(n) }
 
 // validWARCPrefix reports whether p can start a file name on every
 // system: letters, digits, '.', '_' and '-', not starting with '.'.

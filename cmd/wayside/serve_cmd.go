@@ -71,6 +71,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	log := newServeLogger(e, cfg.Log)
+	// Before the index is opened: the data directory is created 0700 (or
+	// refused if others may write it) before anything is put in it.
+	if err := cfg.PrepareDirs(log); err != nil {
+		return err
+	}
 	if e.getenv("GOGC") == "" {
 		// The Go heap holds small, short-lived request objects (Pebble's
 		// cache is outside it): collect less often, spend the CPU on lookups.

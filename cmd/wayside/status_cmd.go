@@ -78,6 +78,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 			return printJSON(st)
 		}
 		fmt.Fprintf(e.stdout, "wayside sidecar %s, up %s\n", st.Version, time.Duration(st.UptimeSeconds*float64(time.Second)).Round(time.Second))
+		for _, p := range st.Problems {
+			fmt.Fprintf(e.stdout, "PROBLEM:    %s\n", p)
+		}
 		fmt.Fprintf(e.stdout, "listening:  unix %s  tcp %s\n", orNone(st.Unix), orNone(st.TCP))
 		fmt.Fprintf(e.stdout, "index:      %d originals, %d pending claims\n", st.Index.Originals, st.Index.Pending)
 		fmt.Fprintf(e.stdout, "dedup:      %d lookups, %d claims, %d revisits, %d bytes saved\n", st.Lookups, st.Claims, st.Revisits, st.BytesSaved)
@@ -175,6 +178,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		}
 		tw.Flush()
 		fmt.Fprintf(e.stdout, "%d records, %d originals, %d bytes behind, %d errors\n", st.Records, st.Originals, st.LagBytes, st.Errors)
+		if st.Paused != "" {
+			fmt.Fprintf(e.stdout, "PAUSED: %s\n", st.Paused)
+		}
 		return nil
 	case "cdx":
 		if len(rest) != 1 {

@@ -278,6 +278,15 @@ func Start(site *Site) (*Server, error) {
 // Close stops the server.
 func (s *Server) Close() error { return s.srv.Close() }
 
+// URLs returns the absolute URL of every path of the site, in Paths order.
+func (s *Server) URLs() []string {
+	var out []string
+	for _, p := range s.Site.Paths() {
+		out = append(out, s.URL+p)
+	}
+	return out
+}
+
 // Add adds (or replaces) a resource; call it before serving.
 func (s *Site) Add(r *Resource) {
 	for i, old := range s.Resources {

@@ -125,29 +125,44 @@ func TestKeysSpreadOverCluster(t *testing.T) {
 
 // TestLeaseExpiry: a claim whose claimer vanished expires with its lease;
 // the late claimer's Commit still indexes its durable record if the slot
-// is free, and never overwrites the new claimer's original.
+// is free, and never overwrites the new claimer's original. The lease is
+// the pending claim key's expiry in Redis: the test checks that WithLease
+// set it, then lets it run out at once (PEXPIRE) instead of waiting for it,
+// so nothing depends on how fast the test runs.
 func TestLeaseExpiry(t *testing.T) {
 	ctx := context.Background()
 	c := clusterClient(t, sharedCluster(t))
 	prefix := newPrefix()
-	a := open(t, c, wredis.WithPrefix(prefix), wredis.WithLease(150*time.Millisecond))
+	const lease = time.Hour
+	a := open(t, c, wredis.WithPrefix(prefix), wredis.WithLease(lease))
 	b := open(t, c, wredis.WithPrefix(prefix))
 	k := dedupindex.Key{Scope: "s", Digest: indextest.Digest("lease")}
 	ra, err := a.Claim(ctx, k)
 	if err != nil || ra.State != dedupindex.Claimed {
 		t.Fatalf("a: %v %v", ra.State, err)
 	}
-	if rb, err := b.Claim(ctx, k); err != nil || rb.State != dedupindex.Pending {
-		t.Fatalf("b before the lease ran out: %v %v", rb.State, err)
+	claims := keysMatching(t, c, prefix+"c{*")
+	if len(claims) != 1 {
+		t.Fatalf("pending claim keys %v, want one", claims)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	if ttl, err := c.PTTL(ctx, claims[0]).Result(); err != nil || ttl <= lease-time.Minute || ttl > lease {
+		t.Fatalf("claim key %s expires in %v (%v), want the %v lease", claims[0], ttl, err, lease)
+	}
+	if rb, err := b.Claim(ctx, k); err != nil || rb.State != dedupindex.Pending {
+		t.Fatalf("b while a's lease runs: %v %v", rb.State, err)
+	}
+	// a's claimer vanished and its lease ran out.
+	if ok, err := c.PExpire(ctx, claims[0], time.Millisecond).Result(); err != nil || !ok {
+		t.Fatalf("PEXPIRE %s: %v %v", claims[0], ok, err)
+	}
 	var rb dedupindex.ClaimResult
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		rb, err = b.Claim(ctx, k)
 		if err != nil || rb.State != dedupindex.Pending || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 	if err != nil || rb.State != dedupindex.Claimed {
 		t.Fatalf("b after the lease ran out: %v %v", rb.State, err)
@@ -211,16 +226,25 @@ func TestOverflowValues(t *testing.T) {
 
 func countKeys(t *testing.T, c *goredis.ClusterClient, pattern string) int {
 	t.Helper()
-	var n atomic.Int64
+	return len(keysMatching(t, c, pattern))
+}
+
+// keysMatching returns the keys matching pattern on every master.
+func keysMatching(t *testing.T, c *goredis.ClusterClient, pattern string) []string {
+	t.Helper()
+	var mu sync.Mutex
+	var all []string
 	err := c.ForEachMaster(context.Background(), func(ctx context.Context, m *goredis.Client) error {
 		keys, err := m.Keys(ctx, pattern).Result()
-		n.Add(int64(len(keys)))
+		mu.Lock()
+		all = append(all, keys...)
+		mu.Unlock()
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return int(n.Load())
+	return all
 }
 
 // TestOldLayoutRefused: a prefix holding an index of an earlier layout

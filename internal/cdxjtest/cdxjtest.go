@@ -1,10 +1,13 @@
 // Package cdxjtest checks CDXJ files the way their readers use them: in
-// byte order, accepted by `wayside cdxj --merge` (cdxj.Merge), and
-// searchable by pywb's binary search over the file.
+// byte order, accepted by `wayside cdxj --merge` (cdxj.Merge), searchable
+// by pywb's binary search over the file, made of whole lines, and equal to
+// `wayside cdxj` of their WARC.
 package cdxjtest
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"os"
 	"slices"
@@ -137,4 +140,48 @@ func IterRange(b []byte, start, end string, blockSize int) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// CheckWhole fails t if the CDXJ file at path ends in a torn line (no
+// final newline, as a write cut short by a full disk leaves) or holds a
+// line that does not parse; it returns the lines read.
+func CheckWhole(t testing.TB, path string) []cdxj.Line {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		t.Errorf("%s ends in a torn line: %q", path, b[max(0, len(b)-60):])
+	}
+	var out []cdxj.Line
+	rd := cdxj.NewReader(bytes.NewReader(b), path)
+	for {
+		l, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Errorf("%v", err)
+			return out
+		}
+		out = append(out, l)
+	}
+}
+
+// IndexOf is `wayside cdxj` of one WARC file: its index lines, sorted, as
+// the CDXJ file beside a closed WARC must hold them.
+func IndexOf(t testing.TB, warc string) string {
+	t.Helper()
+	s := cdxj.NewSorter(cdxj.SortOptions{})
+	defer s.Close()
+	st, err := cdxj.IndexFile(context.Background(), warc, cdxj.IndexOptions{}, s.AddLine)
+	if err != nil || len(st.Problems) > 0 {
+		t.Fatalf("index %s: %v %v", warc, err, st.Problems)
+	}
+	var b strings.Builder
+	if _, err := s.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

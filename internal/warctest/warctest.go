@@ -4,6 +4,7 @@
 package warctest
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -128,5 +129,20 @@ func CheckOriginals(t testing.TB, recs []Record, originals []dedupindex.Original
 		if !ok {
 			t.Errorf("index entry %+v points at no complete matching record", o)
 		}
+	}
+}
+
+// CheckIndexed fails t for every original ix holds under scope for one of
+// the URIs that does not point at a complete record in recs (the by-URL
+// view reaches every original of a URI, whatever the match policy).
+func CheckIndexed(t testing.TB, recs []Record, ix dedupindex.Index, scope string, uris []string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, u := range uris {
+		os, err := ix.ByURL(ctx, scope, dedupindex.URLKey(u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		CheckOriginals(t, recs, os)
 	}
 }

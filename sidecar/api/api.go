@@ -138,6 +138,10 @@ type IngestStatus struct {
 	LagBytes  int64          `json:"lag_bytes"`
 	Errors    int64          `json:"errors"`
 	LastError string         `json:"last_error,omitempty"`
+	// Paused says why ingest is waiting instead of reading (a disk it
+	// writes to is full); empty while it runs. It resumes by itself once
+	// the cause is gone.
+	Paused string `json:"paused,omitempty"`
 }
 
 // FileProgress is the ingest state of one WARC file.
@@ -241,13 +245,17 @@ type ByURLResult struct {
 
 // Status is the answer of GET /v1/status.
 type Status struct {
-	Version       string           `json:"version"`
-	UptimeSeconds float64          `json:"uptime_seconds"`
-	Unix          string           `json:"unix,omitempty"`
-	TCP           string           `json:"tcp,omitempty"`
-	Index         dedupindex.Stats `json:"index"`
-	Ingest        IngestStatus     `json:"ingest"`
-	CrawlLog      *CrawlLogStatus  `json:"crawl_log,omitempty"`
+	Version       string  `json:"version"`
+	UptimeSeconds float64 `json:"uptime_seconds"`
+	// Problems lists what the daemon cannot do, found at start-up (a
+	// fixity browser missing) or now (ingest paused on a full disk, a
+	// failing consumer); empty when all is well.
+	Problems []string         `json:"problems,omitempty"`
+	Unix     string           `json:"unix,omitempty"`
+	TCP      string           `json:"tcp,omitempty"`
+	Index    dedupindex.Stats `json:"index"`
+	Ingest   IngestStatus     `json:"ingest"`
+	CrawlLog *CrawlLogStatus  `json:"crawl_log,omitempty"`
 	// Consumers are the consumers of the capture spine (live map, ...):
 	// delivered, failed and dropped captures, and whether each is behind.
 	Consumers []wayside.ConsumerStats `json:"consumers"`
@@ -281,7 +289,10 @@ type CollectionStatus struct {
 
 // CrawlLogStatus summarises a tailed Heritrix crawl.log.
 type CrawlLogStatus struct {
-	Path       string           `json:"path"`
+	Path string `json:"path"`
+	// Offset is how far the file has been read, a partial last line
+	// included (it is counted once its newline arrives).
+	Offset     int64            `json:"offset"`
 	Lines      int64            `json:"lines"`
 	Unparsed   int64            `json:"unparsed,omitempty"`
 	ByStatus   map[string]int64 `json:"by_status"`
