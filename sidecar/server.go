@@ -64,6 +64,9 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if err := cfg.CheckDirs(); err != nil {
+		return nil, err
+	}
 	s := &Server{
 		cfg:     cfg,
 		idx:     opts.Index,

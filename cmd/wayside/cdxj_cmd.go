@@ -22,7 +22,8 @@ const cdxjUsage = `[flags] FILE...
 Index WARC files (gzip or not, ".open" files too) into one sorted CDXJ index,
 as pywb's cdx-indexer writes it, or merge already-sorted CDXJ/CDX shards
 with --merge (shards may be gzip-compressed). Output is in byte order (LC_ALL=C sort). Unreadable records are
-skipped and listed at the end; the exit status is then 1.`
+skipped and listed at the end; the exit status is then 1. A missing, empty or
+unreadable input file fails the command before anything is written.`
 
 func runCDXJ(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "cdxj", cdxjUsage)
@@ -33,21 +34,19 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	unique := fs.Bool("unique", false, "drop duplicate lines")
 	memMB := fs.Int("mem-mb", 256, "`MB` of lines sorted in memory before spilling runs to temporary files")
 	tmpDir := fs.String("tmpdir", "", "`DIR` for sort runs (default: the system temporary directory)")
-	quiet := fs.Bool("q", false, "no progress reports on stderr")
+	quiet := fs.quietFlag()
 	verify := fs.Bool("verify", false, "check WARC-Block-Digest of every record (damaged records fail the run) and count payload digests that disagree with the de-chunked payload")
+	fs.atLeast("j", 1)
+	fs.atLeast("mem-mb", 1)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	files := fs.Args()
 	if len(files) == 0 {
-		fs.Usage()
-		return usagef("cdxj: no input files")
+		return fs.usagef("cdxj: no input files")
 	}
-	if *jobs < 1 {
-		return usagef("cdxj: -j must be at least 1")
-	}
-	if *memMB < 1 {
-		return usagef("cdxj: -mem-mb must be at least 1")
+	if err := checkInputs("cdxj", files); err != nil {
+		return err
 	}
 	run := func(w io.Writer) error {
 		if *mergeMode {

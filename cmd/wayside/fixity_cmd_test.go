@@ -79,7 +79,7 @@ func fixityTestArchive(t *testing.T) (*testarchive.Server, []string) {
 	if _, err := arch.LoadBuiltin(); err != nil {
 		t.Fatal(err)
 	}
-	return arch, []string{"--archive", "test=" + arch.Host() + "," + arch.AliasHost(), "--quiet", "400ms", "--cap", "8s", "--raw-timeout", "3s"}
+	return arch, []string{"--archive", "test=" + arch.Host() + "," + arch.AliasHost(), "--idle", "400ms", "--cap", "8s", "--raw-timeout", "3s"}
 }
 
 func TestFixityCmdEndToEnd(t *testing.T) {

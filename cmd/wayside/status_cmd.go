@@ -38,6 +38,11 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	seed := fs.Int("seed", 100000, "bench: originals to store before measuring")
 	keys := fs.Int("keys", 0, "bench: seeded digests to draw hits from (default -seed; set with -seed 0 to reuse an earlier seeding)")
 	hit := fs.Float64("hit-ratio", 0.5, "bench: share of lookups for seeded digests")
+	fs.atLeast("duration", float64(time.Millisecond))
+	fs.atLeast("workers", 1)
+	fs.atLeast("seed", 0)
+	fs.atLeast("keys", 0)
+	fs.within("hit-ratio", 0, 1)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -82,7 +87,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	switch cmd {
 	case "status":
 		if len(rest) > 0 {
-			return usagef("status: unexpected argument %q", rest[0])
+			return fs.usagef("status: unexpected argument %q", rest[0])
 		}
 		var st sidecar.Status
 		if err := c.Status(ctx, &st); err != nil {
@@ -117,7 +122,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return nil
 	case "lookup":
 		if len(rest) != 1 {
-			return usagef("status lookup: want one digest")
+			return fs.usagef("status lookup: want one digest")
 		}
 		o, found, err := c.Lookup(ctx, api.Key{Scope: *scope, Digest: rest[0], TargetURI: *target})
 		if err != nil {
@@ -163,7 +168,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return nil
 	case "cdx":
 		if len(rest) != 1 {
-			return usagef("status cdx: want one URL")
+			return fs.usagef("status cdx: want one URL")
 		}
 		body, err := c.CDX(ctx, url.Values{"url": {rest[0]}})
 		if err != nil {
@@ -193,7 +198,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	}
-	return usagef("status: unknown command %q", cmd)
+	return fs.usagef("status: unknown command %q", cmd)
 }
 
 func orNone(s string) string {
