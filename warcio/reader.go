@@ -13,6 +13,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/excerpt"
 )
 
 // Options tune a Reader. The zero value computes payload digests and keeps
@@ -401,7 +402,7 @@ func (r *Reader) readWARCHead(rec *Record) error {
 		if err != nil && err != io.EOF {
 			return r.fail(rec, err == io.ErrUnexpectedEOF, "read: %v", err)
 		}
-		return r.fail(rec, false, "no WARC record here (starts %q)", first)
+		return r.fail(rec, false, "no WARC record here (starts %s)", excerpt.Quote(first, 40))
 	}
 	total := 0
 	line, err := r.readHeadLine(&total)
@@ -428,7 +429,7 @@ func (r *Reader) readWARCHead(rec *Record) error {
 		}
 		f, ok := parseField(t)
 		if !ok {
-			rec.anomaly("header line without a colon: %q", truncate(string(t), 60))
+			rec.anomaly("header line without a colon: %s", excerpt.Quote(t, 60))
 			continue
 		}
 		rec.Headers = append(rec.Headers, f)
