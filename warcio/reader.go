@@ -6,7 +6,6 @@ import (
 	"hash"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -130,6 +129,7 @@ const (
 // Open opens a WARC or ARC file, gzip-compressed (detected by its magic
 // bytes, not its name) or not; ".open" files of running crawlers read the
 // same way. Whether a record is WARC or ARC is told by its first line.
+// Errors name the file by path as given.
 func Open(path string, opts ...Options) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -139,7 +139,7 @@ func Open(path string, opts ...Options) (*Reader, error) {
 		f.Close()
 		return nil, fmt.Errorf("warcio: %s is a directory", path)
 	}
-	r := NewReader(sizedFile{f}, filepath.Base(path), opts...)
+	r := NewReader(sizedFile{f}, path, opts...) // errors name the path as given
 	r.closer = f
 	return r, nil
 }

@@ -48,6 +48,9 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("cdxj", files); err != nil {
 		return err
 	}
+	if err := checkOutput("cdxj", "-o", *out); err != nil {
+		return err
+	}
 	run := func(w io.Writer) error {
 		if *mergeMode {
 			return mergeShards(w, files, *unique)
@@ -66,8 +69,12 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	err := fsutil.WriteFileAtomic(*out, 0o644, func(w io.Writer) error {
 		runErr = run(w)
 		var problems problemsError
-		if runErr != nil && !errors.As(runErr, &problems) {
+		switch {
+		case runErr != nil && !errors.As(runErr, &problems):
 			fatal = runErr
+		case runErr != nil && problems.lines == 0:
+			// Nothing could be indexed: no output file.
+			fatal = fmt.Errorf("cdxj: no record could be indexed: %d unreadable records or files (listed above)", problems.n)
 		}
 		return fatal
 	})
@@ -114,8 +121,11 @@ type indexConfig struct {
 }
 
 // problemsError reports records that were skipped; the index of everything
-// else has been written.
-type problemsError struct{ n, files int }
+// else (lines) has been written.
+type problemsError struct {
+	n, files int
+	lines    int64
+}
 
 func (p problemsError) Error() string {
 	return fmt.Sprintf("cdxj: %d unreadable records or files skipped (listed above); the index holds everything else", p.n)
@@ -247,7 +257,7 @@ func indexWARCs(ctx context.Context, e *env, w io.Writer, files []string, cfg in
 		fmt.Fprintf(e.stderr, "wayside cdxj: … and %d more\n", n-200)
 	}
 	if n > 0 {
-		return problemsError{n: n, files: nfiles}
+		return problemsError{n: n, files: nfiles, lines: lines.Load()}
 	}
 	return nil
 }

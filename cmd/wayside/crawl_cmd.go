@@ -14,6 +14,7 @@ import (
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/dedupindex/backend"
 )
 
 const crawlUsage = `[flags] URL...
@@ -142,6 +143,11 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	if f.dedupStatus != "" {
 		if statuses, err = dedupindex.ParseStatuses(f.dedupStatus); err != nil {
 			return nil, usagef("crawl: --dedup-status: %v", err)
+		}
+	}
+	if f.index != "" {
+		if _, err := backend.Parse(f.index); err != nil {
+			return nil, usagef("crawl: --index: %v", err)
 		}
 	}
 	log := e.logger(f.verbose)

@@ -69,8 +69,8 @@ func indexURLFlags(fs *flagSet, cmd string) func() (string, error) {
 		if *warcDir == "" {
 			return "", fs.usagef("%s: give --index or --warc-dir, not both", cmd)
 		}
-		if fi, err := os.Stat(*warcDir); err != nil || !fi.IsDir() {
-			return "", fmt.Errorf("%s: --warc-dir %s: not a directory", cmd, *warcDir)
+		if err := checkInputDir(cmd, "warc-dir", *warcDir); err != nil {
+			return "", err
 		}
 		return filepath.Join(*warcDir, crawl.IndexSubdir), nil
 	}
@@ -84,9 +84,13 @@ func openIndex(ctx context.Context, e *env, raw string, mustExist bool) (dedupin
 	if err != nil {
 		return nil, usagef("index: %v", err)
 	}
-	if u.Scheme == "pebble" && mustExist {
-		if fi, err := os.Stat(u.Path); err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("index: no index at %s (use --index or --warc-dir, or import into it first)", u.Path)
+	if u.Scheme == "pebble" {
+		fi, err := os.Stat(u.Path)
+		switch {
+		case err == nil && !fi.IsDir():
+			return nil, fmt.Errorf("index: %s is not a directory (an embedded index is a directory)", raw)
+		case err != nil && mustExist:
+			return nil, fmt.Errorf("index: no index at %s (use --index or --warc-dir, or import into it first)", raw)
 		}
 	}
 	ix, err := backend.Open(ctx, raw, backend.Options{Token: e.getenv("WAYSIDE_TOKEN")})
@@ -147,6 +151,13 @@ func runIndexImport(ctx context.Context, e *env, args []string) error {
 	f, err := dedupindex.ParseFormat(*format)
 	if err != nil {
 		return fs.usagef("index import: %v", err)
+	}
+	// A file with nothing importable (binary, the wrong format) is refused
+	// before the index is created too.
+	for _, p := range fs.Args() {
+		if _, err := dedupindex.ProbeImport(p, f); err != nil {
+			return fmt.Errorf("index import: %w", err)
+		}
 	}
 	ix, err := openIndex(ctx, e, dir, false)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -70,6 +71,29 @@ func checkInputDir(cmd, flagName, dir string) error {
 		return fmt.Errorf("%s: %s %w", cmd, dashed(flagName), err)
 	case !fi.IsDir():
 		return fmt.Errorf("%s: %s %s: not a directory", cmd, dashed(flagName), dir)
+	}
+	return nil
+}
+
+// checkOutput checks, before any work, that an output file can be
+// created where a flag or argument says: its directory exists and the path
+// is not a directory. "" and "-" (stdout) pass.
+func checkOutput(cmd, what, path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s: %s %s: is a directory, not a file", cmd, what, path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: %s %s: no such directory %s", cmd, what, path, dir)
+	case err != nil:
+		return fmt.Errorf("%s: %s %s: %w", cmd, what, path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s: %s %s: %s is not a directory", cmd, what, path, dir)
 	}
 	return nil
 }

@@ -191,6 +191,9 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("mementomap generate", fs.Args()); err != nil {
 		return err
 	}
+	if err := checkOutput("mementomap generate", "-o", *out); err != nil {
+		return err
+	}
 	opts, err := in.options(e, fs, "generate")
 	if err != nil {
 		return err
@@ -237,17 +240,17 @@ func compactFlags(fs *flagSet) (w *string, wh, wp *float64, means *string, allow
 	return
 }
 
-func compactOptions(w *string, wh, wp *float64, means *string, allowRoot *bool, workers *int) (mementomap.CompactOptions, error) {
+func compactOptions(fs *flagSet, w *string, wh, wp *float64, means *string, allowRoot *bool, workers *int) (mementomap.CompactOptions, error) {
 	o := mementomap.CompactOptions{Wh: *wh, Wp: *wp, AllowRoot: *allowRoot, Workers: *workers}
 	if *w != "" {
 		f, err := strconv.ParseFloat(*w, 64)
 		if err != nil {
-			return o, usagef("mementomap compact: bad weight --w %q", *w)
+			return o, fs.usagef("mementomap compact: bad weight --w %q", *w)
 		}
 		o.Wh, o.Wp = f, f
 	}
 	if !(o.Wh >= 0) || !(o.Wp >= 0) || math.IsInf(o.Wh, 0) || math.IsInf(o.Wp, 0) {
-		return o, usagef("mementomap compact: weights must be finite numbers >= 0")
+		return o, fs.usagef("mementomap compact: weights must be finite numbers >= 0")
 	}
 	if *means == "powerlaw" {
 		m := mementomap.PowerLawMeans()
@@ -255,7 +258,7 @@ func compactOptions(w *string, wh, wp *float64, means *string, allowRoot *bool, 
 	} else if *means != "" {
 		m, err := mementomap.ParseMeans(*means)
 		if err != nil {
-			return o, usagef("%v", err)
+			return o, fs.usagef("%v", err)
 		}
 		o.Means = &m
 	}
@@ -282,7 +285,10 @@ func runMMCompact(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("mementomap compact", fs.Args()[:1]); err != nil {
 		return err
 	}
-	opts, err := compactOptions(w, wh, wp, means, allowRoot, workers)
+	if err := checkOutput("mementomap compact", "OUT", fs.Arg(1)); err != nil {
+		return err
+	}
+	opts, err := compactOptions(fs, w, wh, wp, means, allowRoot, workers)
 	if err != nil {
 		return err
 	}
@@ -450,6 +456,9 @@ func runMMMerge(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() < 1 {
 		return fs.usagef("mementomap merge: no maps given")
 	}
+	if err := checkOutput("mementomap merge", "-o", *out); err != nil {
+		return err
+	}
 	var maps []*mementomap.Map
 	for _, p := range fs.Args() {
 		m, err := openMap(e, "merge", p)
@@ -533,6 +542,11 @@ func runMMEval(ctx context.Context, e *env, args []string) error {
 	}
 	if err := checkInputs("mementomap eval", inputs); err != nil {
 		return err
+	}
+	for _, o := range [][2]string{{"--table", *table}, {"--plot", *plot}} {
+		if err := checkOutput("mementomap eval", o[0], o[1]); err != nil {
+			return err
+		}
 	}
 	var fm *mementomap.Map
 	if *full != "" {
@@ -711,6 +725,9 @@ func runMMStats(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("mementomap stats", fs.Args()); err != nil {
 		return err
 	}
+	if err := checkOutput("mementomap stats", "--svg", *svg); err != nil {
+		return err
+	}
 	opts, err := in.options(e, fs, "stats")
 	if err != nil {
 		return err
@@ -774,6 +791,11 @@ func runMMSynth(ctx context.Context, e *env, args []string) error {
 	fs.atLeast("absent", 0)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	for _, o := range [][2]string{{"-o", *out}, {"--set", *set}} {
+		if err := checkOutput("mementomap synth", o[0], o[1]); err != nil {
+			return err
+		}
 	}
 	abs := *absent
 	if *set == "" {

@@ -2,8 +2,10 @@ package fsutil
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -21,6 +23,10 @@ func WriteFileAtomic(path string, perm os.FileMode, write func(io.Writer) error)
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// Not the temporary file's random name: the directory.
+			return fmt.Errorf("fsutil: write %s: no such directory %s: %w", path, dir, fs.ErrNotExist)
+		}
 		return fmt.Errorf("fsutil: write %s: %w", path, err)
 	}
 	tmp := f.Name()

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/wayside-archive/wayside/internal/excerpt"
 )
 
 // Labelled is one lookup of an evaluation set: a key and whether the
@@ -43,7 +45,7 @@ func ReadLabelled(r io.Reader, name string, onBad func(error)) ([]Labelled, erro
 			l.Present = true
 		case "0", "absent", "-", "false":
 		default:
-			return nil, fmt.Errorf("mementomap: %s:%d: unknown label %q", name, line, lab)
+			return nil, fmt.Errorf("mementomap: %s:%d: unknown label %s", name, line, excerpt.Quote(lab, 40))
 		}
 		k, err := parseTarget(target)
 		if err != nil {
