@@ -493,7 +493,7 @@ func TestBadInputCatalogue(t *testing.T) {
 	}
 	defer site.Close()
 	env := &badEnv{bin: bin, vars: map[string]string{
-		"IN": in, "SITE": site.URL, "REFUSED": closedPortURL(t), "UNRESOLVABLE": "http://wayside-catalogue.invalid",
+		"IN": in, "IN_BASE": filepath.Base(in), "SITE": site.URL, "REFUSED": closedPortURL(t), "UNRESOLVABLE": "http://wayside-catalogue.invalid",
 	}}
 	for _, file := range files {
 		header, cases := parseBadCases(t, file)
@@ -520,12 +520,19 @@ func TestBadInputCatalogue(t *testing.T) {
 
 // runBadCase runs one case and returns its normalised stderr.
 func runBadCase(t *testing.T, env *badEnv, c *badCase) string {
-	work, tmp := t.TempDir(), t.TempDir()
+	// A short TMPDIR: Chromium's singleton socket path under it must fit
+	// the 107 bytes of a Unix socket path.
+	work := t.TempDir()
+	tmp, err := os.MkdirTemp("", "bi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
 	args := make([]string, len(c.args))
 	for i, a := range c.args {
 		args[i] = env.expand(a)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, env.bin, args...)
 	cmd.Dir = work
@@ -533,7 +540,7 @@ func runBadCase(t *testing.T, env *badEnv, c *badCase) string {
 	cmd.Stdin = strings.NewReader(c.stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err = cmd.Run()
 	code := 0
 	var ee *exec.ExitError
 	switch {

@@ -46,6 +46,9 @@ func runARC2WARC(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("convert arc2warc", files); err != nil {
 		return err
 	}
+	if fi, err := os.Stat(*dir); err == nil && !fi.IsDir() {
+		return fmt.Errorf("convert arc2warc: -o %s: not a directory", *dir)
+	}
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return fmt.Errorf("convert arc2warc: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"sort"
 	"strconv"
@@ -115,6 +116,9 @@ func runDedupManifest(ctx context.Context, e *env, args []string) error {
 	if *out == "" || fs.NArg() == 0 {
 		return fs.usagef("dedup manifest: give -o FILE and at least one WARC file")
 	}
+	if err := checkOutput("dedup manifest", "-o", *out); err != nil {
+		return err
+	}
 	opts, err := mf.options(fs)
 	if err != nil {
 		return err
@@ -130,6 +134,14 @@ func runDedupManifest(ctx context.Context, e *env, args []string) error {
 	st, err := postdedup.WriteManifest(ctx, inputs, *out, opts)
 	if err != nil {
 		return err
+	}
+	if st.Entries == 0 && len(st.Problems) > 0 {
+		// Every input was unreadable: no manifest, not an empty one.
+		for i := 0; i < max(opts.Parts, 1); i++ {
+			os.Remove(postdedup.PartName(*out, i, max(opts.Parts, 1)))
+		}
+		problemsErr("manifest", st.Problems, e)
+		return fmt.Errorf("dedup manifest: no record could be read (%d unreadable, listed above); no manifest written", len(st.Problems))
 	}
 	fmt.Fprintf(e.stdout, "manifest: %d files, %d lines, %d unreadable records\n", len(st.Files), st.Entries, len(st.Problems))
 	for i := 0; i < max(opts.Parts, 1); i++ {
@@ -185,6 +197,9 @@ func runDedupResolve(ctx context.Context, e *env, args []string) error {
 		return fs.usagef("dedup resolve: give -o PLAN and at least one manifest")
 	}
 	if err := checkInputs("dedup resolve", fs.Args()); err != nil {
+		return err
+	}
+	if err := checkOutput("dedup resolve", "-o", *out); err != nil {
 		return err
 	}
 	pol, err := pf.policy(fs)

@@ -16,11 +16,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/robfig/cron/v3"
 
 	"github.com/wayside-archive/wayside/fixity"
 	"github.com/wayside-archive/wayside/fixity/merkle"
+	"github.com/wayside-archive/wayside/internal/excerpt"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
@@ -207,10 +209,8 @@ func fixityReplayCmd(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 1 {
 		return fs.usagef("fixity replay: want exactly one URI-M")
 	}
-	if *out != "" {
-		if err := checkInputDir("fixity replay", "o", filepath.Dir(*out)); err != nil {
-			return err
-		}
+	if err := checkOutput("fixity replay", "-o", *out); err != nil {
+		return err
 	}
 	var opts []fixity.ReplayOption
 	if *evidence != "" {
@@ -267,6 +267,9 @@ func replayOutcome(m *fixity.Manifest, where string) error {
 	switch {
 	case main == nil || main.Rewritten == nil:
 		return fmt.Errorf("fixity replay: %s: the replay recorded no answer for the URI-M itself (manifest: %s)", m.URIM, where)
+	case main.Rewritten.Outcome == fixity.OutcomeOK && main.Rewritten.Status >= 500:
+		return fmt.Errorf("fixity replay: %s: the archive answered %d %s: a transient error, do not compare this root (manifest: %s)",
+			m.URIM, main.Rewritten.Status, http.StatusText(main.Rewritten.Status), where)
 	case main.Rewritten.Outcome == fixity.OutcomeOK && main.Rewritten.Status >= 400:
 		return fmt.Errorf("fixity replay: %s: the archive answered %d %s: no memento to hash there (manifest: %s)",
 			m.URIM, main.Rewritten.Status, http.StatusText(main.Rewritten.Status), where)
@@ -422,8 +425,8 @@ func fixityReadList(r io.Reader, name string) ([]string, error) {
 		if s == "" || strings.HasPrefix(s, "#") {
 			continue
 		}
-		if strings.ContainsAny(s, " \t") {
-			return nil, fmt.Errorf("fixity sweep: %s line %d: %q is not one URI-M", name, line, s)
+		if strings.ContainsAny(s, " \t") || strings.ContainsFunc(s, unicode.IsControl) {
+			return nil, fmt.Errorf("fixity sweep: %s line %d: %s is not one URI-M", name, line, excerpt.Quote(s, 120))
 		}
 		out = append(out, s)
 	}
@@ -469,6 +472,9 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 	if *retries == 0 {
 		*retries = -1 // the sweeper's "no retries" (0 is its default, 2)
 	}
+	if err := checkOutput("fixity sweep", "--report", *reportPath); err != nil {
+		return err
+	}
 	var sched cron.Schedule
 	if *schedule != "" {
 		s, err := cron.ParseStandard(*schedule)
@@ -478,6 +484,11 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 		sched = s
 	}
 	urims := fs.Args()
+	if *list != "" {
+		if err := checkInputs("fixity sweep", []string{*list}); err != nil {
+			return err
+		}
+	}
 	if *list != "" || len(urims) == 0 {
 		var r io.Reader = e.stdin
 		name := "stdin"
@@ -607,7 +618,10 @@ func fixityReportCmd(e *env, args []string) error {
 	if *store == "" {
 		return fs.usagef("fixity report: --store is required")
 	}
-	if err := checkInputDir("fixity report", "store", *store); err != nil {
+	if err := checkInputDir("fixity report", "--store", *store); err != nil {
+		return err
+	}
+	if err := checkOutput("fixity report", "-o", *out); err != nil {
 		return err
 	}
 	recs, err := fixity.ReadHistory(*store) // no lock: works while a sweep runs
@@ -639,7 +653,7 @@ func fixityAcceptCmd(e *env, args []string) error {
 	if *store == "" || fs.NArg() != 2 {
 		return fs.usagef("fixity accept: want --store DIR, a URI-M and a root")
 	}
-	if err := checkInputDir("fixity accept", "store", *store); err != nil {
+	if err := checkInputDir("fixity accept", "--store", *store); err != nil {
 		return err
 	}
 	cfg, err := af.configure()

@@ -69,7 +69,7 @@ func indexURLFlags(fs *flagSet, cmd string) func() (string, error) {
 		if *warcDir == "" {
 			return "", fs.usagef("%s: give --index or --warc-dir, not both", cmd)
 		}
-		if err := checkInputDir(cmd, "warc-dir", *warcDir); err != nil {
+		if err := checkInputDir(cmd, "--warc-dir", *warcDir); err != nil {
 			return "", err
 		}
 		return filepath.Join(*warcDir, crawl.IndexSubdir), nil

@@ -61,16 +61,17 @@ func unreadable(p string) string {
 	return ""
 }
 
-// checkInputDir checks that the directory a flag names exists.
-func checkInputDir(cmd, flagName, dir string) error {
+// checkInputDir checks that the directory a flag or argument (what:
+// "--store", "OUTDIR") names exists.
+func checkInputDir(cmd, what, dir string) error {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s: %s %s: no such directory", cmd, dashed(flagName), dir)
+		return fmt.Errorf("%s: %s %s: no such directory", cmd, what, dir)
 	case err != nil:
-		return fmt.Errorf("%s: %s %w", cmd, dashed(flagName), err)
+		return fmt.Errorf("%s: %s %w", cmd, what, err)
 	case !fi.IsDir():
-		return fmt.Errorf("%s: %s %s: not a directory", cmd, dashed(flagName), dir)
+		return fmt.Errorf("%s: %s %s: not a directory", cmd, what, dir)
 	}
 	return nil
 }

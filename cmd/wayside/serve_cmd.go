@@ -47,6 +47,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	var cfg sidecar.Config
 	if *configPath != "" {
+		// An empty config file would give a daemon on all defaults.
+		if err := checkInputs("serve", []string{*configPath}); err != nil {
+			return err
+		}
 		var err error
 		if cfg, err = sidecar.LoadConfig(*configPath, e.getenv); err != nil {
 			return err

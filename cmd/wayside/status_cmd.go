@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	iofs "io/fs"
 	"net/url"
 	"os"
 	"strings"
@@ -69,6 +71,16 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("status: %w", err)
 		}
 		token = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+	}
+	switch cmd {
+	case "status", "lookup", "ingest", "cdx", "metrics", "bench":
+	default:
+		return fs.usagef("status: unknown command %q", cmd)
+	}
+	if !strings.Contains(a, "://") {
+		if _, err := os.Stat(a); errors.Is(err, iofs.ErrNotExist) {
+			return fmt.Errorf("status: no daemon socket at %s (is 'wayside serve' running? give its socket with -addr)", a)
+		}
 	}
 	opts := []client.Option{client.WithToken(token)}
 	if cmd == "bench" {
