@@ -4,7 +4,9 @@
 //
 // It owns:
 //   - the configuration (Config: YAML with ${ENV} expansion, defaults,
-//     validation whose errors name the key);
+//     validation whose errors name the key, and CheckDirs: every WARC
+//     directory to ingest must exist, so a mistyped path is refused at
+//     start-up instead of watched in silence);
 //   - the listeners and their access control: a Unix socket created with
 //     mode 0600 (no token), and an optional TCP listener bound to loopback
 //     unless explicitly allowed, where every request needs the bearer token,
