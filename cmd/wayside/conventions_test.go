@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,12 +49,7 @@ func TestServeHelpListsConfigKeys(t *testing.T) {
 // TestCrawlJSONSummary: --json prints the summary as JSON, the failed
 // fetches by class included, and the crawl still exits with an error.
 func TestCrawlJSONSummary(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := "http://" + l.Addr().String() + "/"
-	l.Close()
+	refused := closedPortURL(t) + "/"
 	out, _, err := runCLI(context.Background(), "crawl", "--warc-dir", t.TempDir(), "--json", "-q", refused)
 	if err == nil || !strings.Contains(err.Error(), "nothing was fetched") {
 		t.Errorf("crawl of a closed port: err %v, want a failure", err)

@@ -66,19 +66,7 @@ func TestFixityVerifyAndCompareCmd(t *testing.T) {
 // built-in site and returns it with the flags that configure it.
 func fixityTestArchive(t *testing.T) (*testarchive.Server, []string) {
 	t.Helper()
-	if _, err := exec.LookPath("chromium"); err != nil {
-		if _, err := os.Stat("/usr/bin/chromium"); err != nil {
-			testenv.MissingTool(t, "fixity: no Chromium binary: install chromium to run the replay tests")
-		}
-	}
-	arch, err := testarchive.New("web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { arch.Close() })
-	if _, err := arch.LoadBuiltin(); err != nil {
-		t.Fatal(err)
-	}
+	arch := startTestArchive(t)
 	return arch, []string{"--archive", "test=" + arch.Host() + "," + arch.AliasHost(), "--idle", "400ms", "--cap", "8s", "--raw-timeout", "3s"}
 }
 
@@ -219,6 +207,27 @@ func TestFixityEvidenceCmd(t *testing.T) {
 	if _, _, err := fixityRun(t, ctx, "", append([]string{"sweep", "--store", store, "--evidence", "sometimes"}, append(archFlags, page)...)...); !errors.As(err, &ue) {
 		t.Fatalf("bad --evidence: %v", err)
 	}
+}
+
+// startTestArchive starts the fixity test archive with the built-in site
+// (closed at cleanup). Replays from it need Chromium: without one the test
+// is skipped, or fails under WAYSIDE_REQUIRE_TOOLS (testenv.MissingTool).
+func startTestArchive(t *testing.T) *testarchive.Server {
+	t.Helper()
+	if _, err := exec.LookPath("chromium"); err != nil {
+		if _, err := os.Stat("/usr/bin/chromium"); err != nil {
+			testenv.MissingTool(t, "fixity: no Chromium binary: install chromium to run the replay tests")
+		}
+	}
+	arch, err := testarchive.New("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { arch.Close() })
+	if _, err := arch.LoadBuiltin(); err != nil {
+		t.Fatal(err)
+	}
+	return arch
 }
 
 // checkedStore opens a history store (closed at cleanup) and runs its
