@@ -56,8 +56,10 @@ type Capture struct {
 	// Dir is the directory holding the WARC file, as the producer knows it
 	// ("" when unknown); File is the file's base name as it will be once
 	// closed (without an ".open" suffix). Offset and Length locate the
-	// record in it (Length counts the stored bytes, i.e. the gzip member for
-	// .warc.gz files).
+	// record in it as CDX indexes do: Length is the gzip member for
+	// .warc.gz files; for uncompressed files it ends with the record's
+	// block (the CRLF pair closing the record is not counted, as pywb and
+	// warcio count it).
 	Dir    string `json:"dir,omitempty"`
 	File   string `json:"file"`
 	Offset int64  `json:"offset"`

@@ -3,6 +3,7 @@ module github.com/wayside-archive/wayside
 go 1.26
 
 require (
+	github.com/andybalholm/brotli v1.2.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.22.1
 	github.com/cockroachdb/pebble v1.1.5
@@ -11,10 +12,11 @@ require (
 	github.com/klauspost/compress v1.18.0
 	github.com/nlnwa/gowarc v1.6.0
 	github.com/redis/go-redis/v9 v9.7.0
+	github.com/richardlehane/siegfried v1.11.4
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/temoto/robotstxt v1.1.2
 	golang.org/x/net v0.47.0
-	golang.org/x/sys v0.38.0
+	golang.org/x/sys v0.40.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 
@@ -55,10 +57,18 @@ require (
 	github.com/prometheus/common v0.42.0 // indirect
 	github.com/prometheus/procfs v0.9.0 // indirect
 	github.com/prometheus/prometheus v0.40.3 // indirect
+	github.com/richardlehane/characterize v1.0.0 // indirect
+	github.com/richardlehane/match v1.0.5 // indirect
+	github.com/richardlehane/mscfb v1.0.6 // indirect
+	github.com/richardlehane/msoleps v1.0.6 // indirect
+	github.com/richardlehane/xmldetect v1.0.2 // indirect
 	github.com/rogpeppe/go-internal v1.9.0 // indirect
+	github.com/ross-spencer/spargo v0.4.1 // indirect
+	github.com/ross-spencer/wikiprov v1.0.0 // indirect
 	github.com/saintfish/chardet v0.0.0-20230101081208-5e3ef4b5456d // indirect
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
-	golang.org/x/text v0.31.0 // indirect
+	golang.org/x/image v0.35.0 // indirect
+	golang.org/x/text v0.33.0 // indirect
 	google.golang.org/appengine v1.6.8 // indirect
 	google.golang.org/protobuf v1.36.6 // indirect
 )

@@ -94,6 +94,12 @@ func FromCapture(c wayside.Capture) Line {
 	if err != nil || c.Type == "warcinfo" {
 		key = c.URI
 	}
+	return FromCaptureKey(c, key)
+}
+
+// FromCaptureKey is FromCapture for a capture whose key is known already
+// (an index that stores it), sparing the SURT canonicalisation.
+func FromCaptureKey(c wayside.Capture, key string) Line {
 	l := Line{
 		Key:       key,
 		Timestamp: timestamp14(c),

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/profiler"
+	"github.com/wayside-archive/wayside/profiler/characterize"
 	"github.com/wayside-archive/wayside/profiler/mementomap"
 )
 
@@ -25,6 +27,12 @@ type Config struct {
 	CDXJDirs []string
 	// LiveMap configures the live MementoMap; a zero Path runs none.
 	LiveMap LiveMapConfig
+	// Characterize configures format characterization; a zero Store runs
+	// none.
+	Characterize CharacterizeConfig
+	// CaptureIndex configures the capture index (what the access routes
+	// answer from); a zero Dir runs none.
+	CaptureIndex CaptureIndexConfig
 	// Extra consumers are added after the built-in ones, in order
 	// (programs embedding Wayside, tests).
 	Extra []Named
@@ -53,6 +61,34 @@ type LiveMapConfig struct {
 	Weight  float64
 }
 
+// CharacterizeConfig configures the characterization consumer
+// (profiler/characterize).
+type CharacterizeConfig struct {
+	// Store is the results directory ("": no characterization).
+	Store string
+	// WARCDirs are where the producer's WARC files are (records are read
+	// back from them).
+	WARCDirs []string
+	// Workers identify payloads in parallel (default: GOMAXPROCS).
+	Workers int
+	// Limits bound the unpacking of containers (zero fields: defaults).
+	Limits characterize.Limits
+}
+
+// CaptureIndexConfig configures the capture index consumer
+// (captureindex.Index).
+type CaptureIndexConfig struct {
+	// Dir of the index ("": no capture index).
+	Dir string
+	// Scope is the collection captures without a scope (and CDXJ lines
+	// caught up from) are filed under (default captureindex.DefaultScope).
+	Scope string
+}
+
+// CaptureIndexSubdir is where a crawl keeps the capture index of its WARC
+// directory by default.
+const CaptureIndexSubdir = "capture-index"
+
 // Named is a consumer with the name it has in logs and stats.
 type Named struct {
 	Name string
@@ -61,7 +97,9 @@ type Named struct {
 
 // Consumer names of the built-in consumers.
 const (
-	NameLiveMap = "live-map"
+	NameLiveMap      = "live-map"
+	NameCharacterize = "characterize"
+	NameCaptureIndex = "capture-index"
 )
 
 // Set is the running consumers of one producer: the Fanout the producer
@@ -71,6 +109,12 @@ type Set struct {
 	Fanout *wayside.Fanout
 	// Live is the live MementoMap (nil without one).
 	Live *profiler.Live
+	// Characterizer and CharStore are the characterization consumer and
+	// its results (nil without one).
+	Characterizer *characterize.Characterizer
+	CharStore     *characterize.Store
+	// Captures is the capture index (nil without one).
+	Captures *captureindex.Index
 
 	log      *slog.Logger
 	subs     []Named
@@ -95,6 +139,31 @@ func Open(cfg Config) (*Set, error) {
 		}
 		s.Live = l
 		s.subs = append(s.subs, Named{NameLiveMap, l})
+	}
+	if cfg.Characterize.Store != "" {
+		if err := s.openCharacterize(cfg.Characterize, cfg.CDXJDirs, cfg.Logger); err != nil {
+			if s.Live != nil {
+				s.Live.Close()
+			}
+			return nil, err
+		}
+		s.subs = append(s.subs, Named{NameCharacterize, s.Characterizer})
+	}
+	if cfg.CaptureIndex.Dir != "" {
+		ix, err := captureindex.Open(cfg.CaptureIndex.Dir, captureindex.WithScope(cfg.CaptureIndex.Scope),
+			captureindex.WithCDXJDirs(cfg.CDXJDirs...), captureindex.WithLogger(cfg.Logger.With("consumer", NameCaptureIndex)))
+		if err != nil {
+			if s.Live != nil {
+				s.Live.Close()
+			}
+			if s.Characterizer != nil {
+				s.Characterizer.Close()
+				s.CharStore.Close()
+			}
+			return nil, fmt.Errorf("consumers: %w", err)
+		}
+		s.Captures = ix
+		s.subs = append(s.subs, Named{NameCaptureIndex, ix})
 	}
 	s.subs = append(s.subs, cfg.Extra...)
 	opts := []wayside.FanoutOption{wayside.WithLogger(cfg.Logger)}
@@ -139,6 +208,26 @@ func openLiveMap(cfg LiveMapConfig, cdxjDirs []string, log *slog.Logger) (*profi
 	return l, nil
 }
 
+func (s *Set) openCharacterize(cfg CharacterizeConfig, cdxjDirs []string, log *slog.Logger) error {
+	log = log.With("consumer", NameCharacterize)
+	eng, err := characterize.NewEngine()
+	if err != nil {
+		return fmt.Errorf("consumers: %w", err)
+	}
+	st, err := characterize.OpenStore(cfg.Store, characterize.StoreOptions{Logger: log})
+	if err != nil {
+		return fmt.Errorf("consumers: %w", err)
+	}
+	c, err := characterize.New(characterize.Options{Store: st, Identifier: characterize.NewIdentifier(eng, cfg.Limits),
+		Dirs: cfg.WARCDirs, CDXJDirs: cdxjDirs, Workers: cfg.Workers, Logger: log})
+	if err != nil {
+		st.Close()
+		return fmt.Errorf("consumers: %w", err)
+	}
+	s.Characterizer, s.CharStore = c, st
+	return nil
+}
+
 // CatchUp lets every consumer that can (a wayside.Resyncer) catch up from
 // the producer's CDXJ files: what it missed while the producer ran without
 // it, or in a crash. Call it after the producer's own recovery (crawl:
@@ -178,6 +267,16 @@ func (s *Set) Close() error {
 	if s.Live != nil {
 		if cerr := s.Live.Close(); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("consumer %s: %w", NameLiveMap, cerr))
+		}
+	}
+	if s.Characterizer != nil {
+		if cerr := errors.Join(s.Characterizer.Close(), s.CharStore.Close()); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("consumer %s: %w", NameCharacterize, cerr))
+		}
+	}
+	if s.Captures != nil {
+		if cerr := s.Captures.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("consumer %s: %w", NameCaptureIndex, cerr))
 		}
 	}
 	return err

@@ -7,7 +7,9 @@
 //	   ├─► CDXJ line beside the WARC (the producer writes it, on its
 //	   │   durable path: never dropped; the catch-up source)
 //	   └─► Set.Fanout ─► live MementoMap (profiler.Live)
-//	                  ─► ... (characterization, capture index)
+//	                  ─► characterization (profiler/characterize)
+//	                  ─► capture index (captureindex.Index; the access
+//	                     routes of `wayside serve` answer from it)
 //
 // # The CDXJ files and the Fanout
 //

@@ -133,11 +133,14 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 	}
 	if ticket != nil {
 		// caps[0] is the response record, as written and read back.
-		if err := r.opts.Dedup.Commit(ctx, *ticket, dedupindex.OriginalFromCapture(caps[0])); err != nil {
+		o := dedupindex.OriginalFromCapture(caps[0])
+		if err := r.opts.Dedup.Commit(ctx, *ticket, o); err != nil {
 			// The record is durable; only the dedup opportunity is lost.
 			r.st.errors.Add(1)
 			r.log.Warn("crawl: dedup commit failed", "uri", x.uri, "err", err)
 			cancel()
+		} else {
+			r.log.Debug("crawl: original committed", "digest", o.Digest, "uri", o.TargetURI, "record", o.RecordID, "file", o.File, "offset", o.Offset)
 		}
 	}
 	switch {

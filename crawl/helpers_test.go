@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/internal/warctest"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -128,41 +128,15 @@ type warcRecord struct {
 func readDir(t testing.TB, dir string) []warcRecord {
 	t.Helper()
 	var out []warcRecord
-	for _, p := range warcFiles(t, dir, true) {
-		r, err := warcio.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", p, err)
-			}
-			out = append(out, warcRecord{file: filepath.Base(p), rec: rec})
-		}
-		r.Close()
+	for _, r := range warctest.ReadDirs(t, dir) {
+		out = append(out, warcRecord{file: filepath.Base(r.Path), rec: r.Record})
 	}
 	return out
 }
 
 func warcFiles(t testing.TB, dir string, withOpen bool) []string {
 	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		n := e.Name()
-		if strings.HasSuffix(n, ".warc.gz") || (withOpen && strings.HasSuffix(n, ".warc.gz.open")) {
-			out = append(out, filepath.Join(dir, n))
-		}
-	}
-	sort.Strings(out)
-	return out
+	return warctest.Files(t, dir, withOpen)
 }
 
 // validateStrict reads every final WARC file with gowarc's strict
@@ -246,42 +220,10 @@ func isChunked(block []byte) bool {
 // record with its record ID and digest.
 func checkReferences(t testing.TB, dir string, ix dedupindex.Index, uris []string) {
 	t.Helper()
-	recs := readDir(t, dir)
-	byID := map[string]*warcio.Record{}
-	for _, wr := range recs {
-		byID[wr.rec.RecordID] = wr.rec
-	}
-	for _, wr := range recs {
-		r := wr.rec
-		if r.Type != "revisit" {
-			continue
-		}
-		ref := r.Header("WARC-Refers-To")
-		o := byID[ref]
-		if o == nil {
-			t.Errorf("%s: revisit %s of %s refers to %s, which is in no WARC file", wr.file, r.RecordID, r.TargetURI, ref)
-			continue
-		}
-		if o.Type != "response" || o.PayloadDigest != r.DeclaredPayloadDigest {
-			t.Errorf("revisit %s: original %s is a %s with payload digest %s, revisit says %s", r.RecordID, ref, o.Type, o.PayloadDigest, r.DeclaredPayloadDigest)
-		}
-		if r.Header("WARC-Refers-To-Target-URI") != o.TargetURI {
-			t.Errorf("revisit %s: WARC-Refers-To-Target-URI %s, original's %s", r.RecordID, r.Header("WARC-Refers-To-Target-URI"), o.TargetURI)
-		}
-		if r.Header("WARC-Refers-To-Date") != o.Header("WARC-Date") {
-			t.Errorf("revisit %s: WARC-Refers-To-Date %s, original's WARC-Date %s", r.RecordID, r.Header("WARC-Refers-To-Date"), o.Header("WARC-Date"))
-		}
-	}
+	recs := warctest.ReadDirs(t, dir)
+	warctest.CheckRevisits(t, recs)
 	if ix == nil {
 		return
-	}
-	type loc struct {
-		file string
-		off  int64
-	}
-	at := map[loc]*warcio.Record{}
-	for _, wr := range recs {
-		at[loc{strings.TrimSuffix(wr.file, openSuffix), wr.rec.Offset}] = wr.rec
 	}
 	ctx := context.Background()
 	for _, u := range uris {
@@ -289,12 +231,7 @@ func checkReferences(t testing.TB, dir string, ix dedupindex.Index, uris []strin
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, o := range os {
-			rec := at[loc{o.File, o.Offset}]
-			if rec == nil || rec.RecordID != o.RecordID || rec.PayloadDigest != o.Digest || rec.Length != o.Length {
-				t.Errorf("index entry %+v points at no complete matching record", o)
-			}
-		}
+		warctest.CheckOriginals(t, recs, os)
 	}
 }
 

@@ -356,7 +356,7 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 		if rec == nil {
 			continue
 		}
-		rec.Offset, rec.Length = wr.Placements[i].Offset, wr.Placements[i].Length
+		rec.Relocate(wr.Placements[i].Offset, wr.Placements[i].Length, true)
 		c := rec.Capture(w.name)
 		c.Dir, c.Scope = w.opts.Dir, w.opts.Scope
 		wr.captures = append(wr.captures, c)

@@ -54,15 +54,7 @@ func newEnv(t testing.TB, opts ...func(*ReplayOptions)) *testEnv {
 // newArchive starts a test archive with the built-in site.
 func newArchive(t testing.TB) *testarchive.Server {
 	t.Helper()
-	a, err := testarchive.New("web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	if _, err := a.LoadBuiltin(); err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return testarchive.Start(t)
 }
 
 func (e *testEnv) replay(t testing.TB, urir string, opts ...ReplayOption) *Manifest {

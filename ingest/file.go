@@ -87,7 +87,7 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 			st.Truncated, st.TruncatedAt = false, 0
 			changed = true
 		}
-		finish = !f.open && !st.Done
+		finish = !f.open && !st.Done && in.quiet(f)
 		st.pendingSince = time.Time{}
 	}
 	in.mu.Unlock()

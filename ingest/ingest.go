@@ -340,12 +340,19 @@ func (in *Ingester) ingestFile(ctx context.Context, f seenFile) error {
 	}
 	in.mu.Unlock()
 	if !unread {
-		if !f.open && !st.Done {
+		if !f.open && !st.Done && in.quiet(f) {
 			return in.finish(st, false)
 		}
 		return nil
 	}
 	return in.readFile(ctx, f, st)
+}
+
+// quiet reports whether a file written without ".open" (wget and other
+// tools write under the final name) has stopped changing for a few poll
+// intervals: only then is reaching its end taken as the file being done.
+func (in *Ingester) quiet(f seenFile) bool {
+	return time.Since(f.mtime) >= 3*in.cfg.PollInterval
 }
 
 // finish records that a closed WARC file has been read to its end (or to

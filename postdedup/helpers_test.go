@@ -88,22 +88,7 @@ func warcgen(t testing.TB, name string, args ...string) (string, groundTruth) {
 // shared or generated originals) and returns the copies' paths.
 func copyInputs(t testing.TB, dir string, files ...string) []string {
 	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(dir, filepath.Base(f))
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, p)
-	}
-	return out
+	return testenv.CopyFiles(t, dir, files...)
 }
 
 // runAll runs the pipeline with deep validation.

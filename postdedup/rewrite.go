@@ -355,7 +355,7 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries []*En
 		if err != nil {
 			return l, err
 		}
-		capt, err := revisitCapture(plain, name, out, int64(len(member)))
+		capt, err := revisitCapture(plain, name, out, int64(len(member)), fi.Compressed)
 		if err != nil {
 			return l, fmt.Errorf("postdedup: rewrite %s offset %d: the revisit does not read back: %w", fi.Path, c.Offset, err)
 		}
@@ -476,7 +476,7 @@ func encodeRevisit(c *Copy, compressed bool, zw *gzip.Writer) (plain, stored []b
 // revisitCapture reads an encoded revisit (plain) back with warcio, the
 // one converter, as it will sit in the output at offset out with stored
 // length n.
-func revisitCapture(plain []byte, name string, out, n int64) (capture, error) {
+func revisitCapture(plain []byte, name string, out, n int64, compressed bool) (capture, error) {
 	r := warcio.NewReader(bytes.NewReader(plain), name)
 	rec, err := r.Next()
 	if err != nil {
@@ -488,9 +488,8 @@ func revisitCapture(plain []byte, name string, out, n int64) (capture, error) {
 	if rec.Type != "revisit" || len(rec.Anomalies) > 0 {
 		return capture{}, fmt.Errorf("read back as %s with anomalies %v", rec.Type, rec.Anomalies)
 	}
-	c := rec.Capture(name)
-	c.Offset, c.Length = out, n
-	return c, nil
+	rec.Relocate(out, n, compressed)
+	return rec.Capture(name), nil
 }
 
 // capture is the wayside.Capture type (kept short in signatures here).

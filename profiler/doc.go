@@ -3,7 +3,9 @@
 // It owns MementoMaps, in subpackages: ukvs (the UKVS text format),
 // mementomap (generation from CDX, CDXJ, WARC files or URI lists,
 // compaction, lookup, merge and evaluation) and zipfgen (deterministic
-// synthetic inputs for benchmarks). This package holds the live map, Live:
+// synthetic inputs for benchmarks); format characterization — PRONOM
+// identification of every payload, aggregated per WARC file — lives in
+// characterize. This package holds the live map, Live:
 // a MementoMap kept current from capture events (it is a
 // wayside.Subscriber), with recent captures in memory and periodic atomic
 // merges into the map file, answering lookups from both so that a captured

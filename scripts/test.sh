@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs Wayside's test suite on a fresh machine: installs what the tests need
-# (Chromium for fixity replays, Redis for the networked index) when missing,
-# then vets, checks formatting and runs every test with the race detector.
+# (Chromium for fixity replays, Redis for the networked index, node with the
+# pinned warcio.js and wabac.js for the interop tests) when missing, then
+# vets, checks formatting and runs every test with the race detector.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,10 +20,21 @@ fi
 
 step() { echo "test.sh: $*" >&2; }
 go version
+step "interop tools: node, warcio.js and wabac.js (scripts/interop-js.sh)"
+WAYSIDE_INTEROP_JS=$(scripts/interop-js.sh)
+export WAYSIDE_INTEROP_JS
 if [ -d ../shared/corpus ]; then
   step "../shared found: tests use its real WARC/ARC corpus and reference maps"
 else
   step "WARNING: ../shared is absent: tests that need the shared corpus will be SKIPPED (listed at the end)"
+fi
+if [ -d ../shared/tools/memgator ]; then
+  # The Memento tests compare Wayside's TimeMaps with MemGator's (built
+  # offline from its vendored source, once for every test).
+  step "building MemGator from ../shared/tools/memgator"
+  mgdir=$(mktemp -d)
+  (cd ../shared/tools/memgator && GOFLAGS=-mod=vendor GOWORK=off go build -o "$mgdir/memgator" .)
+  export WAYSIDE_MEMGATOR="$mgdir/memgator"
 fi
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+	"github.com/wayside-archive/wayside/aggregate"
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/backend"
@@ -38,7 +39,13 @@ type Config struct {
 	Limits  LimitsConfig `yaml:"limits"`
 	Map     MapConfig    `yaml:"mementomap"`
 	Fixity  FixityConfig `yaml:"fixity"`
-	Log     LogConfig    `yaml:"log"`
+	Access  AccessConfig `yaml:"access"`
+	// Aggregate lists upstream archives for the MementoMap-routed
+	// aggregate routes (package aggregate).
+	Aggregate aggregate.Config `yaml:"aggregate"`
+	Log       LogConfig        `yaml:"log"`
+	// Characterize identifies the format of every ingested capture.
+	Characterize CharacterizeConfig `yaml:"characterize"`
 }
 
 // ListenConfig says where the daemon listens.
@@ -352,6 +359,9 @@ func (c *Config) Defaults() {
 		c.Map.Weight = 8
 	}
 	in(&c.Fixity.Dir, "fixity")
+	in(&c.Access.Index, "capture-index")
+	c.Characterize.defaults(c.DataDir)
+	c.Aggregate.Defaults(c.DataDir)
 	for i := range c.Fixity.Sweeps {
 		s := &c.Fixity.Sweeps[i]
 		if s.Parallelism == 0 {
@@ -389,6 +399,9 @@ func (c *Config) ResolveToken() error {
 func (c *Config) Validate() error {
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
+	if err := c.Characterize.validate(); err != nil {
+		add(err)
+	}
 	if c.Listen.Unix != "-" && len(c.Listen.Unix) > 104 {
 		add(keyErr("listen.unix", "%q is longer than the 104 bytes a Unix socket path may have", c.Listen.Unix))
 	}
@@ -464,6 +477,19 @@ func (c *Config) Validate() error {
 	}
 	if c.Map.MergeInterval < time.Second {
 		add(keyErr("mementomap.merge_interval", "%v is too short (minimum 1s)", c.Map.MergeInterval))
+	}
+	if c.Access.MaxResults < 0 {
+		add(keyErr("access.max_results", "must not be negative"))
+	}
+	if c.Access.TimeMapPageSize < 0 {
+		add(keyErr("access.timemap_page_size", "must not be negative"))
+	}
+	if u := c.Access.PublicURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		add(keyErr("access.public_url", "%q is not an http(s) URL", u))
+	}
+	c.Aggregate.Check(func(k, msg string) { add(keyErr("aggregate."+k, "%s", msg)) })
+	if c.Aggregate.Enabled() && (c.Ingest.Scope == "aggregate" || c.Index.Scope == "aggregate") {
+		add(keyErr("ingest.scope", "the collection name \"aggregate\" is taken by the aggregate routes"))
 	}
 	if c.Map.Weight < 0 {
 		add(keyErr("mementomap.weight", "must not be negative"))
@@ -548,6 +574,10 @@ func (c *Config) ConsumersConfig(log *slog.Logger) consumers.Config {
 		cc.LiveMap = consumers.LiveMapConfig{Path: c.Map.Path, Name: c.Map.Name, MergeInterval: c.Map.MergeInterval,
 			Compact: c.Map.Compact, Weight: c.Map.Weight}
 	}
+	if c.Access.enabled() {
+		cc.CaptureIndex = consumers.CaptureIndexConfig{Dir: c.Access.Index, Scope: c.Ingest.Scope}
+	}
+	cc.Characterize = c.Characterize.consumer(c.Ingest.Dirs)
 	return cc
 }
 

@@ -23,14 +23,29 @@
 //   - the daemon's lifecycle: it opens the dedup index named by index.url
 //     (Config.OpenIndex, any dedupindex/backend URL), assembles the
 //     consumers of the capture spine with package consumers (the live
-//     MementoMap), runs the WARC ingester of package ingest feeding them,
+//     MementoMap, format characterization with its /v1/characterize/
+//     query routes when characterize.enabled, the capture index), runs
+//     the WARC ingester of package ingest feeding them,
 //     serves the live map (lookup, merge, download) and reports ingest and
 //     consumer progress in /v1/status (`wayside status`) and /metrics;
 //     on shutdown it stops ingest after its batch, lets the consumers
 //     drain and fails the run if one failed;
 //   - the fixity scheduler (fixity.Sweeper on cron schedules, on demand,
 //     HTML report);
-//   - Prometheus metrics written in the text exposition format by hand.
+//   - the access routes (package replay: CDX API, Memento TimeMaps and
+//     TimeGate, raw and rewritten replay) over the capture index the
+//     consumers keep (access.index), for every collection it holds, at
+//     /<coll>/...: read-only like the CDX routes (the socket, or the CDX
+//     token on TCP);
+//   - the aggregate routes (/aggregate/timemap/{link,json}/<URI-R> and the
+//     TimeGate /aggregate/<URI-R>, read-only like the access routes) over
+//     the archives of the config's aggregate section, asked only when
+//     their MementoMap may hold the URI-R (package aggregate), with the
+//     aggregator's counters in /v1/status and /metrics; the live map is
+//     served at /mementomap to the read-only CDX token too, and announced
+//     in every answer's Link: <…>; rel="mementomap";
+//   - Prometheus metrics written in the text exposition format by hand
+//     (internal/promtext).
 //
 // The Go client lives in sidecar/client, the wire types in sidecar/api and
 // the load generator in sidecar/loadgen.

@@ -269,7 +269,7 @@ func (r warcRec) bytes() []byte {
 func recID(n int) string { return fmt.Sprintf("<urn:uuid:7e57%04x-0000-4000-8000-%012x>", n&0xffff, n) }
 
 // httpGetRaw issues a GET with exactly the given headers (no automatic
-// Accept-Encoding or decompression).
+// Accept-Encoding or decompression) and does not follow redirects.
 func httpGetRaw(t *testing.T, rawURL string, hdr map[string]string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, rawURL, nil)
@@ -285,7 +285,9 @@ func httpGetRaw(t *testing.T, rawURL string, hdr map[string]string) *http.Respon
 	}
 	tr := &http.Transport{DisableCompression: true}
 	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
+	c := &http.Client{Transport: tr, Timeout: 10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -226,6 +226,9 @@ func TestE2EIngestGrowingKillRestart(t *testing.T) {
 	if l := resp.Header.Get("Link"); !strings.Contains(l, `rel="mementomap"`) {
 		t.Errorf("Link header %q does not announce the MementoMap", l)
 	}
+	// The capture index holds every record exactly once (after three
+	// kill -9s: what it had not written was caught up from the CDXJ).
+	checkCaptureIndex(t, d, "site1.example", at)
 	if err := d.term(); err != nil {
 		t.Errorf("SIGTERM exit: %v\n%s", err, d.log())
 	}
@@ -330,7 +333,7 @@ func TestE2ESIGTERMDuringIngest(t *testing.T) {
 	d.start()
 	waitFor(t, "the rest of the file", func() bool {
 		st, err := d.client.Ingest(context.Background())
-		return err == nil && len(st.Files) == 1 && st.Files[0].Done
+		return err == nil && len(st.Files) == 1 && st.Files[0].Done && st.Files[0].Offset == int64(len(data))
 	})
 	if got := cdxjLines(); got != len(at) {
 		t.Errorf("after restart: %d CDXJ lines for %d records", got, len(at))

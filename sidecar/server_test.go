@@ -209,8 +209,9 @@ func TestIngestCorpus(t *testing.T) {
 	if err := c.Status(ctx, &full); err != nil {
 		t.Fatal(err)
 	}
-	if len(full.Consumers) != 1 || full.Consumers[0].Name != "live-map" || full.Consumers[0].Failed != 0 {
-		t.Errorf("status consumers %+v, want a healthy live-map", full.Consumers)
+	if len(full.Consumers) != 2 || full.Consumers[0].Name != "live-map" || full.Consumers[1].Name != "capture-index" ||
+		full.Consumers[0].Failed != 0 || full.Consumers[1].Failed != 0 {
+		t.Errorf("status consumers %+v, want a healthy live-map and capture-index", full.Consumers)
 	}
 	// The index the sidecar built passes `index stats --check`: one key
 	// per original, each with its by-URL entry (two keys per original
@@ -280,14 +281,7 @@ func TestFixitySweepOnDemand(t *testing.T) {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		testenv.MissingTool(t, "sidecar: no chromium on PATH: install chromium to run the fixity sweep test")
 	}
-	arch, err := testarchive.New("web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer arch.Close()
-	if _, err := arch.LoadBuiltin(); err != nil {
-		t.Fatal(err)
-	}
+	arch := testarchive.Start(t)
 	uris := arch.Mementos()
 	if len(uris) == 0 {
 		t.Fatal("test archive is empty")
@@ -301,6 +295,7 @@ func TestFixitySweepOnDemand(t *testing.T) {
 	})
 	ctx := context.Background()
 	var sw []api.SweepStatus
+	var err error
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		sw, err = c.FixitySweeps(ctx)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/wayside-archive/wayside/internal/testenv"
@@ -24,7 +25,7 @@ func TestReadAtMatchesSequentialRead(t *testing.T) {
 			if rec.Length == 0 {
 				continue // shares a gzip member: not addressable
 			}
-			got, err := ReadAt(f, name, rec.Offset, rec.Length, Options{})
+			got, err := ReadAt(f, name, rec.Offset, rec.IndexLength(), Options{}) // what a capture gives
 			if err != nil {
 				t.Fatalf("%s offset %d: %v", name, rec.Offset, err)
 			}
@@ -57,5 +58,36 @@ func TestFindFileOpenSuffixAndBadNames(t *testing.T) {
 	}
 	if _, err := FindFile([]string{dir}, "missing.warc.gz"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// The index length of a record in an uncompressed file leaves out the CRLF
+// pair closing it (pywb and warcio count so); in a gzip file it is the
+// member. Relocate keeps that rule for records read from their encoding.
+func TestIndexLengthUncompressed(t *testing.T) {
+	rec := "WARC/1.1\r\nWARC-Type: resource\r\nWARC-Target-URI: http://example.com/\r\nWARC-Date: 2024-01-01T00:00:00Z\r\n" +
+		"WARC-Record-ID: <urn:uuid:1>\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello\r\n\r\n"
+	r := NewReader(strings.NewReader(rec+rec), "t.warc")
+	for i := 0; i < 2; i++ {
+		got, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Length != int64(len(rec)) || got.IndexLength() != int64(len(rec)-4) || got.Capture("t.warc").Length != int64(len(rec)-4) {
+			t.Fatalf("record %d: Length %d IndexLength %d, want %d and %d", i, got.Length, got.IndexLength(), len(rec), len(rec)-4)
+		}
+		if got.Offset != int64(i*len(rec)) {
+			t.Fatalf("record %d at %d", i, got.Offset)
+		}
+		moved := *got
+		moved.Relocate(1000, 300, true)
+		if moved.IndexLength() != 300 {
+			t.Errorf("relocated into a gzip file: index length %d, want the member's 300", moved.IndexLength())
+		}
+		moved = *got
+		moved.Relocate(1000, int64(len(rec)), false)
+		if moved.IndexLength() != int64(len(rec)-4) {
+			t.Errorf("relocated into a plain file: index length %d, want %d", moved.IndexLength(), len(rec)-4)
+		}
 	}
 }

@@ -33,7 +33,16 @@ func (r *Reader) readBlock(rec *Record) error {
 		sink = r.hash
 	}
 	if r.opts.KeepPayload > 0 {
-		r.keep = keepWriter{w: sink, max: r.opts.KeepPayload}
+		// Sized once from the block length (an upper bound of the
+		// payload), instead of growing by appends.
+		n := int(min(int64(r.opts.KeepPayload), rec.ContentLength))
+		var buf []byte
+		if r.opts.PayloadBuffer != nil {
+			buf = r.opts.PayloadBuffer(n)[:0]
+		} else {
+			buf = make([]byte, 0, n)
+		}
+		r.keep = keepWriter{w: sink, max: r.opts.KeepPayload, buf: buf}
 		sink = &r.keep
 	}
 	if r.opts.Payload != nil {
@@ -54,11 +63,14 @@ func (r *Reader) readBlock(rec *Record) error {
 	var perr error
 	if isHTTP {
 		info, err := parseHTTPHead(r.hbr, r.opts.KeepHTTPHead)
+		if err == nil {
+			rec.HTTP = info
+		}
+		r.onHead(rec)
 		if err != nil {
 			rec.anomaly("HTTP head: %v", err)
 			rec.PayloadLength, perr = r.hbr.WriteTo(sink)
 		} else {
-			rec.HTTP = info
 			body := r.hbr
 			if info.isChunked() && !r.opts.SkipPayloadDigest {
 				// Some writers digested the body with its chunk framing:
@@ -87,6 +99,7 @@ func (r *Reader) readBlock(rec *Record) error {
 		}
 	} else {
 		var n int64
+		r.onHead(rec)
 		n, perr = r.hbr.WriteTo(sink)
 		rec.PayloadLength = n
 	}
@@ -127,6 +140,13 @@ func (r *Reader) readBlock(rec *Record) error {
 	return nil
 }
 
+// onHead tells the caller (Options.OnHead) that rec's headers are parsed.
+func (r *Reader) onHead(rec *Record) {
+	if r.opts.OnHead != nil {
+		r.opts.OnHead(rec)
+	}
+}
+
 // finishRecord consumes the record trailer and sets Length.
 func (r *Reader) finishRecord(rec *Record) error {
 	if r.pendingLength {
@@ -161,8 +181,10 @@ func (r *Reader) finishRecord(rec *Record) error {
 	}
 	// Whatever follows that is not a record is reported by the next call
 	// to Next as ErrCorrupt: in a plain file it may be a damaged record.
+	blockEnd := r.rawPos()
 	r.skipBlank()
 	rec.Length = r.rawPos() - rec.Offset
+	rec.indexLength = blockEnd - rec.Offset
 	return nil
 }
 

@@ -40,7 +40,7 @@ func (r *Record) Capture(file string) wayside.Capture {
 		Type:          r.Type,
 		File:          file,
 		Offset:        r.Offset,
-		Length:        r.Length,
+		Length:        r.IndexLength(),
 		PayloadLength: r.PayloadLength,
 		MIMEDetected:  strings.TrimSpace(r.Header("WARC-Identified-Payload-Type")),
 		Metadata:      r.Header("WARC-Json-Metadata"),

@@ -24,6 +24,10 @@ type Options struct {
 	// KeepPayload keeps up to this many bytes of each record's payload in
 	// Record.Payload (0 keeps none).
 	KeepPayload int
+	// PayloadBuffer, when set, returns an empty buffer with capacity for n
+	// bytes for Record.Payload (callers that recycle payload buffers); by
+	// default one is allocated per record.
+	PayloadBuffer func(n int) []byte
 	// BlockDigest computes Record.BlockDigest over each whole block, with
 	// the algorithm of its WARC-Block-Digest header (SHA-1 when absent), so
 	// callers can verify stored records.
@@ -43,6 +47,12 @@ type Options struct {
 	// KeepHTTPHead keeps the exact bytes of each HTTP message head (start
 	// line, header lines and the blank line) in HTTPInfo.Head.
 	KeepHTTPHead bool
+	// OnHead, when set, is called for each record once its WARC headers
+	// and HTTP head (Record.HTTP) are parsed, before any payload byte is
+	// read (and written to Payload): a reader that streams the payload
+	// somewhere can first act on the headers, e.g. send an HTTP response's
+	// status line.
+	OnHead func(rec *Record)
 }
 
 // Reader reads the records of one WARC file in order.

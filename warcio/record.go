@@ -32,6 +32,10 @@ type Record struct {
 	// with another record (see Anomalies).
 	Offset int64
 	Length int64
+	// indexLength, when set (uncompressed WARC files), is the length index
+	// lines give the record: up to the end of its block, without the blank
+	// lines that close it, as pywb and warcio write it. See IndexLength.
+	indexLength int64
 
 	Version       string // "1.0", "1.1", "0.18", ...
 	Type          string // WARC-Type as written (lower-cased)
@@ -89,6 +93,33 @@ func (r *Record) Status() int {
 		return 0
 	}
 	return r.HTTP.Status
+}
+
+// IndexLength is the record's length as CDX/CDXJ indexes give it: the gzip
+// member's length for compressed files (= Length); for uncompressed WARC
+// files the bytes up to the end of the block, without the CRLF pair (or
+// other blank lines) that close the record, as pywb's and warcio's indexers
+// count it. Length stays the stored size (what a copy of the record takes).
+func (r *Record) IndexLength() int64 {
+	if r.indexLength > 0 && r.Length > 0 {
+		return r.indexLength
+	}
+	return r.Length
+}
+
+// Relocate records where a record read from its encoded bytes is stored:
+// at offset, taking length bytes, in a compressed file (one gzip member per
+// record: the index length is the stored length) or an uncompressed one (the
+// blank lines closing the record are not part of the index length).
+func (r *Record) Relocate(offset, length int64, compressed bool) {
+	trail := int64(0)
+	if !compressed && r.indexLength > 0 {
+		trail = r.Length - r.indexLength
+	}
+	r.Offset, r.Length, r.indexLength = offset, length, 0
+	if trail > 0 && trail < length {
+		r.indexLength = length - trail
+	}
 }
 
 // End is Offset + Length.

@@ -36,6 +36,9 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	tmpDir := fs.String("tmpdir", "", "`DIR` for sort runs (default: the system temporary directory)")
 	quiet := fs.quietFlag()
 	verify := fs.Bool("verify", false, "check WARC-Block-Digest of every record (damaged records fail the run) and count payload digests that disagree with the de-chunked payload")
+	puid := fs.Bool("puid", false, `add each capture's format as a "puid" field (characterizes the files first, as wayside characterize)`)
+	var cf charFlags
+	cf.register(fs)
 	fs.atLeast("j", 1)
 	fs.atLeast("mem-mb", 1)
 	if err := fs.Parse(args); err != nil {
@@ -51,14 +54,25 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	if err := checkOutput("cdxj", "-o", *out); err != nil {
 		return err
 	}
+	if *puid && *mergeMode {
+		return usagef("cdxj: --puid indexes WARC files, not shards (--merge)")
+	}
 	run := func(w io.Writer) error {
 		if *mergeMode {
 			return mergeShards(w, files, *unique)
 		}
-		return indexWARCs(ctx, e, w, files, indexConfig{
+		cfg := indexConfig{
 			jobs: *jobs, all: *all, unique: *unique, quiet: *quiet, verify: *verify,
 			sort: cdxj.SortOptions{MaxMemory: int64(*memMB) << 20, TempDir: *tmpDir, Unique: *unique},
-		})
+		}
+		if *puid {
+			decorate, err := puidDecorator(ctx, e, &cf, files, *jobs, *quiet)
+			if err != nil {
+				return err
+			}
+			cfg.decorate = decorate
+		}
+		return indexWARCs(ctx, e, w, files, cfg)
 	}
 	if *out == "" || *out == "-" {
 		return run(e.stdout)
@@ -118,6 +132,8 @@ type indexConfig struct {
 	jobs                       int
 	all, unique, quiet, verify bool
 	sort                       cdxj.SortOptions
+	// decorate, when set, adds fields to each line before it is written.
+	decorate func(*cdxj.Line)
 }
 
 // problemsError reports records that were skipped; the index of everything
@@ -153,6 +169,9 @@ func indexWARCs(ctx context.Context, e *env, w io.Writer, files []string, cfg in
 				var buf []byte
 				var emitted int64 // stored bytes of indexed records, for live progress
 				st, err := cdxj.IndexFile(ctx, files[i], cdxj.IndexOptions{All: cfg.all, Verify: cfg.verify}, func(l *cdxj.Line) error {
+					if cfg.decorate != nil {
+						cfg.decorate(l)
+					}
 					buf = l.Format(buf[:0])
 					cur.lines = append(cur.lines, append([]byte(nil), buf...))
 					if len(cur.lines) == 4096 {

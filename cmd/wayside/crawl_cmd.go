@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -35,6 +36,8 @@ Ctrl-C, once the files are closed.`
 // crawlFlags are the flags of `wayside crawl`, shared with `wayside demo`.
 type crawlFlags struct {
 	warcDir, index, scope, prefixes, verify, version, userAgent, match string
+	warcPrefix                                                         string
+	captureIndex                                                       string
 	originalDirs, readScopes, dedupStatus                              string
 	window                                                             time.Duration
 	depth, maxPages, parallel                                          int
@@ -42,10 +45,12 @@ type crawlFlags struct {
 	maxFileSize, maxBody, minSize                                      int64
 	robots, conditional, noDedup, verbose, quiet, json                 bool
 	liveMap                                                            string
+	characterize                                                       bool
 }
 
 func (f *crawlFlags) register(fs *flagSet) {
 	fs.StringVar(&f.warcDir, "warc-dir", "warcs", "directory for WARC and CDXJ files")
+	fs.StringVar(&f.warcPrefix, "warc-prefix", crawl.DefaultPrefix, "start of WARC file names; give each crawler of a fleet its own, so the file an index entry names is unique")
 	fs.StringVar(&f.index, "index", "", "dedup index: a directory (embedded pebble) or a URL: pebble:///DIR, redis://HOST:PORT,HOST:PORT/ (Redis Cluster shared by a fleet), sidecar:///SOCKET or sidecar://HOST:PORT (token in WAYSIDE_TOKEN) (default WARC-DIR/"+crawl.IndexSubdir+")")
 	fs.StringVar(&f.scope, "scope", dedupindex.DefaultScope, "dedup scope (collection) captures are filed under")
 	fs.StringVar(&f.prefixes, "prefix", "", "comma-separated URL prefixes to stay within (default: the seeds' hosts)")
@@ -69,6 +74,7 @@ func (f *crawlFlags) register(fs *flagSet) {
 	fs.StringVar(&f.dedupStatus, "dedup-status", "2xx", `HTTP statuses whose payloads are deduplicated, e.g. "2xx" or "200,203,2xx"`)
 	fs.DurationVar(&f.window, "window", 0, "ignore originals older than this (e.g. 8760h: re-store a full copy yearly; 0: no limit)")
 	fs.BoolVar(&f.noDedup, "no-dedup", false, "write every response in full")
+	fs.StringVar(&f.captureIndex, "capture-index", "", "keep a capture index of every capture in `DIR`, served by the access routes of wayside serve (default WARC-DIR/"+consumers.CaptureIndexSubdir+`; "-": none)`)
 	fs.StringVar(&f.liveMap, "live-map", "", "keep a live MementoMap of the WARC directory in `FILE` as records land (merged every minute and at the end; caught up from the CDXJ files after a crash)")
 	fs.BoolVar(&f.verbose, "v", false, "verbose logging")
 	fs.BoolVar(&f.quiet, "q", false, "quiet: no progress line")
@@ -86,6 +92,7 @@ func (f *crawlFlags) register(fs *flagSet) {
 	fs.atLeast("window", 0)
 	fs.oneOf("warc-version", crawl.Version10, crawl.Version11)
 	fs.existingDirs("original-dirs")
+	fs.BoolVar(&f.characterize, "characterize", false, "identify the format of every capture as it lands (off the write path), into WARC-DIR/"+characterizationSubdir+" (query it with wayside characterize query --store)")
 }
 
 func runCrawl(ctx context.Context, e *env, args []string) error {
@@ -97,6 +104,9 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	}
 	if fs.NArg() == 0 {
 		return fs.usagef("crawl: no URL given")
+	}
+	if !validWARCPrefix(f.warcPrefix) {
+		return usagef("crawl: --warc-prefix %q: use letters, digits, '.', '_' and '-' only", f.warcPrefix)
 	}
 	_, err := crawlOnce(ctx, e, &f, fs.Args(), "crawl")
 	return err
@@ -157,6 +167,16 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	cc := e.consumers // tests add consumers here
 	cc.CDXJDirs = []string{f.warcDir}
 	cc.LiveMap = consumers.LiveMapConfig{Path: f.liveMap, Name: f.scope}
+	if f.characterize {
+		cc.Characterize = consumers.CharacterizeConfig{Store: filepath.Join(f.warcDir, characterizationSubdir), WARCDirs: []string{f.warcDir}}
+	}
+	cc.CaptureIndex = consumers.CaptureIndexConfig{Dir: f.captureIndex, Scope: f.scope}
+	switch f.captureIndex {
+	case "":
+		cc.CaptureIndex.Dir = filepath.Join(f.warcDir, consumers.CaptureIndexSubdir)
+	case "-":
+		cc.CaptureIndex.Dir = ""
+	}
 	cc.Logger = log
 	cons, err := consumers.Open(cc)
 	if err != nil {
@@ -166,7 +186,7 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		WARCDir: f.warcDir, IndexURL: f.index, IndexToken: e.getenv("WAYSIDE_TOKEN"), NoDedup: f.noDedup,
 		Policy: dedupindex.Policy{Match: match, MinPayloadSize: f.minSize, Scope: f.scope,
 			ReadOnlyScopes: splitList(f.readScopes), Statuses: statuses, Window: f.window},
-		Writer: crawl.WriterOptions{Version: f.version, MaxFileSize: f.maxFileSize,
+		Writer: crawl.WriterOptions{Prefix: f.warcPrefix, Version: f.version, MaxFileSize: f.maxFileSize,
 			Info: []crawl.Field{{Name: "http-header-user-agent", Value: f.userAgent}, {Name: "isPartOf", Value: f.scope},
 				{Name: "robots", Value: map[bool]string{true: "obey", false: "ignore"}[f.robots]}}},
 		Recorder: crawl.Options{Verify: verify, OriginalDirs: splitList(f.originalDirs), Conditional: f.conditional, MaxBody: f.maxBody, MaxDuration: f.maxTime,
@@ -208,6 +228,9 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		}
 	} else {
 		printSummary(e.stdout, label, f.warcDir, sum)
+		if cons.Characterizer != nil {
+			printCharacterized(e.stdout, cons.Characterizer, cons.CharStore, filepath.Join(f.warcDir, characterizationSubdir))
+		}
 	}
 	if closeErr != nil {
 		return sum, errors.Join(closeErr, consErr)
@@ -364,6 +387,20 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// validWARCPrefix reports whether p can start a file name on every
+// system: letters, digits, '.', '_' and '-', not starting with '.'.
+func validWARCPrefix(p string) bool {
+	if p == "" || p[0] == '.' {
+		return false
+	}
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

@@ -27,7 +27,7 @@ func TestCrawlCommand(t *testing.T) {
 	}
 	defer srv.Close()
 	dir := t.TempDir()
-	args := []string{"crawl", "--warc-dir", dir, "--robots", "--delay", "0", "--parallel", "1", "--quiet", srv.URL + "/"}
+	args := []string{"crawl", "--warc-dir", dir, "--warc-prefix", "CRAWLER-A", "--robots", "--delay", "0", "--parallel", "1", "--quiet", srv.URL + "/"}
 	out, stderr, err := runCLI(context.Background(), args...)
 	if err != nil {
 		t.Fatalf("first crawl: %v\n%s", err, stderr)
@@ -49,6 +49,11 @@ func TestCrawlCommand(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(dir, "*.open")); len(m) != 0 {
 		t.Errorf("files left open: %v", m)
 	}
+	all, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	named, _ := filepath.Glob(filepath.Join(dir, "CRAWLER-A-*.warc.gz"))
+	if len(all) == 0 || len(named) != len(all) {
+		t.Errorf("WARC files %v, want every one named CRAWLER-A-…", all)
+	}
 }
 
 func TestCrawlCommandBadInput(t *testing.T) {
@@ -62,6 +67,8 @@ func TestCrawlCommandBadInput(t *testing.T) {
 		{[]string{"crawl", "--warc-dir", t.TempDir(), "--warc-version", "0.17", "http://example.com/"}, `"0.17"`},
 		{[]string{"crawl", "--warc-dir", t.TempDir()}, "no URL"},
 		{[]string{"crawl", "--warc-dir", t.TempDir(), "--prefix", "http://example.com/a/", "http://example.com/b/"}, "http://example.com/b/"},
+		{[]string{"crawl", "--warc-dir", t.TempDir(), "--warc-prefix", "../up", "http://example.com/"}, `"../up"`},
+		{[]string{"crawl", "--warc-dir", t.TempDir(), "--warc-prefix", "", "http://example.com/"}, `--warc-prefix ""`},
 	} {
 		_, _, err := runCLI(context.Background(), tc.args...)
 		var ue usageError

@@ -219,15 +219,7 @@ func startTestArchive(t *testing.T) *testarchive.Server {
 			testenv.MissingTool(t, "fixity: no Chromium binary: install chromium to run the replay tests")
 		}
 	}
-	arch, err := testarchive.New("web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { arch.Close() })
-	if _, err := arch.LoadBuiltin(); err != nil {
-		t.Fatal(err)
-	}
-	return arch
+	return testarchive.Start(t)
 }
 
 // checkedStore opens a history store (closed at cleanup) and runs its

@@ -14,6 +14,8 @@ import (
 // subcommand is audited as soon as it lands.
 var subcommands = [][]string{
 	{"cdxj"}, {"crawl"}, {"demo"}, {"serve"}, {"status"}, {"version"},
+	{"aggregate", "eval"}, {"aggregate", "timemap"}, {"aggregate", "timegate"},
+	{"characterize"}, {"characterize", "query"},
 	{"convert", "arc2warc"}, {"convert", "verify"},
 	{"dedup", "assess"}, {"dedup", "manifest"}, {"dedup", "resolve"}, {"dedup", "rewrite"}, {"dedup", "validate"}, {"dedup", "run"},
 	{"fixity", "replay"}, {"fixity", "compare"}, {"fixity", "verify"}, {"fixity", "sweep"}, {"fixity", "report"}, {"fixity", "accept"},

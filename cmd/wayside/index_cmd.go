@@ -264,11 +264,13 @@ func runIndexStats(ctx context.Context, e *env, args []string) error {
 	} else {
 		fmt.Fprintf(e.stdout, "index:      %s\n", shownURL(dir))
 		fmt.Fprintf(e.stdout, "originals:  %d\n", st.Originals)
-		fmt.Fprintf(e.stdout, "disk:       %.1f MB", float64(st.DiskBytes)/1e6)
-		if st.Originals > 0 {
-			fmt.Fprintf(e.stdout, " (%.0f B per original)", float64(st.DiskBytes)/float64(st.Originals))
+		if st.DiskBytes > 0 { // a networked index (Redis, a sidecar) reports none
+			fmt.Fprintf(e.stdout, "disk:       %.1f MB", float64(st.DiskBytes)/1e6)
+			if st.Originals > 0 {
+				fmt.Fprintf(e.stdout, " (%.0f B per original)", float64(st.DiskBytes)/float64(st.Originals))
+			}
+			fmt.Fprintln(e.stdout)
 		}
-		fmt.Fprintln(e.stdout)
 		names := make([]string, 0, len(st.Scopes))
 		for s := range st.Scopes {
 			names = append(names, s)

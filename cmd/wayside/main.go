@@ -121,11 +121,13 @@ type command struct {
 
 func commands() []command {
 	cs := []command{
+		{"aggregate", "ask only the archives whose MementoMap may hold a URI-R; evaluate the routing", runAggregate},
 		{"crawl", "crawl URLs into WARC files with crawl-time deduplication", runCrawl},
 		{"dedup", "post-crawl deduplication of existing WARC collections, validated before anything is replaced", runDedup},
 		{"demo", "crawl a built-in example site twice and show the revisits (no network needed)", runDemo},
 		{"index", "manage the dedup index: import, stats, lookup", runIndex},
 		{"cdxj", "write a sorted CDXJ index of WARC (and ARC) files", runCDXJ},
+		{"characterize", "identify the format of every payload in WARC and ARC files; query by format", runCharacterize},
 		{"convert", "convert ARC files to WARC and verify conversions", runConvert},
 		{"mementomap", "generate, compact, look up, merge and evaluate MementoMaps", runMementoMap},
 		{"fixity", "replay archived pages, hash them and track changes", runFixity},

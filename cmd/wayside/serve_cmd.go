@@ -38,6 +38,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	poll := fs.Duration("poll", 0, "WARC directory poll interval (overrides ingest.poll_interval)")
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (overrides log.level)")
 	logFormat := fs.String("log-format", "", "text or json (overrides log.format)")
+	characterize := fs.Bool("characterize", false, "identify the format of every ingested capture (sets characterize.enabled)")
 	fs.atLeast("poll", 0)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -70,6 +71,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	set(&cfg.Log.Level, *logLevel)
 	set(&cfg.Log.Format, *logFormat)
 	cfg.Ingest.Dirs = append(cfg.Ingest.Dirs, watch...)
+	cfg.Characterize.Enabled = cfg.Characterize.Enabled || *characterize
 	if *poll != 0 {
 		cfg.Ingest.PollInterval = *poll
 	}

@@ -18,12 +18,13 @@ import (
 	"github.com/wayside-archive/wayside/sidecar/loadgen"
 )
 
-const statusUsage = `[flags] [status | lookup <digest> | ingest | cdx <url> | metrics | bench]
+const statusUsage = `[flags] [status | lookup <digest> | ingest | cdx <url> | aggregate | metrics | bench]
 
   status           daemon status: index, ingest totals, dedup counters (default)
   lookup <digest>  look a payload digest up in the dedup index
   ingest           ingest progress per WARC file
   cdx <url>        the CDX answer for a URL (as Heritrix and Zeno get it)
+  aggregate        per upstream archive: requests, avoided by MementoMaps, hits, misses, errors, latency, map state
   metrics          the Prometheus metrics text
   bench            load test: seed originals, then look digests up for -duration`
 
@@ -57,36 +58,16 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		}
 		rest = fs.Args()
 	}
-	a := *addr
-	if a == "" {
-		a = e.getenv("WAYSIDE_ADDR")
-	}
-	if a == "" {
-		a = "wayside-data/wayside.sock"
-	}
-	token := e.getenv("WAYSIDE_TOKEN")
-	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			return fmt.Errorf("status: %w", err)
-		}
-		token = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
-	}
 	switch cmd {
-	case "status", "lookup", "ingest", "cdx", "metrics", "bench":
+	case "status", "lookup", "ingest", "cdx", "aggregate", "metrics", "bench":
 	default:
 		return fs.usagef("status: unknown command %q", cmd)
 	}
-	if !strings.Contains(a, "://") {
-		if _, err := os.Stat(a); errors.Is(err, iofs.ErrNotExist) {
-			return fmt.Errorf("status: no daemon socket at %s (is 'wayside serve' running? give its socket with -addr)", a)
-		}
-	}
-	opts := []client.Option{client.WithToken(token)}
+	var opts []client.Option
 	if cmd == "bench" {
 		opts = append(opts, client.WithMaxIdleConns(*workers*2), client.WithTimeout(10*time.Second))
 	}
-	c, err := client.New(a, opts...)
+	c, err := dialDaemon(e, *addr, *tokenFile, opts...)
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
@@ -114,6 +95,13 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "dedup:      %d lookups, %d claims, %d revisits, %d bytes saved\n", st.Lookups, st.Claims, st.Revisits, st.BytesSaved)
 		fmt.Fprintf(e.stdout, "ingest:     %d files, %d records, %d originals, %d revisits, %d bytes, %d bytes behind, %d errors\n",
 			len(st.Ingest.Files), st.Ingest.Records, st.Ingest.Originals, st.Ingest.Revisits, st.Ingest.Bytes, st.Ingest.LagBytes, st.Ingest.Errors)
+		if c := st.Captures; c != nil {
+			var parts []string
+			for _, col := range c.Collections {
+				parts = append(parts, fmt.Sprintf("%s %d (%d revisits, %d without original)", col.Name, col.Captures, col.Revisits, col.Unresolved))
+			}
+			fmt.Fprintf(e.stdout, "captures:   %s; %d bytes on disk\n", orNone(strings.Join(parts, ", ")), c.DiskBytes)
+		}
 		if cl := st.CrawlLog; cl != nil {
 			fmt.Fprintf(e.stdout, "crawl.log:  %d lines, %d duplicates, %d bytes, by status %v\n", cl.Lines, cl.Duplicates, cl.Bytes, cl.ByStatus)
 		}
@@ -131,6 +119,28 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "consumer:   %s: %d delivered, %d failed, %d dropped, %d queued: %s\n",
 				c.Name, c.Delivered, c.Failed, c.Dropped, c.Queued, state)
 		}
+		if ag := st.Aggregate; ag != nil {
+			var req, avoided, errs int64
+			for _, a := range ag.Archives {
+				req, avoided, errs = req+a.Requests, avoided+a.Avoided, errs+a.Errors
+			}
+			fmt.Fprintf(e.stdout, "aggregate:  %d lookups (%d partial), %d archives: %d requests, %d avoided by maps, %d errors\n",
+				ag.Lookups, ag.Partial, len(ag.Archives), req, avoided, errs)
+			printAggregate(e, ag)
+		}
+		return nil
+	case "aggregate":
+		var st sidecar.Status
+		if err := c.Status(ctx, &st); err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		if st.Aggregate == nil {
+			return fmt.Errorf("status: the daemon has no aggregate archives configured")
+		}
+		if *asJSON {
+			return printJSON(st.Aggregate)
+		}
+		printAggregate(e, st.Aggregate)
 		return nil
 	case "lookup":
 		if len(rest) != 1 {
@@ -213,6 +223,23 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	return fs.usagef("status: unknown command %q", cmd)
 }
 
+// printAggregate prints one line per upstream archive of the aggregator.
+func printAggregate(e *env, ag *api.AggregateStatus) {
+	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ARCHIVE\tREQUESTS\tAVOIDED\tHITS\tMISSES\tERRORS\tTIMEOUTS\tMEAN ms\tP99 ms\tMAP")
+	for _, a := range ag.Archives {
+		m := a.MapState
+		if a.MapState == "loaded" {
+			m = fmt.Sprintf("loaded, %d lines, %s ago", a.MapLines, time.Since(a.MapFetchedAt).Round(time.Second))
+		}
+		if a.MapError != "" {
+			m += ": " + a.MapError
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t≤%g\t%s\n", a.Name, a.Requests, a.Avoided, a.Hits, a.Misses, a.Errors, a.Timeouts, a.LatencyMeanMs, a.LatencyP99Ms, m)
+	}
+	tw.Flush()
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "-"
@@ -225,4 +252,30 @@ func ptrIf[T any](ok bool, v T) *T {
 		return nil
 	}
 	return &v
+}
+
+// dialDaemon returns a client of the daemon at addr (default $WAYSIDE_ADDR,
+// then wayside-data/wayside.sock) with the token from tokenFile (default
+// $WAYSIDE_TOKEN).
+func dialDaemon(e *env, addr, tokenFile string, opts ...client.Option) (*client.Client, error) {
+	if addr == "" {
+		addr = e.getenv("WAYSIDE_ADDR")
+	}
+	if addr == "" {
+		addr = "wayside-data/wayside.sock"
+	}
+	if !strings.Contains(addr, "://") {
+		if _, err := os.Stat(addr); errors.Is(err, iofs.ErrNotExist) {
+			return nil, fmt.Errorf("no daemon socket at %s (is 'wayside serve' running? give its socket with -addr)", addr)
+		}
+	}
+	token := e.getenv("WAYSIDE_TOKEN")
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return nil, err
+		}
+		token = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+	}
+	return client.New(addr, append([]client.Option{client.WithToken(token)}, opts...)...)
 }

@@ -131,23 +131,80 @@ func openPebble(_ context.Context, u *url.URL, o Options) (dedupindex.Index, err
 
 // openRedis opens a Redis Cluster (or, with ?cluster=0 and one address, a
 // single server). Query parameters: prefix, lease (duration), password,
-// cluster.
+// cluster, wait (replicas a commit waits for), wait_timeout (duration),
+// capacity (originals per scope a new index is laid out for), byurl
+// (0: create the index without the by-URL index).
 func openRedis(ctx context.Context, u *url.URL, o Options) (dedupindex.Index, error) {
 	if u.Host == "" {
 		return nil, fmt.Errorf("%w: redis URL without host:port", ErrBadURL)
 	}
 	addrs := strings.Split(u.Host, ",")
 	q := u.Query()
-	var opts []diredis.Option
+	opts := []diredis.Option{diredis.WithLogger(o.Logger)}
 	if p := q.Get("prefix"); p != "" {
 		opts = append(opts, diredis.WithPrefix(p))
 	}
-	if l := q.Get("lease"); l != "" {
-		d, err := time.ParseDuration(l)
-		if err != nil {
-			return nil, fmt.Errorf("%w: lease %q: %v", ErrBadURL, l, err)
+	duration := func(name string) (time.Duration, error) {
+		v := q.Get(name)
+		if v == "" {
+			return 0, nil
 		}
-		opts = append(opts, diredis.WithLease(d))
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, fmt.Errorf("%w: %s=%q: want a positive duration such as 500ms", ErrBadURL, name, v)
+		}
+		return d, nil
+	}
+	integer := func(name string) (int64, error) {
+		v := q.Get(name)
+		if v == "" {
+			return 0, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%w: %s=%q: want a whole number >= 0", ErrBadURL, name, v)
+		}
+		return n, nil
+	}
+	lease, err := duration("lease")
+	if err != nil {
+		return nil, err
+	}
+	if lease > 0 {
+		opts = append(opts, diredis.WithLease(lease))
+	}
+	wait, err := integer("wait")
+	if err != nil {
+		return nil, err
+	}
+	waitTimeout, err := duration("wait_timeout")
+	if err != nil {
+		return nil, err
+	}
+	if waitTimeout > 0 && wait == 0 {
+		return nil, fmt.Errorf("%w: wait_timeout without wait=N", ErrBadURL)
+	}
+	if wait > 0 {
+		if waitTimeout == 0 {
+			waitTimeout = time.Second
+		}
+		opts = append(opts, diredis.WithWait(int(wait), waitTimeout))
+	}
+	capacity, err := integer("capacity")
+	if err != nil {
+		return nil, err
+	}
+	if capacity > 0 {
+		opts = append(opts, diredis.WithCapacity(capacity))
+	}
+	if b := q.Get("byurl"); b != "" {
+		on, err := strconv.ParseBool(b)
+		if err != nil {
+			return nil, fmt.Errorf("%w: byurl=%q", ErrBadURL, b)
+		}
+		if !on {
+			opts = append(opts, diredis.WithoutURLIndex())
+		}
 	}
 	password := q.Get("password")
 	if u.User != nil {
@@ -163,14 +220,16 @@ func openRedis(ctx context.Context, u *url.URL, o Options) (dedupindex.Index, er
 		}
 		cluster = b
 	}
+	// A WAIT may block for wait_timeout: reads must outlast it.
+	readTimeout := max(3*time.Second, waitTimeout+time.Second)
 	var c goredis.UniversalClient
 	if cluster {
-		c = goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs, Password: password})
+		c = goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs, Password: password, ReadTimeout: readTimeout})
 	} else {
 		if len(addrs) != 1 {
 			return nil, fmt.Errorf("%w: cluster=0 takes exactly one address", ErrBadURL)
 		}
-		c = goredis.NewClient(&goredis.Options{Addr: addrs[0], Password: password})
+		c = goredis.NewClient(&goredis.Options{Addr: addrs[0], Password: password, ReadTimeout: readTimeout})
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -178,12 +237,12 @@ func openRedis(ctx context.Context, u *url.URL, o Options) (dedupindex.Index, er
 		c.Close()
 		return nil, fmt.Errorf("redis at %s does not answer: %w", u.Host, err)
 	}
-	ix, err := diredis.New(c, opts...)
+	ix, err := diredis.New(pctx, c, append(opts, diredis.WithClientClosed())...)
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
-	return &closingIndex{Index: ix, close: c.Close}, nil
+	return ix, nil
 }
 
 func openSidecar(_ context.Context, u *url.URL, o Options) (dedupindex.Index, error) {
@@ -205,14 +264,4 @@ func openSidecar(_ context.Context, u *url.URL, o Options) (dedupindex.Index, er
 		return nil, err
 	}
 	return c.Index(), nil
-}
-
-// closingIndex also closes the client the backend was given.
-type closingIndex struct {
-	dedupindex.Index
-	close func() error
-}
-
-func (c *closingIndex) Close() error {
-	return errors.Join(c.Index.Close(), c.close())
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/backend"
+	"github.com/wayside-archive/wayside/internal/redistest"
 )
 
 func TestParse(t *testing.T) {
@@ -76,5 +77,58 @@ func TestOpenRedisUnreachable(t *testing.T) {
 	}
 	if want := "127.0.0.1:1"; !strings.Contains(err.Error(), want) {
 		t.Fatalf("error %q does not name %s", err, want)
+	}
+}
+
+// Bad redis:// parameters are refused before any connection is made.
+func TestOpenRedisBadParameters(t *testing.T) {
+	for _, q := range []string{"wait=x", "wait=-1", "wait_timeout=1s", "wait=1&wait_timeout=soon", "capacity=lots",
+		"capacity=-5", "byurl=maybe", "lease=0s", "cluster=perhaps"} {
+		_, err := backend.Open(context.Background(), "redis://127.0.0.1:1/?"+q, backend.Options{})
+		if !errors.Is(err, backend.ErrBadURL) {
+			t.Errorf("%s: %v, want ErrBadURL", q, err)
+		}
+	}
+}
+
+// A redis:// URL with every parameter opens a working index on a real
+// 3-master + 3-replica cluster.
+func TestOpenRedisCluster(t *testing.T) {
+	ctx := context.Background()
+	cl := redistest.New(t, redistest.Options{})
+	ix, err := backend.Open(ctx, cl.URL("prefix=bt:&wait=1&wait_timeout=2s&capacity=1000&byurl=0&lease=1m"), backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The optional interfaces the policy, import and `index stats --check`
+	// use are there.
+	_, wc := ix.(dedupindex.WindowClaimer)
+	_, b := ix.(dedupindex.Batcher)
+	_, c := ix.(dedupindex.Checker)
+	if !wc || !b || !c {
+		t.Fatalf("redis index: WindowClaimer %v, Batcher %v, Checker %v; want all", wc, b, c)
+	}
+	k := dedupindex.Key{Scope: dedupindex.DefaultScope, Digest: "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYA"}
+	r, err := ix.Claim(ctx, k)
+	if err != nil || r.State != dedupindex.Claimed {
+		t.Fatalf("Claim = %v %v", r.State, err)
+	}
+	o := dedupindex.Original{TargetURI: "http://example.com/", Date: time.Unix(1700000000, 0).UTC(), RecordID: "<urn:uuid:x>", File: "a.warc.gz", Offset: 1, Length: 2, PayloadLength: 3}
+	if err := ix.Commit(ctx, r.Ticket, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.ByURL(ctx, dedupindex.DefaultScope, "com,example)/"); !errors.Is(err, dedupindex.ErrNoURLIndex) {
+		t.Fatalf("ByURL with byurl=0: %v", err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix, err = backend.Open(ctx, cl.URL("prefix=bt:"), backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if got, ok, err := ix.Lookup(ctx, k); err != nil || !ok || got.RecordID != o.RecordID {
+		t.Fatalf("Lookup after reopening = %+v %v %v", got, ok, err)
 	}
 }

@@ -4,8 +4,11 @@
 //
 //	pebble:///var/lib/wayside/index   embedded pebble (the default; a bare
 //	                                  path means the same)
-//	redis://h1:6379,h2:6379/?prefix=wayside:&lease=10m&wait=1
-//	                                  Redis Cluster shared by a fleet
+//	redis://h1:6379,h2:6379/?prefix=wayside:&wait=1&wait_timeout=500ms
+//	                                  Redis Cluster shared by a fleet; also
+//	                                  lease=10m, capacity=N and byurl=0 (when
+//	                                  the index is created), password=…,
+//	                                  cluster=0 (one server)
 //	sidecar:///run/wayside/wayside.sock
 //	sidecar://127.0.0.1:8181          a running `wayside serve` (token from
 //	                                  Options.Token or WAYSIDE_TOKEN)

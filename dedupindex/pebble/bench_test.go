@@ -17,11 +17,8 @@ package pebble_test
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,8 +29,8 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/dedupindex/indextest"
 	"github.com/wayside-archive/wayside/dedupindex/pebble"
-	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
@@ -57,38 +54,11 @@ func benchEntries() int {
 	return 200_000
 }
 
-var mimes = []string{"text/html", "image/jpeg", "image/png", "application/javascript", "text/css"}
-
-// benchDigest is the digest of synthetic payload i (absent ones use i < 0).
-func benchDigest(i int) string {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(i))
-	s := sha1.Sum(b[:])
-	return digest.Digest{Alg: digest.SHA1, Sum: s[:]}.String()
-}
-
-// benchOriginal is a realistic original: ~70-byte URI, UUID record id,
-// one WARC file per 20,000 records, validators on some.
-func benchOriginal(i int) dedupindex.Original {
-	h := sha1.Sum([]byte(strconv.Itoa(i)))
-	o := dedupindex.Original{
-		Digest:        benchDigest(i),
-		TargetURI:     fmt.Sprintf("https://www.site%d.example.org/section-%d/article-%d.html?ref=%d", i%50000, i%97, i, i%13),
-		Date:          time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 37 * time.Millisecond).Truncate(time.Second),
-		RecordID:      fmt.Sprintf("<urn:uuid:%x-%x-4%x-8%x-%x>", h[0:4], h[4:6], h[6:8][1:], h[8:10][1:], h[10:16]),
-		File:          fmt.Sprintf("WAYSIDE-20250101000000-%05d.warc.gz", i/20000),
-		Offset:        int64(i%20000) * 48_000,
-		Length:        int64(2000 + i%30000),
-		PayloadLength: int64(5000 + i%90000),
-		Status:        200,
-		MIME:          mimes[i%len(mimes)],
-	}
-	if i%3 == 0 {
-		o.ETag = fmt.Sprintf(`"%x"`, h[:6])
-		o.LastModified = o.Date.Add(-72 * time.Hour).Format(http.TimeFormat)
-	}
-	return o
-}
+// benchDigest and benchOriginal are the shared synthetic workload: a
+// realistic original per i (~70-byte URI, UUID record id, one WARC file
+// per 20,000 records, validators on a third).
+func benchDigest(i int) string                { return indextest.SyntheticDigest(i) }
+func benchOriginal(i int) dedupindex.Original { return indextest.SyntheticOriginal(i) }
 
 // benchIndex opens an index of n synthetic entries, building it (batched,
 // one sync per 10,000 entries) and compacting it on first use.

@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/wayside-archive/wayside/dedupindex/internal/record"
 )
 
 // maxCheckErrors bounds the violations Check lists.
@@ -89,7 +91,7 @@ func (ix *Index) Check(ctx context.Context) error {
 			if _, ok := scopes[dp.scopeID]; !ok {
 				bad("primary key %x: unknown scope id %d", k, dp.scopeID)
 			}
-			r, err := decodeRecord(v)
+			r, err := record.Decode(v)
 			if err != nil {
 				bad("primary %x: value: %v", k, err)
 				continue
@@ -97,7 +99,7 @@ func (ix *Index) Check(ctx context.Context) error {
 			if _, err := ix.toOriginal(dp.pk.digest(), r); err != nil {
 				bad("primary %x: %v", k, err)
 			}
-			if r.targetURI == "" {
+			if r.TargetURI == "" {
 				bad("primary %x: empty target URI", k)
 			}
 			primaries[dp.scopeID]++
@@ -113,8 +115,8 @@ func (ix *Index) Check(ctx context.Context) error {
 			}
 			secondaries[ds.scopeID]++
 			found := false
-			err = ix.scanPrimaries(snap, ds.primary, func(_ decodedPrimary, r record) error {
-				if hash8(ix.urlKey(r.targetURI)) == ds.surtHash {
+			err = ix.scanPrimaries(snap, ds.primary, func(_ decodedPrimary, r record.Record) error {
+				if hash8(ix.urlKey(r.TargetURI)) == ds.surtHash {
 					found = true
 				}
 				return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/dedupindex/internal/record"
 	"github.com/wayside-archive/wayside/digest"
 )
 
@@ -36,7 +37,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 			return b.Commit(pebble.Sync)
 		}, "has no original"},
 		{"unknown file id", func(ix *Index, p, s []byte) error {
-			return ix.db.Set(p, encodeRecord(nil, &record{date: date, targetURI: "http://e/", fileID: 99}), pebble.Sync)
+			return ix.db.Set(p, record.Append(nil, &record.Record{Date: date, TargetURI: "http://e/", FileID: 99}), pebble.Sync)
 		}, "unknown file id"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

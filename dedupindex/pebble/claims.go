@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble"
 
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/dedupindex/internal/record"
 )
 
 const numShards = 64
@@ -384,7 +385,7 @@ func (w *batchWriter) add(pk parsedKey, o dedupindex.Original, notBefore time.Ti
 		}
 		w.added[id]++
 	}
-	if err := w.b.Set(key, encodeRecord(nil, r), nil); err != nil {
+	if err := w.b.Set(key, record.Append(nil, r), nil); err != nil {
 		return false, err
 	}
 	if ix.byURL {

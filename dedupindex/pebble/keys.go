@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/dedupindex/internal/record"
 	"github.com/wayside-archive/wayside/digest"
 )
 
@@ -17,8 +18,8 @@ const (
 	tagPrimary   byte = 0x10
 	tagSecondary byte = 0x11
 
-	kindFile byte = 'f'
-	kindMIME byte = 'm'
+	kindFile = byte(record.KindFile)
+	kindMIME = byte(record.KindMIME)
 
 	hashLen = 8
 	// secDigestLen is how many digest bytes a by-URL entry keeps.

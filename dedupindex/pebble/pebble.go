@@ -22,6 +22,8 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/dedupindex/internal/record"
+	"github.com/wayside-archive/wayside/internal/pebblelog"
 )
 
 // Index is a dedupindex.Index stored in a Pebble directory. It is safe for
@@ -141,7 +143,7 @@ func Open(dir string, opts ...Option) (*Index, error) {
 	popts := &pebble.Options{
 		Comparer: &cmp,
 		Cache:    cache,
-		Logger:   pebbleLogger{o.log},
+		Logger:   pebblelog.Logger{L: o.log, Owner: "dedupindex/pebble"},
 		Merger:   &pebble.Merger{Name: mergerName, Merge: newCounterMerger},
 	}
 	popts.Levels = make([]pebble.LevelOptions, 7)
@@ -418,66 +420,27 @@ func (ix *Index) internedName(kind byte, id uint64) (string, bool) {
 	return s, ok
 }
 
-// toRecord converts o (validated) to its stored form, interning names.
-func (ix *Index) toRecord(o dedupindex.Original) (*record, error) {
-	r := &record{
-		date:          o.Date,
-		targetURI:     o.TargetURI,
-		recordID:      o.RecordID,
-		offset:        o.Offset,
-		length:        o.Length,
-		payloadLength: o.PayloadLength,
-		status:        o.Status,
-		etag:          o.ETag,
-		lastModified:  o.LastModified,
-	}
-	var err error
-	if r.fileID, err = ix.intern(kindFile, o.File); err != nil {
-		return nil, err
-	}
-	if r.fileID == 0 {
-		r.file = o.File
-	}
-	if r.mimeID, err = ix.intern(kindMIME, o.MIME); err != nil {
-		return nil, err
-	}
-	if r.mimeID == 0 {
-		r.mime = o.MIME
-	}
-	return r, nil
+// toRecord converts o (validated) to its stored form, interning file
+// names and MIME types (not URI origins: the format keeps target URIs
+// whole).
+func (ix *Index) toRecord(o dedupindex.Original) (*record.Record, error) {
+	return record.FromOriginal(o, func(kind record.Kind, s string) (uint64, error) {
+		if kind != record.KindFile && kind != record.KindMIME {
+			return 0, nil
+		}
+		return ix.intern(byte(kind), s)
+	})
 }
 
 // toOriginal converts a stored record back, resolving interned names.
-func (ix *Index) toOriginal(dig string, r record) (dedupindex.Original, error) {
-	o := dedupindex.Original{
-		Digest:        dig,
-		TargetURI:     r.targetURI,
-		Date:          r.date,
-		RecordID:      r.recordID,
-		File:          r.file,
-		Offset:        r.offset,
-		Length:        r.length,
-		PayloadLength: r.payloadLength,
-		Status:        r.status,
-		MIME:          r.mime,
-		ETag:          r.etag,
-		LastModified:  r.lastModified,
-	}
-	if r.fileID != 0 {
-		s, ok := ix.internedName(kindFile, r.fileID)
+func (ix *Index) toOriginal(dig string, r record.Record) (dedupindex.Original, error) {
+	return r.Original(dig, func(kind record.Kind, id uint64) (string, error) {
+		s, ok := ix.internedName(byte(kind), id)
 		if !ok {
-			return o, fmt.Errorf("unknown file id %d", r.fileID)
+			return "", fmt.Errorf("unknown %s id %d", kind, id)
 		}
-		o.File = s
-	}
-	if r.mimeID != 0 {
-		s, ok := ix.internedName(kindMIME, r.mimeID)
-		if !ok {
-			return o, fmt.Errorf("unknown MIME id %d", r.mimeID)
-		}
-		o.MIME = s
-	}
-	return o, nil
+		return s, nil
+	})
 }
 
 // get reads and decodes the primary entry at key. It seeks with the
@@ -489,11 +452,11 @@ func (ix *Index) get(key []byte, dig string) (dedupindex.Original, bool, error) 
 	if err != nil {
 		return dedupindex.Original{}, false, fmt.Errorf("dedupindex/pebble: get: %w", err)
 	}
-	var r record
+	var r record.Record
 	found := it.SeekPrefixGE(key) && bytes.Equal(it.Key(), key)
 	var derr error
 	if found {
-		r, derr = decodeRecord(it.Value())
+		r, derr = record.Decode(it.Value())
 	}
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
 		return dedupindex.Original{}, false, fmt.Errorf("dedupindex/pebble: get: %w", err)
@@ -562,8 +525,8 @@ func (ix *Index) ByURL(ctx context.Context, scope, surtKey string) ([]dedupindex
 			return nil, fmt.Errorf("dedupindex/pebble: by-url entry %x: %w", it.Key(), err)
 		}
 		n := len(out)
-		err = ix.scanPrimaries(ix.db, ds.primary, func(dp decodedPrimary, r record) error {
-			if hash8(ix.urlKey(r.targetURI)) != surtHash {
+		err = ix.scanPrimaries(ix.db, ds.primary, func(dp decodedPrimary, r record.Record) error {
+			if hash8(ix.urlKey(r.TargetURI)) != surtHash {
 				return nil
 			}
 			o, err := ix.toOriginal(dp.pk.digest(), r)
@@ -594,7 +557,7 @@ type reader interface {
 
 // scanPrimaries calls fn for every primary entry whose key starts with
 // prefix.
-func (ix *Index) scanPrimaries(r reader, prefix []byte, fn func(decodedPrimary, record) error) error {
+func (ix *Index) scanPrimaries(r reader, prefix []byte, fn func(decodedPrimary, record.Record) error) error {
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
 		return fmt.Errorf("dedupindex/pebble: scan: %w", err)
@@ -605,7 +568,7 @@ func (ix *Index) scanPrimaries(r reader, prefix []byte, fn func(decodedPrimary, 
 		if err != nil {
 			return fmt.Errorf("dedupindex/pebble: entry %x: %w", it.Key(), err)
 		}
-		r, err := decodeRecord(it.Value())
+		r, err := record.Decode(it.Value())
 		if err != nil {
 			return fmt.Errorf("dedupindex/pebble: entry %x: %w", it.Key(), err)
 		}
@@ -727,23 +690,6 @@ func parseToken(tok string) (instance string, seq uint64, err error) {
 		return "", 0, fmt.Errorf("%w: malformed token %q", dedupindex.ErrNoClaim, tok)
 	}
 	return inst, seq, nil
-}
-
-// pebbleLogger routes Pebble's log messages to slog.
-type pebbleLogger struct{ l *slog.Logger }
-
-func (p pebbleLogger) Infof(format string, args ...any) {
-	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
-}
-
-func (p pebbleLogger) Errorf(format string, args ...any) {
-	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
-}
-
-func (p pebbleLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	p.l.Error(msg, "component", "pebble")
-	panic("dedupindex/pebble: fatal: " + msg)
 }
 
 // counterMerger adds varint deltas.

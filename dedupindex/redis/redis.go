@@ -3,11 +3,10 @@ package redis
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,28 +17,43 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/dedupindex/internal/record"
 	"github.com/wayside-archive/wayside/digest"
 )
 
 // Index is a dedupindex.Index stored in Redis. It is safe for concurrent
 // use; many processes may share one store.
 type Index struct {
-	c        goredis.UniversalClient
-	prefix   string
-	lease    time.Duration
-	instance string
-	seq      atomic.Uint64
-	closed   atomic.Bool
+	c            goredis.UniversalClient
+	closeClient  bool
+	l            *layout
+	lease        time.Duration
+	waitReplicas int
+	waitTimeout  time.Duration
+	claimPath    claimPath // benchmarks compare the paths
+	reads        readScore
+	valueMax     int // longest value kept in a bucket hash
+	log          *slog.Logger
+	instance     string
+	seq          atomic.Uint64
+	closed       atomic.Bool
+	names        *names
 
-	mu     sync.Mutex
-	active map[string]claimState // tokens issued by this Index, outstanding
+	stopRepair context.CancelFunc
+	repairing  sync.WaitGroup
 
-	claimScript, commitScript, cancelScript *goredis.Script
+	mu      sync.Mutex
+	active  map[string]claimState   // tokens issued by this Index, outstanding
+	masters map[string]*masterState // by address
 }
 
+// claimState is what Commit needs to know about a claim of this Index.
 type claimState struct {
-	key       dedupindex.Key
-	notBefore time.Time
+	key dedupindex.Key // canonical
+	// replaces is the stored value the claim may replace (an original
+	// older than ClaimNewer's notBefore, or one that cannot be read), or
+	// "" when the claim found no original.
+	replaces string
 }
 
 var (
@@ -49,54 +63,313 @@ var (
 	_ dedupindex.Checker       = (*Index)(nil)
 )
 
+// DefaultCapacity is the number of originals per scope a new index is
+// laid out for when WithCapacity is not given.
+const DefaultCapacity = 10_000_000
+
 type options struct {
-	prefix string
-	lease  time.Duration
+	prefix       string
+	lease        time.Duration
+	waitReplicas int
+	waitTimeout  time.Duration
+	capacity     int64
+	noURLIndex   bool
+	closeClient  bool
+	claimPath    claimPath
+	log          *slog.Logger
 }
+
+// claimPath chooses how Claim starts: by readScore (the default), always
+// with the claim script, or always with a read.
+type claimPath int
+
+const (
+	pathAdaptive claimPath = iota
+	pathScript
+	pathRead
+)
 
 // Option configures New.
 type Option func(*options)
 
-// WithPrefix namespaces every key (default "wayside:").
+// WithPrefix namespaces every key (default "wayside:"). It must not
+// contain braces.
 func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 
 // WithLease sets how long a pending claim lives if its claimer neither
 // commits nor cancels it (default 10 minutes).
 func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d } }
 
-// claimLua: KEYS original, pending; ARGV token, lease ms, notBefore µs (or
-// empty). Returns {1, original} (Duplicate), {2} (Claimed) or {3} (Pending).
-// A pending claim wins over an original, as in the pebble backend (an
-// expired original may be being replaced).
-const claimLua = `
-if redis.call('EXISTS', KEYS[2]) == 1 then
-  return {3}
+// WithWait makes Commit and Put wait until replicas replicas (1 is enough
+// for a replica to take over) acknowledged the original, at most timeout
+// (default 1s); see ErrNotReplicated.
+func WithWait(replicas int, timeout time.Duration) Option {
+	return func(o *options) { o.waitReplicas, o.waitTimeout = replicas, timeout }
+}
+
+// WithCapacity lays a new index out for about n originals per scope (the
+// number of buckets; default DefaultCapacity). It applies when the index
+// is created; opening an existing index with a capacity that gives
+// another layout is an error.
+func WithCapacity(n int64) Option { return func(o *options) { o.capacity = n } }
+
+// WithoutURLIndex creates the index without the by-URL index (ByURL then
+// returns dedupindex.ErrNoURLIndex), saving its memory. Like WithCapacity
+// it is fixed when the index is created.
+func WithoutURLIndex() Option { return func(o *options) { o.noURLIndex = true } }
+
+// WithClientClosed makes Close close the client too (for an Index that
+// owns its client, as opened from a redis:// URL).
+func WithClientClosed() Option { return func(o *options) { o.closeClient = true } }
+
+// WithLogger receives warnings (server settings that cost memory).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// ErrOldLayout is returned by New for a prefix that holds an index in the
+// layout of an earlier version (layout 1: one hash per digest; layout 2:
+// the buckets of this one with larger values), which this version does not
+// read.
+var ErrOldLayout = errors.New("dedupindex/redis: the prefix holds an index in an older layout, which this version does not read")
+
+// New opens the index under the prefix on c (a *ClusterClient, *Client or
+// other UniversalClient), creating it if the prefix holds none. Close
+// does not close c unless WithClientClosed is given.
+func New(ctx context.Context, c goredis.UniversalClient, opts ...Option) (*Index, error) {
+	o := options{prefix: "wayside:", lease: 10 * time.Minute, waitTimeout: time.Second}
+	for _, f := range opts {
+		f(&o)
+	}
+	switch {
+	case o.lease < time.Millisecond:
+		return nil, fmt.Errorf("dedupindex/redis: lease %s is too short", o.lease)
+	case strings.ContainsAny(o.prefix, "{}"):
+		return nil, fmt.Errorf("dedupindex/redis: prefix %q contains a brace", o.prefix)
+	case o.waitReplicas < 0 || o.waitReplicas > 0 && o.waitTimeout < time.Millisecond:
+		return nil, fmt.Errorf("dedupindex/redis: wait for %d replicas within %s", o.waitReplicas, o.waitTimeout)
+	case o.capacity < 0:
+		return nil, fmt.Errorf("dedupindex/redis: negative capacity %d", o.capacity)
+	}
+	if o.log == nil {
+		o.log = slog.New(slog.DiscardHandler)
+	}
+	var inst [8]byte
+	if _, err := rand.Read(inst[:]); err != nil {
+		return nil, fmt.Errorf("dedupindex/redis: instance id: %w", err)
+	}
+	ix := &Index{
+		c:            c,
+		closeClient:  o.closeClient,
+		lease:        o.lease,
+		waitReplicas: o.waitReplicas,
+		waitTimeout:  o.waitTimeout,
+		claimPath:    o.claimPath,
+		log:          o.log,
+		instance:     hex.EncodeToString(inst[:]),
+		names:        newNames(),
+		active:       map[string]claimState{},
+		masters:      map[string]*masterState{},
+	}
+	ix.reads.v.Store(readScoreMax / 2)
+	entries, valueMax := ix.listpackLimits(ctx)
+	ix.valueMax = valueMax
+	capacity := o.capacity
+	if capacity == 0 {
+		capacity = DefaultCapacity
+	}
+	want := newLayout(o.prefix, bitsFor(capacity, entries/2), !o.noURLIndex)
+	l, err := ix.openLayout(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	if o.capacity != 0 && l.bits != want.bits {
+		return nil, fmt.Errorf("dedupindex/redis: the index under %q has 2^%d buckets, laid out when it was created; capacity %d asks for 2^%d (the layout cannot change: create a new prefix and import)", o.prefix, l.bits, o.capacity, want.bits)
+	}
+	if o.noURLIndex && l.byURL {
+		return nil, fmt.Errorf("dedupindex/redis: the index under %q keeps a by-URL index (fixed when it was created)", o.prefix)
+	}
+	ix.l = l
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	ix.stopRepair = cancel
+	ix.repairing.Add(1)
+	go func() {
+		defer ix.repairing.Done()
+		if n, err := ix.Repair(rctx); err != nil && rctx.Err() == nil {
+			ix.log.Warn("dedupindex/redis: repair of queued by-url entries failed", "err", err)
+		} else if n > 0 {
+			ix.log.Info("dedupindex/redis: wrote queued by-url entries", "entries", n)
+		}
+	}()
+	return ix, nil
+}
+
+// listpackLimits reads hash-max-listpack-entries and -value from a master
+// (Redis's defaults, 128 and 64, when the server does not say) and warns
+// when values of typical originals would not fit.
+func (ix *Index) listpackLimits(ctx context.Context) (entries, value int) {
+	entries, value = 128, 64
+	get := func(c goredis.Cmdable) {
+		m, err := c.ConfigGet(ctx, "hash-max-listpack-*").Result()
+		if err != nil {
+			return
+		}
+		if n, err := strconv.Atoi(m["hash-max-listpack-entries"]); err == nil && n > 0 {
+			entries = n
+		}
+		if n, err := strconv.Atoi(m["hash-max-listpack-value"]); err == nil && n > 0 {
+			value = n
+		}
+	}
+	switch c := ix.c.(type) {
+	case *goredis.ClusterClient:
+		var once sync.Once
+		c.ForEachMaster(ctx, func(ctx context.Context, n *goredis.Client) error {
+			once.Do(func() { get(n) })
+			return nil
+		})
+	default:
+		get(c)
+	}
+	if value < recommendedValueMax {
+		ix.log.Warn("dedupindex/redis: hash-max-listpack-value is below the recommended value: most originals are stored in overflow keys, at about twice the memory",
+			"hash-max-listpack-value", value, "recommended", recommendedValueMax)
+	}
+	return entries, value
+}
+
+// recommendedValueMax is the hash-max-listpack-value that keeps typical
+// originals (50-120 bytes) inside their bucket hash.
+const recommendedValueMax = 128
+
+// metaLua creates the meta hash unless it exists and returns it.
+const metaLua = `
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], 'layout', ARGV[1], 'bits', ARGV[2], 'byurl', ARGV[3])
 end
-local d = redis.call('HGET', KEYS[1], 'd')
-if d and (ARGV[3] == '' or tonumber(d) >= tonumber(ARGV[3])) then
-  return {1, redis.call('HGET', KEYS[1], 'v')}
-end
-if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return {2}
-end
-return {3}
+return redis.call('HGETALL', KEYS[1])
 `
 
-// commitLua stores an original unless one is kept; it drops the claim
-// named by ARGV[1] (if any). Returns {0} when the existing original is
-// kept, {1} when stored, {1, old} when an expired original was replaced.
+var metaScript = goredis.NewScript(metaLua)
+
+// openLayout reads the layout from the meta key, creating it as want when
+// the prefix holds no index.
+func (ix *Index) openLayout(ctx context.Context, want *layout) (*layout, error) {
+	meta, err := ix.c.HGetAll(ctx, want.metaKey()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("dedupindex/redis: read %s: %w", want.metaKey(), err)
+	}
+	if len(meta) == 0 {
+		found, err := ix.hasOldLayout(ctx, want.prefix)
+		if err != nil {
+			return nil, err
+		}
+		if found != "" {
+			return nil, oldLayout("layout 1, found " + found)
+		}
+		byURL := "1"
+		if !want.byURL {
+			byURL = "0"
+		}
+		_, err = ix.write(ctx, want.metaKey(), 1, nameWait, func(c goredis.Cmdable) error {
+			var err error
+			meta, err = scriptMap(metaScript.Run(ctx, c, []string{want.metaKey()}, layoutVersion, want.bits, byURL))
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("dedupindex/redis: create %s: %w", want.metaKey(), err)
+		}
+	}
+	if v := meta["layout"]; v != strconv.Itoa(layoutVersion) {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 && n < layoutVersion {
+			return nil, oldLayout(fmt.Sprintf("layout %d, says %s", n, want.metaKey()))
+		}
+		return nil, fmt.Errorf("dedupindex/redis: %s says layout %q; this version reads layout %d (a later version of wayside wrote it?)", want.metaKey(), v, layoutVersion)
+	}
+	bits, err := strconv.ParseUint(meta["bits"], 10, 8)
+	if err != nil || bits < minBits || bits > maxBits || (meta["byurl"] != "0" && meta["byurl"] != "1") {
+		return nil, fmt.Errorf("dedupindex/redis: %s is damaged: %v", want.metaKey(), meta)
+	}
+	return newLayout(want.prefix, uint(bits), meta["byurl"] == "1"), nil
+}
+
+// oldLayout is the error for an index in an earlier layout.
+func oldLayout(what string) error {
+	return fmt.Errorf("%w (%s; this version reads layout %d): re-import it from its WARC or CDXJ files with `wayside index import --index redis://…?prefix=NEW`, or keep running the earlier version on it", ErrOldLayout, what, layoutVersion)
+}
+
+func scriptMap(cmd *goredis.Cmd) (map[string]string, error) {
+	vals, err := cmd.StringSlice()
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for i := 0; i+1 < len(vals); i += 2 {
+		m[vals[i]] = vals[i+1]
+	}
+	return m, nil
+}
+
+// hasOldLayout returns the name of a key of the earlier layout under
+// prefix, or "".
+func (ix *Index) hasOldLayout(ctx context.Context, prefix string) (string, error) {
+	var found string
+	errFound := errors.New("found")
+	err := ix.scanAll(ctx, globEscape(prefix)+"o{*", func(_ *goredis.Client, keys []string) error {
+		found = keys[0]
+		return errFound
+	})
+	if err != nil && !errors.Is(err, errFound) {
+		return "", fmt.Errorf("dedupindex/redis: look for an old layout: %w", err)
+	}
+	return found, nil
+}
+
+// The scripts. KEYS are a slot's digest bucket, pending claim and
+// overflow key (one hash tag, so one Redis Cluster slot); a value equal to
+// overflow is read from the overflow key.
+
+// claimLua: ARGV field, token, lease ms, replaceable value (or "").
+// Returns {1, value} (Duplicate), {2} (Claimed, also when the claim is
+// already the caller's: a retried call) or {3} (Pending). A stored value
+// equal to the replaceable one is claimed over.
+const claimLua = `
+local p = redis.call('GET', KEYS[2])
+if p then
+  if p == ARGV[2] then return {2} end
+  return {3}
+end
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v == '\0' then v = redis.call('GET', KEYS[3]) or '\0' end
+if v and v ~= ARGV[4] then return {1, v} end
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+return {2}
+`
+
+// commitLua: ARGV field, token (or ""), value, replaceable value (or ""),
+// "1" if the value goes to the overflow key, "1" if the by-URL entry is
+// queued in the todo hash (KEYS[4]). Drops the claim named by the token,
+// then stores the value unless another is kept. Returns {0} (kept), {1}
+// (stored; also when this value was already stored: a retried call) or
+// {2, old} (replaced old).
 const commitLua = `
-if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) == ARGV[1] then
+if ARGV[2] ~= '' and redis.call('GET', KEYS[2]) == ARGV[2] then
   redis.call('DEL', KEYS[2])
 end
-local d = redis.call('HGET', KEYS[1], 'd')
-if d and (ARGV[2] == '' or tonumber(d) >= tonumber(ARGV[2])) then
-  return {0}
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+local long = v == '\0'
+if long then v = redis.call('GET', KEYS[3]) or '\0' end
+if v then
+  if v == ARGV[3] then return {1} end
+  if ARGV[4] == '' or v ~= ARGV[4] then return {0} end
 end
-local old = false
-if d then old = redis.call('HGET', KEYS[1], 'v') end
-redis.call('HSET', KEYS[1], 'd', ARGV[3], 'v', ARGV[4], 's', ARGV[5], 'k', ARGV[6], 'u', ARGV[7])
-if old then return {1, old} end
+if ARGV[5] == '1' then
+  redis.call('SET', KEYS[3], ARGV[3])
+  redis.call('HSET', KEYS[1], ARGV[1], '\0')
+else
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+  if long then redis.call('DEL', KEYS[3]) end
+end
+if ARGV[6] == '1' then redis.call('HSET', KEYS[4], ARGV[1], v or '') end
+if v then return {2, v} end
 return {1}
 `
 
@@ -107,65 +380,49 @@ end
 return 0
 `
 
-// New returns an Index on c (a *ClusterClient, *Client or other
-// UniversalClient). Close does not close c.
-func New(c goredis.UniversalClient, opts ...Option) (*Index, error) {
-	o := options{prefix: "wayside:", lease: 10 * time.Minute}
-	for _, f := range opts {
-		f(&o)
-	}
-	if o.lease < time.Millisecond {
-		return nil, fmt.Errorf("dedupindex/redis: lease %s is too short", o.lease)
-	}
-	var inst [8]byte
-	if _, err := rand.Read(inst[:]); err != nil {
-		return nil, fmt.Errorf("dedupindex/redis: instance id: %w", err)
-	}
-	return &Index{
-		c:            c,
-		prefix:       o.prefix,
-		lease:        o.lease,
-		instance:     hex.EncodeToString(inst[:]),
-		active:       map[string]claimState{},
-		claimScript:  goredis.NewScript(claimLua),
-		commitScript: goredis.NewScript(commitLua),
-		cancelScript: goredis.NewScript(cancelLua),
-	}, nil
+// prefixLua returns the fields (and values) of hash KEYS[1] that start
+// with ARGV[1].
+const prefixLua = `
+local out = {}
+local all = redis.call('HGETALL', KEYS[1])
+local n = #ARGV[1]
+for i = 1, #all, 2 do
+  if string.sub(all[i], 1, n) == ARGV[1] then
+    out[#out + 1] = all[i]
+    out[#out + 1] = all[i + 1]
+  end
+end
+return out
+`
+
+var (
+	claimScript  = goredis.NewScript(claimLua)
+	commitScript = goredis.NewScript(commitLua)
+	cancelScript = goredis.NewScript(cancelLua)
+	prefixScript = goredis.NewScript(prefixLua)
+)
+
+func (ix *Index) slotKeys(s slot) []string {
+	return []string{ix.l.digestKey(s.scope, s.bucket), ix.l.claimKey(s.scope, s.bucket, s.field),
+		ix.l.overflowKey(s.scope, s.bucket, s.field), ix.l.todoKey(s.scope, s.bucket)}
 }
-
-// canonKey validates k and returns it with a canonical digest.
-func canonKey(k dedupindex.Key) (dedupindex.Key, error) {
-	if k.Scope == "" {
-		return k, fmt.Errorf("dedupindex/redis: key has an empty scope")
-	}
-	d, err := digest.Normalize(k.Digest)
-	if err != nil {
-		return k, fmt.Errorf("dedupindex/redis: key digest: %w", err)
-	}
-	k.Digest = d
-	return k, nil
-}
-
-func tag(parts ...string) string {
-	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
-	return hex.EncodeToString(sum[:12])
-}
-
-func keyTag(k dedupindex.Key) string { return tag(k.Scope, k.Digest, k.URL) }
-
-func (ix *Index) origKey(t string) string { return ix.prefix + "o{" + t + "}" }
-func (ix *Index) pendKey(t string) string { return ix.prefix + "p{" + t + "}" }
-func (ix *Index) urlKey(scope, surtKey string) string {
-	return ix.prefix + "u{" + tag(scope, surtKey) + "}"
-}
-
-func micros(t time.Time) string { return strconv.FormatInt(t.UnixMicro(), 10) }
 
 func (ix *Index) check(ctx context.Context) error {
 	if ix.closed.Load() {
 		return dedupindex.ErrClosed
 	}
 	return ctx.Err()
+}
+
+// locate validates k and returns it with a canonical digest, and its
+// slot.
+func (ix *Index) locate(k dedupindex.Key) (dedupindex.Key, slot, error) {
+	s, err := ix.l.locate(k)
+	if err != nil {
+		return k, slot{}, err
+	}
+	k.Digest = s.digest
+	return k, s, nil
 }
 
 // Claim installs a pending claim for k unless k has a committed original
@@ -180,58 +437,131 @@ func (ix *Index) ClaimNewer(ctx context.Context, k dedupindex.Key, notBefore tim
 	return ix.claim(ctx, k, notBefore)
 }
 
+// errUnusable is wrapped by decode errors of stored values: such an
+// original counts as absent and the next Commit of its key replaces it.
+var errUnusable = errors.New("stored original cannot be read")
+
 func (ix *Index) claim(ctx context.Context, k dedupindex.Key, notBefore time.Time) (dedupindex.ClaimResult, error) {
 	if err := ix.check(ctx); err != nil {
 		return dedupindex.ClaimResult{}, err
 	}
-	k, err := canonKey(k)
+	k, s, err := ix.locate(k)
 	if err != nil {
 		return dedupindex.ClaimResult{}, err
 	}
-	t := keyTag(k)
-	token := ix.instance + "." + strconv.FormatUint(ix.seq.Add(1), 10)
-	nb := ""
-	if !notBefore.IsZero() {
-		nb = micros(notBefore)
+	r, err := ix.claimSlot(ctx, k, s, notBefore)
+	if err == nil {
+		ix.reads.observe(r.State == dedupindex.Duplicate)
 	}
-	res, err := ix.claimScript.Run(ctx, ix.c, []string{ix.origKey(t), ix.pendKey(t)}, token, ix.lease.Milliseconds(), nb).Slice()
-	if err != nil {
-		return dedupindex.ClaimResult{}, fmt.Errorf("dedupindex/redis: claim: %w", err)
-	}
-	switch res[0].(int64) {
-	case 1:
-		o, err := decodeOriginal(res[1])
-		if err != nil {
-			return dedupindex.ClaimResult{}, err
-		}
-		return dedupindex.ClaimResult{State: dedupindex.Duplicate, Original: o}, nil
-	case 2:
-		ix.mu.Lock()
-		if ix.closed.Load() {
-			// Close ran meanwhile and will not see this claim: drop it.
-			ix.mu.Unlock()
-			if err := ix.cancelToken(context.WithoutCancel(ctx), k, token); err != nil {
-				return dedupindex.ClaimResult{}, err
-			}
-			return dedupindex.ClaimResult{}, dedupindex.ErrClosed
-		}
-		ix.active[token] = claimState{key: k, notBefore: notBefore}
-		ix.mu.Unlock()
-		return dedupindex.ClaimResult{State: dedupindex.Claimed, Ticket: dedupindex.Ticket{Key: k, Token: token}}, nil
-	}
-	return dedupindex.ClaimResult{State: dedupindex.Pending}, nil
+	return r, err
 }
 
-func decodeOriginal(v any) (dedupindex.Original, error) {
-	s, ok := v.(string)
-	if !ok {
-		return dedupindex.Original{}, fmt.Errorf("dedupindex/redis: original is %T, not a string", v)
+// readScore follows how many recent claims found a committed original,
+// in [0, readScoreMax]: a re-crawl, where most do, reads first (one HGET
+// answers a duplicate); a first crawl, where most digests are new, goes
+// straight to the claim script, which a new digest needs anyway (a read
+// first would cost it a second round trip, and with appendfsync always a
+// second wait for the disk). Either way the answer is the same.
+type readScore struct{ v atomic.Int32 }
+
+const readScoreMax = 1 << 10
+
+func (r *readScore) first() bool { return r.v.Load() >= readScoreMax/2 }
+
+// observe moves the score 1/16 of the way towards readScoreMax after a
+// duplicate and towards 0 otherwise. Concurrent updates may be lost: it
+// only chooses a path.
+func (r *readScore) observe(dup bool) {
+	v := r.v.Load()
+	if dup {
+		v += (readScoreMax - v) >> 4
+	} else {
+		v -= v >> 4
 	}
-	var o dedupindex.Original
-	if err := json.Unmarshal([]byte(s), &o); err != nil {
-		return dedupindex.Original{}, fmt.Errorf("dedupindex/redis: decode original: %w", err)
+	r.v.Store(v)
+}
+
+func (ix *Index) claimSlot(ctx context.Context, k dedupindex.Key, s slot, notBefore time.Time) (dedupindex.ClaimResult, error) {
+	replaces := ""
+	if ix.claimPath == pathRead || ix.claimPath == pathAdaptive && ix.reads.first() {
+		// A committed original is answered by one HGET: the bucket holds
+		// committed originals only, so what it returns may be pointed at
+		// (it stays durable in its WARC even if a Commit replaces it
+		// meanwhile). Everything else takes the claim script.
+		v, err := ix.c.HGet(ctx, ix.l.digestKey(s.scope, s.bucket), s.field).Result()
+		switch {
+		case errors.Is(err, goredis.Nil) || err == nil && v == overflow:
+		case err != nil:
+			return dedupindex.ClaimResult{}, fmt.Errorf("dedupindex/redis: claim %s: %w", s.digest, ix.failed(err))
+		default:
+			if r, ok, err := ix.judge(ctx, s, v, notBefore); ok || err != nil {
+				return r, err
+			}
+			replaces = v // too old or unreadable: claim over it
+		}
 	}
-	return o, nil
+	token := ix.instance + "." + strconv.FormatUint(ix.seq.Add(1), 10)
+	keys := ix.slotKeys(s)[:3] // the claim script needs no queue key
+	// A second round claims over an original found too old or unreadable
+	// in the first, unless it changed meanwhile (then it is judged again).
+	for range 3 {
+		res, err := claimScript.Run(ctx, ix.c, keys, s.field, token, ix.lease.Milliseconds(), replaces).Slice()
+		if err != nil {
+			return dedupindex.ClaimResult{}, fmt.Errorf("dedupindex/redis: claim %s: %w", s.digest, ix.failed(err))
+		}
+		switch res[0].(int64) {
+		case 1:
+			v, _ := res[1].(string)
+			if r, ok, err := ix.judge(ctx, s, v, notBefore); ok || err != nil {
+				return r, err
+			}
+			replaces = v
+			continue
+		case 2:
+			ix.mu.Lock()
+			if ix.closed.Load() {
+				// Close ran meanwhile and will not see this claim: drop it.
+				ix.mu.Unlock()
+				if err := ix.cancelToken(context.WithoutCancel(ctx), s, token); err != nil {
+					return dedupindex.ClaimResult{}, err
+				}
+				return dedupindex.ClaimResult{}, dedupindex.ErrClosed
+			}
+			ix.active[token] = claimState{key: k, replaces: replaces}
+			ix.mu.Unlock()
+			return dedupindex.ClaimResult{State: dedupindex.Claimed, Ticket: dedupindex.Ticket{Key: k, Token: token}}, nil
+		}
+		return dedupindex.ClaimResult{State: dedupindex.Pending}, nil
+	}
+	return dedupindex.ClaimResult{}, fmt.Errorf("dedupindex/redis: claim %s: the stored original keeps changing", s.digest)
+}
+
+// judge returns Duplicate with the original stored as v (ok), unless it
+// is dated before notBefore or cannot be read: then the claim goes on
+// (not ok, no error), claiming over v.
+func (ix *Index) judge(ctx context.Context, s slot, v string, notBefore time.Time) (_ dedupindex.ClaimResult, ok bool, _ error) {
+	o, err := ix.decode(ctx, s, v)
+	switch {
+	case err == nil && (notBefore.IsZero() || !o.Date.Before(notBefore)):
+		return dedupindex.ClaimResult{State: dedupindex.Duplicate, Original: o}, true, nil
+	case err != nil && !errors.Is(err, errUnusable):
+		return dedupindex.ClaimResult{}, false, err
+	}
+	return dedupindex.ClaimResult{}, false, nil
+}
+
+// decode turns a stored value into the original of slot s; errors about
+// the value itself wrap errUnusable.
+func (ix *Index) decode(ctx context.Context, s slot, v string) (dedupindex.Original, error) {
+	r, err := record.DecodePacked([]byte(v))
+	if err != nil {
+		return dedupindex.Original{}, fmt.Errorf("dedupindex/redis: %s in scope %q: %w: %v", s.digest, s.scope, errUnusable, err)
+	}
+	o, err := r.Original(s.digest, func(k record.Kind, id uint64) (string, error) { return ix.name(ctx, k, id) })
+	if errors.Is(err, errUnknownName) {
+		return dedupindex.Original{}, fmt.Errorf("dedupindex/redis: %s in scope %q: %w: %v", s.digest, s.scope, errUnusable, err)
+	}
+	return o, err
 }
 
 // Commit stores o for the ticket's key (see the package doc).
@@ -239,7 +569,7 @@ func (ix *Index) Commit(ctx context.Context, t dedupindex.Ticket, o dedupindex.O
 	if err := ix.check(ctx); err != nil {
 		return err
 	}
-	k, err := canonKey(t.Key)
+	k, s, err := ix.locate(t.Key)
 	if err != nil {
 		return err
 	}
@@ -264,53 +594,179 @@ func (ix *Index) Commit(ctx context.Context, t dedupindex.Ticket, o dedupindex.O
 	o, err = dedupindex.CheckOriginal(k, o)
 	if err != nil {
 		if inst == ix.instance {
-			ix.cancelToken(ctx, k, t.Token)
+			ix.cancelToken(ctx, s, t.Token)
 		}
 		return err
 	}
-	_, err = ix.store(ctx, k, o, t.Token, st.notBefore)
+	_, err = ix.store(ctx, s, o, t.Token, st.replaces)
 	return err
 }
 
-// store runs the commit script and maintains the by-URL index.
-func (ix *Index) store(ctx context.Context, k dedupindex.Key, o dedupindex.Original, token string, notBefore time.Time) (bool, error) {
-	v, err := json.Marshal(o)
+// store runs the commit script (waiting for replicas if configured) and
+// maintains the by-URL index. It reports whether o was stored.
+func (ix *Index) store(ctx context.Context, s slot, o dedupindex.Original, token, replaces string) (bool, error) {
+	r, err := record.FromOriginal(o, func(k record.Kind, name string) (uint64, error) { return ix.intern(ctx, k, name) })
 	if err != nil {
-		return false, fmt.Errorf("dedupindex/redis: encode original: %w", err)
+		return false, err
 	}
-	nb := ""
-	if !notBefore.IsZero() {
-		nb = micros(notBefore)
+	v := string(record.AppendPacked(nil, r))
+	long, todo := "0", "0"
+	if len(v) > ix.valueMax {
+		long = "1"
 	}
-	t := keyTag(k)
-	res, err := ix.commitScript.Run(ctx, ix.c, []string{ix.origKey(t), ix.pendKey(t)},
-		token, nb, micros(o.Date), string(v), k.Scope, k.Digest, k.URL).Slice()
+	if ix.l.byURL {
+		todo = "1"
+	}
+	keys := ix.slotKeys(s)
+	var res []any
+	a, err := ix.write(ctx, keys[0], ix.waitReplicas, ix.waitTimeout, func(c goredis.Cmdable) error {
+		var err error
+		res, err = commitScript.Run(ctx, c, keys, s.field, token, v, replaces, long, todo).Slice()
+		return err
+	})
 	if err != nil {
-		return false, fmt.Errorf("dedupindex/redis: commit %s: %w", k.Digest, err)
+		return false, fmt.Errorf("dedupindex/redis: commit %s: %w", s.digest, err)
 	}
 	if res[0].(int64) == 0 {
 		return false, nil
 	}
+	var err2 error
+	if a.acked < ix.waitReplicas {
+		err2 = ix.notReplicated("commit", s.digest, a)
+	}
+	if ix.l.byURL {
+		var old string
+		if len(res) > 1 {
+			old, _ = res[1].(string)
+		}
+		if err := ix.addURLEntry(ctx, s, o, old); err != nil {
+			// The original is committed; its by-URL entry stays queued
+			// for Repair.
+			ix.log.Warn("dedupindex/redis: by-url entry queued", "digest", s.digest, "uri", o.TargetURI, "err", err)
+		}
+	}
+	return true, err2
+}
+
+func (ix *Index) notReplicated(what, dig string, a ack) error {
+	return fmt.Errorf("dedupindex/redis: %s %s: stored on the master, %w (%d of %d within %s; the master has %d): a failover may lose it",
+		what, dig, ErrNotReplicated, a.acked, ix.waitReplicas, ix.waitTimeout, a.replicas)
+}
+
+// addURLEntry files o under its URL, after dropping the entry of the
+// replaced original old (if any) when its URL differs. The entry is
+// written after the original, so ByURL never finds an entry whose
+// original is not stored.
+func (ix *Index) addURLEntry(ctx context.Context, s slot, o dedupindex.Original, old string) error {
 	surtKey := dedupindex.URLKey(o.TargetURI)
-	if len(res) > 1 {
-		if old, err := decodeOriginal(res[1]); err == nil {
-			if oldKey := dedupindex.URLKey(old.TargetURI); oldKey != surtKey {
-				if err := ix.c.ZRem(ctx, ix.urlKey(k.Scope, oldKey), t).Err(); err != nil {
-					return true, fmt.Errorf("dedupindex/redis: by-url remove: %w", err)
+	if old != "" {
+		if oo, err := ix.decode(ctx, s, old); err == nil {
+			if oldKey := dedupindex.URLKey(oo.TargetURI); oldKey != surtKey {
+				if err := ix.dropURLEntry(ctx, s, oldKey); err != nil {
+					return fmt.Errorf("dedupindex/redis: by-url remove %s: %w", oo.TargetURI, err)
 				}
 			}
 		}
 	}
-	if err := ix.c.ZAdd(ctx, ix.urlKey(k.Scope, surtKey), goredis.Z{Score: float64(o.Date.Unix()), Member: t}).Err(); err != nil {
-		return true, fmt.Errorf("dedupindex/redis: by-url add: %w", err)
+	key, field := ix.l.urlEntry(s.scope, surtKey, s.sum)
+	a, err := ix.write(ctx, key, ix.waitReplicas, ix.waitTimeout, func(c goredis.Cmdable) error { return c.HSet(ctx, key, field, "").Err() })
+	if err != nil {
+		return fmt.Errorf("dedupindex/redis: by-url add %s: %w", o.TargetURI, err)
 	}
-	return true, nil
+	if a.acked < ix.waitReplicas && a.replicas > 0 {
+		// A failover could lose the entry: it stays queued, for Repair.
+		return ix.notReplicated("by-url entry of", s.digest, a)
+	}
+	if err := ix.c.HDel(ctx, ix.l.todoKey(s.scope, s.bucket), s.field).Err(); err != nil {
+		return fmt.Errorf("dedupindex/redis: by-url done %s: %w", o.TargetURI, ix.failed(err))
+	}
+	return nil
 }
 
-func (ix *Index) cancelToken(ctx context.Context, k dedupindex.Key, token string) error {
-	t := keyTag(k)
-	if err := ix.cancelScript.Run(ctx, ix.c, []string{ix.pendKey(t)}, token).Err(); err != nil {
-		return fmt.Errorf("dedupindex/redis: cancel: %w", err)
+// dropURLEntry removes the by-URL entry of a replaced original of slot s
+// whose target URI had SURT key oldKey, unless an original still stored
+// has the same entry (entries are short hashes, so two originals can
+// share one).
+func (ix *Index) dropURLEntry(ctx context.Context, s slot, oldKey string) error {
+	key, field := ix.l.urlEntry(s.scope, oldKey, s.sum)
+	found, err := ix.originalsByRef(ctx, s.scope, s.sum[:refLen])
+	if err != nil {
+		return err
+	}
+	for _, o := range found {
+		if k, f := ix.l.urlEntry(s.scope, dedupindex.URLKey(o.TargetURI), s.sum); k == key && f == field {
+			return nil
+		}
+	}
+	_, err = ix.write(ctx, key, 0, 0, func(c goredis.Cmdable) error { return c.HDel(ctx, key, field).Err() })
+	return err
+}
+
+// Repair writes the by-URL entries left queued by commits that failed
+// half-way (the original was committed, its by-URL entry not: a failover
+// or connection loss between the two writes). New runs it once in the
+// background; it reports how many entries it wrote.
+func (ix *Index) Repair(ctx context.Context) (int, error) {
+	if err := ix.check(ctx); err != nil {
+		return 0, err
+	}
+	if !ix.l.byURL {
+		return 0, nil
+	}
+	n := 0
+	err := ix.scanAll(ctx, ix.pattern('q'), func(c *goredis.Client, keys []string) error {
+		for _, key := range keys {
+			bucket, scope, err := ix.l.parseBucketKey(key, 'q')
+			if err != nil {
+				continue // reported by Check
+			}
+			todo, err := c.HGetAll(ctx, key).Result()
+			if err != nil {
+				return err
+			}
+			for field, old := range todo {
+				sum, alg, _, err := ix.l.parseField(bucket, field)
+				if err != nil {
+					continue
+				}
+				s := slot{scope: scope, digest: digest.Digest{Alg: alg, Sum: sum}.String(), sum: sum, bucket: bucket, field: field}
+				v, err := ix.get(ctx, s)
+				if err != nil {
+					return err
+				}
+				o, err := ix.decode(ctx, s, v)
+				if v != "" && err == nil {
+					err := ix.addURLEntry(ctx, s, o, old)
+					switch {
+					case errors.Is(err, ErrNotReplicated):
+						// Written, not yet acknowledged: stays queued.
+					case err != nil:
+						return err
+					default:
+						n++
+					}
+					continue
+				}
+				if v != "" && !errors.Is(err, errUnusable) {
+					return err
+				}
+				// Gone or unreadable: nothing to file.
+				if err := c.HDel(ctx, key, field).Err(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("dedupindex/redis: repair: %w", ix.failed(err))
+	}
+	return n, nil
+}
+
+func (ix *Index) cancelToken(ctx context.Context, s slot, token string) error {
+	if err := cancelScript.Run(ctx, ix.c, []string{ix.l.claimKey(s.scope, s.bucket, s.field)}, token).Err(); err != nil {
+		return fmt.Errorf("dedupindex/redis: cancel: %w", ix.failed(err))
 	}
 	return nil
 }
@@ -320,7 +776,7 @@ func (ix *Index) Cancel(ctx context.Context, t dedupindex.Ticket) error {
 	if err := ix.check(ctx); err != nil {
 		return err
 	}
-	k, err := canonKey(t.Key)
+	k, s, err := ix.locate(t.Key)
 	if err != nil {
 		return err
 	}
@@ -333,26 +789,43 @@ func (ix *Index) Cancel(ctx context.Context, t dedupindex.Ticket) error {
 	if !ok || st.key != k {
 		return fmt.Errorf("%w: cancel %s in scope %q", dedupindex.ErrNoClaim, k.Digest, k.Scope)
 	}
-	return ix.cancelToken(ctx, k, t.Token)
+	return ix.cancelToken(ctx, s, t.Token)
 }
 
-// Lookup returns the committed original for k.
+// get reads the stored value of slot s ("" if none), following an
+// overflow marker.
+func (ix *Index) get(ctx context.Context, s slot) (string, error) {
+	v, err := ix.c.HGet(ctx, ix.l.digestKey(s.scope, s.bucket), s.field).Result()
+	if err == nil && v == overflow {
+		v, err = ix.c.Get(ctx, ix.l.overflowKey(s.scope, s.bucket, s.field)).Result()
+	}
+	if errors.Is(err, goredis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("dedupindex/redis: read %s: %w", s.digest, ix.failed(err))
+	}
+	return v, nil
+}
+
+// Lookup returns the committed original for k. An original that cannot
+// be read counts as absent, as for Claim (Check reports it).
 func (ix *Index) Lookup(ctx context.Context, k dedupindex.Key) (dedupindex.Original, bool, error) {
 	if err := ix.check(ctx); err != nil {
 		return dedupindex.Original{}, false, err
 	}
-	k, err := canonKey(k)
+	_, s, err := ix.locate(k)
 	if err != nil {
 		return dedupindex.Original{}, false, err
 	}
-	v, err := ix.c.HGet(ctx, ix.origKey(keyTag(k)), "v").Result()
-	if errors.Is(err, goredis.Nil) {
+	v, err := ix.get(ctx, s)
+	if err != nil || v == "" {
+		return dedupindex.Original{}, false, err
+	}
+	o, err := ix.decode(ctx, s, v)
+	if errors.Is(err, errUnusable) {
 		return dedupindex.Original{}, false, nil
 	}
-	if err != nil {
-		return dedupindex.Original{}, false, fmt.Errorf("dedupindex/redis: lookup: %w", err)
-	}
-	o, err := decodeOriginal(v)
 	return o, err == nil, err
 }
 
@@ -361,7 +834,7 @@ func (ix *Index) Put(ctx context.Context, k dedupindex.Key, o dedupindex.Origina
 	if err := ix.check(ctx); err != nil {
 		return false, err
 	}
-	k, err := canonKey(k)
+	k, s, err := ix.locate(k)
 	if err != nil {
 		return false, err
 	}
@@ -369,7 +842,7 @@ func (ix *Index) Put(ctx context.Context, k dedupindex.Key, o dedupindex.Origina
 	if err != nil {
 		return false, err
 	}
-	return ix.store(ctx, k, o, "", time.Time{})
+	return ix.store(ctx, s, o, "", "")
 }
 
 // ByURL returns the originals in scope whose target URI has SURT key
@@ -378,48 +851,98 @@ func (ix *Index) ByURL(ctx context.Context, scope, surtKey string) ([]dedupindex
 	if err := ix.check(ctx); err != nil {
 		return nil, err
 	}
-	tags, err := ix.c.ZRange(ctx, ix.urlKey(scope, surtKey), 0, -1).Result()
+	if !ix.l.byURL {
+		return nil, dedupindex.ErrNoURLIndex
+	}
+	key, p := ix.l.urlQuery(scope, surtKey)
+	entries, err := ix.prefixScan(ctx, key, p)
 	if err != nil {
 		return nil, fmt.Errorf("dedupindex/redis: by-url: %w", err)
 	}
 	var out []dedupindex.Original
-	for _, t := range tags {
-		vals, err := ix.c.HMGet(ctx, ix.origKey(t), "v", "s").Result()
-		if err != nil {
-			return nil, fmt.Errorf("dedupindex/redis: by-url: %w", err)
-		}
-		if vals[0] == nil || vals[1] != scope {
+	seen := map[string]bool{}
+	for i := 0; i < len(entries); i += 2 {
+		ref := entries[i][len(p):]
+		if len(ref) != refLen || seen[ref] {
 			continue
 		}
-		o, err := decodeOriginal(vals[0])
+		seen[ref] = true
+		found, err := ix.originalsByRef(ctx, scope, []byte(ref))
 		if err != nil {
 			return nil, err
 		}
-		// An expired original replaced by one of another URL may leave a
-		// stale entry behind if its removal failed: filter it out.
-		if dedupindex.URLKey(o.TargetURI) == surtKey {
-			out = append(out, o)
+		for _, o := range found {
+			if dedupindex.URLKey(o.TargetURI) == surtKey {
+				out = append(out, o)
+			}
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Date.Before(out[j].Date) })
 	return out, nil
 }
 
-// Close drops the pending claims this Index holds. It does not close the
-// Redis client.
+// originalsByRef returns the readable originals in scope whose digest
+// starts with ref.
+func (ix *Index) originalsByRef(ctx context.Context, scope string, ref []byte) ([]dedupindex.Original, error) {
+	bucket := ix.l.bucketOf(ref)
+	entries, err := ix.prefixScan(ctx, ix.l.digestKey(scope, bucket), string(ref[ix.l.drop:]))
+	if err != nil {
+		return nil, fmt.Errorf("dedupindex/redis: by-url: %w", err)
+	}
+	var out []dedupindex.Original
+	for i := 0; i+1 < len(entries); i += 2 {
+		field, v := entries[i], entries[i+1]
+		sum, alg, _, err := ix.l.parseField(bucket, field)
+		if err != nil {
+			continue // reported by Check
+		}
+		s := slot{scope: scope, digest: digest.Digest{Alg: alg, Sum: sum}.String(), sum: sum, bucket: bucket, field: field}
+		if v == overflow {
+			if v, err = ix.get(ctx, s); err != nil {
+				return nil, err
+			}
+		}
+		o, err := ix.decode(ctx, s, v)
+		if errors.Is(err, errUnusable) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+func (ix *Index) prefixScan(ctx context.Context, key, prefix string) ([]string, error) {
+	v, err := prefixScript.Run(ctx, ix.c, []string{key}, prefix).StringSlice()
+	return v, ix.failed(err)
+}
+
+// Close drops the pending claims this Index holds, and closes the Redis
+// client if the Index owns it (WithClientClosed).
 func (ix *Index) Close() error {
 	if ix.closed.Swap(true) {
 		return dedupindex.ErrClosed
 	}
+	ix.stopRepair()
+	ix.repairing.Wait()
 	ix.mu.Lock()
 	active := ix.active
 	ix.active = map[string]claimState{}
 	ix.mu.Unlock()
 	var errs []error
 	for tok, st := range active {
-		if err := ix.cancelToken(context.Background(), st.key, tok); err != nil {
+		s, err := ix.l.locate(st.key)
+		if err == nil {
+			err = ix.cancelToken(context.Background(), s, tok)
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if ix.closeClient {
+		errs = append(errs, ix.c.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -428,17 +951,18 @@ func (ix *Index) Close() error {
 const putConcurrency = 16
 
 // PutBatch stores entries like Put, several at a time; within the batch
-// the first entry of a key wins.
+// the first entry of a key wins. Every entry is validated before any is
+// written.
 func (ix *Index) PutBatch(ctx context.Context, entries []dedupindex.Entry) ([]bool, error) {
 	if err := ix.check(ctx); err != nil {
 		return nil, err
 	}
-	keys := make([]dedupindex.Key, len(entries))
+	slots := make([]slot, len(entries))
 	origs := make([]dedupindex.Original, len(entries))
 	first := map[dedupindex.Key]bool{}
 	run := make([]bool, len(entries))
 	for i, e := range entries {
-		k, err := canonKey(e.Key)
+		k, s, err := ix.locate(e.Key)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i, err)
 		}
@@ -446,7 +970,8 @@ func (ix *Index) PutBatch(ctx context.Context, entries []dedupindex.Entry) ([]bo
 		if err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i, err)
 		}
-		keys[i], origs[i] = k, o
+		slots[i] = s
+		origs[i] = o
 		if !first[k] {
 			first[k] = true
 			run[i] = true
@@ -464,7 +989,7 @@ func (ix *Index) PutBatch(ctx context.Context, entries []dedupindex.Entry) ([]bo
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			added[i], errs[i] = ix.store(ctx, keys[i], origs[i], "", time.Time{})
+			added[i], errs[i] = ix.store(ctx, slots[i], origs[i], "", "")
 		}()
 	}
 	wg.Wait()

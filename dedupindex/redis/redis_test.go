@@ -2,14 +2,11 @@ package redis_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/wayside-archive/wayside/internal/testenv"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,175 +16,94 @@ import (
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/indextest"
 	wredis "github.com/wayside-archive/wayside/dedupindex/redis"
+	"github.com/wayside-archive/wayside/internal/redistest"
 )
 
-// cluster is a real 3-master Redis Cluster on loopback ports, started once
-// for the package's tests.
-type cluster struct {
-	addrs []string
-	procs []*exec.Cmd
-	dir   string
-	err   error
-}
+// recommendedArgs are the server settings doc.go recommends.
+var recommendedArgs = []string{"--hash-max-listpack-value", "128", "--hash-max-listpack-entries", "256"}
 
-func (c *cluster) stop() {
-	for _, p := range c.procs {
-		if p.Process != nil {
-			p.Process.Kill()
-			p.Wait()
-		}
-	}
-	os.RemoveAll(c.dir)
-}
-
-// freePort returns a loopback port p with p+10000 (the cluster bus) free.
-func freePort() (int, error) {
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if p+10000 > 65535 {
-			continue
-		}
-		if lb, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+10000)); err == nil {
-			lb.Close()
-			return p, nil
-		}
-	}
-	return 0, fmt.Errorf("no free port pair")
-}
-
-func startCluster() *cluster {
-	c := &cluster{}
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		c.err = fmt.Errorf("redis-server is not installed (apt-get install redis-server): %w", err)
-		return c
-	}
-	if c.dir, err = os.MkdirTemp("", "wayside-redis-cluster-"); err != nil {
-		c.err = err
-		return c
-	}
-	for i := range 3 {
-		port, err := freePort()
-		if err != nil {
-			c.err = err
-			return c
-		}
-		dir := filepath.Join(c.dir, strconv.Itoa(i))
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			c.err = err
-			return c
-		}
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
-			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000",
-			"--save", "", "--appendonly", "yes", "--appendfsync", "always", "--daemonize", "no")
-		logf, err := os.Create(filepath.Join(dir, "log"))
-		if err != nil {
-			c.err = err
-			return c
-		}
-		cmd.Stdout, cmd.Stderr = logf, logf
-		if err := cmd.Start(); err != nil {
-			c.err = err
-			return c
-		}
-		c.procs = append(c.procs, cmd)
-		c.addrs = append(c.addrs, "127.0.0.1:"+strconv.Itoa(port))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var nodes []*goredis.Client
-	for _, a := range c.addrs {
-		n := goredis.NewClient(&goredis.Options{Addr: a})
-		defer n.Close()
-		nodes = append(nodes, n)
-		for n.Ping(ctx).Err() != nil {
-			if ctx.Err() != nil {
-				c.err = fmt.Errorf("redis-server at %s did not start", a)
-				return c
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	ranges := [][2]int{{0, 5460}, {5461, 10922}, {10923, 16383}}
-	for i, n := range nodes {
-		if err := n.ClusterAddSlotsRange(ctx, ranges[i][0], ranges[i][1]).Err(); err != nil {
-			c.err = fmt.Errorf("add slots: %w", err)
-			return c
-		}
-		if i > 0 {
-			host, port, _ := net.SplitHostPort(c.addrs[i])
-			if err := nodes[0].ClusterMeet(ctx, host, port).Err(); err != nil {
-				c.err = fmt.Errorf("cluster meet: %w", err)
-				return c
-			}
-		}
-	}
-	for _, n := range nodes {
-		for {
-			info, _ := n.ClusterInfo(ctx).Result()
-			if strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_known_nodes:3") {
-				break
-			}
-			if ctx.Err() != nil {
-				c.err = fmt.Errorf("cluster did not become ready: %s", info)
-				return c
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	return c
-}
-
-var testCluster *cluster
+// shared is one real 3-master + 3-replica cluster for the tests that do
+// not kill nodes (those start their own).
+var (
+	shared    *redistest.Cluster
+	sharedErr error
+)
 
 func TestMain(m *testing.M) {
-	testCluster = startCluster()
+	if os.Getenv(benchChildEnv) != "" {
+		os.Exit(m.Run()) // a claim benchmark client: no cluster of its own
+	}
+	shared, sharedErr = redistest.Start(context.Background(), redistest.Options{Args: recommendedArgs})
 	code := m.Run()
-	testCluster.stop()
+	if shared != nil {
+		shared.Close()
+	}
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 	os.Exit(code)
 }
 
-func clusterClient(t *testing.T) *goredis.ClusterClient {
+func sharedCluster(t testing.TB) *redistest.Cluster {
 	t.Helper()
-	if testCluster.err != nil {
-		if strings.Contains(testCluster.err.Error(), "not installed") {
-			testenv.MissingTool(t, "dedupindex/redis: %v", testCluster.err)
-		}
-		t.Fatalf("starting the Redis cluster: %v", testCluster.err)
-	}
-	c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: testCluster.addrs})
-	t.Cleanup(func() { c.Close() })
-	return c
+	return redistest.Require(t, shared, sharedErr)
+}
+
+func clusterClient(t testing.TB, c *redistest.Cluster) *goredis.ClusterClient {
+	t.Helper()
+	cc := c.Client()
+	t.Cleanup(func() { cc.Close() })
+	return cc
 }
 
 var prefixSeq atomic.Int64
 
 func newPrefix() string { return fmt.Sprintf("t%d-%d:", os.Getpid(), prefixSeq.Add(1)) }
 
+func open(t testing.TB, c goredis.UniversalClient, opts ...wredis.Option) *wredis.Index {
+	t.Helper()
+	ix, err := wredis.New(context.Background(), c, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := ix.Check(context.Background()); err != nil && !errors.Is(err, dedupindex.ErrClosed) {
+			t.Errorf("Check: %v", err)
+		}
+		ix.Close()
+	})
+	return ix
+}
+
 func TestConformance(t *testing.T) {
-	c := clusterClient(t)
+	c := clusterClient(t, sharedCluster(t))
 	indextest.Run(t, func(t *testing.T) indextest.Opener {
 		prefix := newPrefix()
-		return func() (dedupindex.Index, error) { return wredis.New(c, wredis.WithPrefix(prefix)) }
+		return func() (dedupindex.Index, error) {
+			return wredis.New(context.Background(), c, wredis.WithPrefix(prefix), wredis.WithCapacity(10000))
+		}
+	})
+}
+
+// TestConformanceWait runs the suite with every commit waiting for a
+// replica's acknowledgement.
+func TestConformanceWait(t *testing.T) {
+	c := clusterClient(t, sharedCluster(t))
+	indextest.Run(t, func(t *testing.T) indextest.Opener {
+		prefix := newPrefix()
+		return func() (dedupindex.Index, error) {
+			return wredis.New(context.Background(), c, wredis.WithPrefix(prefix), wredis.WithWait(1, 5*time.Second))
+		}
 	})
 }
 
 // TestKeysSpreadOverCluster checks that originals land on every master
-// (the hash tags spread keys) while each claim stays atomic.
+// (the bucket tags spread keys) while each claim stays atomic.
 func TestKeysSpreadOverCluster(t *testing.T) {
 	ctx := context.Background()
-	c := clusterClient(t)
+	c := clusterClient(t, sharedCluster(t))
 	prefix := newPrefix()
-	ix, err := wredis.New(c, wredis.WithPrefix(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ix := open(t, c, wredis.WithPrefix(prefix))
 	for i := range 60 {
 		p := fmt.Sprint("spread", i)
 		if _, err := ix.Put(ctx, dedupindex.Key{Scope: "s", Digest: indextest.Digest(p)}, indextest.Original(p, "http://e/"+p, time.Now())); err != nil {
@@ -195,8 +111,8 @@ func TestKeysSpreadOverCluster(t *testing.T) {
 		}
 	}
 	var masters atomic.Int64
-	err = c.ForEachMaster(ctx, func(ctx context.Context, n *goredis.Client) error {
-		keys, err := n.Keys(ctx, prefix+"o{*").Result()
+	err := c.ForEachMaster(ctx, func(ctx context.Context, n *goredis.Client) error {
+		keys, err := n.Keys(ctx, prefix+"d{*").Result()
 		if len(keys) > 0 {
 			masters.Add(1)
 		}
@@ -205,9 +121,6 @@ func TestKeysSpreadOverCluster(t *testing.T) {
 	if err != nil || masters.Load() != 3 {
 		t.Fatalf("originals on %d of 3 masters (%v)", masters.Load(), err)
 	}
-	if err := ix.Check(ctx); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestLeaseExpiry: a claim whose claimer vanished expires with its lease;
@@ -215,18 +128,10 @@ func TestKeysSpreadOverCluster(t *testing.T) {
 // is free, and never overwrites the new claimer's original.
 func TestLeaseExpiry(t *testing.T) {
 	ctx := context.Background()
-	c := clusterClient(t)
+	c := clusterClient(t, sharedCluster(t))
 	prefix := newPrefix()
-	a, err := wredis.New(c, wredis.WithPrefix(prefix), wredis.WithLease(150*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := wredis.New(c, wredis.WithPrefix(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	defer b.Close()
+	a := open(t, c, wredis.WithPrefix(prefix), wredis.WithLease(150*time.Millisecond))
+	b := open(t, c, wredis.WithPrefix(prefix))
 	k := dedupindex.Key{Scope: "s", Digest: indextest.Digest("lease")}
 	ra, err := a.Claim(ctx, k)
 	if err != nil || ra.State != dedupindex.Claimed {
@@ -235,8 +140,15 @@ func TestLeaseExpiry(t *testing.T) {
 	if rb, err := b.Claim(ctx, k); err != nil || rb.State != dedupindex.Pending {
 		t.Fatalf("b before the lease ran out: %v %v", rb.State, err)
 	}
-	time.Sleep(300 * time.Millisecond)
-	rb, err := b.Claim(ctx, k)
+	deadline := time.Now().Add(10 * time.Second)
+	var rb dedupindex.ClaimResult
+	for {
+		rb, err = b.Claim(ctx, k)
+		if err != nil || rb.State != dedupindex.Pending || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if err != nil || rb.State != dedupindex.Claimed {
 		t.Fatalf("b after the lease ran out: %v %v", rb.State, err)
 	}
@@ -251,7 +163,327 @@ func TestLeaseExpiry(t *testing.T) {
 	if err != nil || !ok || got.RecordID != ob.RecordID {
 		t.Fatalf("Lookup = %+v %v %v; want b's original kept", got, ok, err)
 	}
-	if err := b.Check(ctx); err != nil {
+}
+
+// TestOverflowValues stores originals too long for a listpack hash value
+// (a long URI): they go to overflow keys and read back whole, are found by
+// URL, and a shorter replacement moves back into the hash.
+func TestOverflowValues(t *testing.T) {
+	ctx := context.Background()
+	c := clusterClient(t, sharedCluster(t))
+	prefix := newPrefix()
+	ix := open(t, c, wredis.WithPrefix(prefix))
+	long := "https://example.org/search?q=" + strings.Repeat("wayside+", 40)
+	k := dedupindex.Key{Scope: "s", Digest: indextest.Digest("long")}
+	o := indextest.Original("long", long, time.Now().UTC().Add(-48*time.Hour))
+	if added, err := ix.Put(ctx, k, o); err != nil || !added {
+		t.Fatalf("Put = %v %v", added, err)
+	}
+	got, ok, err := ix.Lookup(ctx, k)
+	if err != nil || !ok || got.TargetURI != long || got.RecordID != o.RecordID {
+		t.Fatalf("Lookup = %+v %v %v", got, ok, err)
+	}
+	if n := countKeys(t, c, prefix+"x{*"); n != 1 {
+		t.Fatalf("%d overflow keys, want 1", n)
+	}
+	byURL, err := ix.ByURL(ctx, "s", dedupindex.URLKey(long))
+	if err != nil || len(byURL) != 1 || byURL[0].RecordID != o.RecordID {
+		t.Fatalf("ByURL = %+v %v", byURL, err)
+	}
+	r, err := ix.ClaimNewer(ctx, k, time.Now().Add(-time.Hour))
+	if err != nil || r.State != dedupindex.Claimed {
+		t.Fatalf("ClaimNewer = %v %v", r.State, err)
+	}
+	short := indextest.Original("long", "https://example.org/s", time.Now())
+	if err := ix.Commit(ctx, r.Ticket, short); err != nil {
 		t.Fatal(err)
+	}
+	if got, _, _ := ix.Lookup(ctx, k); got.TargetURI != short.TargetURI {
+		t.Fatalf("after replacement: %s", got.TargetURI)
+	}
+	if n := countKeys(t, c, prefix+"x{*"); n != 0 {
+		t.Fatalf("%d overflow keys left after the replacement", n)
+	}
+	if byURL, err := ix.ByURL(ctx, "s", dedupindex.URLKey(long)); err != nil || len(byURL) != 0 {
+		t.Fatalf("ByURL of the replaced URL = %+v %v", byURL, err)
+	}
+}
+
+func countKeys(t *testing.T, c *goredis.ClusterClient, pattern string) int {
+	t.Helper()
+	var n atomic.Int64
+	err := c.ForEachMaster(context.Background(), func(ctx context.Context, m *goredis.Client) error {
+		keys, err := m.Keys(ctx, pattern).Result()
+		n.Add(int64(len(keys)))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(n.Load())
+}
+
+// TestOldLayoutRefused: a prefix holding an index of an earlier layout
+// (1: one hash per digest, keys PREFIXo{…}; 2: recorded in the meta key)
+// is refused with ErrOldLayout, and left untouched.
+func TestOldLayoutRefused(t *testing.T) {
+	ctx := context.Background()
+	c := clusterClient(t, sharedCluster(t))
+	prefix := newPrefix()
+	old := prefix + "o{0123456789abcdef01234567}"
+	if err := c.HSet(ctx, old, "d", "1700000000000000", "v", `{"digest":"sha1:X"}`, "s", "default", "k", "sha1:X", "u", "").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := wredis.New(ctx, c, wredis.WithPrefix(prefix))
+	if !errors.Is(err, wredis.ErrOldLayout) || !strings.Contains(err.Error(), old) {
+		t.Fatalf("New over an old-layout index = %v, want ErrOldLayout naming %s", err, old)
+	}
+	if n := countKeys(t, c, prefix+"*"); n != 1 {
+		t.Fatalf("the refused open left %d keys under the prefix, want the 1 old key", n)
+	}
+
+	// Layout 2 (varint values, 28-bit name ids, 16-byte by-URL entries)
+	// has a meta key: refused the same way.
+	prefix = newPrefix()
+	if err := c.HSet(ctx, prefix+"meta", "layout", "2", "bits", "16", "byurl", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = wredis.New(ctx, c, wredis.WithPrefix(prefix))
+	if !errors.Is(err, wredis.ErrOldLayout) || !strings.Contains(err.Error(), "layout 2") {
+		t.Fatalf("New over a layout-2 index = %v, want ErrOldLayout naming layout 2", err)
+	}
+	if got, err := c.HGet(ctx, prefix+"meta", "layout").Result(); err != nil || got != "2" || countKeys(t, c, prefix+"*") != 1 {
+		t.Fatalf("the refused open changed the layout-2 index: layout %q %v", got, err)
+	}
+}
+
+// TestLayoutFixedAtCreation: capacity and the by-URL index are recorded
+// when an index is created; reopening with other settings is an error,
+// reopening without them adopts the stored layout.
+func TestLayoutFixedAtCreation(t *testing.T) {
+	ctx := context.Background()
+	c := clusterClient(t, sharedCluster(t))
+	prefix := newPrefix()
+	ix := open(t, c, wredis.WithPrefix(prefix), wredis.WithCapacity(1000), wredis.WithoutURLIndex())
+	if _, err := ix.ByURL(ctx, "s", "com,example)/"); !errors.Is(err, dedupindex.ErrNoURLIndex) {
+		t.Fatalf("ByURL without the by-URL index = %v", err)
+	}
+	if _, err := wredis.New(ctx, c, wredis.WithPrefix(prefix), wredis.WithCapacity(1_000_000_000)); err == nil || !strings.Contains(err.Error(), "buckets") {
+		t.Fatalf("reopen with another capacity = %v", err)
+	}
+	again := open(t, c, wredis.WithPrefix(prefix))
+	if _, err := again.ByURL(ctx, "s", "com,example)/"); !errors.Is(err, dedupindex.ErrNoURLIndex) {
+		t.Fatalf("reopened index ByURL = %v, want the stored layout (no by-URL index)", err)
+	}
+	if _, err := wredis.New(ctx, c, wredis.WithPrefix("bad{prefix")); err == nil {
+		t.Fatal("a prefix with a brace was accepted")
+	}
+}
+
+// TestUnreadableOriginalIsReplaced: a stored value that does not decode,
+// or refers to an interned name the table lost, counts as absent: Check
+// reports it, Claim hands out a claim and the Commit replaces it.
+func TestUnreadableOriginalIsReplaced(t *testing.T) {
+	ctx := context.Background()
+	c := clusterClient(t, sharedCluster(t))
+	for _, damage := range []string{"value", "name"} {
+		t.Run(damage, func(t *testing.T) {
+			prefix := newPrefix()
+			ix, err := wredis.New(ctx, c, wredis.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			k := dedupindex.Key{Scope: "s", Digest: indextest.Digest(damage)}
+			if _, err := ix.Put(ctx, k, indextest.Original(damage, "http://example.com/"+damage, time.Now())); err != nil {
+				t.Fatal(err)
+			}
+			switch damage {
+			case "value":
+				bucketKey := onlyKey(t, c, prefix+"d{*")
+				fields, err := c.HKeys(ctx, bucketKey).Result()
+				if err != nil || len(fields) != 1 {
+					t.Fatalf("fields %v %v", fields, err)
+				}
+				if err := c.HSet(ctx, bucketKey, fields[0], "\xff\xff\xff").Err(); err != nil {
+					t.Fatal(err)
+				}
+			case "name":
+				// A fresh index has not cached the name; the table loses it.
+				for _, key := range allKeys(t, c, prefix+"n{*") {
+					if err := c.Del(ctx, key).Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				ix.Close()
+				if ix, err = wredis.New(ctx, c, wredis.WithPrefix(prefix)); err != nil {
+					t.Fatal(err)
+				}
+				defer ix.Close()
+			}
+			if err := ix.Check(ctx); err == nil || !strings.Contains(err.Error(), "cannot be read") {
+				t.Fatalf("Check of a damaged original = %v", err)
+			}
+			if _, ok, err := ix.Lookup(ctx, k); ok || err != nil {
+				t.Fatalf("Lookup of a damaged original = %v %v, want absent", ok, err)
+			}
+			r, err := ix.Claim(ctx, k)
+			if err != nil || r.State != dedupindex.Claimed {
+				t.Fatalf("Claim over a damaged original = %v %v", r.State, err)
+			}
+			o := indextest.Original(damage, "http://example.com/new", time.Now())
+			if err := ix.Commit(ctx, r.Ticket, o); err != nil {
+				t.Fatal(err)
+			}
+			if got, ok, err := ix.Lookup(ctx, k); !ok || err != nil || got.RecordID != o.RecordID {
+				t.Fatalf("after repair: %+v %v %v", got, ok, err)
+			}
+			// The damaged original's by-URL entry cannot be found (its URL
+			// is unknown) and stays behind, harmless: ByURL checks the URL
+			// of every original it returns, and Check lists the entry.
+			if err := ix.Check(ctx); err != nil && strings.Contains(err.Error(), "cannot be read") {
+				t.Fatalf("Check after repair still finds the damaged original: %v", err)
+			}
+			if got, err := ix.ByURL(ctx, "s", dedupindex.URLKey("http://example.com/"+damage)); err != nil || len(got) != 0 {
+				t.Fatalf("ByURL of the damaged original's URL = %+v %v", got, err)
+			}
+		})
+	}
+}
+
+func allKeys(t *testing.T, c *goredis.ClusterClient, pattern string) []string {
+	t.Helper()
+	var keys []string
+	var mu sync.Mutex
+	err := c.ForEachMaster(context.Background(), func(ctx context.Context, m *goredis.Client) error {
+		ks, err := m.Keys(ctx, pattern).Result()
+		mu.Lock()
+		keys = append(keys, ks...)
+		mu.Unlock()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+func onlyKey(t *testing.T, c *goredis.ClusterClient, pattern string) string {
+	t.Helper()
+	keys := allKeys(t, c, pattern)
+	if len(keys) != 1 {
+		t.Fatalf("keys %s = %v, want one", pattern, keys)
+	}
+	return keys[0]
+}
+
+// TestInternCollision: two MIME types whose level-0 ids collide both
+// round-trip, the second under a longer id; a name whose ids are taken at
+// every level (collisions too rare to provoke, so the other names are
+// filed by hand) is stored inline and still round-trips, and Check reports
+// the names filed under ids that are not theirs.
+func TestInternCollision(t *testing.T) {
+	ctx := context.Background()
+	c := clusterClient(t, sharedCluster(t))
+	a, b := wredis.CollidingMIMEs()
+	ix := open(t, c, wredis.WithPrefix(newPrefix()))
+	put := func(ix *wredis.Index, m string) {
+		t.Helper()
+		p := "mime " + m
+		k := dedupindex.Key{Scope: "s", Digest: indextest.Digest(p)}
+		o := indextest.Original(p, "http://e/"+p, time.Now())
+		o.MIME = m
+		if _, err := ix.Put(ctx, k, o); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := ix.Lookup(ctx, k)
+		if err != nil || !ok || got.MIME != m {
+			t.Fatalf("MIME %q read back as %q (%v %v)", m, got.MIME, ok, err)
+		}
+	}
+	for _, m := range []string{a, b, a} {
+		put(ix, m)
+	}
+	ida, erra := ix.MIMEIDForTest(ctx, a)
+	idb, errb := ix.MIMEIDForTest(ctx, b)
+	if erra != nil || errb != nil || ida == 0 || ida >= 128 || idb < 128 {
+		t.Fatalf("ids of colliding names: %d, %d (%v %v); want one below 128 and one above", ida, idb, erra, errb)
+	}
+
+	full, err := wredis.New(ctx, c, wredis.WithPrefix(newPrefix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	const m = "application/x-every-id-taken"
+	if err := full.TakeNameIDs(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	put(full, m)
+	if id, err := full.MIMEIDForTest(ctx, m); id != 0 || err != nil {
+		t.Fatalf("MIME with every id taken interned as %d (%v), want inline", id, err)
+	}
+	if err := full.Check(ctx); err == nil || !strings.Contains(err.Error(), "not filed under its id") {
+		t.Fatalf("Check of names filed under other ids = %v", err)
+	}
+}
+
+// TestWaitTimeout: while every replica is stalled (DEBUG SLEEP), a Commit
+// waiting for one returns ErrNotReplicated after the timeout, with the
+// original stored on the master; once the replicas answer again commits
+// are acknowledged.
+func TestWaitTimeout(t *testing.T) {
+	ctx := context.Background()
+	cl := sharedCluster(t)
+	c := clusterClient(t, cl)
+	ix := open(t, c, wredis.WithPrefix(newPrefix()), wredis.WithWait(1, 300*time.Millisecond))
+	k := dedupindex.Key{Scope: "s", Digest: indextest.Digest("stalled")}
+	// Interned names first, while replicas answer.
+	if _, err := ix.Put(ctx, dedupindex.Key{Scope: "s", Digest: indextest.Digest("warm")}, indextest.Original("warm", "http://e/warm", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ix.Claim(ctx, k)
+	if err != nil || r.State != dedupindex.Claimed {
+		t.Fatal(r.State, err)
+	}
+	stall := 2 * time.Second
+	done := make(chan error, len(cl.Nodes))
+	stalled := 0
+	for _, n := range cl.Nodes {
+		if info, err := n.Client().Info(ctx, "replication").Result(); err == nil && strings.Contains(info, "role:slave") {
+			stalled++
+			go func() { done <- cl.Stall(ctx, n, stall) }()
+		}
+	}
+	if stalled != 3 {
+		t.Fatalf("%d replicas, want 3", stalled)
+	}
+	time.Sleep(100 * time.Millisecond) // let DEBUG SLEEP reach the replicas
+	o := indextest.Original("stalled", "http://e/stalled", time.Now())
+	err = ix.Commit(ctx, r.Ticket, o)
+	if !errors.Is(err, wredis.ErrNotReplicated) {
+		t.Fatalf("Commit while the replicas are stalled = %v, want ErrNotReplicated", err)
+	}
+	if got, ok, err := ix.Lookup(ctx, k); err != nil || !ok || got.RecordID != o.RecordID {
+		t.Fatalf("the unacknowledged original is not served: %+v %v %v", got, ok, err)
+	}
+	for range stalled {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The index waits only briefly on a master that just failed to get an
+	// acknowledgement; a new original is acknowledged within a few tries.
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; ; i++ {
+		p := fmt.Sprint("after", i)
+		_, err = ix.Put(ctx, dedupindex.Key{Scope: "s", Digest: indextest.Digest(p)}, indextest.Original(p, "http://e/"+p, time.Now()))
+		if err == nil || !errors.Is(err, wredis.ErrNotReplicated) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("Put after the replicas woke up: %v", err)
 	}
 }

@@ -6,13 +6,15 @@
 //
 // URI-Ms have the form http://<host>/<coll>/<14-digit timestamp><modifier>/<URI-R>.
 // The server:
-//   - rewrites links in HTML (src/href) and CSS (url()) to URI-Ms with the
-//     page's timestamp and a modifier (im_, cs_, js_, if_);
+//   - rewrites links in HTML and CSS to URI-Ms with the page's timestamp
+//     and a modifier (im_, cs_, js_, if_), and maps original headers, with
+//     package replay — the rewriting Wayside's own archive serves;
 //   - injects an archive banner (with a per-request timestamp and a banner
 //     image) and a replay script, both under /static/ (replay
 //     infrastructure, not mementos);
-//   - sends Memento-Datetime, Link (original, timegate, timemap) and every
-//     original header as X-Archive-Orig-<name>;
+//   - sends Memento-Datetime, Link (original, timegate, timemap) and the
+//     original headers after replay.ArchivedHeaders (X-Archive-Orig-<name>
+//     for those that would act on the archive);
 //   - serves raw bodies and original headers for the id_ modifier;
 //   - redirects a request whose timestamp has no exact memento to the
 //     temporally closest one (as public archives do for embedded resources);

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wayside-archive/wayside/replay"
 )
 
 // Memento is one archived response.
@@ -221,24 +223,9 @@ func fixScheme(u string) string {
 // refererFallback redirects a host-relative request that escaped rewriting
 // to the URI-M it meant, using the URI-M in the Referer.
 func (s *Server) refererFallback(w http.ResponseWriter, r *http.Request) {
-	ref := r.Referer()
-	rp, err := url.Parse(ref)
-	if err == nil {
-		prefix := "/" + s.coll + "/"
-		p := rp.EscapedPath()
-		if strings.HasPrefix(p, prefix) {
-			rest := p[len(prefix):]
-			if i := strings.IndexByte(rest, '/'); i > 0 {
-				if m := tsSeg.FindStringSubmatch(rest[:i]); m != nil {
-					base, err := url.Parse(fixScheme(rest[i+1:]))
-					if err == nil {
-						target := base.ResolveReference(&url.URL{Path: r.URL.Path, RawQuery: r.URL.RawQuery})
-						redirect(w, fmt.Sprintf("/%s/%s/%s", s.coll, m[1], target))
-						return
-					}
-				}
-			}
-		}
+	if loc, ok := replay.EscapedTarget(r.Referer(), "/"+s.coll+"/", r.URL); ok {
+		redirect(w, loc)
+		return
 	}
 	http.Error(w, "testarchive: not a URI-M and no memento Referer", http.StatusNotFound)
 }
@@ -329,34 +316,19 @@ func (s *Server) serveMemento(w http.ResponseWriter, r *http.Request, ts, mod, u
 		}
 	}
 	out := w.Header()
-	for k, vs := range hdr {
-		switch http.CanonicalHeaderKey(k) {
-		case "Content-Length", "Transfer-Encoding", "Connection", "Content-Encoding", "Keep-Alive":
-			continue
-		}
-		for _, v := range vs {
-			out.Add("X-Archive-Orig-"+k, v)
-		}
+	rewritten := mod != replay.ModRaw || (hasFault && f.RawRewritten)
+	var rw *replay.Rewriter
+	if mod != replay.ModRaw {
+		rw, _ = replay.NewRewriter("/"+s.coll+"/", ts, urir)
 	}
-	if ct := hdr.Get("Content-Type"); ct != "" {
-		out.Set("Content-Type", ct)
+	for k, vs := range replay.ArchivedHeaders(hdr, rw, false) {
+		out[k] = vs
 	}
 	out.Set("Memento-Datetime", m.Datetime.UTC().Format(http.TimeFormat))
 	out.Set("Link", s.linkHeader(r, urir))
 	out.Set("Cache-Control", "no-store")
 	out.Set("Date", time.Now().UTC().Format(http.TimeFormat))
-	if status >= 300 && status < 400 {
-		if loc := hdr.Get("Location"); loc != "" {
-			abs := loc
-			if b, err := url.Parse(urir); err == nil {
-				if l, err := b.Parse(loc); err == nil {
-					abs = l.String()
-				}
-			}
-			out.Set("Location", fmt.Sprintf("/%s/%s%s/%s", s.coll, ts, mod, abs))
-		}
-	}
-	if mod != "id_" || (hasFault && f.RawRewritten) {
+	if rewritten {
 		body = s.rewrite(r, urir, ts, hdr.Get("Content-Type"), body, f)
 	}
 	if hasFault {

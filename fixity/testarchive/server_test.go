@@ -14,15 +14,7 @@ import (
 
 func newServer(t *testing.T) *Server {
 	t.Helper()
-	s, err := New("web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if _, err := s.LoadBuiltin(); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return Start(t)
 }
 
 var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 10 * time.Second}

@@ -4,10 +4,10 @@
 package cdxjtest
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,8 +15,9 @@ import (
 )
 
 // CheckSorted fails t unless every file is in byte order, the files merge
-// (as `wayside cdxj --merge` merges them) and a pywb-style bisect of each
-// file finds every one of its lines. It returns the merged lines.
+// (as `wayside cdxj --merge` merges them) and pywb's exact-URL query finds
+// every line of each file (see CheckSearchable). It returns the merged
+// lines.
 func CheckSorted(t testing.TB, paths []string) []string {
 	t.Helper()
 	var inputs []cdxj.MergeInput
@@ -27,14 +28,14 @@ func CheckSorted(t testing.TB, paths []string) []string {
 		}
 		defer f.Close()
 		if err := cdxj.CheckSorted(f, p); err != nil {
-			t.Errorf("%v", err)
+			t.Errorf("%v (pywb's binary search cannot find its lines)", err)
 			continue
 		}
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			t.Fatal(err)
 		}
 		inputs = append(inputs, cdxj.MergeInput{Name: p, R: f})
-		checkBisect(t, p)
+		CheckSearchable(t, p)
 	}
 	var merged bytes.Buffer
 	if err := cdxj.Merge(&merged, inputs, cdxj.MergeOptions{}); err != nil {
@@ -46,80 +47,94 @@ func CheckSorted(t testing.TB, paths []string) []string {
 	return strings.Split(strings.TrimSuffix(merged.String(), "\n"), "\n")
 }
 
-// checkBisect looks every line of the file up by its "key timestamp"
-// prefix with Bisect.
-func checkBisect(t testing.TB, path string) {
+// CheckSearchable fails t unless pywb's exact-URL query — IterRange from
+// key to key+"!", as pywb's calc_search_range gives it for match type
+// exact — returns, for every urlkey of the file, exactly the lines with
+// that key. Block sizes: pywb's 8192, and the smallest power of two above
+// the longest line (pywb's search needs blocks longer than lines), so that
+// small files are bisected too.
+func CheckSearchable(t testing.TB, path string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
-		if line == "" {
+	var keys []string
+	byKey := map[string][]string{}
+	small := 128
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if l == "" {
 			continue
 		}
-		key, ts, _ := strings.Cut(line, " ")
-		ts, _, _ = strings.Cut(ts, " ")
-		prefix := key + " " + ts
-		found := false
-		for _, l := range Bisect(t, f, int64(len(b)), prefix, 64) {
-			if l == line {
-				found = true
-			}
+		for small <= len(l)+1 {
+			small *= 2
 		}
-		if !found {
-			t.Errorf("%s: a binary search for %q does not find its line", path, prefix)
+		k, _, _ := strings.Cut(l, " ")
+		if byKey[k] == nil {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], l)
+	}
+	for _, bs := range []int{8192, small} {
+		for _, k := range keys {
+			if got := IterRange(b, k, k+"!", bs); !slices.Equal(got, byKey[k]) {
+				t.Errorf("%s: pywb's binary search (block %d) for %q finds %d lines, the file holds %d", path, bs, k, len(got), len(byKey[k]))
+			}
 		}
 	}
 }
 
-// Bisect returns the lines of the sorted file r (size bytes) that start
-// with prefix, found as pywb's binsearch does: a binary search over blocks
-// of blockSize bytes, each probe reading the first whole line after the
-// block start, then a forward scan.
-func Bisect(t testing.TB, r io.ReaderAt, size int64, prefix string, blockSize int64) []string {
-	t.Helper()
-	lineAt := func(off int64) (string, int64) {
-		br := bufio.NewReader(io.NewSectionReader(r, off, size-off))
-		n := int64(0)
-		if off > 0 { // skip the partial line the block starts in
-			s, err := br.ReadString('\n')
-			n += int64(len(s))
-			if err != nil {
-				return "", off + n
-			}
+// IterRange returns the lines of a sorted file that pywb's
+// pywb.utils.binsearch.iter_range(reader, start, end) yields, step for
+// step: binsearch_offset narrows the search to a block (comparing start
+// with the first whole line after each block start, newline included, an
+// empty line at the end of the file), then lines are read from the first
+// whole line of that block, skipped while < start and taken while < end,
+// trailing white space removed as pywb's rstrip does.
+func IterRange(b []byte, start, end string, blockSize int) []string {
+	readline := func(off int) (string, int) {
+		if off >= len(b) {
+			return "", len(b)
 		}
-		s, _ := br.ReadString('\n')
-		return strings.TrimSuffix(s, "\n"), off + n
+		i := bytes.IndexByte(b[off:], '\n')
+		if i < 0 {
+			return string(b[off:]), len(b)
+		}
+		return string(b[off : off+i+1]), off + i + 1
 	}
-	lo, hi := int64(0), size/blockSize
+	lo, hi := 0, len(b)/blockSize
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
-		if l, _ := lineAt(mid * blockSize); l != "" && prefix > l {
+		off := mid * blockSize
+		if mid > 0 {
+			_, off = readline(off) // skip the partial line
+		}
+		if line, _ := readline(off); start > line {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	_, start := lineAt(lo * blockSize)
-	br := bufio.NewReader(io.NewSectionReader(r, start, size-start))
-	var out []string
-	for {
-		s, err := br.ReadString('\n')
-		s = strings.TrimSuffix(s, "\n")
-		switch {
-		case strings.HasPrefix(s, prefix):
-			out = append(out, s)
-		case s > prefix:
-			return out
-		}
-		if err != nil {
-			return out
-		}
+	off := lo * blockSize
+	if lo > 0 {
+		_, off = readline(off)
 	}
+	var out []string
+	matched := false
+	for off < len(b) {
+		var line string
+		line, off = readline(off)
+		line = strings.TrimRight(line, " \t\r\n")
+		if !matched {
+			if line < start {
+				continue
+			}
+			matched = true
+		}
+		if line >= end {
+			break
+		}
+		out = append(out, line)
+	}
+	return out
 }

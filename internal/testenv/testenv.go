@@ -84,3 +84,25 @@ func MissingTool(t testing.TB, format string, args ...any) {
 	}
 	t.Skipf(format, args...)
 }
+
+// CopyFiles copies files into dir (created if missing) and returns the
+// copies' paths: tests never touch the shared or generated originals.
+func CopyFiles(t testing.TB, dir string, files ...string) []string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, filepath.Base(f))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}

@@ -250,11 +250,33 @@ type Status struct {
 	CrawlLog      *CrawlLogStatus  `json:"crawl_log,omitempty"`
 	// Consumers are the consumers of the capture spine (live map, ...):
 	// delivered, failed and dropped captures, and whether each is behind.
-	Consumers  []wayside.ConsumerStats `json:"consumers"`
-	Lookups    int64                   `json:"lookups"`
-	Claims     int64                   `json:"claims"`
-	Revisits   int64                   `json:"revisits"`
-	BytesSaved int64                   `json:"bytes_saved"`
+	Consumers []wayside.ConsumerStats `json:"consumers"`
+	// Captures describes the capture index behind the access routes
+	// (absent when access.index is "-").
+	Captures   *CapturesStatus `json:"captures,omitempty"`
+	Lookups    int64           `json:"lookups"`
+	Claims     int64           `json:"claims"`
+	Revisits   int64           `json:"revisits"`
+	BytesSaved int64           `json:"bytes_saved"`
+	// Aggregate is the MementoMap-routed aggregator's state, when
+	// aggregate.archives is configured.
+	Aggregate *AggregateStatus `json:"aggregate,omitempty"`
+}
+
+// CapturesStatus describes the capture index behind the access routes.
+type CapturesStatus struct {
+	Collections []CollectionStatus `json:"collections"`
+	DiskBytes   uint64             `json:"disk_bytes"`
+	Error       string             `json:"error,omitempty"`
+}
+
+// CollectionStatus counts the captures of one collection.
+type CollectionStatus struct {
+	Name     string `json:"name"`
+	Captures int64  `json:"captures"`
+	Revisits int64  `json:"revisits"`
+	// Unresolved counts revisits whose original the archive does not hold.
+	Unresolved int64 `json:"unresolved"`
 }
 
 // CrawlLogStatus summarises a tailed Heritrix crawl.log.

@@ -1,4 +1,4 @@
-package pebble
+package record
 
 import (
 	"encoding/binary"
@@ -23,25 +23,31 @@ const (
 	fFileInline              // file name stored as a string
 	fMIMEInline              // MIME stored as a string
 	fLastMod                 // Last-Modified stored as a string
+	fOrigin                  // target URI split: interned origin id, then the rest as a string
 	fLast
 )
 
-// record is the decoded value of a primary entry; file and MIME are either
-// interned ids or inline strings.
-type record struct {
-	date          time.Time
-	targetURI     string
-	recordID      string
-	fileID        uint64
-	file          string
-	offset        int64
-	length        int64
-	payloadLength int64
-	status        int
-	mimeID        uint64
-	mime          string
-	etag          string
-	lastModified  string
+// Record is the stored form of an original. File, MIME and the target
+// URI's origin are either interned ids (non-zero; the caller's table maps
+// them to names) or inline strings; the digest is not part of the value
+// (backends keep it in the key).
+type Record struct {
+	Date time.Time
+	// TargetURI is the whole target URI, or the part after the origin
+	// when OriginID is set.
+	TargetURI     string
+	OriginID      uint64
+	RecordID      string
+	FileID        uint64
+	File          string
+	Offset        int64
+	Length        int64
+	PayloadLength int64
+	Status        int
+	MIMEID        uint64
+	MIME          string
+	ETag          string
+	LastModified  string
 }
 
 const uuidPrefix, uuidSuffix = "<urn:uuid:", ">"
@@ -94,79 +100,101 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-// encodeRecord appends the compact encoding of r to b.
-func encodeRecord(b []byte, r *record) []byte {
+// Append appends the compact encoding of r to b.
+func Append(b []byte, r *Record) []byte { return appendRecord(b, r, nil) }
+
+func appendRecord(b []byte, r *Record, m *marks) []byte {
 	var flags uint64
-	if r.date.Nanosecond() != 0 {
+	if r.Date.Nanosecond() != 0 {
 		flags |= fNanos
 	}
-	uuid, isUUID := parseUUIDRecordID(r.recordID)
+	uuid, isUUID := parseUUIDRecordID(r.RecordID)
 	switch {
 	case isUUID:
 		flags |= fUUID
-	case r.recordID != "":
+	case r.RecordID != "":
 		flags |= fRecordID
 	}
 	switch {
-	case r.fileID != 0:
+	case r.FileID != 0:
 		flags |= fFile
-	case r.file != "":
+	case r.File != "":
 		flags |= fFileInline
 	}
 	switch {
-	case r.mimeID != 0:
+	case r.MIMEID != 0:
 		flags |= fMIME
-	case r.mime != "":
+	case r.MIME != "":
 		flags |= fMIMEInline
 	}
-	if r.etag != "" {
+	if r.ETag != "" {
 		flags |= fETag
 	}
-	lmTime, lmIsTime := parseHTTPDate(r.lastModified)
+	lmTime, lmIsTime := parseHTTPDate(r.LastModified)
 	switch {
 	case lmIsTime:
 		flags |= fLastModTime
-	case r.lastModified != "":
+	case r.LastModified != "":
 		flags |= fLastMod
 	}
-	if r.status != 0 {
+	if r.Status != 0 {
 		flags |= fStatus
 	}
-	b = binary.AppendUvarint(b, flags)
-	b = binary.AppendVarint(b, r.date.Unix())
-	if flags&fNanos != 0 {
-		b = binary.AppendUvarint(b, uint64(r.date.Nanosecond()))
+	if r.OriginID != 0 {
+		flags |= fOrigin
 	}
-	b = appendString(b, r.targetURI)
+	m.at(FieldHeader, b)
+	b = binary.AppendUvarint(b, flags)
+	m.at(FieldDate, b)
+	b = binary.AppendVarint(b, r.Date.Unix())
+	if flags&fNanos != 0 {
+		b = binary.AppendUvarint(b, uint64(r.Date.Nanosecond()))
+	}
+	m.at(FieldOrigin, b)
+	if flags&fOrigin != 0 {
+		b = binary.AppendUvarint(b, r.OriginID)
+	}
+	m.at(FieldURI, b)
+	b = appendString(b, r.TargetURI)
+	m.at(FieldRecordID, b)
 	if flags&fUUID != 0 {
 		b = append(b, uuid[:]...)
 	} else if flags&fRecordID != 0 {
-		b = appendString(b, r.recordID)
+		b = appendString(b, r.RecordID)
 	}
+	m.at(FieldFile, b)
 	if flags&fFile != 0 {
-		b = binary.AppendUvarint(b, r.fileID)
+		b = binary.AppendUvarint(b, r.FileID)
 	} else if flags&fFileInline != 0 {
-		b = appendString(b, r.file)
+		b = appendString(b, r.File)
 	}
-	b = binary.AppendUvarint(b, uint64(r.offset))
-	b = binary.AppendUvarint(b, uint64(r.length))
-	b = binary.AppendUvarint(b, uint64(r.payloadLength))
+	m.at(FieldOffset, b)
+	b = binary.AppendUvarint(b, uint64(r.Offset))
+	m.at(FieldLength, b)
+	b = binary.AppendUvarint(b, uint64(r.Length))
+	m.at(FieldPayloadLength, b)
+	b = binary.AppendUvarint(b, uint64(r.PayloadLength))
+	m.at(FieldStatus, b)
 	if flags&fStatus != 0 {
-		b = binary.AppendUvarint(b, uint64(r.status))
+		b = binary.AppendUvarint(b, uint64(r.Status))
 	}
+	m.at(FieldMIME, b)
 	if flags&fMIME != 0 {
-		b = binary.AppendUvarint(b, r.mimeID)
+		b = binary.AppendUvarint(b, r.MIMEID)
 	} else if flags&fMIMEInline != 0 {
-		b = appendString(b, r.mime)
+		b = appendString(b, r.MIME)
 	}
+	m.at(FieldETag, b)
 	if flags&fETag != 0 {
-		b = appendString(b, r.etag)
+		b = appendString(b, r.ETag)
 	}
+	m.at(FieldLastModified, b)
 	if flags&fLastMod != 0 {
-		b = appendString(b, r.lastModified)
+		b = appendString(b, r.LastModified)
 	} else if flags&fLastModTime != 0 {
 		b = binary.AppendVarint(b, lmTime)
 	}
+	m.at("", b)
 	return b
 }
 
@@ -227,82 +255,88 @@ func (d *decoder) bytes(n uint64) []byte {
 
 func (d *decoder) string() string { return string(d.bytes(d.uvarint())) }
 
-// decodeRecord parses a value written by encodeRecord.
-func decodeRecord(b []byte) (record, error) {
+// Decode parses a value written by Append.
+func Decode(b []byte) (Record, error) {
 	d := decoder{b: b}
-	var r record
+	var r Record
 	flags := d.uvarint()
 	if flags >= fLast {
-		return record{}, fmt.Errorf("unknown value flags %#x", flags)
+		return Record{}, fmt.Errorf("unknown value flags %#x", flags)
 	}
 	sec := d.varint()
 	var nsec uint64
 	if flags&fNanos != 0 {
 		nsec = d.uvarint()
 		if nsec >= 1e9 || nsec == 0 {
-			return record{}, fmt.Errorf("bad nanoseconds %d", nsec)
+			return Record{}, fmt.Errorf("bad nanoseconds %d", nsec)
 		}
 	}
-	r.date = time.Unix(sec, int64(nsec)).UTC()
-	r.targetURI = d.string()
+	r.Date = time.Unix(sec, int64(nsec)).UTC()
+	if flags&fOrigin != 0 {
+		r.OriginID = d.uvarint()
+		if d.err == nil && r.OriginID == 0 {
+			return Record{}, fmt.Errorf("origin id 0")
+		}
+	}
+	r.TargetURI = d.string()
 	if flags&fUUID != 0 && flags&fRecordID != 0 || flags&fFile != 0 && flags&fFileInline != 0 || flags&fMIME != 0 && flags&fMIMEInline != 0 {
-		return record{}, fmt.Errorf("conflicting value flags %#x", flags)
+		return Record{}, fmt.Errorf("conflicting value flags %#x", flags)
 	}
 	if flags&fUUID != 0 {
 		if u := d.bytes(16); d.err == nil {
-			r.recordID = formatUUIDRecordID(u)
+			r.RecordID = formatUUIDRecordID(u)
 		}
 	} else if flags&fRecordID != 0 {
-		r.recordID = d.string()
+		r.RecordID = d.string()
 	}
 	if flags&fFile != 0 {
-		r.fileID = d.uvarint()
-		if d.err == nil && r.fileID == 0 {
-			return record{}, fmt.Errorf("file id 0")
+		r.FileID = d.uvarint()
+		if d.err == nil && r.FileID == 0 {
+			return Record{}, fmt.Errorf("file id 0")
 		}
 	} else if flags&fFileInline != 0 {
-		r.file = d.string()
+		r.File = d.string()
 	}
-	r.offset = d.int63()
-	r.length = d.int63()
-	r.payloadLength = d.int63()
+	r.Offset = d.int63()
+	r.Length = d.int63()
+	r.PayloadLength = d.int63()
 	if flags&fStatus != 0 {
 		s := d.uvarint()
 		if d.err == nil && (s == 0 || s > 999) {
-			return record{}, fmt.Errorf("bad status %d", s)
+			return Record{}, fmt.Errorf("bad status %d", s)
 		}
-		r.status = int(s)
+		r.Status = int(s)
 	}
 	if flags&fMIME != 0 {
-		r.mimeID = d.uvarint()
-		if d.err == nil && r.mimeID == 0 {
-			return record{}, fmt.Errorf("MIME id 0")
+		r.MIMEID = d.uvarint()
+		if d.err == nil && r.MIMEID == 0 {
+			return Record{}, fmt.Errorf("MIME id 0")
 		}
 	} else if flags&fMIMEInline != 0 {
-		r.mime = d.string()
+		r.MIME = d.string()
 	}
 	if flags&fETag != 0 {
-		r.etag = d.string()
+		r.ETag = d.string()
 	}
 	if flags&fLastMod != 0 && flags&fLastModTime != 0 {
-		return record{}, fmt.Errorf("conflicting value flags %#x", flags)
+		return Record{}, fmt.Errorf("conflicting value flags %#x", flags)
 	}
 	if flags&fLastMod != 0 {
-		r.lastModified = d.string()
+		r.LastModified = d.string()
 	} else if flags&fLastModTime != 0 {
-		r.lastModified = time.Unix(d.varint(), 0).UTC().Format(http.TimeFormat)
+		r.LastModified = time.Unix(d.varint(), 0).UTC().Format(http.TimeFormat)
 	}
 	if d.err != nil {
-		return record{}, d.err
+		return Record{}, d.err
 	}
 	// Only the canonical encoding is accepted: flags never announce an
 	// empty string.
-	if flags&fRecordID != 0 && r.recordID == "" || flags&fFileInline != 0 && r.file == "" ||
-		flags&fMIMEInline != 0 && r.mime == "" || flags&fETag != 0 && r.etag == "" || flags&fLastMod != 0 && r.lastModified == "" {
-		return record{}, fmt.Errorf("empty string field announced by flags %#x", flags)
+	if flags&fRecordID != 0 && r.RecordID == "" || flags&fFileInline != 0 && r.File == "" ||
+		flags&fMIMEInline != 0 && r.MIME == "" || flags&fETag != 0 && r.ETag == "" || flags&fLastMod != 0 && r.LastModified == "" {
+		return Record{}, fmt.Errorf("empty string field announced by flags %#x", flags)
 	}
 	if len(d.b) != 0 {
-		return record{}, fmt.Errorf("%d trailing bytes", len(d.b))
+		return Record{}, fmt.Errorf("%d trailing bytes", len(d.b))
 	}
 	return r, nil
 }

@@ -1,0 +1,151 @@
+package characterize
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wayside-archive/wayside/internal/testenv"
+)
+
+const crashChildEnv = "WAYSIDE_CHARACTERIZE_CRASH_CHILD"
+
+// TestCrashChild is the ingesting process TestCrashKill kills; it does
+// nothing unless started by it. It opens the store (catching up on what a
+// previous child left undone), then delivers every capture of the WARC
+// files as the ingester does, printing "ACK file offset puid" for each
+// record once the store has fsynced it.
+func TestCrashChild(t *testing.T) {
+	spec := os.Getenv(crashChildEnv)
+	if spec == "" {
+		return
+	}
+	storeDir, warcDir, _ := strings.Cut(spec, "|")
+	st, err := OpenStore(storeDir, StoreOptions{CompactAt: 16 << 10}) // compactions happen while it is killed
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewWriter(os.Stdout)
+	c, err := New(Options{Store: st, Dirs: []string{warcDir}, Workers: 2, CatchUp: true, OnCommit: func(rs []Record) {
+		for _, r := range rs {
+			fmt.Fprintf(out, "ACK %s %d %s\n", r.File, r.Offset, r.PUID)
+		}
+		out.Flush()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliverAll(t, warcDir, c)
+	c.Flush(context.Background())
+	fmt.Fprintln(out, "DONE")
+	out.Flush()
+	io.Copy(io.Discard, os.Stdin) // wait to be killed
+}
+
+// TestCrashKill kills an ingesting child process with SIGKILL at random
+// points, three times in a row (each child catches up on what the previous
+// one left), and checks after each kill that every acknowledged result is
+// in the store as acknowledged and the store's invariants hold; finally a
+// catch-up makes the store equal to characterizing the files afresh.
+func TestCrashKill(t *testing.T) {
+	warcDir := t.TempDir()
+	for _, src := range append(testenv.CorpusWARCs(t), nestedWARC(t)) {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(warcDir, filepath.Base(src)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	storeDir := t.TempDir()
+	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
+	acked := map[string]string{} // "file offset" → PUID
+	for round := range 3 {
+		killAfter := 20 + rnd.IntN(200)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), crashChildEnv+"="+storeDir+"|"+warcDir)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdin, _ := cmd.StdinPipe()
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(stdout)
+		n := 0
+		timeout := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			if len(f) >= 3 && f[0] == "ACK" {
+				puid := ""
+				if len(f) == 4 {
+					puid = f[3]
+				}
+				acked[f[1]+" "+f[2]] = puid
+				n++
+			}
+			if n >= killAfter || sc.Text() == "DONE" {
+				break
+			}
+		}
+		timeout.Stop()
+		cmd.Process.Signal(syscall.SIGKILL)
+		stdin.Close()
+		cmd.Wait()
+		t.Logf("round %d: killed after %d acknowledgements (%d distinct so far)", round, n, len(acked))
+		if n == 0 {
+			t.Fatal("the child acknowledged nothing")
+		}
+
+		st, err := OpenStore(storeDir, StoreOptions{})
+		if err != nil {
+			t.Fatalf("reopen after kill: %v", err)
+		}
+		for k, puid := range acked {
+			file, off, _ := strings.Cut(k, " ")
+			o, _ := strconv.ParseInt(off, 10, 64)
+			r, ok := st.Get(file, o)
+			if !ok {
+				t.Fatalf("round %d: acknowledged result %s lost", round, k)
+			}
+			if r.PUID != puid && !r.IsRevisit() { // a revisit may have been resolved since
+				t.Fatalf("round %d: %s acknowledged as %q, stored as %q", round, k, puid, r.PUID)
+			}
+		}
+		if err := st.Check(); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if d := st.Damaged(); len(d) > 0 {
+			t.Fatalf("round %d: damaged entries after kill -9: %v", round, d)
+		}
+		st.Close()
+	}
+
+	// Catch up in-process; the result equals a fresh characterization.
+	st := openStore(t, storeDir, StoreOptions{})
+	c := newCharacterizer(t, st, Options{Dirs: []string{warcDir}})
+	if err := c.Resync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fresh := openStore(t, "", StoreOptions{})
+	fc := newCharacterizer(t, fresh, Options{Dirs: []string{warcDir}})
+	if err := fc.Resync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := render(st, true), render(fresh, true); got != want {
+		t.Fatalf("after the kills and a catch-up the store differs from a fresh characterization:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -1,0 +1,162 @@
+package characterize
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/richardlehane/siegfried"
+	"github.com/richardlehane/siegfried/pkg/static"
+)
+
+// Unknown is the PUID of an object no PRONOM signature matched. It is a
+// result, not an error.
+const Unknown = "UNKNOWN"
+
+// Format is one identification: a PRONOM format (or Unknown) with what the
+// match was based on.
+type Format struct {
+	// PUID is the PRONOM unique identifier ("fmt/11", "x-fmt/263") or
+	// Unknown; "" only for an empty payload (nothing to identify).
+	PUID    string `json:"puid"`
+	Name    string `json:"format,omitempty"`
+	Version string `json:"version,omitempty"`
+	MIME    string `json:"mime,omitempty"`
+	// Basis says what matched ("byte match at 0, 8", "extension match css;
+	// mime match text/css"); Warning is siegfried's caveat ("match on
+	// extension and MIME only", "no match").
+	Basis   string `json:"basis,omitempty"`
+	Warning string `json:"warning,omitempty"`
+}
+
+// Engine identifies single byte strings with siegfried and its embedded
+// PRONOM signatures. One Engine is safe for concurrent use.
+type Engine struct {
+	sf      *siegfried.Siegfried
+	fields  map[string]int
+	version string
+}
+
+var errNoSignatures = errors.New("characterize: siegfried's embedded signatures did not load")
+
+// NewEngine loads siegfried's embedded signatures and warms the matchers up
+// (siegfried builds them on the first identification, which takes a few
+// hundred milliseconds): the first capture is not delayed.
+func NewEngine() (*Engine, error) {
+	sf := static.New()
+	if sf == nil {
+		return nil, errNoSignatures
+	}
+	fields := sf.Fields()
+	if len(fields) == 0 {
+		return nil, errNoSignatures
+	}
+	e := &Engine{sf: sf, fields: map[string]int{}}
+	for i, f := range fields[0] {
+		e.fields[f] = i
+	}
+	for _, f := range []string{"id", "format", "mime", "basis", "warning"} {
+		if _, ok := e.fields[f]; !ok {
+			return nil, fmt.Errorf("characterize: siegfried result has no %q field (fields %v)", f, fields[0])
+		}
+	}
+	if ids := sf.Identifiers(); len(ids) > 0 {
+		e.version = ids[0][0] + " " + ids[0][1]
+	}
+	// Warm up: one identification builds every matcher.
+	if f := e.Identify([]byte("<!DOCTYPE html><html><body>wayside</body></html>"), "warmup.html", "text/html"); f.PUID == "" || f.PUID == Unknown {
+		return nil, fmt.Errorf("characterize: siegfried warm-up identified HTML as %q", f.PUID)
+	}
+	return e, nil
+}
+
+// Signatures describes the signature set ("pronom; DROID_SignatureFile_V120.xml; ...").
+func (e *Engine) Signatures() string { return e.version }
+
+// Identify identifies b. name (a URL or file name: its extension is a
+// hint) and mime (the declared media type) help for formats without byte
+// signatures (CSS, JavaScript, JSON); pass "" when unknown. An empty b gives
+// the zero Format.
+func (e *Engine) Identify(b []byte, name, mime string) Format {
+	return e.identify(b, name, mime, 0)
+}
+
+// identify is Identify scanning at most the first and the last window
+// bytes of b (window <= 0: all of it), as DROID's "maximum bytes to scan"
+// does: signatures anchored at the start or the end of a file are all
+// within reach, a pattern floating in the middle of a large file is not.
+// Zip and OLE2 files are always given whole: siegfried's container
+// signatures (OOXML, ODF, EPUB, MS Office) read their members.
+func (e *Engine) identify(b []byte, name, mime string, window int) Format {
+	if len(b) == 0 {
+		return Format{}
+	}
+	if window > 0 && len(b) > 2*window && !bytes.HasPrefix(b, zipMagic) && !bytes.HasPrefix(b, ole2Magic) {
+		view := make([]byte, 0, 2*window)
+		b = append(append(view, b[:window]...), b[len(b)-window:]...)
+	}
+	ids, err := e.sf.Identify(slicer(b), name, mime)
+	if len(ids) == 0 {
+		f := Format{PUID: Unknown, Warning: "no identification"}
+		if err != nil {
+			f.Warning += ": " + err.Error()
+		}
+		return f
+	}
+	v := ids[0].Values()
+	get := func(k string) string {
+		if i, ok := e.fields[k]; ok && i < len(v) {
+			return v[i]
+		}
+		return ""
+	}
+	f := Format{PUID: ids[0].String(), Name: get("format"), Version: get("version"), MIME: get("mime"),
+		Basis: get("basis"), Warning: get("warning")}
+	if f.PUID == "" {
+		f.PUID = Unknown
+	}
+	if len(ids) > 1 {
+		alts := make([]string, 0, len(ids)-1)
+		for _, id := range ids[1:] {
+			alts = append(alts, id.String())
+		}
+		f.Warning = strings.TrimPrefix(f.Warning+"; also matched "+strings.Join(alts, ", "), "; ")
+	}
+	return f
+}
+
+var (
+	zipMagic  = []byte("PK\x03\x04")
+	ole2Magic = []byte("\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")
+)
+
+// slicer gives siegfried random access to bytes already in memory, without
+// the copy its stream buffer makes (siegfried's "external" source).
+type slicer []byte
+
+func (s slicer) Read([]byte) (int, error) { return 0, io.EOF } // never called: IsSlicer
+func (s slicer) IsSlicer() bool           { return true }
+func (s slicer) Size() int64              { return int64(len(s)) }
+
+func (s slicer) Slice(off int64, l int) ([]byte, error) {
+	if off >= int64(len(s)) {
+		return nil, io.EOF
+	}
+	if off+int64(l) > int64(len(s)) {
+		return s[off:], io.EOF
+	}
+	return s[off : off+int64(l)], nil
+}
+
+func (s slicer) EofSlice(off int64, l int) ([]byte, error) {
+	if off >= int64(len(s)) {
+		return nil, io.EOF
+	}
+	end := int64(len(s)) - off
+	if int64(l) > end {
+		return s[:end], io.EOF
+	}
+	return s[end-int64(l) : end], nil
+}

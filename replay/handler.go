@@ -1,0 +1,321 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/wayside-archive/wayside/captureindex"
+)
+
+// Options configure a Handler.
+type Options struct {
+	// Index is the capture index answered from (required).
+	Index *captureindex.Index
+	// WARCDirs are searched for the WARC files the index names
+	// (warcio.FindFile: final name or ".open").
+	WARCDirs []string
+	// PublicURL, when set, is the absolute URL the handler is reached at
+	// (e.g. "https://archive.example.org/wayside"), used in Link headers,
+	// TimeMaps and redirects; otherwise they are built from the request's
+	// Host and the mount path.
+	PublicURL string
+	// MaxResults caps the lines of one CDX API answer (and its limit);
+	// default 100000.
+	MaxResults int
+	// PageSize is the number of mementos per TimeMap page (and the default
+	// pageSize of the CDX API's paging); default 10000.
+	PageSize int
+	// MaxRewriteBytes is the largest HTML or CSS body rewritten (decoded);
+	// larger ones are served as archived. Default 16 MiB.
+	MaxRewriteBytes int64
+	// MaxRewrites bounds the bodies being rewritten at once (each is held
+	// in memory); default 8.
+	MaxRewrites int
+	// Logger receives warnings (WARC files that cannot be read, responses
+	// cut short).
+	Logger *slog.Logger
+}
+
+// Handler serves the access routes of one capture index, as pywb lays
+// them out (see the package documentation).
+type Handler struct {
+	opts     Options
+	idx      *captureindex.Index
+	log      *slog.Logger
+	rewrites chan struct{}
+}
+
+// New returns a Handler.
+func New(opts Options) (*Handler, error) {
+	if opts.Index == nil {
+		return nil, errors.New("replay: no capture index")
+	}
+	if opts.MaxResults <= 0 {
+		opts.MaxResults = 100000
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = 10000
+	}
+	if opts.MaxRewriteBytes <= 0 {
+		opts.MaxRewriteBytes = 16 << 20
+	}
+	if opts.MaxRewrites <= 0 {
+		opts.MaxRewrites = 8
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	opts.PublicURL = strings.TrimSuffix(opts.PublicURL, "/")
+	return &Handler{opts: opts, idx: opts.Index, log: opts.Logger, rewrites: make(chan struct{}, opts.MaxRewrites)}, nil
+}
+
+// Error is an answer other than 200 the handler chose (a 4xx with a
+// message naming the input and the problem, or a 404 for what the archive
+// does not hold), returned before anything was written.
+type Error struct {
+	Code int
+	Msg  string
+	// Header holds headers to send with the error (Link, Vary).
+	Header http.Header
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+func badRequest(format string, a ...any) error {
+	return &Error{Code: http.StatusBadRequest, Msg: fmt.Sprintf(format, a...)}
+}
+
+func notFound(h http.Header, format string, a ...any) error {
+	return &Error{Code: http.StatusNotFound, Msg: fmt.Sprintf(format, a...), Header: h}
+}
+
+// path is a parsed access route.
+type path struct {
+	coll    string
+	collURL string // absolute URL prefix of the collection, ending in "/"
+	// collPath is collURL without scheme and host: rewritten links are
+	// host-relative, so a page works under any name the archive has.
+	collPath string
+	kind     int
+	format   string // timemap format
+	ts       string // memento timestamp, as given
+	mod      string // replay modifier
+	uriR     string
+	rest     string // the route after the collection
+}
+
+const (
+	routeCDX = iota + 1
+	routeTimeMap
+	routeTimeGate
+	routeMemento
+)
+
+var tsSegment = regexp.MustCompile(`^([0-9]{1,14})([a-z]{2}_)?$`)
+
+// Collection returns the collection named by the first segment of an
+// (escaped) route path, and whether it is one of the index's (the default
+// collection always is, empty or not): only those paths are the handler's.
+func (h *Handler) Collection(p string) (string, bool) {
+	p = strings.TrimPrefix(p, "/")
+	coll, _, ok := strings.Cut(p, "/")
+	if !ok || coll == "" {
+		return "", false
+	}
+	return coll, h.idx.HasScope(coll) || coll == h.idx.DefaultScope()
+}
+
+// parsePath parses the escaped path after the mount.
+func (h *Handler) parsePath(r *http.Request, mount, p string) (*path, error) {
+	coll, ok := h.Collection(p)
+	if !ok {
+		return nil, notFound(nil, "no collection %q in this archive (collections: %s)", coll, strings.Join(h.idx.Scopes(), ", "))
+	}
+	out := &path{coll: coll, collURL: h.baseURL(r, mount) + "/" + coll + "/"}
+	out.collPath = out.collURL
+	if i := strings.Index(out.collURL, "://"); i >= 0 {
+		if j := strings.IndexByte(out.collURL[i+3:], '/'); j >= 0 {
+			out.collPath = out.collURL[i+3+j:]
+		}
+	}
+	rest := strings.TrimPrefix(p, "/")[len(coll)+1:]
+	out.rest = rest
+	withQuery := func(u string) string {
+		if r.URL.RawQuery != "" {
+			u += "?" + r.URL.RawQuery
+		}
+		return u
+	}
+	switch {
+	case rest == "cdx":
+		out.kind = routeCDX
+		return out, nil
+	case strings.HasPrefix(rest, "timemap/"):
+		format, after, _ := strings.Cut(strings.TrimPrefix(rest, "timemap/"), "/")
+		switch format {
+		case "link", "json", "cdxj":
+		default:
+			return nil, badRequest("timemap format %q: want link, json or cdxj (…/timemap/link/<URI-R>)", format)
+		}
+		out.kind, out.format = routeTimeMap, format
+		if seg, tail, ok := strings.Cut(after, "/"); ok && len(seg) == 14 && strings.Trim(seg, "0123456789") == "" {
+			out.ts, after = seg, tail // a later page: …/timemap/link/<from>/<URI-R>
+		}
+		out.uriR = withQuery(after)
+	default:
+		seg, tail, ok := strings.Cut(rest, "/")
+		if m := tsSegment.FindStringSubmatch(seg); ok && m != nil {
+			out.kind, out.ts, out.mod, out.uriR = routeMemento, m[1], m[2], withQuery(tail)
+		} else {
+			out.kind, out.uriR = routeTimeGate, withQuery(rest)
+		}
+	}
+	var err error
+	if out.uriR, err = ParseURIR(unescapeWhole(out.uriR)); err != nil {
+		return nil, badRequest("%v", err)
+	}
+	return out, nil
+}
+
+// unescapeWhole decodes a URI-R a client escaped as a whole
+// ("http%3A%2F%2Fexample.com%2F").
+func unescapeWhole(u string) string {
+	if low := strings.ToLower(u); strings.HasPrefix(low, "http%3a") || strings.HasPrefix(low, "https%3a") {
+		if d, err := url.PathUnescape(u); err == nil {
+			return d
+		}
+	}
+	return u
+}
+
+// RouteURIR reads the URI-R ending a route, as the access routes do: rest
+// is the escaped path after the route's prefix and rawQuery the request's
+// (a URI-R's query arrives as the request's); a URI-R escaped as a whole
+// is decoded; then ParseURIR.
+func RouteURIR(rest, rawQuery string) (string, error) {
+	if rawQuery != "" {
+		rest += "?" + rawQuery
+	}
+	return ParseURIR(unescapeWhole(rest))
+}
+
+// baseURL is the absolute URL of the mount point.
+func (h *Handler) baseURL(r *http.Request, mount string) string {
+	if h.opts.PublicURL != "" {
+		return h.opts.PublicURL + mount
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + mount
+}
+
+// Serve answers one access request whose escaped path starts with mount
+// (the prefix the handler is reached under, "" or e.g. "/t/<token>").
+// Before anything is written, it returns an *Error for an answer other than
+// 200/302 that the request caused; any other error is the archive's (a WARC
+// file that cannot be read). Once a body is partly sent, a failure cuts the
+// connection (http.ErrAbortHandler).
+func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, mount string) error {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		return &Error{Code: http.StatusMethodNotAllowed, Msg: fmt.Sprintf("method %s: the access routes are read-only (GET, HEAD)", r.Method)}
+	}
+	ep := r.URL.EscapedPath()
+	if !strings.HasPrefix(ep, mount) {
+		return notFound(nil, "no such route %s", ep)
+	}
+	p, err := h.parsePath(r, mount, ep[len(mount):])
+	if err != nil {
+		return err
+	}
+	switch p.kind {
+	case routeCDX:
+		return h.serveCDX(w, r, p)
+	case routeTimeMap:
+		return h.serveTimeMap(w, r, p)
+	case routeTimeGate:
+		return h.serveTimeGate(w, r, p)
+	default:
+		return h.serveMemento(w, r, p)
+	}
+}
+
+// ServeHTTP serves the routes at the root (no mount), writing errors as
+// text.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := h.Serve(w, r, ""); err != nil {
+		WriteError(w, err)
+	}
+}
+
+// WriteError writes an error returned by Serve as a plain-text answer.
+func WriteError(w http.ResponseWriter, err error) {
+	code, msg := http.StatusInternalServerError, err.Error()
+	var e *Error
+	if errors.As(err, &e) {
+		code = e.Code
+		for k, vs := range e.Header {
+			for _, v := range vs {
+				w.Header().Add(k, v)
+			}
+		}
+	}
+	http.Error(w, msg, code)
+}
+
+// RefererTarget redirects a request that escaped rewriting (a host-relative
+// URL built by a script, such as "/img/x.png") to the URI-M it meant: when
+// the Referer is a memento of a collection of this archive on the same
+// host, see EscapedTarget. It returns the Location, or false.
+func (h *Handler) RefererTarget(r *http.Request, mount string) (string, bool) {
+	ref, err := url.Parse(r.Referer())
+	if err != nil || ref.Host != r.Host || !strings.HasPrefix(ref.EscapedPath(), mount+"/") {
+		return "", false
+	}
+	coll, ok := h.Collection(ref.EscapedPath()[len(mount):])
+	if !ok {
+		return "", false
+	}
+	return EscapedTarget(r.Referer(), mount+"/"+coll+"/", r.URL)
+}
+
+// EscapedTarget returns the URI-M a request that escaped rewriting meant,
+// as pywb and Wayback find it: referer is a URI-M whose path starts with
+// prefix (a collection's path, "/web/") and u the request's URL; u's path
+// and query are resolved against the referer's URI-R and the result is put
+// at the referer's timestamp (no modifier).
+func EscapedTarget(referer, prefix string, u *url.URL) (string, bool) {
+	ref, err := url.Parse(referer)
+	if err != nil {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(ref.EscapedPath(), prefix)
+	if !ok {
+		return "", false
+	}
+	seg, tail, ok := strings.Cut(rest, "/")
+	m := tsSegment.FindStringSubmatch(seg)
+	if !ok || m == nil {
+		return "", false
+	}
+	if ref.RawQuery != "" {
+		tail += "?" + ref.RawQuery
+	}
+	uriR, err := ParseURIR(tail)
+	if err != nil {
+		return "", false
+	}
+	base, err := url.Parse(uriR)
+	if err != nil {
+		return "", false
+	}
+	target := base.ResolveReference(&url.URL{Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery})
+	return prefix + m[1] + "/" + target.String(), true
+}
