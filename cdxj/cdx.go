@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/wayside-archive/wayside/internal/excerpt"
 )
 
 // Classic CDX layouts (field letters of the " CDX ..." header line).
@@ -53,7 +55,7 @@ func ParseCDX(line, layout string) (Line, error) {
 			l.Key = f
 		case "b":
 			if !isTimestamp(f) {
-				return Line{}, fmt.Errorf("%w: bad timestamp %q", ErrSyntax, clip(f))
+				return Line{}, fmt.Errorf("%w: bad timestamp %s", ErrSyntax, excerpt.Quote(f, 120))
 			}
 			l.Timestamp = f
 		case "a":
@@ -64,7 +66,7 @@ func ParseCDX(line, layout string) (Line, error) {
 			if v != "" {
 				n, err := strconv.Atoi(v)
 				if err != nil || n < 0 || n > 999 {
-					return Line{}, fmt.Errorf("%w: bad status %q", ErrSyntax, clip(f))
+					return Line{}, fmt.Errorf("%w: bad status %s", ErrSyntax, excerpt.Quote(f, 120))
 				}
 				l.Status = n
 			}
@@ -80,7 +82,7 @@ func ParseCDX(line, layout string) (Line, error) {
 			}
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
-				return Line{}, fmt.Errorf("%w: bad %s field %q", ErrSyntax, letters[i], clip(f))
+				return Line{}, fmt.Errorf("%w: bad %s field %s", ErrSyntax, letters[i], excerpt.Quote(f, 120))
 			}
 			if letters[i] == "S" {
 				l.Length = n

@@ -59,7 +59,7 @@ func FileName(path string) string {
 func IndexFile(ctx context.Context, path string, opts IndexOptions, emit func(*Line) error) (Stats, error) {
 	r, err := warcio.Open(path, warcio.Options{BlockDigest: opts.Verify})
 	if err != nil {
-		return Stats{}, fmt.Errorf("cdxj: %w", err)
+		return Stats{}, err // warcio's error names the file: no second prefix
 	}
 	defer r.Close()
 	if opts.Filename == "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/excerpt"
 	"github.com/wayside-archive/wayside/surt"
 )
 
@@ -230,15 +231,15 @@ func Parse(s string) (Line, error) {
 	key, rest, ok1 := strings.Cut(s, " ")
 	ts, js, ok2 := strings.Cut(rest, " ")
 	if !ok1 || !ok2 || key == "" {
-		return Line{}, fmt.Errorf("%w: want \"<key> <timestamp> {json}\", got %q", ErrSyntax, clip(s))
+		return Line{}, fmt.Errorf("%w: want \"<key> <timestamp> {json}\", got %s", ErrSyntax, excerpt.Quote(s, 120))
 	}
 	if !isTimestamp(ts) {
-		return Line{}, fmt.Errorf("%w: bad timestamp %q", ErrSyntax, clip(ts))
+		return Line{}, fmt.Errorf("%w: bad timestamp %s", ErrSyntax, excerpt.Quote(ts, 120))
 	}
 	l := Line{Key: key, Timestamp: ts, Length: -1, Offset: -1}
 	js = strings.TrimSpace(js)
 	if !strings.HasPrefix(js, "{") {
-		return Line{}, fmt.Errorf("%w: no JSON block in %q", ErrSyntax, clip(s))
+		return Line{}, fmt.Errorf("%w: no JSON block in %s", ErrSyntax, excerpt.Quote(s, 120))
 	}
 	dec := json.NewDecoder(strings.NewReader(js))
 	dec.UseNumber()
@@ -290,7 +291,7 @@ func scalar(k string, raw json.RawMessage) (string, error) {
 	if string(raw) == "null" {
 		return "", nil
 	}
-	return "", fmt.Errorf("%w: %q must be a string or number, got %s", ErrSyntax, k, clip(string(raw)))
+	return "", fmt.Errorf("%w: %s must be a string or number, got %s", ErrSyntax, k, excerpt.Quote(raw, 120))
 }
 
 func (l *Line) setJSON(k string, raw json.RawMessage) error {
@@ -328,7 +329,7 @@ func (l *Line) setJSON(k string, raw json.RawMessage) error {
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return fmt.Errorf("%w: %q is not a non-negative integer: %q", ErrSyntax, k, clip(v))
+			return fmt.Errorf("%w: %s is not a non-negative integer: %s", ErrSyntax, k, excerpt.Quote(v, 120))
 		}
 		switch k {
 		case "status":
@@ -357,11 +358,4 @@ func isTimestamp(s string) bool {
 		}
 	}
 	return true
-}
-
-func clip(s string) string {
-	if len(s) > 120 {
-		return s[:120] + "…"
-	}
-	return s
 }

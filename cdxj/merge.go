@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/wayside-archive/wayside/internal/excerpt"
 )
 
 // ErrUnsorted is wrapped by the error Merge returns when an input is not in
@@ -70,9 +72,14 @@ func (r *readerSource) next() ([]byte, error) {
 			return nil, fmt.Errorf("cdxj: %s line %d: %w", r.name, r.n+1, err)
 		}
 		r.n++
+		complete := err == nil // ends in "\n"
 		line = bytes.TrimRight(line, "\r\n")
 		if len(line) == 0 {
 			continue // blank lines carry nothing
+		}
+		if !complete && bytes.Contains(line, []byte(" {")) && !bytes.HasSuffix(bytes.TrimRight(line, " \t"), []byte("}")) {
+			// A CDXJ line the file ends inside: the shard was cut.
+			return nil, fmt.Errorf("cdxj: %s line %d: incomplete line at the end of the file (truncated?): %s", r.name, r.n, excerpt.Quote(line, 120))
 		}
 		return line, nil
 	}
@@ -108,7 +115,7 @@ func (c *cursor) advance() (bool, error) {
 		return false, err
 	}
 	if c.line != nil && bytes.Compare(line, c.line) < 0 {
-		return false, fmt.Errorf("%w: %s sorts before the line above it (%q < %q)", ErrUnsorted, c.src.pos(), clip(string(line)), clip(string(c.line)))
+		return false, fmt.Errorf("%w: %s sorts before the line above it (%s < %s)", ErrUnsorted, c.src.pos(), excerpt.Quote(line, 120), excerpt.Quote(c.line, 120))
 	}
 	c.line = append(c.line[:0], line...)
 	return true, nil

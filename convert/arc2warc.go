@@ -140,7 +140,7 @@ func ARCToWARC(ctx context.Context, path, dir string, opts Options) (Result, err
 	defer buf.Close()
 	r, err := warcio.Open(path, warcio.Options{BlockDigest: true, BlockSink: buf.sink})
 	if err != nil {
-		return res, fmt.Errorf("convert: %w", err)
+		return res, err // warcio's error names the file
 	}
 	defer r.Close()
 	c := &converter{
@@ -450,7 +450,7 @@ func fileSHA1(path string) (string, int64, error) {
 	h := sha1.New()
 	n, err := io.Copy(h, f)
 	if err != nil {
-		return "", 0, fmt.Errorf("convert: read %s: %w", path, err)
+		return "", 0, fmt.Errorf("convert: %w", err) // "read PATH: ..."
 	}
 	return digest.FromHash(digest.SHA1, h).String(), n, nil
 }

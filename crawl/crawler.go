@@ -2,14 +2,20 @@ package crawl
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/temoto/robotstxt"
@@ -56,6 +62,16 @@ type CrawlStats struct {
 	Queued     int64 // URLs waiting
 	OutOfScope int64 // links dropped as out of scope
 	Robots     int64 // URLs skipped by robots.txt
+	// Failures are the failed fetches by class (see FailureClass), most
+	// frequent first; their counts add up to Errors.
+	Failures []Failure
+}
+
+// Failure counts the fetches that failed for one reason.
+type Failure struct {
+	Class   string `json:"class"`   // FailureClass of the errors
+	Count   int64  `json:"count"`   // fetches that failed so
+	Example string `json:"example"` // the first such error, with its URL
 }
 
 // Crawler is a bounded, polite breadth-first crawler on top of a Recorder.
@@ -74,7 +90,8 @@ type Crawler struct {
 	done    bool
 
 	pages, errs, oos, robotsSkipped atomic.Int64
-	stopErr                         error // why the crawl stopped early (a full disk); guarded by mu
+	stopErr                         error               // why the crawl stopped early (a full disk); guarded by mu
+	failures                        map[string]*Failure // guarded by mu
 }
 
 type item struct {
@@ -116,7 +133,7 @@ func NewCrawler(cfg CrawlConfig) (*Crawler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Crawler{cfg: cfg, log: cfg.Logger, seen: map[string]bool{}, hosts: map[string]*hostState{}}
+	c := &Crawler{cfg: cfg, log: cfg.Logger, seen: map[string]bool{}, hosts: map[string]*hostState{}, failures: map[string]*Failure{}}
 	c.cond = sync.NewCond(&c.mu)
 	c.client = &http.Client{
 		Transport:     cfg.Recorder,
@@ -132,8 +149,84 @@ func NewCrawler(cfg CrawlConfig) (*Crawler, error) {
 func (c *Crawler) Stats() CrawlStats {
 	c.mu.Lock()
 	q := int64(len(c.queue))
+	fs := make([]Failure, 0, len(c.failures))
+	for _, f := range c.failures {
+		fs = append(fs, *f)
+	}
 	c.mu.Unlock()
-	return CrawlStats{Pages: c.pages.Load(), Errors: c.errs.Load(), Queued: q, OutOfScope: c.oos.Load(), Robots: c.robotsSkipped.Load()}
+	sort.Slice(fs, func(i, j int) bool {
+		if fs[i].Count != fs[j].Count {
+			return fs[i].Count > fs[j].Count
+		}
+		return fs[i].Class < fs[j].Class
+	})
+	return CrawlStats{Pages: c.pages.Load(), Errors: c.errs.Load(), Queued: q, OutOfScope: c.oos.Load(), Robots: c.robotsSkipped.Load(), Failures: fs}
+}
+
+// failed counts a fetch of u that failed with err.
+func (c *Crawler) failed(u *url.URL, err error) { c.failedAs(u, FailureClass(err), err) }
+
+// failedAs counts a failure of class about u.
+func (c *Crawler) failedAs(u *url.URL, class string, err error) {
+	c.errs.Add(1)
+	c.mu.Lock()
+	f := c.failures[class]
+	if f == nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // "Get URL": the recorder's error names the URL
+		}
+		ex := err.Error()
+		if !strings.Contains(ex, u.String()) {
+			ex = u.String() + ": " + ex
+		}
+		f = &Failure{Class: class, Example: ex}
+		c.failures[class] = f
+	}
+	f.Count++
+	c.mu.Unlock()
+}
+
+// Failure classes (FailureClass).
+const (
+	FailDNS      = "DNS lookup failed"
+	FailRefused  = "connection refused"
+	FailReset    = "connection reset"
+	FailTimeout  = "timeout"
+	FailTLS      = "TLS error"
+	FailDiskFull = "disk full"
+	FailOriginal = "archived original unreadable"
+	FailOther    = "other error"
+)
+
+// FailureClass names why a fetch failed, in the words of a crawl summary:
+// DNS lookup failed, connection refused, connection reset, timeout, TLS
+// error, disk full, or other error.
+func FailureClass(err error) string {
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	var certErr *tls.CertificateVerificationError
+	var hdrErr tls.RecordHeaderError
+	var alertErr tls.AlertError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalidCert x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &dnsErr):
+		return FailDNS
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return FailRefused
+	case errors.Is(err, syscall.ENOSPC):
+		return FailDiskFull
+	case errors.As(err, &certErr), errors.As(err, &hdrErr), errors.As(err, &alertErr),
+		errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &invalidCert):
+		return FailTLS
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return FailTimeout
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return FailReset
+	}
+	return FailOther
 }
 
 func (c *Crawler) enqueueLocked(u *url.URL, depth int) {
@@ -281,7 +374,7 @@ func (c *Crawler) visit(ctx context.Context, it item) {
 	resp, res, err := c.get(ctx, it.u)
 	if err != nil {
 		if ctx.Err() == nil {
-			c.errs.Add(1)
+			c.failed(it.u, err)
 			c.log.Debug("crawl: fetch failed", "url", it.u.String(), "err", err)
 			c.stopOn(err)
 		}
@@ -312,7 +405,7 @@ func (c *Crawler) visit(ctx context.Context, it item) {
 		// The page is unchanged: follow the links of the archived copy.
 		hdr, payload, err := c.cfg.Recorder.ReadOriginalResponse(ctx, *res.Original)
 		if err != nil {
-			c.errs.Add(1)
+			c.failedAs(it.u, FailOriginal, err)
 			c.log.Warn("crawl: cannot read the original of a 304 to follow its links", "url", it.u.String(), "err", err)
 			return
 		}
@@ -384,7 +477,9 @@ func (c *Crawler) loadRobots(ctx context.Context, h *hostState, u *url.URL) {
 	ru := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}
 	resp, _, err := c.get(ctx, ru)
 	if err != nil {
-		c.errs.Add(1)
+		if ctx.Err() == nil {
+			c.failed(ru, err)
+		}
 		c.stopOn(err)
 		return
 	}

@@ -5,7 +5,10 @@
 // It owns the recording http.RoundTripper (Recorder), the WARC file writer
 // (Writer), crash recovery of unfinished files (Recover), revisit records
 // (identical-payload-digest and server-not-modified), the colly v2 plug-in
-// (Attach) and the bounded, polite crawler behind `wayside crawl` (Crawler).
+// (Attach) and the bounded, polite crawler behind `wayside crawl` (Crawler),
+// which counts its failed fetches by kind (CrawlStats.Failures, named by
+// FailureClass: connection refused, DNS lookup failed, timeout...) so that a
+// crawl never reports success for fetches it could not make.
 // Open wires a Writer, a dedup index (any dedupindex.Index, or one opened by
 // URL through dedupindex/backend) and a Recorder into a Session.
 //

@@ -272,7 +272,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		ex.finish()
 		if timedOut.Load() {
-			return nil, fmt.Errorf("crawl: fetch %s: no response within %s", req.URL, r.opts.MaxDuration)
+			return nil, fmt.Errorf("crawl: fetch %s: no response within %s: %w", req.URL, r.opts.MaxDuration, context.DeadlineExceeded)
 		}
 		return nil, fmt.Errorf("crawl: fetch %s: %w", req.URL, err)
 	}

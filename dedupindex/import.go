@@ -102,6 +102,10 @@ type ImportError struct {
 }
 
 func (e *ImportError) Error() string {
+	var we *warcio.Error
+	if errors.As(e.Err, &we) && we.Offset == e.Offset {
+		return e.Err.Error() // warcio's error already names file and offset
+	}
 	if e.Line > 0 {
 		return fmt.Sprintf("dedupindex: import %s line %d: %v", e.File, e.Line, e.Err)
 	}
@@ -294,7 +298,7 @@ func detectFormat(path string) (Format, error) {
 func (im *importer) warc(path string) error {
 	rd, err := warcio.Open(path)
 	if err != nil {
-		return fmt.Errorf("dedupindex: import %s: %w", path, err)
+		return err // warcio's error names the file
 	}
 	defer rd.Close()
 	file := strings.TrimSuffix(filepath.Base(path), ".open")

@@ -55,7 +55,12 @@ func ParseStatuses(s string) ([]StatusRange, error) {
 		f = strings.ToLower(strings.TrimSpace(f))
 		var r StatusRange
 		switch {
-		case len(f) == 3 && f[1:] == "xx" && f[0] >= '1' && f[0] <= '9':
+		case len(f) == 3 && f[1:] == "xx":
+			// HTTP defines the classes 1xx to 5xx; single codes and ranges
+			// may go up to 999 (servers do answer 999).
+			if f[0] < '1' || f[0] > '5' {
+				return nil, fmt.Errorf("dedupindex: %q is not an HTTP status class (1xx to 5xx)", f)
+			}
 			r = StatusRange{int(f[0]-'0') * 100, int(f[0]-'0')*100 + 99}
 		case strings.Contains(f, "-"):
 			lo, hi, _ := strings.Cut(f, "-")

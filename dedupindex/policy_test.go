@@ -200,9 +200,14 @@ func TestPolicyValidation(t *testing.T) {
 			t.Errorf("%s: NewDeduper accepted %+v", name, p)
 		}
 	}
-	for _, s := range []string{"", "2x", "99", "200-", "abc", "300-200", "1000"} {
+	for _, s := range []string{"", "2x", "99", "200-", "abc", "300-200", "1000", "9xx", "0xx", "6xx"} {
 		if _, err := dedupindex.ParseStatuses(s); err == nil {
 			t.Errorf("ParseStatuses(%q) succeeded", s)
+		}
+	}
+	for _, s := range []string{"5xx", "999", "200-999"} {
+		if _, err := dedupindex.ParseStatuses(s); err != nil {
+			t.Errorf("ParseStatuses(%q): %v", s, err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 
@@ -106,9 +107,16 @@ func (r *Replayer) startBrowser() (context.Context, context.CancelFunc, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	actx, acancel := chromedp.NewExecAllocator(context.Background(), r.allocatorOptions(proxy)...)
+	// The browser's own temporary files (its singleton socket directory,
+	// left behind when it is killed) go to a directory removed with it.
+	tmp, err := os.MkdirTemp("", "wayside-chromium-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("fixity: start browser: %w", err)
+	}
+	opts := append(r.allocatorOptions(proxy), chromedp.Env("TMPDIR="+tmp))
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, bcancel := chromedp.NewContext(actx)
-	cancel := func() { bcancel(); acancel() }
+	cancel := func() { bcancel(); acancel(); os.RemoveAll(tmp) }
 	if err := chromedp.Do(bctx); err != nil {
 		cancel()
 		return nil, nil, fmt.Errorf("fixity: start browser %s: %w", r.opts.ExecPath, err)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -598,6 +599,11 @@ func (h *History) Close() error {
 func ReadHistory(dir string) ([]Record, error) {
 	path := filepath.Join(dir, "history.jsonl")
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
+			return nil, fmt.Errorf("fixity: %s is not a history store (no history.jsonl): %w", dir, fs.ErrNotExist)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fixity: read history: %w", err)
 	}

@@ -160,6 +160,17 @@ type Header struct {
 // Included reports whether r is part of the root.
 func (r *Resource) Included() bool { return r.Excluded == "" }
 
+// Main returns the resource of the requested URI-M itself (the main
+// document), or nil when the replay recorded none.
+func (m *Manifest) Main() *Resource {
+	for i := range m.Resources {
+		if res := &m.Resources[i]; res.URL == m.URIM || res.RequestedURL == m.URIM {
+			return res
+		}
+	}
+	return nil
+}
+
 // statusField is the value of the status leaf.
 func (p *Response) statusField() string {
 	if p.Outcome == OutcomeOK {

@@ -494,15 +494,10 @@ func (r *Replayer) markTransient(m *Manifest) {
 			}
 		}
 	}
-	for i := range m.Resources {
-		res := &m.Resources[i]
-		if res.URL != m.URIM && res.RequestedURL != m.URIM {
-			continue
-		}
+	if res := m.Main(); res != nil {
 		if main := res.Rewritten; main != nil && main.Outcome != OutcomeOK {
 			m.Context.Transient = true
 			m.Context.Errors = append(m.Context.Errors, fmt.Sprintf("main document %s: %s %s", res.URL, main.Outcome, main.Error))
 		}
-		break
 	}
 }

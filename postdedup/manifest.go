@@ -202,8 +202,8 @@ func PartName(base string, i, n int) string {
 func CheckInputs(paths []string) ([]string, error) {
 	seen := map[string]string{}
 	out := make([]string, 0, len(paths))
-	for _, p := range paths {
-		p = filepath.Clean(p)
+	for _, given := range paths {
+		p := filepath.Clean(given)
 		fi, err := os.Stat(p)
 		if err != nil {
 			return nil, fmt.Errorf("postdedup: input %w", err)
@@ -216,9 +216,9 @@ func CheckInputs(paths []string) ([]string, error) {
 			return nil, fmt.Errorf("postdedup: input %s: %w", p, err)
 		}
 		if prev, ok := seen[abs]; ok {
-			return nil, fmt.Errorf("postdedup: input %s named twice (also as %s)", p, prev)
+			return nil, fmt.Errorf("postdedup: input %s named twice (also as %s)", given, prev)
 		}
-		seen[abs] = p
+		seen[abs] = given
 		out = append(out, p)
 	}
 	if len(out) == 0 {

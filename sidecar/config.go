@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -590,6 +591,28 @@ func (c *Config) Validate() error {
 	case "text", "json":
 	default:
 		add(keyErr("log.format", "%q is not one of text, json", c.Log.Format))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckDirs checks what Validate cannot see in the configuration alone:
+// every WARC directory to ingest (ingest.dirs) exists and is a directory.
+// A daemon watching a mistyped path would otherwise serve silently and
+// ingest nothing; a directory the crawler creates later must be created
+// (mkdir -p) before the daemon starts. New calls it; so does `wayside
+// serve`, before it creates the data directory and the index.
+func (c *Config) CheckDirs() error {
+	var errs []error
+	for i, d := range c.Ingest.Dirs {
+		fi, err := os.Stat(d)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			errs = append(errs, keyErr(fmt.Sprintf("ingest.dirs[%d]", i), "%s: no such directory (create it first if the crawler has not yet)", d))
+		case err != nil:
+			errs = append(errs, keyErr(fmt.Sprintf("ingest.dirs[%d]", i), "%v", err))
+		case !fi.IsDir():
+			errs = append(errs, keyErr(fmt.Sprintf("ingest.dirs[%d]", i), "%s: not a directory", d))
+		}
 	}
 	return errors.Join(errs...)
 }

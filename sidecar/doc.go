@@ -4,7 +4,9 @@
 //
 // It owns:
 //   - the configuration (Config: YAML with ${ENV} expansion, defaults,
-//     validation whose errors name the key);
+//     validation whose errors name the key, and CheckDirs: every WARC
+//     directory to ingest must exist, so a mistyped path is refused at
+//     start-up instead of watched in silence);
 //   - the data directory, created 0700 before anything is opened in it
 //     (PrepareDirs: one others may write is refused, one they may read is
 //     tightened);

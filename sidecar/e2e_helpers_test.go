@@ -108,6 +108,14 @@ func startDaemon(t *testing.T, dir, cfg string) *daemon {
 	if err := os.WriteFile(d.cfgPath, []byte(strings.ReplaceAll(cfg, "DIR", dir)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The daemon refuses to watch a directory that does not exist (a
+	// mistyped path): create the ones the test configs name, as an
+	// operator creates a crawler's WARC directory before the daemon starts.
+	for _, sub := range []string{"warcs", filepath.Join("heritrix", "warcs")} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	d.start()
 	return d
 }

@@ -71,6 +71,9 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if err := cfg.CheckDirs(); err != nil {
+		return nil, err
+	}
 	if err := cfg.PrepareDirs(opts.Logger); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wayside-archive/wayside/internal/excerpt"
 )
 
 // ARCHeader is the header line of a record read from an ARC file (ARC v1:
@@ -84,7 +86,7 @@ func arcLineAs(s string, fields []string, version int) (ARCHeader, error) {
 		n = 10
 	}
 	if len(fields) < n {
-		return ARCHeader{}, fmt.Errorf("ARC header line has %d fields, want %d (%s): %q", len(fields), n, arcFields[version], truncate(s, 200))
+		return ARCHeader{}, fmt.Errorf("ARC header line has %d fields, want %d (%s): %s", len(fields), n, arcFields[version], excerpt.Quote(s, 200))
 	}
 	tail := fields[len(fields)-(n-1):]
 	h := ARCHeader{Line: s, Version: version, URL: strings.Join(fields[:len(fields)-(n-1)], " ")}
@@ -93,22 +95,22 @@ func arcLineAs(s string, fields []string, version int) (ARCHeader, error) {
 		h.ResultCode, h.Checksum, h.Location, h.Offset, h.Filename = tail[3], tail[4], tail[5], tail[6], tail[7]
 	}
 	if !isScheme(h.URL) {
-		return ARCHeader{}, fmt.Errorf("ARC header line does not start with a URL: %q", truncate(s, 200))
+		return ARCHeader{}, fmt.Errorf("ARC header line does not start with a URL: %s", excerpt.Quote(s, 200))
 	}
 	if !allDigits(h.Date) || len(h.Date) < 8 || len(h.Date) > 28 {
-		return ARCHeader{}, fmt.Errorf("ARC header line: Archive-date %q is not a date (%s): %q", truncate(h.Date, 40), arcFields[version], truncate(s, 200))
+		return ARCHeader{}, fmt.Errorf("ARC header line: Archive-date %s is not a date (%s): %s", excerpt.Quote(h.Date, 40), arcFields[version], excerpt.Quote(s, 200))
 	}
 	if version == 2 && (!allDigits(h.Offset) || h.ResultCode == "" || h.Filename == "") {
-		return ARCHeader{}, fmt.Errorf("ARC header line is not an ARC v2 line (%s): %q", arcFields[version], truncate(s, 200))
+		return ARCHeader{}, fmt.Errorf("ARC header line is not an ARC v2 line (%s): %s", arcFields[version], excerpt.Quote(s, 200))
 	}
 	length := tail[len(tail)-1]
 	l, err := strconv.ParseInt(length, 10, 64)
 	if err != nil || l < 0 || !allDigits(length) {
-		return ARCHeader{}, fmt.Errorf("ARC header line: Archive-length %q is not a length: %q", truncate(length, 40), truncate(s, 200))
+		return ARCHeader{}, fmt.Errorf("ARC header line: Archive-length %s is not a length: %s", excerpt.Quote(length, 40), excerpt.Quote(s, 200))
 	}
 	h.Length = l
 	if h.IP == "" {
-		return ARCHeader{}, fmt.Errorf("ARC header line: empty IP-address field: %q", truncate(s, 200))
+		return ARCHeader{}, fmt.Errorf("ARC header line: empty IP-address field: %s", excerpt.Quote(s, 200))
 	}
 	return h, nil
 }
@@ -308,15 +310,15 @@ func (r *Reader) readARCOnce(rec *Record) (*Record, error) {
 	if err != nil {
 		if err == bufio.ErrBufferFull {
 			if !r.isARC {
-				return nil, r.fail(rec, false, "no WARC or ARC record here (starts %q)", truncate(string(line), 40))
+				return nil, r.fail(rec, false, "no WARC or ARC record here (starts %s)", excerpt.Quote(line, 40))
 			}
 			return nil, r.fail(rec, false, "ARC header line longer than %d bytes", len(line))
 		}
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			if !r.isARC && !isScheme(string(line)) {
-				return nil, r.fail(rec, true, "no WARC or ARC record here (starts %q)", truncate(string(line), 40))
+				return nil, r.fail(rec, true, "no WARC or ARC record here (starts %s)", excerpt.Quote(line, 40))
 			}
-			return nil, r.fail(rec, true, "partial ARC header line %q", truncate(string(line), 80))
+			return nil, r.fail(rec, true, "partial ARC header line %s", excerpt.Quote(line, 80))
 		}
 		return nil, r.fail(rec, false, "read: %v", err)
 	}
@@ -324,7 +326,7 @@ func (r *Reader) readARCOnce(rec *Record) (*Record, error) {
 	h, perr := parseARCLine(trimEOL(line), r.arcVersion)
 	if perr != nil {
 		if !r.isARC && !isScheme(string(line)) {
-			return nil, r.fail(rec, false, "no WARC or ARC record here (starts %q)", truncate(string(line), 40))
+			return nil, r.fail(rec, false, "no WARC or ARC record here (starts %s)", excerpt.Quote(line, 40))
 		}
 		return nil, r.fail(rec, false, "%v", perr)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/excerpt"
 )
 
 // maxHTTPHead bounds the bytes of an HTTP start line plus headers.
@@ -178,24 +179,17 @@ func (info *HTTPInfo) parseStartLine(l string) error {
 		code, reason, _ := strings.Cut(rest, " ")
 		st, err := strconv.Atoi(code)
 		if err != nil || st < 100 || st > 999 {
-			return fmt.Errorf("warcio: bad HTTP status line %q", truncate(l, 80))
+			return fmt.Errorf("warcio: bad HTTP status line %s", excerpt.Quote(l, 80))
 		}
 		info.Proto, info.Status, info.Reason = proto, st, strings.TrimSpace(reason)
 		return nil
 	}
 	f := strings.Fields(l)
 	if len(f) < 3 {
-		return fmt.Errorf("warcio: bad HTTP request line %q", truncate(l, 80))
+		return fmt.Errorf("warcio: bad HTTP request line %s", excerpt.Quote(l, 80))
 	}
 	info.Method, info.Target, info.Proto = f[0], f[1], f[len(f)-1]
 	return nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 // readLine reads up to and including '\n', however long (bounded by the

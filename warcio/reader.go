@@ -8,13 +8,13 @@ import (
 	"hash"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/excerpt"
 	"github.com/wayside-archive/wayside/internal/mapfile"
 )
 
@@ -191,6 +191,7 @@ const (
 // Open opens a WARC or ARC file, gzip-compressed (detected by its magic
 // bytes, not its name) or not; ".open" files of running crawlers read the
 // same way. Whether a record is WARC or ARC is told by its first line.
+// Errors name the file by path as given.
 func Open(path string, opts ...Options) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -200,7 +201,7 @@ func Open(path string, opts ...Options) (*Reader, error) {
 		f.Close()
 		return nil, fmt.Errorf("warcio: %s is a directory", path)
 	}
-	r := NewReader(sizedFile{f}, filepath.Base(path), opts...)
+	r := NewReader(sizedFile{f}, path, opts...) // errors name the path as given
 	r.closer = f
 	if r.opts.Map {
 		if r.mapping, err = mapfile.Map(f); err != nil {
@@ -504,7 +505,7 @@ func (r *Reader) readWARCHead(rec *Record) error {
 		if err != nil && err != io.EOF {
 			return r.fail(rec, err == io.ErrUnexpectedEOF, "read: %v", err)
 		}
-		return r.fail(rec, false, "no WARC record here (starts %q)", first)
+		return r.fail(rec, false, "no WARC record here (starts %s)", excerpt.Quote(first, 40))
 	}
 	total := 0
 	line, err := r.readHeadLine(&total)
@@ -531,7 +532,7 @@ func (r *Reader) readWARCHead(rec *Record) error {
 		}
 		f, ok := parseField(t)
 		if !ok {
-			rec.anomaly("header line without a colon: %q", truncate(string(t), 60))
+			rec.anomaly("header line without a colon: %s", excerpt.Quote(t, 60))
 			continue
 		}
 		rec.Headers = append(rec.Headers, f)

@@ -186,7 +186,7 @@ func TestOpenFileOfCrashedCrawler(t *testing.T) {
 		}
 		if err != nil {
 			var e *Error
-			if !errors.As(err, &e) || !errors.Is(err, ErrTruncated) || e.Offset != last.Offset || e.File != "crawl-00001.warc.gz.open" {
+			if !errors.As(err, &e) || !errors.Is(err, ErrTruncated) || e.Offset != last.Offset || e.File != path {
 				t.Fatalf("err %v", err)
 			}
 			break

@@ -32,10 +32,10 @@ whose MementoMap may hold the URI-R — as 'wayside serve' answers at
 Run 'wayside aggregate <command> -h' for a command's flags.`
 
 func runAggregate(ctx context.Context, e *env, args []string) error {
-	return runGroup(ctx, e, "aggregate", aggregateUsage, args, map[string]func(context.Context, *env, []string) error{
-		"eval":     runAggEval,
-		"timemap":  func(ctx context.Context, e *env, args []string) error { return runAggLookup(ctx, e, "timemap", args) },
-		"timegate": func(ctx context.Context, e *env, args []string) error { return runAggLookup(ctx, e, "timegate", args) },
+	return runGroup(ctx, e, "aggregate", aggregateUsage, args, []subcommand{
+		{"eval", runAggEval},
+		{"timemap", func(ctx context.Context, e *env, args []string) error { return runAggLookup(ctx, e, "timemap", args) }},
+		{"timegate", func(ctx context.Context, e *env, args []string) error { return runAggLookup(ctx, e, "timegate", args) }},
 	})
 }
 
@@ -78,6 +78,7 @@ func runAggLookup(ctx context.Context, e *env, cmd string, args []string) error 
 	cfgPath := fs.String("config", "", "serve config (YAML) whose aggregate section lists the archives")
 	format := fs.String("format", "link", "timemap: link or json")
 	verbose := fs.Bool("v", false, "log map fetches and archive failures on stderr")
+	fs.oneOf("format", "link", "json")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -87,8 +88,8 @@ func runAggLookup(ctx context.Context, e *env, cmd string, args []string) error 
 	if fs.NArg() < 1 || fs.NArg() > 2 || (cmd == "timemap" && fs.NArg() != 1) {
 		return fs.usagef("aggregate %s: want %s", cmd, usage)
 	}
-	if *format != "link" && *format != "json" {
-		return fs.usagef("aggregate %s: --format %q: want link or json", cmd, *format)
+	if err := checkInputs("aggregate "+cmd, []string{*cfgPath}); err != nil {
+		return err
 	}
 	uriR, err := aggregate.ParseURIR(fs.Arg(0))
 	if err != nil {
@@ -185,8 +186,8 @@ func runAggEval(ctx context.Context, e *env, args []string) error {
 	all := fs.Bool("all", false, "also ask every archive (no routing) and compare the merged TimeMaps and latencies")
 	parallel := fs.Int("parallel", 1, "lookups at once")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	quiet := fs.Bool("q", false, "no progress on stderr")
-	fs.BoolVar(quiet, "quiet", false, "same as -q")
+	quiet := fs.quietFlag()
+	fs.within("parallel", 1, 256)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -196,8 +197,8 @@ func runAggEval(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return fs.usagef("aggregate eval: unexpected argument %q", fs.Arg(0))
 	}
-	if *parallel < 1 || *parallel > 256 {
-		return fs.usagef("aggregate eval: --parallel %d: want 1..256", *parallel)
+	if err := checkInputs("aggregate eval", []string{*cfgPath, *setPath}); err != nil {
+		return err
 	}
 	a, cleanup, err := openAggregator(e, *cfgPath)
 	if err != nil {

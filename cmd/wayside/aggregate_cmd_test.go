@@ -103,7 +103,7 @@ func TestAggregateCommand(t *testing.T) {
 		{[]string{"aggregate", "timemap", "-config", good}, "want"},
 		{[]string{"aggregate", "timemap", "-config", good, "ftp://x/"}, `scheme "ftp"`},
 		{[]string{"aggregate", "timegate", "-config", good, "http://x/", "2021-01"}, "timestamp"},
-		{[]string{"aggregate", "frobnicate"}, "unknown command"},
+		{[]string{"aggregate", "frobnicate"}, "unknown subcommand"},
 	} {
 		code, _, stderr := runArgs(tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.msg) {

@@ -22,7 +22,8 @@ const cdxjUsage = `[flags] FILE...
 Index WARC files (gzip or not, ".open" files too) into one sorted CDXJ index,
 as pywb's cdx-indexer writes it, or merge already-sorted CDXJ/CDX shards
 with --merge (shards may be gzip-compressed). Output is in byte order (LC_ALL=C sort). Unreadable records are
-skipped and listed at the end; the exit status is then 1.`
+skipped and listed at the end; the exit status is then 1. A missing, empty or
+unreadable input file fails the command before anything is written.`
 
 func runCDXJ(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "cdxj", cdxjUsage)
@@ -33,24 +34,25 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	unique := fs.Bool("unique", false, "drop duplicate lines")
 	memMB := fs.Int("mem-mb", 256, "`MB` of lines sorted in memory before spilling runs to temporary files")
 	tmpDir := fs.String("tmpdir", "", "`DIR` for sort runs (default: the system temporary directory)")
-	quiet := fs.Bool("q", false, "no progress reports on stderr")
+	quiet := fs.quietFlag()
 	verify := fs.Bool("verify", false, "check WARC-Block-Digest of every record (damaged records fail the run) and count payload digests that disagree with the de-chunked payload")
 	puid := fs.Bool("puid", false, `add each capture's format as a "puid" field (characterizes the files first, as wayside characterize)`)
 	var cf charFlags
 	cf.register(fs)
+	fs.atLeast("j", 1)
+	fs.atLeast("mem-mb", 1)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	files := fs.Args()
 	if len(files) == 0 {
-		fs.Usage()
-		return usagef("cdxj: no input files")
+		return fs.usagef("cdxj: no input files")
 	}
-	if *jobs < 1 {
-		return usagef("cdxj: -j must be at least 1")
+	if err := checkInputs("cdxj", files); err != nil {
+		return err
 	}
-	if *memMB < 1 {
-		return usagef("cdxj: -mem-mb must be at least 1")
+	if err := checkOutput("cdxj", "-o", *out); err != nil {
+		return err
 	}
 	if *puid && *mergeMode {
 		return usagef("cdxj: --puid indexes WARC files, not shards (--merge)")
@@ -81,8 +83,12 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	err := fsutil.WriteFileAtomic(*out, 0o644, func(w io.Writer) error {
 		runErr = run(w)
 		var problems problemsError
-		if runErr != nil && !errors.As(runErr, &problems) {
+		switch {
+		case runErr != nil && !errors.As(runErr, &problems):
 			fatal = runErr
+		case runErr != nil && problems.lines == 0:
+			// Nothing could be indexed: no output file.
+			fatal = fmt.Errorf("cdxj: no record could be indexed: %d unreadable records or files (listed above)", problems.n)
 		}
 		return fatal
 	})
@@ -131,8 +137,11 @@ type indexConfig struct {
 }
 
 // problemsError reports records that were skipped; the index of everything
-// else has been written.
-type problemsError struct{ n, files int }
+// else (lines) has been written.
+type problemsError struct {
+	n, files int
+	lines    int64
+}
 
 func (p problemsError) Error() string {
 	return fmt.Sprintf("cdxj: %d unreadable records or files skipped (listed above); the index holds everything else", p.n)
@@ -267,7 +276,7 @@ func indexWARCs(ctx context.Context, e *env, w io.Writer, files []string, cfg in
 		fmt.Fprintf(e.stderr, "wayside cdxj: … and %d more\n", n-200)
 	}
 	if n > 0 {
-		return problemsError{n: n, files: nfiles}
+		return problemsError{n: n, files: nfiles, lines: lines.Load()}
 	}
 	return nil
 }

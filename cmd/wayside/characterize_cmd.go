@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -53,22 +52,21 @@ func (f *charFlags) register(fs *flagSet) {
 	fs.Float64Var(&f.maxObjectMB, "max-object-mb", float64(characterize.DefaultLimits.MaxObject>>20), "`MB` of one object held and identified (larger ones are identified from their start)")
 	fs.Float64Var(&f.ratio, "max-ratio", characterize.DefaultLimits.MaxRatio, "largest decompressed:compressed ratio accepted (decompression bombs)")
 	fs.IntVar(&f.workers, "workers", runtime.NumCPU(), "identification goroutines")
+	fs.atLeast("max-depth", 0)
+	fs.atLeast("max-object-mb", 1.0/(1<<20)) // one byte
+	fs.atLeast("max-ratio", 1)
+	fs.atLeast("workers", 1)
 }
 
-func (f *charFlags) limits() (characterize.Limits, error) {
-	if f.maxDepth < 0 || f.maxObjectMB <= 0 || f.ratio < 1 || f.workers < 1 {
-		return characterize.Limits{}, usagef("characterize: --max-depth must be >= 0, --max-object-mb > 0, --max-ratio >= 1 and --workers >= 1")
-	}
-	return characterize.Limits{MaxDepth: max(f.maxDepth, 0), MaxObject: int64(f.maxObjectMB * (1 << 20)), MaxRatio: f.ratio}, nil
+// limits are the identification limits the flags give (checked by Parse).
+func (f *charFlags) limits() characterize.Limits {
+	return characterize.Limits{MaxDepth: f.maxDepth, MaxObject: int64(f.maxObjectMB * (1 << 20)), MaxRatio: f.ratio}
 }
 
 // openCharacterizer opens the engine, the store (dir "" = memory) and a
 // Characterizer reading from dirs.
 func openCharacterizer(f *charFlags, storeDir string, dirs []string, opts characterize.Options) (*characterize.Characterizer, *characterize.Store, error) {
-	lim, err := f.limits()
-	if err != nil {
-		return nil, nil, err
-	}
+	lim := f.limits()
 	eng, err := characterize.NewEngine()
 	if err != nil {
 		return nil, nil, err
@@ -96,7 +94,8 @@ func runCharacterize(ctx context.Context, e *env, args []string) error {
 	store := fs.String("store", "", "keep the results in `DIR` (created if needed) for queries; records already there are skipped")
 	force := fs.Bool("force", false, "with --store, characterize records already stored again")
 	jobs := fs.Int("j", 2, "read `N` files in parallel")
-	quiet := fs.Bool("q", false, "no progress reports on stderr")
+	quiet := fs.quietFlag()
+	fs.atLeast("j", 1)
 	asJSON := fs.Bool("json", false, "print the per-file reports as JSON")
 	records := fs.Bool("records", false, "list every record (and nested object) with its format")
 	if err := fs.Parse(args); err != nil {
@@ -104,11 +103,10 @@ func runCharacterize(ctx context.Context, e *env, args []string) error {
 	}
 	files := fs.Args()
 	if len(files) == 0 {
-		fs.Usage()
 		return fs.usagef("characterize: no input files")
 	}
-	if *jobs < 1 {
-		return fs.usagef("characterize: -j must be at least 1")
+	if err := checkInputs("characterize", files); err != nil {
+		return err
 	}
 	c, st, err := openCharacterizer(&cf, *store, nil, characterize.Options{})
 	if err != nil {
@@ -358,8 +356,8 @@ func runCharacterizeQuery(ctx context.Context, e *env, args []string) error {
 	}
 	var q charQuerier
 	if *store != "" {
-		if _, err := os.Stat(filepath.Join(*store)); err != nil {
-			return fmt.Errorf("characterize query: store %s: %w", *store, err)
+		if err := checkInputDir("characterize query", "--store", *store); err != nil {
+			return err
 		}
 		st, err := characterize.OpenStore(*store, characterize.StoreOptions{})
 		if err != nil {

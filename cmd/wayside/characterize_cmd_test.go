@@ -201,11 +201,15 @@ func TestCharacterizeCommandErrors(t *testing.T) {
 	os.WriteFile(cut, b[:len(b)/2], 0o644)
 	junk := filepath.Join(store, "junk.warc")
 	os.WriteFile(junk, []byte("this is not a web archive\n"), 0o644)
-	out, stderr, err := runCLI(ctx, "characterize", "-q", "--store", store, good, cut, junk, filepath.Join(store, "missing.warc.gz"))
+	// A missing input fails the command before anything is characterized.
+	if _, _, err := runCLI(ctx, "characterize", "-q", "--store", store, good, filepath.Join(store, "missing.warc.gz")); err == nil || !strings.Contains(err.Error(), "missing.warc.gz: no such file") {
+		t.Fatalf("missing input: %v, want a failure naming it", err)
+	}
+	out, stderr, err := runCLI(ctx, "characterize", "-q", "--store", store, good, cut, junk)
 	if err == nil || errors.As(err, &ue) {
 		t.Fatalf("unreadable input: %v, want a failure", err)
 	}
-	for _, want := range []string{"cut.warc.gz offset", "truncated", "junk.warc offset 0", "missing.warc.gz"} {
+	for _, want := range []string{"cut.warc.gz offset", "truncated", "junk.warc offset 0"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("problems do not mention %q:\n%s", want, stderr)
 		}

@@ -23,21 +23,7 @@ const convertUsage = `<arc2warc|verify> [flags] [args]
       nothing else. Prints what differs; exit status 1 when anything does.`
 
 func runConvert(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintf(e.stderr, "usage: wayside convert %s\n", convertUsage)
-		return usagef("convert: no subcommand given (arc2warc or verify)")
-	}
-	switch args[0] {
-	case "arc2warc":
-		return runARC2WARC(ctx, e, args[1:])
-	case "verify":
-		return runConvertVerify(ctx, e, args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprintf(e.stdout, "usage: wayside convert %s\n", convertUsage)
-		return nil
-	}
-	fmt.Fprintf(e.stderr, "usage: wayside convert %s\n", convertUsage)
-	return usagef("convert: unknown subcommand %q", args[0])
+	return runGroup(ctx, e, "convert", convertUsage, args, []subcommand{{"arc2warc", runARC2WARC}, {"verify", runConvertVerify}})
 }
 
 func runARC2WARC(ctx context.Context, e *env, args []string) error {
@@ -47,8 +33,9 @@ func runARC2WARC(ctx context.Context, e *env, args []string) error {
 	force := fs.Bool("force", false, "replace existing output files")
 	level := fs.Int("level", 6, "gzip compression `LEVEL` (1-9)")
 	asJSON := fs.Bool("json", false, "print one JSON result per file on stdout")
-	quiet := fs.Bool("q", false, "print nothing but errors")
-	fs.BoolVar(quiet, "quiet", false, "same as -q")
+	quiet := fs.quietFlag("print nothing but errors")
+	fs.oneOf("warc-version", convert.Version11, convert.Version10)
+	fs.within("level", 1, 9)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -56,11 +43,11 @@ func runARC2WARC(ctx context.Context, e *env, args []string) error {
 	if len(files) == 0 {
 		return fs.usagef("convert arc2warc: no ARC files given")
 	}
-	if *version != convert.Version11 && *version != convert.Version10 {
-		return fs.usagef("convert arc2warc: --warc-version must be 1.1 or 1.0, not %q", *version)
+	if err := checkInputs("convert arc2warc", files); err != nil {
+		return err
 	}
-	if *level < 1 || *level > 9 {
-		return fs.usagef("convert arc2warc: --level must be 1-9")
+	if fi, err := os.Stat(*dir); err == nil && !fi.IsDir() {
+		return fmt.Errorf("convert arc2warc: -o %s: not a directory", *dir)
 	}
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return fmt.Errorf("convert arc2warc: %w", err)
@@ -104,13 +91,15 @@ func runARC2WARC(ctx context.Context, e *env, args []string) error {
 func runConvertVerify(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "convert verify", "[flags] ARC WARC\n\nCheck that WARC holds exactly the records of ARC (same URI, date and payload digest).")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	quiet := fs.Bool("q", false, "print only differences")
-	fs.BoolVar(quiet, "quiet", false, "same as -q")
+	quiet := fs.quietFlag("print only differences")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
 		return fs.usagef("convert verify: want an ARC file and a WARC file, got %d arguments", fs.NArg())
+	}
+	if err := checkInputs("convert verify", fs.Args()); err != nil {
+		return err
 	}
 	rep, err := convert.Verify(ctx, fs.Arg(0), fs.Arg(1))
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/dedupindex/backend"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
@@ -26,8 +27,12 @@ WARC and CDXJ files go to --warc-dir (a WARC's CDXJ is sorted when the WARC is
 closed); the dedup index (embedded pebble) lives in WARC-DIR/dedup-index
 unless --index is given, so re-running the same command writes revisits for
 everything unchanged. With --live-map, a MementoMap of the WARC directory is
-kept current as records land. A consumer that fails (the live map) makes the
-crawl exit with status 1 after its WARC files are safely closed.`
+kept current as records land.
+
+The exit status is 1 when any fetch failed (the summary has a line per kind
+of failure: connection refused, DNS lookup failed, timeout...) or a consumer
+failed (the live map), after the WARC files are safely closed; 130 after
+Ctrl-C, once the files are closed.`
 
 // crawlFlags are the flags of `wayside crawl`, shared with `wayside demo`.
 type crawlFlags struct {
@@ -39,18 +44,12 @@ type crawlFlags struct {
 	depth, maxPages, parallel                                          int
 	delay, timeout, maxTime                                            time.Duration
 	maxFileSize, maxBody, minSize, minFree                             int64
-	robots, conditional, noDedup, verbose, quiet                       bool
+	robots, conditional, noDedup, verbose, quiet, json                 bool
 	liveMap                                                            string
 	characterize                                                       bool
 }
 
-func (f *crawlFlags) register(fs interface {
-	StringVar(*string, string, string, string)
-	IntVar(*int, string, int, string)
-	Int64Var(*int64, string, int64, string)
-	DurationVar(*time.Duration, string, time.Duration, string)
-	BoolVar(*bool, string, bool, string)
-}) {
+func (f *crawlFlags) register(fs *flagSet) {
 	fs.StringVar(&f.warcDir, "warc-dir", "warcs", "directory for WARC and CDXJ files")
 	fs.StringVar(&f.warcPrefix, "warc-prefix", crawl.DefaultPrefix, "start of WARC file names; give each crawler of a fleet its own, so the file an index entry names is unique")
 	fs.StringVar(&f.index, "index", "", "dedup index: a directory (embedded pebble) or a URL: pebble:///DIR, redis://HOST:PORT,HOST:PORT/ (Redis Cluster shared by a fleet), sidecar:///SOCKET or sidecar://HOST:PORT (token in WAYSIDE_TOKEN) (default WARC-DIR/"+crawl.IndexSubdir+")")
@@ -80,7 +79,22 @@ func (f *crawlFlags) register(fs interface {
 	fs.StringVar(&f.captureIndex, "capture-index", "", "keep a capture index of every capture in `DIR`, served by the access routes of wayside serve (default WARC-DIR/"+consumers.CaptureIndexSubdir+`; "-": none)`)
 	fs.StringVar(&f.liveMap, "live-map", "", "keep a live MementoMap of the WARC directory in `FILE` as records land (merged every minute and at the end; caught up from the CDXJ files after a crash)")
 	fs.BoolVar(&f.verbose, "v", false, "verbose logging")
-	fs.BoolVar(&f.quiet, "quiet", false, "no progress line")
+	fs.BoolVar(&f.quiet, "q", false, "quiet: no progress line")
+	fs.BoolVar(&f.quiet, "quiet", false, "same as -q")
+	fs.BoolVar(&f.json, "json", false, "print the summary as JSON on stdout")
+	fs.atLeast("depth", -1)
+	fs.atLeast("max-pages", 0)
+	fs.atLeast("delay", 0)
+	fs.atLeast("max-file-size", 1)
+	fs.atLeast("max-body", 0)
+	fs.atLeast("timeout", float64(time.Millisecond))
+	fs.atLeast("max-time", 0)
+	fs.atLeast("parallel", 1)
+	fs.atLeast("min-size", 1)
+	fs.atLeast("window", 0)
+	fs.atLeast("min-free", 0)
+	fs.oneOf("warc-version", crawl.Version10, crawl.Version11)
+	fs.existingDirs("original-dirs")
 	fs.BoolVar(&f.characterize, "characterize", false, "identify the format of every capture as it lands (off the write path), into WARC-DIR/"+characterizationSubdir+" (query it with wayside characterize query --store)")
 }
 
@@ -92,8 +106,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
-		return usagef("crawl: no URL given")
+		return fs.usagef("crawl: no URL given")
 	}
 	if !validWARCPrefix(f.warcPrefix) {
 		return usagef("crawl: --warc-prefix %q: use letters, digits, '.', '_' and '-' only", f.warcPrefix)
@@ -135,9 +148,6 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	if f.version != crawl.Version10 && f.version != crawl.Version11 {
-		return nil, usagef("crawl: --warc-version must be 1.0 or 1.1, not %q", f.version)
-	}
 	match, err := dedupindex.ParseMatch(f.match)
 	if err != nil {
 		return nil, usagef("crawl: --match: %v", err)
@@ -148,11 +158,10 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 			return nil, usagef("crawl: --dedup-status: %v", err)
 		}
 	}
-	if f.minFree < 0 {
-		return nil, usagef("crawl: --min-free must not be negative, got %d", f.minFree)
-	}
-	if f.window < 0 {
-		return nil, usagef("crawl: --window must not be negative, got %v", f.window)
+	if f.index != "" {
+		if _, err := backend.Parse(f.index); err != nil {
+			return nil, usagef("crawl: --index: %v", err)
+		}
 	}
 	log := e.logger(f.verbose)
 	// The consumers of the crawl's captures: the same assembly `wayside
@@ -216,9 +225,15 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	// The WARC files are closed; now the consumers finish their queues.
 	consErr := cons.Close()
 	sum.consumers = cons.Stats()
-	printSummary(e.stdout, label, f.warcDir, sum)
-	if cons.Characterizer != nil {
-		printCharacterized(e.stdout, cons.Characterizer, cons.CharStore, filepath.Join(f.warcDir, characterizationSubdir))
+	if f.json {
+		if err := printJSON(e.stdout, sum.jsonView(f.warcDir)); err != nil {
+			return sum, err
+		}
+	} else {
+		printSummary(e.stdout, label, f.warcDir, sum)
+		if cons.Characterizer != nil {
+			printCharacterized(e.stdout, cons.Characterizer, cons.CharStore, filepath.Join(f.warcDir, characterizationSubdir))
+		}
 	}
 	if fsutil.IsDiskFull(runErr) || fsutil.IsDiskFull(closeErr) {
 		fmt.Fprintf(e.stderr, "%s: the disk holding %s is full (--min-free %d): every record reported written is in a WARC file and indexed; free space and run the same command again to continue (an unfinished .open file is recovered then)\n",
@@ -234,10 +249,77 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		return sum, fmt.Errorf("%s: the WARC files are complete, but %w", label, consErr)
 	}
 	if runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
-		fmt.Fprintln(e.stderr, "crawl: interrupted; files closed cleanly")
+		fmt.Fprintln(e.stderr, label+": interrupted; files closed cleanly")
 		return sum, nil
 	}
-	return sum, runErr
+	if runErr != nil {
+		return sum, runErr
+	}
+	return sum, sum.failures(label)
+}
+
+// failures is the error of a crawl some of whose fetches failed: exit
+// status 1, with the failure classes (the summary has a line for each).
+func (s *crawlSummary) failures(label string) error {
+	if s.crawler.Errors == 0 && s.rec.Errors == 0 {
+		return nil
+	}
+	var parts []string
+	for _, f := range s.crawler.Failures {
+		parts = append(parts, fmt.Sprintf("%s %d", f.Class, f.Count))
+	}
+	if s.crawler.Errors == 0 {
+		return fmt.Errorf("%s: %d dedup index errors (those responses were written in full; see the warnings above)", label, s.rec.Errors)
+	}
+	if s.rec.Errors > 0 {
+		parts = append(parts, fmt.Sprintf("dedup index errors %d", s.rec.Errors))
+	}
+	if s.crawler.Pages == 0 {
+		return fmt.Errorf("%s: nothing was fetched: %s", label, strings.Join(parts, ", "))
+	}
+	return fmt.Errorf("%s: %d of %d fetches failed (%s); the WARC files hold everything fetched",
+		label, s.crawler.Errors, s.crawler.Errors+s.crawler.Pages, strings.Join(parts, ", "))
+}
+
+// crawlJSON is the summary of `wayside crawl --json`.
+type crawlJSON struct {
+	WARCDir         string                  `json:"warc_dir"`
+	Seconds         float64                 `json:"seconds"`
+	Pages           int64                   `json:"pages"`
+	Errors          int64                   `json:"errors"`
+	Failures        []crawl.Failure         `json:"failures"`
+	OutOfScope      int64                   `json:"out_of_scope"`
+	RobotsSkipped   int64                   `json:"robots_skipped"`
+	Records         int64                   `json:"records"`
+	Files           int                     `json:"files"`
+	Responses       int64                   `json:"responses"`
+	Truncated       int64                   `json:"truncated"`
+	RevisitsDigest  int64                   `json:"revisits_identical_payload_digest"`
+	RevisitsNotMod  int64                   `json:"revisits_server_not_modified"`
+	RawBytes        int64                   `json:"raw_bytes"`
+	StoredBytes     int64                   `json:"stored_bytes"`
+	PayloadBytes    int64                   `json:"payload_bytes"`
+	SavedBytes      int64                   `json:"saved_bytes"`
+	Collisions      int64                   `json:"collisions"`
+	PendingClaims   int64                   `json:"pending_claims"`
+	IndexErrors     int64                   `json:"index_errors"`
+	Conditional     int64                   `json:"conditional_requests"`
+	NotDeduplicated map[string]int64        `json:"not_deduplicated,omitempty"`
+	Consumers       []wayside.ConsumerStats `json:"consumers"`
+}
+
+func (s *crawlSummary) jsonView(dir string) crawlJSON {
+	r := s.rec
+	fs := s.crawler.Failures
+	if fs == nil {
+		fs = []crawl.Failure{}
+	}
+	return crawlJSON{WARCDir: dir, Seconds: s.elapsed.Seconds(), Pages: s.crawler.Pages, Errors: s.crawler.Errors, Failures: fs,
+		OutOfScope: s.crawler.OutOfScope, RobotsSkipped: s.crawler.Robots, Records: s.writer.Records, Files: s.writer.Files,
+		Responses: r.Responses, Truncated: r.Truncated, RevisitsDigest: r.RevisitsDigest, RevisitsNotMod: r.RevisitsNotMod,
+		RawBytes: s.writer.RawBytes, StoredBytes: s.writer.StoredBytes, PayloadBytes: r.PayloadBytes, SavedBytes: r.SavedBytes,
+		Collisions: r.Collisions, PendingClaims: r.Pending, IndexErrors: r.Errors, Conditional: r.ConditionalSent,
+		NotDeduplicated: r.Skipped, Consumers: s.consumers}
 }
 
 // progress prints one status line a second on w until stopped.
@@ -266,8 +348,14 @@ func progress(w io.Writer, label string, start time.Time, s *crawl.Session, c *c
 func printSummary(w io.Writer, label, dir string, s *crawlSummary) {
 	r := s.rec
 	fmt.Fprintf(w, "%s summary (%s, WARCs in %s)\n", label, s.elapsed.Round(time.Millisecond), dir)
-	fmt.Fprintf(w, "  pages fetched        %d (errors %d, out of scope %d, robots.txt skipped %d)\n",
-		s.crawler.Pages, s.crawler.Errors+r.Errors, s.crawler.OutOfScope, s.crawler.Robots)
+	fmt.Fprintf(w, "  pages fetched        %d (failed %d, out of scope %d, robots.txt skipped %d)\n",
+		s.crawler.Pages, s.crawler.Errors, s.crawler.OutOfScope, s.crawler.Robots)
+	for _, f := range s.crawler.Failures {
+		fmt.Fprintf(w, "  FAILED               %s: %d, e.g. %s\n", f.Class, f.Count, oneLine(f.Example))
+	}
+	if r.Errors > 0 {
+		fmt.Fprintf(w, "  dedup index errors   %d (those responses were written in full; see the warnings above)\n", r.Errors)
+	}
 	fmt.Fprintf(w, "  records              %d in %d file(s)\n", s.writer.Records, s.writer.Files)
 	fmt.Fprintf(w, "  responses            %d (truncated %d)\n", r.Responses, r.Truncated)
 	fmt.Fprintf(w, "  revisits             %d identical-payload-digest, %d server-not-modified\n", r.RevisitsDigest, r.RevisitsNotMod)

@@ -143,6 +143,17 @@ func TestDemoCommand(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(dir, "sidecar", "wayside.sock")); err == nil {
 		t.Errorf("sidecar socket left behind after the demo: %v", fi.Mode())
 	}
+	// The crawls filed their originals under --scope demo; a lookup in
+	// the crawl's index without --scope searches every scope and finds
+	// them (it used to search "default" only and find nothing).
+	site := regexp.MustCompile(`Example site running at (\S+)`).FindStringSubmatch(out)
+	if site == nil {
+		t.Fatalf("demo does not say where its site runs:\n%s", out)
+	}
+	lout, lerr, err := runCLI(context.Background(), "index", "lookup", "--warc-dir", dir, "--url", site[1]+"/about.html")
+	if err != nil || !strings.Contains(lout, `"scope":"demo"`) || !strings.Contains(lout, site[1]+"/about.html") {
+		t.Errorf("index lookup --warc-dir after the demo: %v\n%s%s", err, lout, lerr)
+	}
 	// The index the sidecar built from the two crawls passes its check.
 	out, stderr, err = runCLI(context.Background(), "index", "stats", "--check", "--index", filepath.Join(dir, "sidecar", "index"))
 	if err != nil || !strings.Contains(out, "check:      ok") {

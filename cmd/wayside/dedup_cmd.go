@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"sort"
 	"strconv"
@@ -43,29 +44,9 @@ comparison, and the result is validated before it may replace anything.
 Run 'wayside dedup <stage> -h' for a stage's flags.`
 
 func runDedup(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintf(e.stderr, "usage: wayside dedup %s\n", dedupUsage)
-		return usagef("dedup: no stage given")
-	}
-	switch args[0] {
-	case "assess":
-		return runDedupAssess(ctx, e, args[1:])
-	case "manifest":
-		return runDedupManifest(ctx, e, args[1:])
-	case "resolve":
-		return runDedupResolve(ctx, e, args[1:])
-	case "rewrite":
-		return runDedupRewrite(ctx, e, args[1:])
-	case "validate":
-		return runDedupValidate(ctx, e, args[1:])
-	case "run":
-		return runDedupRun(ctx, e, args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprintf(e.stdout, "usage: wayside dedup %s\n", dedupUsage)
-		return nil
-	}
-	fmt.Fprintf(e.stderr, "usage: wayside dedup %s\n", dedupUsage)
-	return usagef("dedup: unknown stage %q", args[0])
+	return runGroup(ctx, e, "dedup", dedupUsage, args, []subcommand{
+		{"assess", runDedupAssess}, {"manifest", runDedupManifest}, {"resolve", runDedupResolve},
+		{"rewrite", runDedupRewrite}, {"validate", runDedupValidate}, {"run", runDedupRun}})
 }
 
 // policyFlags registers the deduplication policy flags.
@@ -79,13 +60,11 @@ func (p *policyFlags) register(fs *flagSet) {
 	fs.Int64Var(&p.minSize, "min-size", postdedup.DefaultMinPayloadSize, "smallest payload `BYTES` deduplicated (empty payloads never are)")
 	fs.StringVar(&p.status, "status", "2xx", `HTTP statuses deduplicated, e.g. "2xx", "200-299,404" or "all"`)
 	fs.StringVar(&p.match, "match", "digest", "digest (URL-agnostic) or url (a copy refers only to an original of its own URL)")
+	fs.atLeast("min-size", 1)
 }
 
 func (p *policyFlags) policy(fs *flagSet) (postdedup.Policy, error) {
 	pol := postdedup.Policy{MinPayloadSize: p.minSize}
-	if p.minSize < 1 {
-		return pol, fs.usagef("%s: --min-size must be at least 1", fs.name)
-	}
 	st := p.status
 	if st == "all" {
 		st = "100-999"
@@ -113,12 +92,13 @@ func (m *manifestFlags) register(fs *flagSet) {
 	fs.IntVar(&m.jobs, "j", runtime.NumCPU(), "read `N` files in parallel")
 	fs.IntVar(&m.memMB, "mem-mb", 256, "`MB` of lines sorted in memory before spilling runs to temporary files")
 	fs.StringVar(&m.tmpDir, "tmpdir", "", "`DIR` for sort runs (default: the system temporary directory)")
+	fs.atLeast("j", 1)
+	fs.atLeast("mem-mb", 1)
+	fs.oneOf("digest", postdedup.SourceHeader, postdedup.SourceCompute)
+	fs.oneOf("alg", "md5", "sha1", "sha256", "sha512")
 }
 
 func (m *manifestFlags) options(fs *flagSet) (postdedup.ManifestOptions, error) {
-	if m.jobs < 1 || m.memMB < 1 {
-		return postdedup.ManifestOptions{}, fs.usagef("%s: -j and --mem-mb must be at least 1", fs.name)
-	}
 	return postdedup.ManifestOptions{Source: m.source, Alg: m.alg, Jobs: m.jobs, MaxMemory: int64(m.memMB) << 20, TempDir: m.tmpDir}, nil
 }
 
@@ -126,21 +106,25 @@ func runDedupManifest(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "dedup manifest", "-o FILE [flags] WARC...\n\nWrite the hash manifest of WARC files: one line per record a CDXJ index lists\n(response, resource, revisit, metadata), sorted by payload digest, then date,\nfile and offset (the copy-numbering order).")
 	out := fs.String("o", "", "write the manifest to `FILE` (with --parts: FILE.part-001-of-00N, ...)")
 	parts := fs.Int("parts", 1, "split the manifest by digest into `N` parts (at most 256)")
-	quiet := fs.Bool("q", false, "no progress on stderr")
+	quiet := fs.quietFlag()
 	var mf manifestFlags
 	mf.register(fs)
+	fs.within("parts", 1, 256)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *out == "" || fs.NArg() == 0 {
 		return fs.usagef("dedup manifest: give -o FILE and at least one WARC file")
 	}
+	if err := checkOutput("dedup manifest", "-o", *out); err != nil {
+		return err
+	}
 	opts, err := mf.options(fs)
 	if err != nil {
 		return err
 	}
 	opts.Parts = *parts
-	inputs, err := postdedup.CheckInputs(fs.Args())
+	inputs, err := dedupInputs(fs)
 	if err != nil {
 		return err
 	}
@@ -151,11 +135,32 @@ func runDedupManifest(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if st.Entries == 0 && len(st.Problems) > 0 {
+		// Every input was unreadable: no manifest, not an empty one.
+		for i := 0; i < max(opts.Parts, 1); i++ {
+			os.Remove(postdedup.PartName(*out, i, max(opts.Parts, 1)))
+		}
+		problemsErr("manifest", st.Problems, e)
+		return fmt.Errorf("dedup manifest: no record could be read (%d unreadable, listed above); no manifest written", len(st.Problems))
+	}
 	fmt.Fprintf(e.stdout, "manifest: %d files, %d lines, %d unreadable records\n", len(st.Files), st.Entries, len(st.Problems))
 	for i := 0; i < max(opts.Parts, 1); i++ {
 		fmt.Fprintf(e.stdout, "  %s\n", postdedup.PartName(*out, i, max(opts.Parts, 1)))
 	}
 	return problemsErr("manifest", st.Problems, e)
+}
+
+// dedupInputs checks the input WARC files of a stage before anything is
+// written: each readable and not empty (checkInputs), none named twice.
+func dedupInputs(fs *flagSet) ([]string, error) {
+	if err := checkInputs(fs.name, fs.Args()); err != nil {
+		return nil, err
+	}
+	inputs, err := postdedup.CheckInputs(fs.Args())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", fs.name, err)
+	}
+	return inputs, nil
 }
 
 // problemsErr lists unreadable records and makes the command fail.
@@ -184,11 +189,18 @@ func runDedupResolve(ctx context.Context, e *env, args []string) error {
 	jsonOut := fs.Bool("json", false, "print the statistics as JSON")
 	memMB := fs.Int("mem-mb", 256, "`MB` of lines sorted in memory")
 	tmpDir := fs.String("tmpdir", "", "`DIR` for sort runs")
+	fs.atLeast("mem-mb", 1)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *out == "" || fs.NArg() == 0 {
 		return fs.usagef("dedup resolve: give -o PLAN and at least one manifest")
+	}
+	if err := checkInputs("dedup resolve", fs.Args()); err != nil {
+		return err
+	}
+	if err := checkOutput("dedup resolve", "-o", *out); err != nil {
+		return err
 	}
 	pol, err := pf.policy(fs)
 	if err != nil {
@@ -222,6 +234,7 @@ func indexFlags(fs *flagSet) *indexFlagSet {
 	fs.StringVar(&x.url, "index", "", "also refer to originals in other collections found in this Wayside dedup index `URL` (pebble path, redis://, sidecar://)")
 	fs.StringVar(&x.scope, "scope", dedupindex.DefaultScope, "index scope to look originals up in")
 	fs.Var(&x.dirs, "original-dir", "`DIR` holding the WARC files of originals in other collections (repeatable); an original is used only if its record can be read back and matches byte for byte")
+	fs.existingDirs("original-dir")
 	return x
 }
 
@@ -279,12 +292,16 @@ func runDedupRewrite(ctx context.Context, e *env, args []string) error {
 	var mans stringList
 	fs.Var(&mans, "manifest", "manifest `FILE` (part) the plan was resolved from (repeatable)")
 	jobs := fs.Int("j", runtime.NumCPU(), "rewrite `N` files in parallel")
-	quiet := fs.Bool("q", false, "no progress on stderr")
+	quiet := fs.quietFlag()
+	fs.atLeast("j", 1)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *out == "" || len(mans) == 0 || fs.NArg() == 0 {
 		return fs.usagef("dedup rewrite: give -o OUTDIR, --manifest and at least one plan")
+	}
+	if err := checkInputs("dedup rewrite", append(append([]string(nil), mans...), fs.Args()...)); err != nil {
+		return err
 	}
 	opts := postdedup.RewriteOptions{Jobs: *jobs}
 	if !*quiet {
@@ -317,6 +334,8 @@ func runDedupValidate(ctx context.Context, e *env, args []string) error {
 	replace := fs.Bool("replace", false, "after validation, replace each input with its output (atomically per file)")
 	jobs := fs.Int("j", runtime.NumCPU(), "validate `N` files in parallel")
 	jsonOut := fs.Bool("json", false, "print the statistics as JSON")
+	fs.atLeast("j", 1)
+	fs.existingDirs("original-dir")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -324,6 +343,12 @@ func runDedupValidate(ctx context.Context, e *env, args []string) error {
 		return fs.usagef("dedup validate: give --manifest, the output directory and the plan")
 	}
 	outDir := fs.Arg(0)
+	if err := checkInputs("dedup validate", append(append([]string(nil), mans...), fs.Args()[1:]...)); err != nil {
+		return err
+	}
+	if err := checkInputDir("dedup validate", "OUTDIR", outDir); err != nil {
+		return err
+	}
 	st, err := postdedup.Validate(ctx, mans, fs.Args()[1:], outDir, postdedup.ValidateOptions{Deep: *deep, OriginalDirs: dirs, Jobs: *jobs})
 	if *jsonOut {
 		printJSON(e.stdout, st)
@@ -369,7 +394,7 @@ func runDedupRun(ctx context.Context, e *env, args []string) error {
 	out := fs.String("o", "", "output `DIR` for the new WARC files (must not hold any input)")
 	replace := fs.Bool("replace", false, "after validation, replace each input with its output (atomically per file)")
 	deep := fs.Bool("deep", false, "validate by re-reading every output record too")
-	quiet := fs.Bool("q", false, "no progress on stderr")
+	quiet := fs.quietFlag()
 	jsonOut := fs.Bool("json", false, "print the final report as JSON")
 	var pf policyFlags
 	pf.register(fs)
@@ -381,6 +406,9 @@ func runDedupRun(ctx context.Context, e *env, args []string) error {
 	}
 	if *out == "" || fs.NArg() == 0 {
 		return fs.usagef("dedup run: give -o OUTDIR and at least one WARC file")
+	}
+	if _, err := dedupInputs(fs); err != nil {
+		return err
 	}
 	pol, err := pf.policy(fs)
 	if err != nil {
@@ -448,6 +476,9 @@ func runDedupAssess(ctx context.Context, e *env, args []string) error {
 	}
 	if fs.NArg() == 0 {
 		return fs.usagef("dedup assess: no WARC files")
+	}
+	if _, err := dedupInputs(fs); err != nil {
+		return err
 	}
 	pol, err := pf.policy(fs)
 	if err != nil {

@@ -31,7 +31,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if fs.NArg() != 0 {
-		return usagef("demo: unexpected arguments %q", fs.Args())
+		return fs.usagef("demo: unexpected arguments %q", fs.Args())
 	}
 	if *dir == "" {
 		d, err := os.MkdirTemp("", "wayside-demo-")

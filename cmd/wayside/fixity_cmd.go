@@ -5,17 +5,24 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/robfig/cron/v3"
 
 	"github.com/wayside-archive/wayside/fixity"
 	"github.com/wayside-archive/wayside/fixity/merkle"
+	"github.com/wayside-archive/wayside/internal/excerpt"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
@@ -34,28 +41,12 @@ or from --archive [name=]host[,alias...] (repeatable).`
 
 // runFixity dispatches the fixity subcommands.
 func runFixity(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(e.stdout, "usage: wayside fixity %s\n", fixityUsage)
-		if len(args) == 0 {
-			return usagef("fixity: no command given")
-		}
-		return nil
+	noCtx := func(f func(*env, []string) error) func(context.Context, *env, []string) error {
+		return func(_ context.Context, e *env, args []string) error { return f(e, args) }
 	}
-	switch args[0] {
-	case "replay":
-		return fixityReplayCmd(ctx, e, args[1:])
-	case "compare":
-		return fixityCompareCmd(e, args[1:])
-	case "verify":
-		return fixityVerifyCmd(e, args[1:])
-	case "sweep":
-		return fixitySweepCmd(ctx, e, args[1:])
-	case "report":
-		return fixityReportCmd(e, args[1:])
-	case "accept":
-		return fixityAcceptCmd(e, args[1:])
-	}
-	return usagef("fixity: unknown command %q (want replay, compare, verify, sweep, report or accept)", args[0])
+	return runGroup(ctx, e, "fixity", fixityUsage, args, []subcommand{
+		{"replay", fixityReplayCmd}, {"compare", noCtx(fixityCompareCmd)}, {"verify", noCtx(fixityVerifyCmd)},
+		{"sweep", fixitySweepCmd}, {"report", noCtx(fixityReportCmd)}, {"accept", noCtx(fixityAcceptCmd)}})
 }
 
 // fixityArchiveFlags are the flags that configure archives and the browser.
@@ -63,11 +54,87 @@ type fixityArchiveFlags struct {
 	config   string
 	archives fixityListFlag
 	chromium string
-	quiet    time.Duration
+	idle     time.Duration
 	hardCap  time.Duration
 	rawWait  time.Duration
 	fresh    bool
 	verbose  bool
+	quiet    quietOrIdle
+}
+
+// quietOrIdle is fixity's -q/--quiet. It is quiet as everywhere else
+// (Info logs off); before, --quiet was the network idle period, now --idle.
+// A duration given to --quiet still sets --idle, with a deprecation note.
+type quietOrIdle struct {
+	quiet      bool
+	idle       *time.Duration
+	deprecated string // the duration given to --quiet, if any
+}
+
+func (q *quietOrIdle) IsBoolFlag() bool { return true }
+func (q *quietOrIdle) String() string {
+	if q == nil {
+		return "false"
+	}
+	return strconv.FormatBool(q.quiet)
+}
+func (q *quietOrIdle) Set(s string) error {
+	if b, err := strconv.ParseBool(s); err == nil {
+		q.quiet = b
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want true or false (a duration is the deprecated spelling of --idle)")
+	}
+	*q.idle, q.deprecated = d, s
+	return nil
+}
+
+// fixityArgs rewrites the deprecated "--quiet DURATION" (the duration as
+// the next argument) into "--quiet=DURATION", which quietOrIdle takes.
+func fixityArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if (a == "--quiet" || a == "-quiet" || a == "-q" || a == "--q") && i+1 < len(args) {
+			if _, err := time.ParseDuration(args[i+1]); err == nil {
+				out = append(out, a+"="+args[i+1])
+				i++
+				continue
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// parse parses a fixity subcommand's flags and notes the deprecated
+// --quiet DURATION.
+func (f *fixityArchiveFlags) parse(e *env, fs *flagSet, args []string) error {
+	if err := fs.Parse(fixityArgs(args)); err != nil {
+		return err
+	}
+	if f.quiet.deprecated != "" {
+		fmt.Fprintf(e.stderr, "wayside: %s: --quiet %s is deprecated: use --idle %s (--quiet now means -q, as in every command)\n",
+			fs.name, f.quiet.deprecated, f.quiet.deprecated)
+	}
+	return nil
+}
+
+// logger is the replays' logger: Info and up, Debug with -v, Warn and up
+// with -q.
+func (f *fixityArchiveFlags) logger(e *env) *slog.Logger {
+	switch {
+	case f.verbose:
+		return e.loggerAt(slog.LevelDebug)
+	case f.quiet.quiet:
+		return e.loggerAt(slog.LevelWarn)
+	}
+	return e.loggerAt(slog.LevelInfo)
 }
 
 type fixityListFlag []string
@@ -79,11 +146,17 @@ func (f *fixityArchiveFlags) register(fs *flagSet) {
 	fs.StringVar(&f.config, "config", "", "archive configuration file (YAML or JSON)")
 	fs.Var(&f.archives, "archive", "archive as [name=]host[,alias...] (repeatable)")
 	fs.StringVar(&f.chromium, "chromium", "", "Chromium binary (default: from PATH, else /usr/bin/chromium)")
-	fs.DurationVar(&f.quiet, "quiet", 750*time.Millisecond, "network quiet period that ends a page load")
+	fs.DurationVar(&f.idle, "idle", 750*time.Millisecond, "network idle period that ends a page load")
 	fs.DurationVar(&f.hardCap, "cap", 30*time.Second, "hard cap on one page load")
 	fs.DurationVar(&f.rawWait, "raw-timeout", 20*time.Second, "timeout of each raw (id_) fetch")
 	fs.BoolVar(&f.fresh, "fresh-browser", false, "start a new browser process per replay (default: a new incognito profile per replay)")
 	fs.BoolVar(&f.verbose, "v", false, "debug logging")
+	f.quiet.idle = &f.idle
+	fs.Var(&f.quiet, "q", "quiet: warnings and errors only")
+	fs.Var(&f.quiet, "quiet", "same as -q (a duration here is the deprecated spelling of --idle)")
+	fs.atLeast("idle", float64(time.Millisecond))
+	fs.atLeast("cap", float64(time.Millisecond))
+	fs.atLeast("raw-timeout", float64(time.Millisecond))
 }
 
 func (f *fixityArchiveFlags) configure() (*fixity.Config, error) {
@@ -115,27 +188,34 @@ func (f *fixityArchiveFlags) configure() (*fixity.Config, error) {
 
 func (f *fixityArchiveFlags) replayer(e *env, cfg *fixity.Config) (*fixity.Replayer, error) {
 	return fixity.NewReplayer(fixity.ReplayOptions{
-		Config: cfg, ExecPath: f.chromium, Quiet: f.quiet, HardCap: f.hardCap, RawTimeout: f.rawWait,
-		FreshBrowser: f.fresh, Logger: e.logger(f.verbose),
+		Config: cfg, ExecPath: f.chromium, Quiet: f.idle, HardCap: f.hardCap, RawTimeout: f.rawWait,
+		FreshBrowser: f.fresh, Logger: f.logger(e),
 	})
 }
 
 func fixityReplayCmd(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "fixity replay", "[flags] URI-M")
+	fs := newFlagSet(e, "fixity replay", "[flags] URI-M\n\n"+
+		"Replays one memento and prints (or writes, -o) its manifest. The exit status\n"+
+		"is 1, after the manifest is written, when the archive answered the URI-M\n"+
+		"with an error status (404: no memento there) or the replay met transient\n"+
+		"errors (5xx, timeouts): such a root must not be compared.")
 	var af fixityArchiveFlags
 	af.register(fs)
-	out := fs.String("o", "", "write the manifest to this file (default stdout)")
+	out := fs.String("o", "", "write the manifest to this file (atomically; default stdout)")
 	evidence := fs.String("evidence", "", "keep the replay as evidence WARCs in this new directory (rewritten/ and raw/)")
-	if err := fs.Parse(args); err != nil {
+	if err := af.parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usagef("fixity replay: want exactly one URI-M")
+		return fs.usagef("fixity replay: want exactly one URI-M")
+	}
+	if err := checkOutput("fixity replay", "-o", *out); err != nil {
+		return err
 	}
 	var opts []fixity.ReplayOption
 	if *evidence != "" {
 		if ents, err := os.ReadDir(*evidence); err == nil && len(ents) > 0 {
-			return usagef("fixity replay: --evidence %s: directory is not empty", *evidence)
+			return fs.usagef("fixity replay: --evidence %s: directory is not empty", *evidence)
 		}
 		abs, err := filepath.Abs(*evidence)
 		if err != nil {
@@ -166,16 +246,35 @@ func fixityReplayCmd(ctx context.Context, e *env, args []string) error {
 			m.Evidence.Dir = filepath.ToSlash(rel)
 		}
 	}
+	where := "stdout"
 	if *out != "" {
-		if err := os.WriteFile(*out, m.Marshal(), 0o644); err != nil {
+		if err := fsutil.WriteFileAtomic(*out, 0o644, func(w io.Writer) error { _, err := w.Write(m.Marshal()); return err }); err != nil {
 			return fmt.Errorf("fixity replay: %w", err)
 		}
 		fmt.Fprintf(e.stdout, "%s %s\n", m.Root, *out)
-	} else {
-		e.stdout.Write(m.Marshal())
+		where = *out
+	} else if _, err := e.stdout.Write(m.Marshal()); err != nil {
+		return err
 	}
-	if m.Context.Transient {
-		fmt.Fprintf(e.stderr, "fixity replay: transient errors, do not compare this root: %s\n", strings.Join(m.Context.Errors, "; "))
+	return replayOutcome(m, where)
+}
+
+// replayOutcome is the error of a replay whose root must not be trusted:
+// the URI-M itself answered with an error status, or the replay met
+// transient errors. The manifest (written to where) records it.
+func replayOutcome(m *fixity.Manifest, where string) error {
+	main := m.Main()
+	switch {
+	case main == nil || main.Rewritten == nil:
+		return fmt.Errorf("fixity replay: %s: the replay recorded no answer for the URI-M itself (manifest: %s)", m.URIM, where)
+	case main.Rewritten.Outcome == fixity.OutcomeOK && main.Rewritten.Status >= 500:
+		return fmt.Errorf("fixity replay: %s: the archive answered %d %s: a transient error, do not compare this root (manifest: %s)",
+			m.URIM, main.Rewritten.Status, http.StatusText(main.Rewritten.Status), where)
+	case main.Rewritten.Outcome == fixity.OutcomeOK && main.Rewritten.Status >= 400:
+		return fmt.Errorf("fixity replay: %s: the archive answered %d %s: no memento to hash there (manifest: %s)",
+			m.URIM, main.Rewritten.Status, http.StatusText(main.Rewritten.Status), where)
+	case m.Context.Transient:
+		return fmt.Errorf("fixity replay: %s: transient errors, do not compare this root (manifest: %s): %s", m.URIM, where, strings.Join(m.Context.Errors, "; "))
 	}
 	return nil
 }
@@ -188,7 +287,10 @@ func fixityCompareCmd(e *env, args []string) error {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return usagef("fixity compare: want two manifest files")
+		return fs.usagef("fixity compare: want two manifest files")
+	}
+	if err := checkInputs("fixity compare", fs.Args()); err != nil {
+		return err
 	}
 	a, err := fixity.ReadManifest(fs.Arg(0))
 	if err != nil {
@@ -258,13 +360,18 @@ func fixityCompareCmd(e *env, args []string) error {
 }
 
 func fixityVerifyCmd(e *env, args []string) error {
-	fs := newFlagSet(e, "fixity verify", "MANIFEST...")
+	fs := newFlagSet(e, "fixity verify", "[--json] MANIFEST...")
+	asJSON := fs.Bool("json", false, "print one JSON result per manifest")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return usagef("fixity verify: want at least one manifest file")
+		return fs.usagef("fixity verify: want at least one manifest file")
 	}
+	if err := checkInputs("fixity verify", fs.Args()); err != nil {
+		return err
+	}
+	enc := json.NewEncoder(e.stdout)
 	var errs []error
 	for _, p := range fs.Args() {
 		m, err := fixity.ReadManifest(p)
@@ -277,13 +384,34 @@ func fixityVerifyCmd(e *env, args []string) error {
 		}
 		if err != nil {
 			errs = append(errs, err)
-			fmt.Fprintf(e.stdout, "FAIL %s\n", p)
+			if *asJSON {
+				enc.Encode(verifyResult{Manifest: p, OK: false, Error: err.Error()})
+			} else {
+				fmt.Fprintf(e.stdout, "FAIL %s\n", p)
+			}
 			continue
 		}
 		a1 := fixity.ComputeAlgorithm1(m)
-		fmt.Fprintf(e.stdout, "ok   %s algorithm1 %s %s%s\n", m.Root, a1.Root, p, note)
+		if *asJSON {
+			enc.Encode(verifyResult{Manifest: p, OK: true, Root: m.Root.String(), Algorithm1: a1.Root.String(), Evidence: strings.TrimSpace(note)})
+		} else {
+			fmt.Fprintf(e.stdout, "ok   %s algorithm1 %s %s%s\n", m.Root, a1.Root, p, note)
+		}
+	}
+	if len(errs) > 0 && len(errs) < fs.NArg() {
+		return fmt.Errorf("fixity verify: %d of %d manifests failed: %w", len(errs), fs.NArg(), errors.Join(errs...))
 	}
 	return errors.Join(errs...)
+}
+
+// verifyResult is one line of `fixity verify --json`.
+type verifyResult struct {
+	Manifest   string `json:"manifest"`
+	OK         bool   `json:"ok"`
+	Root       string `json:"root,omitempty"`
+	Algorithm1 string `json:"algorithm1,omitempty"`
+	Evidence   string `json:"evidence,omitempty"`
+	Error      string `json:"error,omitempty"`
 }
 
 // fixityReadList reads URI-Ms, one per line ('#' comments and blank lines
@@ -297,8 +425,8 @@ func fixityReadList(r io.Reader, name string) ([]string, error) {
 		if s == "" || strings.HasPrefix(s, "#") {
 			continue
 		}
-		if strings.ContainsAny(s, " \t") {
-			return nil, fmt.Errorf("fixity sweep: %s line %d: %q is not one URI-M", name, line, s)
+		if strings.ContainsAny(s, " \t") || strings.ContainsFunc(s, unicode.IsControl) {
+			return nil, fmt.Errorf("fixity sweep: %s line %d: %s is not one URI-M", name, line, excerpt.Quote(s, 120))
 		}
 		out = append(out, s)
 	}
@@ -321,28 +449,46 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 	reportPath := fs.String("report", "", "after each sweep, rewrite this HTML report of the store")
 	evidence := fs.String("evidence", "none", "keep replays as evidence WARCs: keep-all, on-change (first replay and every root change) or none")
 	evidenceMax := fs.Int64("evidence-max", fixity.DefaultEvidenceMaxBytes, "evidence budget of the store in bytes; the oldest evidence is evicted beyond it")
-	if err := fs.Parse(args); err != nil {
+	asJSON := fs.Bool("json", false, "print each sweep's result as JSON")
+	fs.within("parallel", 1, 64)
+	fs.atLeast("retries", 0)
+	fs.rule("accept-after", func(fl *flag.Flag) error {
+		if fl.Value.String() == "0" {
+			return fmt.Errorf("must be at least 1, or negative for never, not 0")
+		}
+		return nil
+	})
+	fs.atLeast("evidence-max", 1)
+	if err := af.parse(e, fs, args); err != nil {
 		return err
 	}
 	if *store == "" {
-		return usagef("fixity sweep: --store is required")
+		return fs.usagef("fixity sweep: --store is required")
 	}
 	retention, err := fixity.ParseRetention(*evidence)
 	if err != nil {
-		return usagef("fixity sweep: --evidence: %v", err)
+		return fs.usagef("fixity sweep: --evidence: %v", err)
 	}
-	if *evidenceMax <= 0 {
-		return usagef("fixity sweep: --evidence-max must be positive")
+	if *retries == 0 {
+		*retries = -1 // the sweeper's "no retries" (0 is its default, 2)
+	}
+	if err := checkOutput("fixity sweep", "--report", *reportPath); err != nil {
+		return err
 	}
 	var sched cron.Schedule
 	if *schedule != "" {
 		s, err := cron.ParseStandard(*schedule)
 		if err != nil {
-			return usagef("fixity sweep: --schedule %q: %v", *schedule, err)
+			return fs.usagef("fixity sweep: --schedule %q: %v", *schedule, err)
 		}
 		sched = s
 	}
 	urims := fs.Args()
+	if *list != "" {
+		if err := checkInputs("fixity sweep", []string{*list}); err != nil {
+			return err
+		}
+	}
 	if *list != "" || len(urims) == 0 {
 		var r io.Reader = e.stdin
 		name := "stdin"
@@ -361,7 +507,7 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 		urims = append(urims, more...)
 	}
 	if len(urims) == 0 {
-		return usagef("fixity sweep: no URI-M to sweep")
+		return fs.usagef("fixity sweep: no URI-M to sweep")
 	}
 	cfg, err := af.configure()
 	if err != nil {
@@ -372,7 +518,7 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	log := e.logger(af.verbose)
+	log := af.logger(e)
 	hist, err := fixity.OpenHistory(*store, log)
 	if err != nil {
 		return err
@@ -390,12 +536,21 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 	}
 	once := func() error {
 		res, err := sw.Run(ctx, urims)
-		fmt.Fprintf(e.stdout, "sweep %s: %d mementos, %d changed, %d failed, classes %v, %.1fs, evidence kept %d bytes\n",
-			res.Sweep, res.Total, res.Changed, res.Failed, res.ByClass, res.Finished.Sub(res.Started).Seconds(), hist.EvidenceBytes())
+		if *asJSON {
+			if jerr := printJSON(e.stdout, res); jerr != nil {
+				return jerr
+			}
+		} else {
+			fmt.Fprintf(e.stdout, "sweep %s: %d mementos, %d changed, %d failed, classes: %s, %.1fs, evidence kept %d bytes\n",
+				res.Sweep, res.Total, res.Changed, res.Failed, classCounts(res.ByClass), res.Finished.Sub(res.Started).Seconds(), hist.EvidenceBytes())
+		}
 		if *reportPath != "" {
 			if rerr := fixityWriteReport(hist, *reportPath); rerr != nil {
 				return errors.Join(err, rerr)
 			}
+		}
+		if err == nil && ctx.Err() == nil {
+			err = sweepOutcome(res)
 		}
 		return err
 	}
@@ -419,35 +574,72 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 	}
 }
 
+// classCounts spells a sweep's class counts: "none 3, transient 1".
+func classCounts(m map[fixity.Class]int) string {
+	if len(m) == 0 {
+		return "(no replays)"
+	}
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, string(k))
+	}
+	sort.Strings(ks)
+	for i, k := range ks {
+		ks[i] = fmt.Sprintf("%s %d", k, m[fixity.Class(k)])
+	}
+	return strings.Join(ks, ", ")
+}
+
+// sweepOutcome is the error of a sweep some of whose mementos could not be
+// replayed (failed, or still transient after the retries): their roots
+// were not compared, so the sweep did not do what was asked for them.
+func sweepOutcome(res fixity.SweepResult) error {
+	transient := res.ByClass[fixity.ClassTransient]
+	bad := res.Failed + transient
+	if bad == 0 {
+		return nil
+	}
+	what := "could not be replayed"
+	if bad == res.Total {
+		what = "could not be replayed: no memento was checked"
+	}
+	return fmt.Errorf("fixity sweep: %d of %d mementos %s (failed %d, transient %d after the retries; see the store's history)",
+		bad, res.Total, what, res.Failed, transient)
+}
+
 func fixityReportCmd(e *env, args []string) error {
 	fs := newFlagSet(e, "fixity report", "--store DIR [-o FILE] [--json]")
 	store := fs.String("store", "", "history store directory (required)")
-	out := fs.String("o", "", "output file (default stdout)")
+	out := fs.String("o", "", "output file (written atomically; default stdout)")
 	asJSON := fs.Bool("json", false, "write JSON instead of HTML")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *store == "" {
-		return usagef("fixity report: --store is required")
+		return fs.usagef("fixity report: --store is required")
+	}
+	if err := checkInputDir("fixity report", "--store", *store); err != nil {
+		return err
+	}
+	if err := checkOutput("fixity report", "-o", *out); err != nil {
+		return err
 	}
 	recs, err := fixity.ReadHistory(*store) // no lock: works while a sweep runs
 	if err != nil {
 		return err
 	}
 	rep := fixity.BuildReport(recs, fixity.WithManifests(fixity.StoreManifests(*store)))
-	w := e.stdout
-	if *out != "" {
-		f, err := os.Create(filepath.Clean(*out))
-		if err != nil {
-			return fmt.Errorf("fixity report: %w", err)
-		}
-		defer f.Close()
-		w = f
-	}
+	write := rep.WriteHTML
 	if *asJSON {
-		return rep.WriteJSON(w)
+		write = rep.WriteJSON
 	}
-	return rep.WriteHTML(w)
+	if *out == "" {
+		return write(e.stdout)
+	}
+	if err := fsutil.WriteFileAtomic(*out, 0o644, write); err != nil {
+		return fmt.Errorf("fixity report: %w", err)
+	}
+	return nil
 }
 
 func fixityAcceptCmd(e *env, args []string) error {
@@ -455,11 +647,14 @@ func fixityAcceptCmd(e *env, args []string) error {
 	var af fixityArchiveFlags
 	af.register(fs)
 	store := fs.String("store", "", "history store directory (required)")
-	if err := fs.Parse(args); err != nil {
+	if err := af.parse(e, fs, args); err != nil {
 		return err
 	}
 	if *store == "" || fs.NArg() != 2 {
-		return usagef("fixity accept: want --store DIR, a URI-M and a root")
+		return fs.usagef("fixity accept: want --store DIR, a URI-M and a root")
+	}
+	if err := checkInputDir("fixity accept", "--store", *store); err != nil {
+		return err
 	}
 	cfg, err := af.configure()
 	if err != nil {
@@ -467,13 +662,13 @@ func fixityAcceptCmd(e *env, args []string) error {
 	}
 	root, err := merkle.ParseHash(fs.Arg(1))
 	if err != nil {
-		return usagef("fixity accept: %v", err)
+		return fs.usagef("fixity accept: %v", err)
 	}
 	canon, isM := cfg.Canonical(fs.Arg(0))
 	if !isM {
-		return usagef("fixity accept: %q is not a URI-M of a configured archive", fs.Arg(0))
+		return fs.usagef("fixity accept: %q is not a URI-M of a configured archive", fs.Arg(0))
 	}
-	hist, err := fixity.OpenHistory(*store, e.logger(false))
+	hist, err := fixity.OpenHistory(*store, af.logger(e))
 	if err != nil {
 		return err
 	}

@@ -66,13 +66,8 @@ func TestFixityVerifyAndCompareCmd(t *testing.T) {
 // built-in site and returns it with the flags that configure it.
 func fixityTestArchive(t *testing.T) (*testarchive.Server, []string) {
 	t.Helper()
-	if _, err := exec.LookPath("chromium"); err != nil {
-		if _, err := os.Stat("/usr/bin/chromium"); err != nil {
-			testenv.MissingTool(t, "fixity: no Chromium binary: install chromium to run the replay tests")
-		}
-	}
-	arch := testarchive.Start(t)
-	return arch, []string{"--archive", "test=" + arch.Host() + "," + arch.AliasHost(), "--quiet", "400ms", "--cap", "8s", "--raw-timeout", "3s"}
+	arch := startTestArchive(t)
+	return arch, []string{"--archive", "test=" + arch.Host() + "," + arch.AliasHost(), "--idle", "400ms", "--cap", "8s", "--raw-timeout", "3s"}
 }
 
 func TestFixityCmdEndToEnd(t *testing.T) {
@@ -212,6 +207,19 @@ func TestFixityEvidenceCmd(t *testing.T) {
 	if _, _, err := fixityRun(t, ctx, "", append([]string{"sweep", "--store", store, "--evidence", "sometimes"}, append(archFlags, page)...)...); !errors.As(err, &ue) {
 		t.Fatalf("bad --evidence: %v", err)
 	}
+}
+
+// startTestArchive starts the fixity test archive with the built-in site
+// (closed at cleanup). Replays from it need Chromium: without one the test
+// is skipped, or fails under WAYSIDE_REQUIRE_TOOLS (testenv.MissingTool).
+func startTestArchive(t *testing.T) *testarchive.Server {
+	t.Helper()
+	if _, err := exec.LookPath("chromium"); err != nil {
+		if _, err := os.Stat("/usr/bin/chromium"); err != nil {
+			testenv.MissingTool(t, "fixity: no Chromium binary: install chromium to run the replay tests")
+		}
+	}
+	return testarchive.Start(t)
 }
 
 // checkedStore opens a history store (closed at cleanup) and runs its

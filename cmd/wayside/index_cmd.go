@@ -26,8 +26,8 @@ const indexUsage = `<import|stats|lookup> [flags] [args]
   stats  [--index URL | --warc-dir DIR] [--check] [--json]
       count originals per scope; --check verifies the index's invariants.
   lookup [--index URL | --warc-dir DIR] [--scope NAME] DIGEST
-      print the original for a payload digest (any encoding) as JSON, or
-      "not found" (exit status 1).
+      print the original for a payload digest (any encoding) as JSON, in
+      every scope unless --scope names one, or "not found" (exit status 1).
   lookup [--index URL | --warc-dir DIR] [--scope NAME] --url URL [DIGEST]
       print the originals archived for URL, oldest first; with DIGEST, the
       original under the same-URL policy.
@@ -45,23 +45,8 @@ where ` + "`wayside crawl --warc-dir DIR`" + ` keeps it); give one of --index an
 var errNotFound = errors.New("index lookup: not found")
 
 func runIndex(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintf(e.stderr, "usage: wayside index %s\n", indexUsage)
-		return usagef("index: no subcommand given (import, stats or lookup)")
-	}
-	switch args[0] {
-	case "import":
-		return runIndexImport(ctx, e, args[1:])
-	case "stats":
-		return runIndexStats(ctx, e, args[1:])
-	case "lookup":
-		return runIndexLookup(ctx, e, args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprintf(e.stdout, "usage: wayside index %s\n", indexUsage)
-		return nil
-	}
-	fmt.Fprintf(e.stderr, "usage: wayside index %s\n", indexUsage)
-	return usagef("index: unknown subcommand %q", args[0])
+	return runGroup(ctx, e, "index", indexUsage, args, []subcommand{
+		{"import", runIndexImport}, {"stats", runIndexStats}, {"lookup", runIndexLookup}})
 }
 
 // indexURLFlags registers --index and --warc-dir on fs. The returned
@@ -72,7 +57,7 @@ func indexURLFlags(fs *flagSet, cmd string) func() (string, error) {
 	return func() (string, error) {
 		if *warcDir == "" {
 			if _, err := backend.Parse(*dir); err != nil {
-				return "", usagef("%s: --index: %v", cmd, err)
+				return "", fs.usagef("%s: --index: %v", cmd, err)
 			}
 			return *dir, nil
 		}
@@ -82,10 +67,10 @@ func indexURLFlags(fs *flagSet, cmd string) func() (string, error) {
 			}
 		})
 		if *warcDir == "" {
-			return "", usagef("%s: give --index or --warc-dir, not both", cmd)
+			return "", fs.usagef("%s: give --index or --warc-dir, not both", cmd)
 		}
-		if fi, err := os.Stat(*warcDir); err != nil || !fi.IsDir() {
-			return "", fmt.Errorf("%s: --warc-dir %s: not a directory", cmd, *warcDir)
+		if err := checkInputDir(cmd, "--warc-dir", *warcDir); err != nil {
+			return "", err
 		}
 		return filepath.Join(*warcDir, crawl.IndexSubdir), nil
 	}
@@ -99,9 +84,13 @@ func openIndex(ctx context.Context, e *env, raw string, mustExist bool) (dedupin
 	if err != nil {
 		return nil, usagef("index: %v", err)
 	}
-	if u.Scheme == "pebble" && mustExist {
-		if fi, err := os.Stat(u.Path); err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("index: no index at %s (use --index or --warc-dir, or import into it first)", u.Path)
+	if u.Scheme == "pebble" {
+		fi, err := os.Stat(u.Path)
+		switch {
+		case err == nil && !fi.IsDir():
+			return nil, fmt.Errorf("index: %s is not a directory (an embedded index is a directory)", raw)
+		case err != nil && mustExist:
+			return nil, fmt.Errorf("index: no index at %s (use --index or --warc-dir, or import into it first)", raw)
 		}
 	}
 	ix, err := backend.Open(ctx, raw, backend.Options{Token: e.getenv("WAYSIDE_TOKEN")})
@@ -137,7 +126,9 @@ func runIndexImport(ctx context.Context, e *env, args []string) error {
 	format := fs.String("format", "auto", "input format: auto, warc, cdx or cdxj")
 	strict := fs.Bool("strict", false, "stop at the first bad record")
 	batch := fs.Int("batch", 1000, "originals per durable write")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	quiet := fs.quietFlag()
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	fs.atLeast("batch", 1)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -146,16 +137,27 @@ func runIndexImport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
-		return usagef("index import: no files given")
+		return fs.usagef("index import: no files given")
+	}
+	// Every input is checked before the index is opened (and, the first
+	// time, created).
+	if err := checkInputs("index import", fs.Args()); err != nil {
+		return err
 	}
 	m, err := dedupindex.ParseMatch(*match)
 	if err != nil {
-		return usagef("index import: %v", err)
+		return fs.usagef("index import: %v", err)
 	}
 	f, err := dedupindex.ParseFormat(*format)
 	if err != nil {
-		return usagef("index import: %v", err)
+		return fs.usagef("index import: %v", err)
+	}
+	// A file with nothing importable (binary, the wrong format) is refused
+	// before the index is created too.
+	for _, p := range fs.Args() {
+		if _, err := dedupindex.ProbeImport(p, f); err != nil {
+			return fmt.Errorf("index import: %w", err)
+		}
 	}
 	ix, err := openIndex(ctx, e, dir, false)
 	if err != nil {
@@ -181,7 +183,13 @@ func runIndexImport(ctx context.Context, e *env, args []string) error {
 	if st.Bad > int64(len(st.Errors)) {
 		fmt.Fprintf(e.stderr, "... and %d more bad records\n", st.Bad-int64(len(st.Errors)))
 	}
-	printImportSummary(e.stdout, st, time.Since(start))
+	if *asJSON {
+		if err := printJSON(e.stdout, st); err != nil {
+			return err
+		}
+	} else {
+		printImportSummary(e.stdout, st, time.Since(start))
+	}
 	if ierr != nil {
 		return fmt.Errorf("index import: %w", ierr)
 	}
@@ -218,7 +226,7 @@ func runIndexStats(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if fs.NArg() != 0 {
-		return usagef("index stats: unexpected arguments %q", fs.Args())
+		return fs.usagef("index stats: unexpected arguments %q", fs.Args())
 	}
 	ix, err := openIndex(ctx, e, dir, true)
 	if err != nil {
@@ -284,7 +292,7 @@ func runIndexStats(ctx context.Context, e *env, args []string) error {
 func runIndexLookup(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "index lookup", "[flags] DIGEST | --url URL [DIGEST]")
 	indexURL := indexURLFlags(fs, "index lookup")
-	scope := fs.String("scope", dedupindex.DefaultScope, "scope to look in")
+	scope := fs.String("scope", "", "scope to look in (default: every scope of the index)")
 	uri := fs.String("url", "", "look up by URL: the originals archived for it, or with DIGEST the same-URL original")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -294,14 +302,13 @@ func runIndexLookup(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if fs.NArg() > 1 || (fs.NArg() == 0 && *uri == "") {
-		fs.Usage()
-		return usagef("index lookup: want one DIGEST, or --url URL")
+		return fs.usagef("index lookup: want one DIGEST, or --url URL")
 	}
 	var dig string
 	if fs.NArg() == 1 {
 		d, err := digest.Normalize(fs.Arg(0))
 		if err != nil {
-			return usagef("index lookup: %v", err)
+			return fs.usagef("index lookup: %v", err)
 		}
 		dig = d
 	}
@@ -310,40 +317,67 @@ func runIndexLookup(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ix.Close()
-	enc := json.NewEncoder(e.stdout)
-	enc.SetEscapeHTML(false)
-	if dig == "" {
-		origs, err := ix.ByURL(ctx, *scope, dedupindex.URLKey(*uri))
+	scopes := []string{*scope}
+	where := fmt.Sprintf("in scope %q", *scope)
+	if *scope == "" {
+		// No scope given: every scope the index holds (a crawl with
+		// --scope NAME files its originals under NAME).
+		st, err := ix.Stats(ctx)
 		if err != nil {
 			return fmt.Errorf("index lookup: %w", err)
 		}
-		if len(origs) == 0 {
-			fmt.Fprintln(e.stdout, "not found")
-			return fmt.Errorf("%w: no original of %s in scope %q", errNotFound, *uri, *scope)
+		scopes = scopes[:0]
+		for name := range st.Scopes {
+			scopes = append(scopes, name)
+		}
+		sort.Strings(scopes)
+		where = fmt.Sprintf("in any of the index's %d scopes", len(scopes))
+	}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetEscapeHTML(false)
+	found := 0
+	for _, sc := range scopes {
+		var origs []dedupindex.Original
+		if dig == "" {
+			if origs, err = ix.ByURL(ctx, sc, dedupindex.URLKey(*uri)); err != nil {
+				return fmt.Errorf("index lookup: %w", err)
+			}
+		} else {
+			k := dedupindex.Key{Scope: sc, Digest: dig}
+			if *uri != "" {
+				k.URL = dedupindex.URLKey(*uri)
+			}
+			o, ok, err := ix.Lookup(ctx, k)
+			if err != nil {
+				return fmt.Errorf("index lookup: %w", err)
+			}
+			if ok {
+				origs = append(origs, o)
+			}
 		}
 		for _, o := range origs {
-			if err := enc.Encode(o); err != nil {
+			found++
+			if err := enc.Encode(scopedOriginal{Scope: sc, Original: o}); err != nil {
 				return err
 			}
 		}
+	}
+	if found > 0 {
 		return nil
 	}
-	k := dedupindex.Key{Scope: *scope, Digest: dig}
-	if *uri != "" {
-		k.URL = dedupindex.URLKey(*uri)
+	fmt.Fprintln(e.stdout, "not found")
+	what := dig
+	switch {
+	case dig == "":
+		what = "no original of " + *uri
+	case *uri != "":
+		what = dig + " for " + *uri
 	}
-	o, ok, err := ix.Lookup(ctx, k)
-	if err != nil {
-		return fmt.Errorf("index lookup: %w", err)
-	}
-	if !ok {
-		fmt.Fprintln(e.stdout, "not found")
-		where := ""
-		if *uri != "" {
-			where = " for " + *uri
-		}
-		return fmt.Errorf("%w: %s%s in scope %q", errNotFound, dig, where, *scope)
-	}
-	enc.SetIndent("", "  ")
-	return enc.Encode(o)
+	return fmt.Errorf("%w: %s %s", errNotFound, what, where)
+}
+
+// scopedOriginal is an original as `index lookup` prints it: with its scope.
+type scopedOriginal struct {
+	Scope string `json:"scope"`
+	dedupindex.Original
 }

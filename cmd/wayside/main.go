@@ -84,6 +84,11 @@ type env struct {
 	// consumers, set by tests only, adds consumers (Extra) to those a
 	// crawl runs and sets their queue size and drain timeout.
 	consumers consumers.Config
+
+	// flagAudit, set by tests only, is called by every flag set's Parse
+	// with the numeric flags that declared no range and the flags whose
+	// default breaks their own rule (see flagcheck.go).
+	flagAudit func(cmd string, unranged, badDefaults []string)
 }
 
 // logger returns a text logger on stderr at the given level.
@@ -92,6 +97,11 @@ func (e *env) logger(verbose bool) *slog.Logger {
 	if verbose {
 		lvl = slog.LevelDebug
 	}
+	return e.loggerAt(lvl)
+}
+
+// loggerAt returns a text logger on stderr at level lvl.
+func (e *env) loggerAt(lvl slog.Level) *slog.Logger {
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lvl}))
 }
 
@@ -171,8 +181,9 @@ func printUsage(w io.Writer) {
 // one line, not buried under the usage text.
 type flagSet struct {
 	*flag.FlagSet
-	e    *env
-	name string
+	e     *env
+	name  string
+	rules []flagRule // checked by Parse (flagcheck.go)
 }
 
 // newFlagSet returns a flag set for the subcommand name ("index import").
@@ -187,19 +198,23 @@ func newFlagSet(e *env, name, usage string) *flagSet {
 	return f
 }
 
-// Parse parses args with the conventions above.
+// Parse parses args with the conventions above, then checks every flag
+// against the rule it declared (flagcheck.go).
 func (f *flagSet) Parse(args []string) error {
 	f.SetOutput(io.Discard)
 	err := f.FlagSet.Parse(args)
 	f.SetOutput(f.e.stdout)
 	if errors.Is(err, flag.ErrHelp) {
+		if f.e.flagAudit != nil {
+			f.e.flagAudit(f.name, f.unranged(), f.checkDefaults())
+		}
 		f.Usage()
 		return flag.ErrHelp
 	}
 	if err != nil {
 		return usageError{msg: f.name + ": " + err.Error(), cmd: f.name}
 	}
-	return nil
+	return f.checkRules()
 }
 
 // usagef returns a usage error pointing at this subcommand's -h.
@@ -207,23 +222,47 @@ func (f *flagSet) usagef(format string, a ...any) error {
 	return usageError{msg: fmt.Sprintf(format, a...), cmd: f.name}
 }
 
-// runGroup dispatches a command group ("wayside mementomap <command>"):
-// -h prints its usage on stdout; no command or an unknown one prints it on
-// stderr and is a usage error.
-func runGroup(ctx context.Context, e *env, group, usage string, args []string, cmds map[string]func(context.Context, *env, []string) error) error {
-	if len(args) > 0 {
-		if run, ok := cmds[args[0]]; ok {
-			return run(ctx, e, args[1:])
-		}
-		switch args[0] {
-		case "-h", "--help", "help":
-			fmt.Fprintf(e.stdout, "usage: wayside %s %s\n", group, usage)
-			return nil
-		}
+// quietFlag registers -q and --quiet, the same everywhere: less output —
+// no progress reports (errors and warnings always appear). what says what
+// else it leaves out, if anything.
+func (f *flagSet) quietFlag(what ...string) *bool {
+	usage := "quiet: no progress reports on stderr"
+	if len(what) > 0 {
+		usage = "quiet: " + what[0]
 	}
-	fmt.Fprintf(e.stderr, "usage: wayside %s %s\n", group, usage)
+	q := f.Bool("q", false, usage)
+	f.BoolVar(q, "quiet", false, "same as -q")
+	return q
+}
+
+// subcommand is one command of a group (`wayside index import`).
+type subcommand struct {
+	name string
+	run  func(ctx context.Context, e *env, args []string) error
+}
+
+// runGroup dispatches args[0] to one of a group's subcommands. -h prints
+// the group's usage on stdout; a missing or unknown subcommand is a usage
+// error in one line (the hint points at the group's -h), never the whole
+// usage text on stderr.
+func runGroup(ctx context.Context, e *env, group, usage string, args []string, subs []subcommand) error {
+	names := make([]string, len(subs))
+	for i, s := range subs {
+		names[i] = s.name
+	}
+	want := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 	if len(args) == 0 {
-		return usagef("%s: no command given", group)
+		return usageError{msg: fmt.Sprintf("%s: no subcommand given (%s)", group, want), cmd: group}
 	}
-	return usagef("%s: unknown command %q", group, args[0])
+	switch args[0] {
+	case "-h", "--help", "-help", "help":
+		fmt.Fprintf(e.stdout, "usage: wayside %s %s\n", group, usage)
+		return nil
+	}
+	for _, s := range subs {
+		if s.name == args[0] {
+			return s.run(ctx, e, args[1:])
+		}
+	}
+	return usageError{msg: fmt.Sprintf("%s: unknown subcommand %q (want %s)", group, args[0], want), cmd: group}
 }

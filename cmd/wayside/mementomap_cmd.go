@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -59,10 +60,9 @@ lines) are normalised on read: every spelling of a key answers alike.
 Run 'wayside mementomap <command> -h' for a command's flags.`
 
 func runMementoMap(ctx context.Context, e *env, args []string) error {
-	return runGroup(ctx, e, "mementomap", mementomapUsage, args, map[string]func(context.Context, *env, []string) error{
-		"generate": runMMGenerate, "compact": runMMCompact, "lookup": runMMLookup, "merge": runMMMerge,
-		"eval": runMMEval, "stats": runMMStats, "synth": runMMSynth,
-	})
+	return runGroup(ctx, e, "mementomap", mementomapUsage, args, []subcommand{
+		{"generate", runMMGenerate}, {"compact", runMMCompact}, {"lookup", runMMLookup}, {"merge", runMMMerge},
+		{"eval", runMMEval}, {"stats", runMMStats}, {"synth", runMMSynth}})
 }
 
 // writeOutput writes through write to path atomically, or to stdout for
@@ -109,7 +109,7 @@ type captureInput struct {
 }
 
 func captureFlags(fs *flagSet) *captureInput {
-	return &captureInput{
+	c := &captureInput{
 		format:  fs.String("format", "auto", "input format: auto, warc, cdxj, cdx, uris (or map for stats)"),
 		status:  fs.String("status", "", "keep only these HTTP statuses, e.g. 200 or 200,203 (the paper used 200)"),
 		mime:    fs.String("mime", "", "keep only media types starting with these, e.g. text/html (the paper's filter)"),
@@ -117,6 +117,10 @@ func captureFlags(fs *flagSet) *captureInput {
 		memMB:   fs.Int("mem", 256, "MiB of sort lines to hold in memory before spilling sorted runs to disk"),
 		tmp:     fs.String("tmp", "", "directory for spill files (default: system temp)"),
 	}
+	fs.atLeast("mem", 1)
+	fs.oneOf("format", "auto", string(mementomap.FormatWARC), string(mementomap.FormatCDXJ), string(mementomap.FormatCDX),
+		string(mementomap.FormatURIList), string(mementomap.FormatMap))
+	return c
 }
 
 // options returns the generator options the flags give.
@@ -177,12 +181,18 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	in := captureFlags(fs)
 	id := fs.String("id", "", "the archive's URI, written as the !id header")
 	name := fs.String("name", "", "the archive's name, written in !meta")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	quiet := fs.quietFlag()
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		return fs.usagef("mementomap generate: no input files")
+	}
+	if err := checkInputs("mementomap generate", fs.Args()); err != nil {
+		return err
+	}
+	if err := checkOutput("mementomap generate", "-o", *out); err != nil {
+		return err
 	}
 	opts, err := in.options(e, fs, "generate")
 	if err != nil {
@@ -224,20 +234,23 @@ func compactFlags(fs *flagSet) (w *string, wh, wp *float64, means *string, allow
 	means = fs.String("means", "", "per-depth mean child counts \"H0,H1,..;P0,P1,..\", or \"powerlaw\" for the reference implementation's fits (default: measured from the input; given means save a pass)")
 	allowRoot = fs.Bool("allow-root", false, "allow rolling everything up into \"*\"")
 	workers = fs.Int("workers", runtime.NumCPU(), "compact parts of the input in parallel (the output is the same for any value)")
+	fs.atLeast("wh", 0)
+	fs.atLeast("wp", 0)
+	fs.atLeast("workers", 1)
 	return
 }
 
-func compactOptions(w *string, wh, wp *float64, means *string, allowRoot *bool, workers *int) (mementomap.CompactOptions, error) {
+func compactOptions(fs *flagSet, w *string, wh, wp *float64, means *string, allowRoot *bool, workers *int) (mementomap.CompactOptions, error) {
 	o := mementomap.CompactOptions{Wh: *wh, Wp: *wp, AllowRoot: *allowRoot, Workers: *workers}
 	if *w != "" {
 		f, err := strconv.ParseFloat(*w, 64)
 		if err != nil {
-			return o, usagef("mementomap compact: bad weight --w %q", *w)
+			return o, fs.usagef("mementomap compact: bad weight --w %q", *w)
 		}
 		o.Wh, o.Wp = f, f
 	}
 	if !(o.Wh >= 0) || !(o.Wp >= 0) || math.IsInf(o.Wh, 0) || math.IsInf(o.Wp, 0) {
-		return o, usagef("mementomap compact: weights must be finite numbers >= 0")
+		return o, fs.usagef("mementomap compact: weights must be finite numbers >= 0")
 	}
 	if *means == "powerlaw" {
 		m := mementomap.PowerLawMeans()
@@ -245,7 +258,7 @@ func compactOptions(w *string, wh, wp *float64, means *string, allowRoot *bool, 
 	} else if *means != "" {
 		m, err := mementomap.ParseMeans(*means)
 		if err != nil {
-			return o, usagef("%v", err)
+			return o, fs.usagef("%v", err)
 		}
 		o.Means = &m
 	}
@@ -262,15 +275,20 @@ func runMMCompact(ctx context.Context, e *env, args []string) error {
 		"compacts further. OUT is replaced atomically; - writes to stdout.")
 	w, wh, wp, means, allowRoot, workers := compactFlags(fs)
 	skipBad := fs.Bool("skip-bad", false, "skip malformed and out-of-order lines (each reported) instead of stopping")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	quiet := fs.quietFlag()
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {
-		fs.Usage()
-		return usagef("mementomap compact: want IN and OUT")
+		return fs.usagef("mementomap compact: want IN and OUT")
 	}
-	opts, err := compactOptions(w, wh, wp, means, allowRoot, workers)
+	if err := checkInputs("mementomap compact", fs.Args()[:1]); err != nil {
+		return err
+	}
+	if err := checkOutput("mementomap compact", "OUT", fs.Arg(1)); err != nil {
+		return err
+	}
+	opts, err := compactOptions(fs, w, wh, wp, means, allowRoot, workers)
 	if err != nil {
 		return err
 	}
@@ -310,11 +328,19 @@ func runMMCompact(ctx context.Context, e *env, args []string) error {
 }
 
 // openMap opens a map, telling on stderr when it had to be normalised (a
-// map written by another tool, or unsorted).
+// map written by another tool, or unsorted). A map without keys is an
+// error: it would answer every lookup "absent".
 func openMap(e *env, cmd, path string) (*mementomap.Map, error) {
+	if err := checkInputs("mementomap "+cmd, []string{path}); err != nil {
+		return nil, err
+	}
 	m, err := mementomap.OpenMap(path)
 	if err != nil {
 		return nil, err
+	}
+	if len(bytes.TrimSpace(m.Data())) == 0 {
+		m.Close()
+		return nil, fmt.Errorf("mementomap %s: %s holds no keys (only headers): it would answer every lookup \"absent\"", cmd, path)
 	}
 	if st := m.Normalized(); st.Normalized() {
 		fmt.Fprintf(e.stderr, "%s: %s is not in canonical sorted form; normalised on open: %s\n", cmd, path, st)
@@ -337,8 +363,7 @@ func runMMLookup(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if fs.NArg() < 1 {
-		fs.Usage()
-		return usagef("mementomap lookup: no map given")
+		return fs.usagef("mementomap lookup: no map given")
 	}
 	m, err := openMap(e, "lookup", fs.Arg(0))
 	if err != nil {
@@ -429,8 +454,10 @@ func runMMMerge(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if fs.NArg() < 1 {
-		fs.Usage()
-		return usagef("mementomap merge: no maps given")
+		return fs.usagef("mementomap merge: no maps given")
+	}
+	if err := checkOutput("mementomap merge", "-o", *out); err != nil {
+		return err
 	}
 	var maps []*mementomap.Map
 	for _, p := range fs.Args() {
@@ -485,6 +512,7 @@ func runMMEval(ctx context.Context, e *env, args []string) error {
 	scratch := fs.Bool("scratch", false, "with --grid: compact every pair from --full instead of chaining")
 	keep := fs.String("keep", "", "with --grid: keep the compacted maps in this directory")
 	urirs := fs.Int64("urirs", 0, "number of unique URI-Rs behind --full (default: the sum of its URI-R counts)")
+	fs.atLeast("urirs", 0)
 	sweep := fs.String("sweep", "", "comma-separated weights to compact --full with (Wh = Wp), e.g. 8,4,2,1,0.5,0.1")
 	table := fs.String("table", "", "with --grid or --sweep: write the table (TSV) here (default: stdout)")
 	plot := fs.String("plot", "", "with --grid or --sweep: write an SVG plot of cost vs accuracy here")
@@ -505,6 +533,20 @@ func runMMEval(ctx context.Context, e *env, args []string) error {
 		return fs.usagef("mementomap eval: give one of --map, --grid and --sweep")
 	case *full == "" && (*logPath != "" || *grid || *sweep != ""):
 		return fs.usagef("mementomap eval: --log, --grid and --sweep need --full")
+	}
+	var inputs []string
+	for _, p := range []string{*mapPath, *full, *set, *logPath} {
+		if p != "" {
+			inputs = append(inputs, p)
+		}
+	}
+	if err := checkInputs("mementomap eval", inputs); err != nil {
+		return err
+	}
+	for _, o := range [][2]string{{"--table", *table}, {"--plot", *plot}} {
+		if err := checkOutput("mementomap eval", o[0], o[1]); err != nil {
+			return err
+		}
 	}
 	var fm *mementomap.Map
 	if *full != "" {
@@ -680,6 +722,12 @@ func runMMStats(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() == 0 {
 		return fs.usagef("mementomap stats: no input files")
 	}
+	if err := checkInputs("mementomap stats", fs.Args()); err != nil {
+		return err
+	}
+	if err := checkOutput("mementomap stats", "--svg", *svg); err != nil {
+		return err
+	}
 	opts, err := in.options(e, fs, "stats")
 	if err != nil {
 		return err
@@ -738,11 +786,16 @@ func runMMSynth(ctx context.Context, e *env, args []string) error {
 	out := fs.String("o", "-", "output map file; - for stdout")
 	set := fs.String("set", "", "also write a labelled lookup set here")
 	absent := fs.Int("absent", 20000, "absent lookups in the set (as many present ones are sampled)")
+	fs.atLeast("n", 1)
+	fs.atLeast("seed", 0)
+	fs.atLeast("absent", 0)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *n <= 0 {
-		return usagef("mementomap synth: -n must be > 0")
+	for _, o := range [][2]string{{"-o", *out}, {"--set", *set}} {
+		if err := checkOutput("mementomap synth", o[0], o[1]); err != nil {
+			return err
+		}
 	}
 	abs := *absent
 	if *set == "" {

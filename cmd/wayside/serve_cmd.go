@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/wayside-archive/wayside/sidecar"
 )
@@ -18,7 +20,12 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 // runServe runs the sidecar daemon until SIGINT/SIGTERM (ctx cancel).
 func runServe(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "serve", "[flags]")
+	fs := newFlagSet(e, "serve", "[flags]\n\n"+
+		"Runs the sidecar daemon until SIGTERM or Ctrl-C (then exit status 0 after a\n"+
+		"clean shutdown). Every WARC directory to watch must exist: a mistyped path\n"+
+		"is refused at start-up rather than watched in silence.\n\n"+
+		"Config file keys (YAML, ${ENV} expanded; flags override) and their defaults:\n"+
+		configKeys()+"\nFlags:")
 	configPath := fs.String("config", "", "YAML config file (see examples/heritrix/wayside.yaml)")
 	dataDir := fs.String("data-dir", "", "data directory (overrides data_dir)")
 	unix := fs.String("unix", "", `Unix socket path (overrides listen.unix; "-" disables)`)
@@ -32,14 +39,19 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (overrides log.level)")
 	logFormat := fs.String("log-format", "", "text or json (overrides log.format)")
 	characterize := fs.Bool("characterize", false, "identify the format of every ingested capture (sets characterize.enabled)")
+	fs.atLeast("poll", 0)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usagef("serve: unexpected argument %q", fs.Arg(0))
+		return fs.usagef("serve: unexpected argument %q", fs.Arg(0))
 	}
 	var cfg sidecar.Config
 	if *configPath != "" {
+		// An empty config file would give a daemon on all defaults.
+		if err := checkInputs("serve", []string{*configPath}); err != nil {
+			return err
+		}
 		var err error
 		if cfg, err = sidecar.LoadConfig(*configPath, e.getenv); err != nil {
 			return err
@@ -68,6 +80,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	// Before the data directory and the index are created.
+	if err := cfg.CheckDirs(); err != nil {
 		return err
 	}
 	log := newServeLogger(e, cfg.Log)
@@ -100,6 +116,86 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return errCleanStop
 	}
 	return runErr
+}
+
+// configKeys lists the keys of the daemon's YAML config with their
+// defaults, generated from sidecar.Config's yaml tags (after Defaults), so
+// the list cannot drift from what LoadConfig accepts.
+func configKeys() string {
+	var c sidecar.Config
+	oneItem(reflect.ValueOf(&c).Elem()) // list items get their defaults too
+	c.Defaults()
+	var b strings.Builder
+	writeKeys(&b, reflect.ValueOf(c), "  ")
+	return b.String()
+}
+
+func writeKeys(b *strings.Builder, v reflect.Value, indent string) {
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" || !f.IsExported() {
+			continue
+		}
+		fv := v.Field(i)
+		switch {
+		case fv.Kind() == reflect.Struct && fv.Type() != reflect.TypeOf(time.Duration(0)):
+			fmt.Fprintf(b, "%s%s:\n", indent, name)
+			writeKeys(b, fv, indent+"  ")
+		case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Struct:
+			fmt.Fprintf(b, "%s%s: []  # a list of:\n", indent, name)
+			item := reflect.New(fv.Type().Elem()).Elem()
+			if fv.Len() > 0 {
+				item = fv.Index(0)
+			}
+			writeKeys(b, item, indent+"  - ")
+		default:
+			fmt.Fprintf(b, "%s%s: %s\n", indent, name, yamlValue(fv))
+		}
+		if strings.HasSuffix(indent, "- ") {
+			indent = strings.Repeat(" ", len(indent)) // later fields of the list item
+		}
+	}
+}
+
+// oneItem gives every list of structs in v one zero item, recursively.
+func oneItem(v reflect.Value) {
+	for i := range v.NumField() {
+		fv := v.Field(i)
+		switch {
+		case !v.Type().Field(i).IsExported():
+		case fv.Kind() == reflect.Struct:
+			oneItem(fv)
+		case fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Struct:
+			fv.Set(reflect.MakeSlice(fv.Type(), 1, 1))
+			oneItem(fv.Index(0))
+		}
+	}
+}
+
+// yamlValue spells a default as YAML would.
+func yamlValue(v reflect.Value) string {
+	switch x := v.Interface().(type) {
+	case time.Duration:
+		return x.String()
+	case string:
+		if x == "" {
+			return `""`
+		}
+		return x
+	}
+	if v.Kind() == reflect.Slice {
+		if v.Len() == 0 {
+			return "[]"
+		}
+		parts := make([]string, v.Len())
+		for i := range parts {
+			parts[i] = fmt.Sprint(v.Index(i).Interface())
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	return fmt.Sprint(v.Interface())
 }
 
 func newServeLogger(e *env, lc sidecar.LogConfig) *slog.Logger {

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	iofs "io/fs"
 	"net/url"
 	"os"
 	"strings"
@@ -39,6 +41,11 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	seed := fs.Int("seed", 100000, "bench: originals to store before measuring")
 	keys := fs.Int("keys", 0, "bench: seeded digests to draw hits from (default -seed; set with -seed 0 to reuse an earlier seeding)")
 	hit := fs.Float64("hit-ratio", 0.5, "bench: share of lookups for seeded digests")
+	fs.atLeast("duration", float64(time.Millisecond))
+	fs.atLeast("workers", 1)
+	fs.atLeast("seed", 0)
+	fs.atLeast("keys", 0)
+	fs.within("hit-ratio", 0, 1)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -50,6 +57,11 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		rest = fs.Args()
+	}
+	switch cmd {
+	case "status", "lookup", "ingest", "cdx", "aggregate", "metrics", "bench":
+	default:
+		return fs.usagef("status: unknown command %q", cmd)
 	}
 	var opts []client.Option
 	if cmd == "bench" {
@@ -68,7 +80,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	switch cmd {
 	case "status":
 		if len(rest) > 0 {
-			return usagef("status: unexpected argument %q", rest[0])
+			return fs.usagef("status: unexpected argument %q", rest[0])
 		}
 		var st sidecar.Status
 		if err := c.Status(ctx, &st); err != nil {
@@ -135,7 +147,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return nil
 	case "lookup":
 		if len(rest) != 1 {
-			return usagef("status lookup: want one digest")
+			return fs.usagef("status lookup: want one digest")
 		}
 		o, found, err := c.Lookup(ctx, api.Key{Scope: *scope, Digest: rest[0], TargetURI: *target})
 		if err != nil {
@@ -184,7 +196,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return nil
 	case "cdx":
 		if len(rest) != 1 {
-			return usagef("status cdx: want one URL")
+			return fs.usagef("status cdx: want one URL")
 		}
 		body, err := c.CDX(ctx, url.Values{"url": {rest[0]}})
 		if err != nil {
@@ -214,7 +226,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	}
-	return usagef("status: unknown command %q", cmd)
+	return fs.usagef("status: unknown command %q", cmd)
 }
 
 // printAggregate prints one line per upstream archive of the aggregator.
@@ -257,6 +269,11 @@ func dialDaemon(e *env, addr, tokenFile string, opts ...client.Option) (*client.
 	}
 	if addr == "" {
 		addr = "wayside-data/wayside.sock"
+	}
+	if !strings.Contains(addr, "://") {
+		if _, err := os.Stat(addr); errors.Is(err, iofs.ErrNotExist) {
+			return nil, fmt.Errorf("no daemon socket at %s (is 'wayside serve' running? give its socket with -addr)", addr)
+		}
 	}
 	token := e.getenv("WAYSIDE_TOKEN")
 	if tokenFile != "" {

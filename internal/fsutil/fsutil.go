@@ -2,8 +2,10 @@ package fsutil
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -13,19 +15,32 @@ import (
 // sets its mode to perm exactly (the umask does not apply), fsyncs it,
 // renames it over path and fsyncs the directory. If write or any step
 // before the rename fails, path is left as it was and the temporary file
-// is removed; the error wraps write's error. The directory must exist.
+// is removed. An error write returns without any write to the file having
+// failed is returned as it is (it is the caller's: "no readable record"),
+// every other error is prefixed "fsutil: write PATH". The directory must
+// exist.
 func WriteFileAtomic(path string, perm os.FileMode, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// Not the temporary file's random name: the directory.
+			return fmt.Errorf("fsutil: write %s: no such directory %s: %w", path, dir, fs.ErrNotExist)
+		}
 		return fmt.Errorf("fsutil: write %s: %w", path, err)
 	}
 	tmp := f.Name()
 	err = f.Chmod(perm)
 	if err == nil {
-		bw := bufio.NewWriterSize(f, 64<<10)
-		err = write(bw)
-		if err == nil {
+		fw := &failWriter{w: f}
+		bw := bufio.NewWriterSize(fw, 64<<10)
+		if werr := write(bw); werr != nil && fw.err == nil {
+			f.Close()
+			os.Remove(tmp)
+			return werr
+		} else if werr != nil {
+			err = werr
+		} else {
 			err = bw.Flush()
 		}
 	}
@@ -43,6 +58,20 @@ func WriteFileAtomic(path string, perm os.FileMode, write func(io.Writer) error)
 		return fmt.Errorf("fsutil: write %s: %w", path, err)
 	}
 	return SyncDir(dir)
+}
+
+// failWriter remembers whether a write to the file failed.
+type failWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err != nil && f.err == nil {
+		f.err = err
+	}
+	return n, err
 }
 
 // SyncDir fsyncs the directory dir, making the creation, removal and

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/wayside-archive/wayside/internal/excerpt"
 	"github.com/wayside-archive/wayside/internal/lookupset"
 )
 
@@ -31,7 +32,7 @@ func ReadLabelled(r io.Reader, name string, onBad func(error)) ([]Labelled, erro
 			l.Present = true
 		case "0", "absent", "-", "false":
 		default:
-			return fmt.Errorf("unknown label %q", lab)
+			return fmt.Errorf("unknown label %s", excerpt.Quote(lab, 40))
 		}
 		k, err := parseTarget(target)
 		if err != nil {

@@ -399,7 +399,7 @@ func (g *Generator) addCDX(line, layout string) error {
 func (g *Generator) addWARC(ctx context.Context, path string) error {
 	r, err := warcio.Open(path, warcio.Options{SkipPayloadDigest: true})
 	if err != nil {
-		return fmt.Errorf("mementomap: generate: %w", err)
+		return err // warcio's errors name the file (and offset): no second prefix
 	}
 	defer r.Close()
 	for n := 0; ; n++ {
@@ -414,12 +414,12 @@ func (g *Generator) addWARC(ctx context.Context, path string) error {
 		}
 		if err != nil {
 			if errors.Is(err, warcio.ErrTruncated) {
-				if err := g.bad(fmt.Errorf("mementomap: generate: %w", err)); err != nil {
+				if err := g.bad(err); err != nil {
 					return err
 				}
 				return nil
 			}
-			if err := g.bad(fmt.Errorf("mementomap: generate: %w", err)); err != nil {
+			if err := g.bad(err); err != nil {
 				return err
 			}
 			continue

@@ -31,9 +31,12 @@ type Map struct {
 func OpenMap(path string) (*Map, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("mementomap: open map: %w", err)
+		return nil, fmt.Errorf("mementomap: %w", err) // "open PATH: ..."
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("mementomap: %s is a directory, not a map", path)
+	}
 	m := &Map{name: path}
 	if m.data, m.mapped, err = mmapFile(f, path); err != nil {
 		return nil, err
@@ -111,6 +114,9 @@ func (m *Map) init(mapped bool) error {
 
 // index parses the headers and builds the sparse index of line starts.
 func (m *Map) index() error {
+	if err := notText(m.data, m.name); err != nil {
+		return err
+	}
 	p := 0
 	var line int64
 	// Headers (and blank lines among them, as readers skip them) come
@@ -146,6 +152,27 @@ func (m *Map) index() error {
 			break
 		}
 		q += e + 1
+	}
+	return nil
+}
+
+// notText refuses binary data (a WARC, a gzip file, an image) given as a
+// map, before any of it is quoted in an error: gzip magic, a NUL byte or
+// more than 1% control bytes in the first 4 KiB. (Keys may hold raw bytes
+// other tools wrote; those are not refused.)
+func notText(data []byte, name string) error {
+	head := data[:min(len(data), 4096)]
+	ctl := 0
+	for _, c := range head {
+		if c < ' ' && c != '\t' && c != '\n' && c != '\r' {
+			ctl++
+		}
+	}
+	switch {
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		return fmt.Errorf("mementomap: %s is gzip-compressed data, not a map (maps are plain UKVS text)", name)
+	case bytes.IndexByte(head, 0) >= 0 || ctl*100 > len(head):
+		return fmt.Errorf("mementomap: %s holds binary data, not a map (maps are plain UKVS text)", name)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/internal/excerpt"
 	"github.com/wayside-archive/wayside/profiler/ukvs"
 	"github.com/wayside-archive/wayside/surt"
 )
@@ -211,6 +212,10 @@ func ParseTarget(s string) ([]byte, error) {
 
 func parseTarget(s string) ([]byte, error) {
 	s = strings.TrimSpace(s)
+	if strings.ContainsAny(s, " \t\r\n") {
+		// Neither a URI nor a key (UKVS keys hold no blanks).
+		return nil, fmt.Errorf("%s holds a blank: not a URI or a key", excerpt.Quote(s, 80))
+	}
 	if surt.LooksLikeSURT(s) {
 		return NormalizeKey(nil, []byte(s))
 	}

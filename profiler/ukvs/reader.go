@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/wayside-archive/wayside/internal/excerpt"
 )
 
 // Error locates a problem in a UKVS input.
@@ -185,7 +187,7 @@ func (r *Reader) Next() (Record, error) {
 		}
 		if !r.opts.AllowUnsorted {
 			if r.prev != nil && bytes.Compare(rec.Key, r.prev) <= 0 {
-				err := fmt.Errorf("%w: %q after %q", ErrUnsorted, truncate(rec.Key), truncate(r.prev))
+				err := fmt.Errorf("%w: %s after %s", ErrUnsorted, excerpt.Quote(rec.Key, 80), excerpt.Quote(r.prev, 80))
 				if err := r.fail(err); err != nil {
 					return Record{}, err
 				}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/wayside-archive/wayside/internal/excerpt"
 )
 
 // Record is one data line. Its byte slices may alias a reader's buffer and
@@ -69,11 +71,11 @@ func ValidKey(k []byte) error {
 		return errors.New("empty key")
 	}
 	if k[0] == '!' {
-		return fmt.Errorf("key %q starts with '!' (reserved for headers)", truncate(k))
+		return fmt.Errorf("key %s starts with '!' (reserved for headers)", excerpt.Quote(k, 80))
 	}
 	for _, c := range k {
 		if c <= ' ' || c == 0x7f {
-			return fmt.Errorf("key %q holds a blank or control byte", truncate(k))
+			return fmt.Errorf("key %s holds a blank or control byte", excerpt.Quote(k, 80))
 		}
 	}
 	return nil
@@ -108,7 +110,7 @@ func ParseRecord(line []byte) (Record, error) {
 		j++
 	}
 	if i == j {
-		return Record{}, fmt.Errorf("key %q has no frequency", truncate(r.Key))
+		return Record{}, fmt.Errorf("key %s has no frequency", excerpt.Quote(r.Key, 80))
 	}
 	var err error
 	if r.Freq, err = ParseFreq(line[i:j]); err != nil {
@@ -119,13 +121,13 @@ func ParseRecord(line []byte) (Record, error) {
 	}
 	if j < len(line) {
 		if line[j] != '{' {
-			return Record{}, fmt.Errorf("unexpected field %q after the frequency (only one key and one value are supported)", truncate(line[j:]))
+			return Record{}, fmt.Errorf("unexpected field %s after the frequency (only one key and one value are supported)", excerpt.Quote(line[j:], 80))
 		}
 		if r.JSON, err = NormalizeJSON(line[j:]); err != nil {
 			return Record{}, err
 		}
 		if r.JSON[0] != '{' {
-			return Record{}, fmt.Errorf("JSON block %q is not an object", truncate(line[j:]))
+			return Record{}, fmt.Errorf("JSON block %s is not an object", excerpt.Quote(line[j:], 80))
 		}
 	}
 	return r, nil
@@ -135,7 +137,7 @@ func ParseRecord(line []byte) (Record, error) {
 func ParseHeader(line []byte) (Header, error) {
 	line = bytes.TrimRight(line, " \t\r")
 	if len(line) < 2 || line[0] != '!' {
-		return Header{}, fmt.Errorf("not a header line: %q", truncate(line))
+		return Header{}, fmt.Errorf("not a header line: %s", excerpt.Quote(line, 80))
 	}
 	i := 1
 	for i < len(line) && !isBlank(line[i]) {

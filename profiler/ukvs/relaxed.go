@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/wayside-archive/wayside/internal/excerpt"
 )
 
 // NormalizeJSON returns b as strict JSON. Valid JSON is returned unchanged
@@ -22,16 +24,9 @@ func NormalizeJSON(b []byte) ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, out); err != nil {
-		return nil, fmt.Errorf("invalid JSON block %q: %w", truncate(b), err)
+		return nil, fmt.Errorf("invalid JSON block %s: %w", excerpt.Quote(b, 80), err)
 	}
 	return buf.Bytes(), nil
-}
-
-func truncate(b []byte) string {
-	if len(b) > 80 {
-		return string(b[:77]) + "..."
-	}
-	return string(b)
 }
 
 func isIdent(c byte) bool {
@@ -66,7 +61,7 @@ func relax(b []byte) ([]byte, error) {
 				}
 			}
 			if j >= len(b) {
-				return nil, fmt.Errorf("invalid JSON block %q: unterminated string", truncate(b))
+				return nil, fmt.Errorf("invalid JSON block %s: unterminated string", excerpt.Quote(b, 80))
 			}
 			out = append(out, '"')
 			i = j + 1
@@ -104,7 +99,7 @@ func relax(b []byte) ([]byte, error) {
 		}
 	}
 	if !json.Valid(out) {
-		return nil, errors.New("invalid JSON block " + fmt.Sprintf("%q", truncate(b)))
+		return nil, errors.New("invalid JSON block " + excerpt.Quote(b, 80))
 	}
 	return out, nil
 }

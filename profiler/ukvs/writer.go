@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/wayside-archive/wayside/internal/excerpt"
 )
 
 // Writer writes a strict UKVS file: headers first, then data records in
@@ -47,10 +49,10 @@ func (w *Writer) Write(r Record) error {
 		return fmt.Errorf("ukvs: write: %w", err)
 	}
 	if w.data && bytes.Compare(r.Key, w.prev) <= 0 {
-		return fmt.Errorf("ukvs: write: %w: %q after %q", ErrUnsorted, truncate(r.Key), truncate(w.prev))
+		return fmt.Errorf("ukvs: write: %w: %s after %s", ErrUnsorted, excerpt.Quote(r.Key, 80), excerpt.Quote(w.prev, 80))
 	}
 	if len(r.JSON) > 0 && (r.JSON[0] != '{' || !json.Valid(r.JSON) || bytes.ContainsAny(r.JSON, "\r\n")) {
-		return fmt.Errorf("ukvs: write %q: JSON block is not a single-line JSON object", truncate(r.Key))
+		return fmt.Errorf("ukvs: write %s: JSON block is not a single-line JSON object", excerpt.Quote(r.Key, 80))
 	}
 	w.data = true
 	w.prev = append(w.prev[:0], r.Key...)

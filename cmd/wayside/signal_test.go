@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wayside-archive/wayside/crawl/sitetest"
+)
+
+// TestCrawlInterruptExits130 runs the real binary on a site with a slow
+// resource, sends SIGINT (Ctrl-C) once records are on disk and checks the
+// convention: exit status 130, "interrupted" on stderr, the WARC files
+// closed (no .open file), every record in them readable, and beside each
+// the CDXJ file that indexes it.
+func TestCrawlInterruptExits130(t *testing.T) {
+	bin := waysideBinary(t)
+	site := sitetest.New()
+	site.Add(&sitetest.Resource{Path: "/media/talk.bin", ContentType: "application/octet-stream", Body: sitetest.Blob(1, 64<<10), Slow: time.Minute})
+	srv, err := sitetest.Start(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "crawl", "--warc-dir", dir, "--delay", "0", "--parallel", "2", "-q", srv.URL+"/")
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	// Wait (bounded) until the crawl has written records, then interrupt.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m, _ := filepath.Glob(filepath.Join(dir, "*.open")); len(m) > 0 {
+			if fi, err := os.Stat(m[0]); err == nil && fi.Size() > 4096 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no WARC records within 30s; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the crawl did not stop within 30s of SIGINT; stderr:\n%s", stderr.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit: %v, want status 130; stderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "interrupted; files closed cleanly") {
+		t.Errorf("stderr does not say the crawl was interrupted and its files closed:\n%s", stderr.String())
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.open")); len(m) != 0 {
+		t.Errorf("files left open after Ctrl-C: %v", m)
+	}
+	warcs, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	if len(warcs) == 0 {
+		t.Fatal("no WARC file after the interrupted crawl")
+	}
+	for _, w := range warcs {
+		// Every record reads (wayside cdxj exits 1 on any unreadable one),
+		// and the CDXJ beside the WARC is exactly its index.
+		index, err := exec.Command(bin, "cdxj", "-q", w).Output()
+		if err != nil {
+			t.Errorf("wayside cdxj %s after Ctrl-C: %v", w, err)
+		}
+		beside, err := os.ReadFile(strings.TrimSuffix(w, ".warc.gz") + ".cdxj")
+		if err != nil || !bytes.Equal(beside, index) || len(index) == 0 {
+			t.Errorf("the CDXJ beside %s (%v) is not its index:\n%s\nwant:\n%s", w, err, beside, index)
+		}
+	}
+}
