@@ -105,7 +105,7 @@ func TestMappedFileTruncatedWhileRead(t *testing.T) {
 		}
 	}
 	var e *Error
-	if !errors.Is(ferr, mapfile.ErrFault) || !errors.As(ferr, &e) || e.File != "x.warc.gz" {
+	if !errors.Is(ferr, mapfile.ErrFault) || !errors.As(ferr, &e) || e.File != path {
 		t.Fatalf("reading the truncated mapping: %v, want an *Error wrapping mapfile.ErrFault", ferr)
 	}
 	if _, err := r.Next(); err != io.EOF {

@@ -326,7 +326,9 @@ func (r *Reader) Next() (rec *Record, err error) {
 		defer func() {
 			if errors.Is(err, mapfile.ErrFault) {
 				r.done = true
-				rec, err = nil, &Error{File: r.name, Offset: r.rawPos(), Err: fmt.Errorf("read: %w", err)}
+				// The *Error names the file and offset once; mapfile's
+				// own detail (the faulting address) would repeat them.
+				rec, err = nil, &Error{File: r.name, Offset: r.rawPos(), Err: mapfile.ErrFault}
 			}
 		}()
 		defer mapfile.Recover(&err, mapfile.Guard(), r.mapping)
