@@ -545,6 +545,6 @@ const characterizationSubdir = "characterization"
 // printCharacterized prints the crawl summary's characterization line.
 func printCharacterized(w io.Writer, c *characterize.Characterizer, st *characterize.Store, dir string) {
 	s := c.Stats()
-	fmt.Fprintf(w, "  characterized        %d captures (%s), %d formats in the store, %d failed; results in %s\n",
-		s.Records, humanBytes(s.Bytes), len(st.Totals()), s.Failed, dir)
+	fmt.Fprintf(w, "  characterized        %d captures (%s), %d read back from their WARC files, %d formats in the store, %d failed; results in %s\n",
+		s.Records, humanBytes(s.Bytes), s.ReadBack, len(st.Totals()), s.Failed, dir)
 }

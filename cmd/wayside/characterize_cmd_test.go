@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -108,13 +109,22 @@ func TestCrawlCharacterizeMatchesCommand(t *testing.T) {
 		}
 	}
 	crawled := storeState(t, filepath.Join(warcs, characterizationSubdir))
+	// A crawl characterized from its start reads no record back: the
+	// writer hands each record's bytes to the characterizer.
+	out, stderr, err := runCLI(context.Background(), "crawl", "--warc-dir", filepath.Join(dir, "warcs2"), "--delay", "0", "--quiet", "--characterize", srv.URL+"/")
+	if err != nil {
+		t.Fatalf("crawl: %v\n%s\n%s", err, out, stderr)
+	}
+	if !regexp.MustCompile(`characterized +[1-9]\d* captures \([^)]*\), 0 read back`).MatchString(out) {
+		t.Errorf("a crawl characterized from its start read records back:\n%s", out)
+	}
 
 	files, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz"))
 	if len(files) == 0 {
 		t.Fatal("no WARC files")
 	}
 	fresh := filepath.Join(dir, "fresh")
-	out, stderr, err := runCLI(context.Background(), append([]string{"characterize", "-q", "--store", fresh}, files...)...)
+	out, stderr, err = runCLI(context.Background(), append([]string{"characterize", "-q", "--store", fresh}, files...)...)
 	if err != nil {
 		t.Fatalf("characterize: %v\n%s", err, stderr)
 	}
