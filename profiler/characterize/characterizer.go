@@ -361,16 +361,18 @@ func (c *Characterizer) readOptions() warcio.Options {
 }
 
 // commitLinger is how long the committer waits for more results before
-// writing a batch.
-const commitLinger = 5 * time.Millisecond
+// writing a batch: one log write, fsync and memdb transaction for all
+// that arrive meanwhile. During a crawl results trickle in one by one;
+// 50 ms makes batches of tens of records for a delay no reader notices.
+const commitLinger = 50 * time.Millisecond
 
 // committer stores the workers' results in batches: one log write and
 // fsync for whatever has accumulated.
 func (c *Characterizer) committer() {
 	defer c.cwg.Done()
 	for d := range c.commit {
-		// Group commit: gather what arrives within a few milliseconds
-		// (one log write and fsync for the lot).
+		// Group commit: gather what arrives within commitLinger (one log
+		// write and fsync for the lot).
 		batch := []done{d}
 		linger := time.NewTimer(commitLinger)
 	more:

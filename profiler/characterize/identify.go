@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/richardlehane/siegfried"
+	"github.com/richardlehane/siegfried/pkg/config"
 	"github.com/richardlehane/siegfried/pkg/static"
 )
 
@@ -74,6 +75,13 @@ func NewEngine() (*Engine, error) {
 
 // Signatures describes the signature set ("pronom; DROID_SignatureFile_V120.xml; ...").
 func (e *Engine) Signatures() string { return e.version }
+
+// Tool names the identification tool and its signatures, as metadata
+// records state it: "siegfried 1.11.4; pronom; DROID_SignatureFile_V122.xml; ...".
+func (e *Engine) Tool() string {
+	v := config.Version()
+	return fmt.Sprintf("siegfried %d.%d.%d; %s", v[0], v[1], v[2], e.version)
+}
 
 // Identify identifies b. name (a URL or file name: its extension is a
 // hint) and mime (the declared media type) help for formats without byte
