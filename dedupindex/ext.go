@@ -54,7 +54,10 @@ func PutEntries(ctx context.Context, idx Index, entries []Entry) ([]bool, error)
 // ClaimNewer is Claim, except that a committed original dated before
 // notBefore counts as absent: the caller gets Claimed, and its Commit
 // replaces the old original (unless another Commit already replaced it with
-// one dated at or after notBefore, which is then kept).
+// one dated at or after notBefore, which is then kept). Until that Commit,
+// ClaimNewer calls with the window report Pending; a plain Claim may
+// report Pending or return the old original, which is still committed and
+// durable (the Redis index answers it from the stored original alone).
 type WindowClaimer interface {
 	ClaimNewer(ctx context.Context, k Key, notBefore time.Time) (ClaimResult, error)
 }

@@ -175,17 +175,33 @@ func (h *Handler) parsePath(r *http.Request, mount, p string) (*path, error) {
 			out.kind, out.uriR = routeTimeGate, withQuery(rest)
 		}
 	}
-	u := out.uriR
-	if low := strings.ToLower(u); strings.HasPrefix(low, "http%3a") || strings.HasPrefix(low, "https%3a") {
-		if d, err := url.PathUnescape(u); err == nil {
-			u = d // a client that escaped the whole URI-R
-		}
-	}
 	var err error
-	if out.uriR, err = ParseURIR(u); err != nil {
+	if out.uriR, err = ParseURIR(unescapeWhole(out.uriR)); err != nil {
 		return nil, badRequest("%v", err)
 	}
 	return out, nil
+}
+
+// unescapeWhole decodes a URI-R a client escaped as a whole
+// ("http%3A%2F%2Fexample.com%2F").
+func unescapeWhole(u string) string {
+	if low := strings.ToLower(u); strings.HasPrefix(low, "http%3a") || strings.HasPrefix(low, "https%3a") {
+		if d, err := url.PathUnescape(u); err == nil {
+			return d
+		}
+	}
+	return u
+}
+
+// RouteURIR reads the URI-R ending a route, as the access routes do: rest
+// is the escaped path after the route's prefix and rawQuery the request's
+// (a URI-R's query arrives as the request's); a URI-R escaped as a whole
+// is decoded; then ParseURIR.
+func RouteURIR(rest, rawQuery string) (string, error) {
+	if rawQuery != "" {
+		rest += "?" + rawQuery
+	}
+	return ParseURIR(unescapeWhole(rest))
 }
 
 // baseURL is the absolute URL of the mount point.

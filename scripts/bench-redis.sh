@@ -4,12 +4,19 @@
 # always, the settings dedupindex/redis/doc.go recommends):
 #   - memory per original: INFO used_memory (and used_memory_dataset) deltas
 #     over the masters after loading ENTRIES realistic originals in the
-#     earlier one-hash-per-digest layout and in the bucketed layout, with and
-#     without the by-URL index, plus a MEMORY USAGE breakdown;
+#     layouts of earlier versions (1: one hash per digest, JSON; 2: buckets
+#     with varint values) and in this one (3: packed values), with and
+#     without the by-URL index, plus a MEMORY USAGE breakdown by kind of
+#     key and the bytes each field of a stored original takes in layouts
+#     2 and 3 (loads run with appendfsync everysec: memory does not depend
+#     on it);
 #   - Claim calls per second, unpipelined, from CLIENTS processes with CONNS
 #     connections each (new digests: a pending claim is written; committed
-#     digests: the original is read), and redis-benchmark SET/GET with as many
-#     connections on the same cluster in the same run as the floor (ratio).
+#     digests: the original is read), with claims starting as the index
+#     chooses (adaptive), always with the claim script (as before the read
+#     path) and always with an HGET, under appendfsync always and everysec,
+#     and redis-benchmark SET/GET with as many connections on the same
+#     cluster in the same run as the floor (ratios).
 #
 # Usage: scripts/bench-redis.sh [ENTRIES]   (default 1000000)
 #   WAYSIDE_BENCH_SECONDS=10 WAYSIDE_BENCH_CLIENTS=4 WAYSIDE_BENCH_CONNS=16 scripts/bench-redis.sh

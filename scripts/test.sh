@@ -28,6 +28,14 @@ if [ -d ../shared/corpus ]; then
 else
   step "WARNING: ../shared is absent: tests that need the shared corpus will be SKIPPED (listed at the end)"
 fi
+if [ -d ../shared/tools/memgator ]; then
+  # The Memento tests compare Wayside's TimeMaps with MemGator's (built
+  # offline from its vendored source, once for every test).
+  step "building MemGator from ../shared/tools/memgator"
+  mgdir=$(mktemp -d)
+  (cd ../shared/tools/memgator && GOFLAGS=-mod=vendor GOWORK=off go build -o "$mgdir/memgator" .)
+  export WAYSIDE_MEMGATOR="$mgdir/memgator"
+fi
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then

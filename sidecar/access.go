@@ -64,6 +64,9 @@ func (s *Server) routesFor(p string) (map[string]*route, bool) {
 	if m, ok := s.routes[p]; ok {
 		return m, true
 	}
+	if m, ok := s.aggregateRoutes(p); ok {
+		return m, true
+	}
 	if s.access != nil {
 		if _, ok := s.access.h.Collection(p); ok {
 			return s.access.methods, true
@@ -88,7 +91,12 @@ func (s *Server) handleAccess(w http.ResponseWriter, r *http.Request, ri *reqInf
 	if ri.hexDigest {
 		return errorf(http.StatusNotFound, "no such route %s (/hex/ applies to the dedup CDX routes only)", r.URL.Path)
 	}
-	err := s.access.h.Serve(w, r, mount(r))
+	return replayError(w, s.access.h.Serve(w, r, mount(r)))
+}
+
+// replayError turns a *replay.Error (the access and aggregate routes'
+// answers other than 200) into the router's error, with its headers.
+func replayError(w http.ResponseWriter, err error) error {
 	var e *replay.Error
 	if errors.As(err, &e) {
 		for k, vs := range e.Header {

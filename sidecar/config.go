@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+	"github.com/wayside-archive/wayside/aggregate"
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/backend"
@@ -38,7 +39,10 @@ type Config struct {
 	Map     MapConfig    `yaml:"mementomap"`
 	Fixity  FixityConfig `yaml:"fixity"`
 	Access  AccessConfig `yaml:"access"`
-	Log     LogConfig    `yaml:"log"`
+	// Aggregate lists upstream archives for the MementoMap-routed
+	// aggregate routes (package aggregate).
+	Aggregate aggregate.Config `yaml:"aggregate"`
+	Log       LogConfig        `yaml:"log"`
 	// Characterize identifies the format of every ingested capture.
 	Characterize CharacterizeConfig `yaml:"characterize"`
 }
@@ -356,6 +360,7 @@ func (c *Config) Defaults() {
 	in(&c.Fixity.Dir, "fixity")
 	in(&c.Access.Index, "capture-index")
 	c.Characterize.defaults(c.DataDir)
+	c.Aggregate.Defaults(c.DataDir)
 	for i := range c.Fixity.Sweeps {
 		s := &c.Fixity.Sweeps[i]
 		if s.Parallelism == 0 {
@@ -480,6 +485,10 @@ func (c *Config) Validate() error {
 	}
 	if u := c.Access.PublicURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		add(keyErr("access.public_url", "%q is not an http(s) URL", u))
+	}
+	c.Aggregate.Check(func(k, msg string) { add(keyErr("aggregate."+k, "%s", msg)) })
+	if c.Aggregate.Enabled() && (c.Ingest.Scope == "aggregate" || c.Index.Scope == "aggregate") {
+		add(keyErr("ingest.scope", "the collection name \"aggregate\" is taken by the aggregate routes"))
 	}
 	if c.Map.Weight < 0 {
 		add(keyErr("mementomap.weight", "must not be negative"))

@@ -68,6 +68,10 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"fixity:\n  sweeps:\n  - name: a\n    urims: [http://x/]\n", "fixity.sweeps[0].archive_hosts"},
 		{"fixity:\n  sweeps:\n  - name: a\n    archive_hosts: [x]\n", "fixity.sweeps[0].urims"},
 		{"fixity:\n  sweeps:\n  - name: a\n    urims: [http://x/]\n    archive_hosts: [x]\n    evidence: always\n", "fixity.sweeps[0].evidence"},
+		{"aggregate:\n  archives:\n  - name: a\n    timemap: ftp://x/\n", "aggregate.archives[0].timemap"},
+		{"aggregate:\n  deadline: 1ms\n  archives:\n  - name: a\n    timemap: http://x/tm/\n", "aggregate.deadline"},
+		{"aggregate:\n  archives:\n  - name: a\n    timemap: http://x/tm/\n  - name: a\n    timemap: http://y/tm/\n", "aggregate.archives[1].name"},
+		{"index:\n  scope: aggregate\naggregate:\n  archives:\n  - name: a\n    timemap: http://x/tm/\n", "ingest.scope"},
 	} {
 		c, err := ParseConfig([]byte(tc.yaml), "t.yaml", func(string) string { return "" })
 		if err == nil {
@@ -110,7 +114,7 @@ func TestAcceptsGzip(t *testing.T) {
 // TestExampleConfigs keeps the shipped example configurations valid.
 func TestExampleConfigs(t *testing.T) {
 	env := map[string]string{"WAYSIDE_TOKEN": "example-token-0123456789", "WAYSIDE_CDX_TOKEN": "example-cdx-token-0123456789"}
-	for _, p := range []string{"../examples/heritrix/wayside.yaml", "../examples/fixity-schedule/wayside.yaml"} {
+	for _, p := range []string{"../examples/heritrix/wayside.yaml", "../examples/fixity-schedule/wayside.yaml", "../examples/aggregate/wayside.yaml"} {
 		c, err := LoadConfig(p, func(k string) string { return env[k] })
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)

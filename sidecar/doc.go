@@ -35,7 +35,15 @@
 //     consumers keep (access.index), for every collection it holds, at
 //     /<coll>/...: read-only like the CDX routes (the socket, or the CDX
 //     token on TCP);
-//   - Prometheus metrics written in the text exposition format by hand.
+//   - the aggregate routes (/aggregate/timemap/{link,json}/<URI-R> and the
+//     TimeGate /aggregate/<URI-R>, read-only like the access routes) over
+//     the archives of the config's aggregate section, asked only when
+//     their MementoMap may hold the URI-R (package aggregate), with the
+//     aggregator's counters in /v1/status and /metrics; the live map is
+//     served at /mementomap to the read-only CDX token too, and announced
+//     in every answer's Link: <…>; rel="mementomap";
+//   - Prometheus metrics written in the text exposition format by hand
+//     (internal/promtext).
 //
 // The Go client lives in sidecar/client, the wire types in sidecar/api and
 // the load generator in sidecar/loadgen.

@@ -537,10 +537,16 @@ func chromium(t *testing.T) string {
 }
 
 // buildMemGator builds ../shared/tools/memgator (offline, vendored) into a
-// temporary directory.
+// temporary directory, unless scripts/test.sh built it already
+// ($WAYSIDE_MEMGATOR).
 func buildMemGator(t *testing.T) string {
 	t.Helper()
 	src := filepath.Join(testenv.SharedDir(t), "tools", "memgator")
+	if p := os.Getenv("WAYSIDE_MEMGATOR"); p != "" {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
 	bin := filepath.Join(t.TempDir(), "memgator")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Dir = src

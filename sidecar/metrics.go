@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/ingest"
 	"github.com/wayside-archive/wayside/internal/iox"
+	"github.com/wayside-archive/wayside/internal/promtext"
 )
 
 // Metrics are the daemon's counters, exposed at /metrics in the Prometheus
@@ -44,7 +44,7 @@ type Metrics struct {
 	mu       sync.RWMutex
 	requests map[[3]string]*atomic.Int64 // route, method, code
 	sweeps   map[[2]string]int64         // sweep, result class
-	latency  histogram
+	latency  *promtext.Histogram
 }
 
 // NewMetrics returns zeroed metrics.
@@ -54,7 +54,7 @@ func NewMetrics() *Metrics {
 		Ingest:   &ingest.Counters{},
 		requests: map[[3]string]*atomic.Int64{},
 		sweeps:   map[[2]string]int64{},
-		latency:  newHistogram([]float64{.0001, .00025, .0005, .001, .0025, .005, .01, .05, .25, 1}),
+		latency:  promtext.NewHistogram([]float64{.0001, .00025, .0005, .001, .0025, .005, .01, .05, .25, 1}),
 	}
 }
 
@@ -73,7 +73,7 @@ func (m *Metrics) ObserveRequest(route, method string, code int, d time.Duration
 		m.mu.Unlock()
 	}
 	c.Add(1)
-	m.latency.observe(d.Seconds())
+	m.latency.Observe(d.Seconds())
 }
 
 func codeString(code int) string {
@@ -93,29 +93,6 @@ func (m *Metrics) ObserveSweep(sweep, class string, n int64) {
 	m.mu.Lock()
 	m.sweeps[[2]string{sweep, class}] += n
 	m.mu.Unlock()
-}
-
-// histogram is a lock-free cumulative histogram; sum is kept in
-// nanoseconds.
-type histogram struct {
-	bounds []float64
-	counts []atomic.Int64
-	sumNs  atomic.Int64
-	n      atomic.Int64
-}
-
-func newHistogram(b []float64) histogram {
-	return histogram{bounds: b, counts: make([]atomic.Int64, len(b))}
-}
-
-func (h *histogram) observe(v float64) {
-	for i, b := range h.bounds {
-		if v <= b {
-			h.counts[i].Add(1)
-		}
-	}
-	h.sumNs.Add(int64(v * 1e9))
-	h.n.Add(1)
 }
 
 // WriteTo writes the exposition text.
@@ -171,15 +148,8 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	for _, k := range keys {
 		fmt.Fprintf(cw, "wayside_http_requests_total{route=\"%s\",method=\"%s\",code=\"%s\"} %d\n", escLabel(k[0]), escLabel(k[1]), k[2], m.requests[k].Load())
 	}
-	h := &m.latency
 	fmt.Fprintf(cw, "# HELP wayside_http_request_duration_seconds HTTP request latency.\n# TYPE wayside_http_request_duration_seconds histogram\n")
-	for i, b := range h.bounds {
-		fmt.Fprintf(cw, "wayside_http_request_duration_seconds_bucket{le=\"%s\"} %d\n", formatFloat(b), h.counts[i].Load())
-	}
-	n := h.n.Load()
-	fmt.Fprintf(cw, "wayside_http_request_duration_seconds_bucket{le=\"+Inf\"} %d\n", n)
-	fmt.Fprintf(cw, "wayside_http_request_duration_seconds_sum %s\n", formatFloat(float64(h.sumNs.Load())/1e9))
-	fmt.Fprintf(cw, "wayside_http_request_duration_seconds_count %d\n", n)
+	m.latency.Write(cw, "wayside_http_request_duration_seconds", "")
 	if err := bw.Flush(); err != nil {
 		return cw.N, err
 	}
@@ -200,26 +170,10 @@ func sortedKeys2(m map[[2]string]int64) [][2]string {
 	return keys
 }
 
-func formatFloat(v float64) string {
-	switch {
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	case math.IsNaN(v):
-		return "NaN"
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
-}
+func formatFloat(v float64) string { return promtext.FormatFloat(v) }
 
 // escLabel escapes a label value: backslash, double quote and newline.
-func escLabel(s string) string {
-	if !strings.ContainsAny(s, "\\\"\n") {
-		return s
-	}
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
-	return r.Replace(s)
-}
+func escLabel(s string) string { return promtext.EscLabel(s) }
 
 // writeConsumerMetrics writes the capture spine's per-consumer counters.
 func writeConsumerMetrics(w io.Writer, stats []wayside.ConsumerStats) {

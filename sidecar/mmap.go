@@ -43,7 +43,9 @@ func (s *Server) mergeMap(ctx context.Context) (api.CompactResult, error) {
 }
 
 func (s *Server) addMapRoutes() {
-	s.add(&route{name: "mementomap", method: "GET", path: api.PathMementoMap, h: s.handleMap})
+	// The map is read-only and says no more than the CDX API does: the
+	// read-only CDX token opens it (aggregators fetch it with that token).
+	s.add(&route{name: "mementomap", method: "GET", path: api.PathMementoMap, cdx: true, h: s.handleMap})
 	s.add(&route{name: "mementomap_lookup", method: "GET", path: api.PathMapLookup, h: s.handleMapLookup})
 	s.add(&route{name: "mementomap_compact", method: "POST", path: api.PathMapCompact, h: s.handleMapCompact})
 }

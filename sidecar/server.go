@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wayside-archive/wayside/aggregate"
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/ingest"
@@ -50,6 +51,9 @@ type Server struct {
 	cons   *consumers.Set
 	fixity *FixityService
 	access *access // nil when access.index is "-"
+
+	agg       *aggregate.Aggregator // nil unless aggregate.archives is set
+	aggRoutes map[string]*route
 
 	mu        sync.Mutex
 	tcpAddr   net.Addr
@@ -94,6 +98,10 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if s.access, err = s.openAccess(); err != nil {
 		s.cons.Close()
 		return nil, err
+	}
+	if err := s.openAggregate(); err != nil {
+		s.cons.Close()
+		return nil, fmt.Errorf("sidecar: %w", err)
 	}
 	return s, nil
 }
@@ -369,6 +377,7 @@ func (s *Server) Run(ctx context.Context) error {
 	go func() { fixDone <- s.fixity.Run(runCtx) }()
 	leaseDone := make(chan struct{})
 	go func() { s.runLeases(runCtx); close(leaseDone) }()
+	aggDone := s.runAggregate(runCtx)
 	s.log.Info("sidecar: serving", "unix", s.unixPathOrNone(), "tcp", addrOrNone(s.TCPAddr()), "watch", s.cfg.Ingest.Dirs)
 
 	var runErr error
@@ -395,6 +404,8 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := <-fixDone; err != nil && runErr == nil {
 		runErr = err
 	}
+	<-aggDone
+	s.closeAggregate()
 	<-leaseDone
 	// Ingest has stopped: let the consumers finish their queues; the live
 	// map merges what it holds. A consumer failure fails the run.
@@ -501,6 +512,9 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request, _ *reqInf
 	if s.cons.Live != nil {
 		fmt.Fprintf(w, "# HELP wayside_mementomap_pending_keys MementoMap keys held in memory, not yet merged into the map file.\n# TYPE wayside_mementomap_pending_keys gauge\nwayside_mementomap_pending_keys %d\n", s.cons.Live.Pending())
 	}
+	if s.agg != nil {
+		s.agg.WriteMetrics(w)
+	}
 	writeConsumerMetrics(w, s.cons.Stats())
 	if st := s.ingest.CrawlLog(); st != nil {
 		fmt.Fprintf(w, "# HELP wayside_crawllog_lines_total Heritrix crawl.log lines by fetch status.\n# TYPE wayside_crawllog_lines_total counter\n")
@@ -533,6 +547,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo
 		Claims:        s.metrics.Claims.Load(),
 		Revisits:      s.metrics.Revisits.Load(),
 		BytesSaved:    s.metrics.BytesSaved.Load(),
+		Aggregate:     s.aggregateStatus(),
 	}
 	if s.cfg.Listen.Unix != "-" {
 		out.Unix = s.cfg.Listen.Unix

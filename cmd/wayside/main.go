@@ -111,6 +111,7 @@ type command struct {
 
 func commands() []command {
 	cs := []command{
+		{"aggregate", "ask only the archives whose MementoMap may hold a URI-R; evaluate the routing", runAggregate},
 		{"crawl", "crawl URLs into WARC files with crawl-time deduplication", runCrawl},
 		{"dedup", "post-crawl deduplication of existing WARC collections, validated before anything is replaced", runDedup},
 		{"demo", "crawl a built-in example site twice and show the revisits (no network needed)", runDemo},
@@ -204,4 +205,25 @@ func (f *flagSet) Parse(args []string) error {
 // usagef returns a usage error pointing at this subcommand's -h.
 func (f *flagSet) usagef(format string, a ...any) error {
 	return usageError{msg: fmt.Sprintf(format, a...), cmd: f.name}
+}
+
+// runGroup dispatches a command group ("wayside mementomap <command>"):
+// -h prints its usage on stdout; no command or an unknown one prints it on
+// stderr and is a usage error.
+func runGroup(ctx context.Context, e *env, group, usage string, args []string, cmds map[string]func(context.Context, *env, []string) error) error {
+	if len(args) > 0 {
+		if run, ok := cmds[args[0]]; ok {
+			return run(ctx, e, args[1:])
+		}
+		switch args[0] {
+		case "-h", "--help", "help":
+			fmt.Fprintf(e.stdout, "usage: wayside %s %s\n", group, usage)
+			return nil
+		}
+	}
+	fmt.Fprintf(e.stderr, "usage: wayside %s %s\n", group, usage)
+	if len(args) == 0 {
+		return usagef("%s: no command given", group)
+	}
+	return usagef("%s: unknown command %q", group, args[0])
 }

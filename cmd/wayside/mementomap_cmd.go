@@ -59,31 +59,10 @@ lines) are normalised on read: every spelling of a key answers alike.
 Run 'wayside mementomap <command> -h' for a command's flags.`
 
 func runMementoMap(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintf(e.stderr, "usage: wayside mementomap %s\n", mementomapUsage)
-		return usagef("mementomap: no command given")
-	}
-	switch args[0] {
-	case "generate":
-		return runMMGenerate(ctx, e, args[1:])
-	case "compact":
-		return runMMCompact(ctx, e, args[1:])
-	case "lookup":
-		return runMMLookup(ctx, e, args[1:])
-	case "merge":
-		return runMMMerge(ctx, e, args[1:])
-	case "eval":
-		return runMMEval(ctx, e, args[1:])
-	case "stats":
-		return runMMStats(ctx, e, args[1:])
-	case "synth":
-		return runMMSynth(ctx, e, args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprintf(e.stdout, "usage: wayside mementomap %s\n", mementomapUsage)
-		return nil
-	}
-	fmt.Fprintf(e.stderr, "usage: wayside mementomap %s\n", mementomapUsage)
-	return usagef("mementomap: unknown command %q", args[0])
+	return runGroup(ctx, e, "mementomap", mementomapUsage, args, map[string]func(context.Context, *env, []string) error{
+		"generate": runMMGenerate, "compact": runMMCompact, "lookup": runMMLookup, "merge": runMMMerge,
+		"eval": runMMEval, "stats": runMMStats, "synth": runMMSynth,
+	})
 }
 
 // writeOutput writes through write to path atomically, or to stdout for

@@ -16,12 +16,13 @@ import (
 	"github.com/wayside-archive/wayside/sidecar/loadgen"
 )
 
-const statusUsage = `[flags] [status | lookup <digest> | ingest | cdx <url> | metrics | bench]
+const statusUsage = `[flags] [status | lookup <digest> | ingest | cdx <url> | aggregate | metrics | bench]
 
   status           daemon status: index, ingest totals, dedup counters (default)
   lookup <digest>  look a payload digest up in the dedup index
   ingest           ingest progress per WARC file
   cdx <url>        the CDX answer for a URL (as Heritrix and Zeno get it)
+  aggregate        per upstream archive: requests, avoided by MementoMaps, hits, misses, errors, latency, map state
   metrics          the Prometheus metrics text
   bench            load test: seed originals, then look digests up for -duration`
 
@@ -106,6 +107,28 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "consumer:   %s: %d delivered, %d failed, %d dropped, %d queued: %s\n",
 				c.Name, c.Delivered, c.Failed, c.Dropped, c.Queued, state)
 		}
+		if ag := st.Aggregate; ag != nil {
+			var req, avoided, errs int64
+			for _, a := range ag.Archives {
+				req, avoided, errs = req+a.Requests, avoided+a.Avoided, errs+a.Errors
+			}
+			fmt.Fprintf(e.stdout, "aggregate:  %d lookups (%d partial), %d archives: %d requests, %d avoided by maps, %d errors\n",
+				ag.Lookups, ag.Partial, len(ag.Archives), req, avoided, errs)
+			printAggregate(e, ag)
+		}
+		return nil
+	case "aggregate":
+		var st sidecar.Status
+		if err := c.Status(ctx, &st); err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		if st.Aggregate == nil {
+			return fmt.Errorf("status: the daemon has no aggregate archives configured")
+		}
+		if *asJSON {
+			return printJSON(st.Aggregate)
+		}
+		printAggregate(e, st.Aggregate)
 		return nil
 	case "lookup":
 		if len(rest) != 1 {
@@ -186,6 +209,23 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	return usagef("status: unknown command %q", cmd)
+}
+
+// printAggregate prints one line per upstream archive of the aggregator.
+func printAggregate(e *env, ag *api.AggregateStatus) {
+	tw := tabwriter.NewWriter(e.stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ARCHIVE\tREQUESTS\tAVOIDED\tHITS\tMISSES\tERRORS\tTIMEOUTS\tMEAN ms\tP99 ms\tMAP")
+	for _, a := range ag.Archives {
+		m := a.MapState
+		if a.MapState == "loaded" {
+			m = fmt.Sprintf("loaded, %d lines, %s ago", a.MapLines, time.Since(a.MapFetchedAt).Round(time.Second))
+		}
+		if a.MapError != "" {
+			m += ": " + a.MapError
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t≤%g\t%s\n", a.Name, a.Requests, a.Avoided, a.Hits, a.Misses, a.Errors, a.Timeouts, a.LatencyMeanMs, a.LatencyP99Ms, m)
+	}
+	tw.Flush()
 }
 
 func orNone(s string) string {

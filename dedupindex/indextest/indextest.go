@@ -739,7 +739,17 @@ func testClaimNewer(t *testing.T, open Opener, opts Options) {
 	if err != nil || r.State != dedupindex.Claimed {
 		t.Fatalf("ClaimNewer(notBefore after original) = %v, %v; want Claimed", r.State, err)
 	}
-	claim(t, ix, k, dedupindex.Pending)
+	// Until the replacement is committed, another ClaimNewer with the
+	// window sees the pending claim; a plain Claim may be answered with
+	// the old original instead, which is still committed and durable.
+	if r2, err := wc.ClaimNewer(ctx, k, t0.Add(time.Hour)); err != nil || r2.State != dedupindex.Pending {
+		t.Fatalf("second ClaimNewer while the replacement is pending = %v, %v; want Pending", r2.State, err)
+	}
+	if r2, err := ix.Claim(ctx, k); err != nil || r2.State == dedupindex.Claimed {
+		t.Fatalf("Claim while the replacement is pending = %v, %v; want Pending or the old original", r2.State, err)
+	} else if r2.State == dedupindex.Duplicate {
+		same(t, k, r2.Original, old)
+	}
 	newer := Original("w", uri, t0.Add(2*time.Hour))
 	commit(t, ix, r.Ticket, newer)
 	got, _ := lookup(t, ix, k)

@@ -31,6 +31,7 @@ import (
 
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/indextest"
+	"github.com/wayside-archive/wayside/dedupindex/internal/record"
 	wredis "github.com/wayside-archive/wayside/dedupindex/redis"
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/redistest"
@@ -62,20 +63,26 @@ func flushAll(b *testing.B, cc *goredis.ClusterClient) {
 }
 
 // BenchmarkMemory loads the same realistic originals (indextest's
-// synthetic workload, as in the pebble benchmark) in the layout of the
-// earlier version (one hash per digest plus a sorted set per URL, as that
-// version wrote them) and in this one, with and without the by-URL index,
-// and reports the growth of used_memory over the masters per original.
+// synthetic workload, as in the pebble benchmark) in the layouts of the
+// earlier versions (1: one hash per digest plus a sorted set per URL; 2:
+// the buckets of this one with varint values, 28-bit name ids and 16-byte
+// by-URL entries, both written as those versions wrote them) and in this
+// one, with and without the by-URL index, and reports the growth of
+// used_memory over the masters per original, and the bytes each field of
+// a value takes in layouts 2 and 3. Loads run with appendfsync everysec
+// (memory does not depend on it; loading does, ten times over).
 func BenchmarkMemory(b *testing.B) {
 	cl := sharedCluster(b)
 	cc := clusterClient(b, cl)
 	ctx := context.Background()
 	n := envInt("WAYSIDE_BENCH_ENTRIES", 200_000)
-	for _, variant := range []string{"v1-layout", "bucketed", "bucketed-no-byurl"} {
+	setFsync(b, cl, "everysec")
+	defer setFsync(b, cl, "always")
+	for _, variant := range []string{"v1-layout", "v2-layout", "bucketed", "bucketed-no-byurl"} {
 		b.Run(variant, func(b *testing.B) {
 			flushAll(b, cc)
 			var ix *wredis.Index
-			if variant != "v1-layout" {
+			if strings.HasPrefix(variant, "bucketed") {
 				opts := []wredis.Option{wredis.WithPrefix("m:"), wredis.WithCapacity(int64(n))}
 				if variant == "bucketed-no-byurl" {
 					opts = append(opts, wredis.WithoutURLIndex())
@@ -88,9 +95,12 @@ func BenchmarkMemory(b *testing.B) {
 			}
 			before, beforeData := memory(b, cl)
 			start := time.Now()
-			if ix == nil {
+			switch variant {
+			case "v1-layout":
 				loadV1(b, cc, n)
-			} else {
+			case "v2-layout":
+				loadV2(b, cc, n)
+			default:
 				loadBucketed(b, ix, n)
 			}
 			load := time.Since(start)
@@ -100,8 +110,10 @@ func BenchmarkMemory(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 			msg := fmt.Sprintf("%s: %d originals, used_memory +%d bytes = %.1f B per original (used_memory_dataset %.1f B; loaded in %s)",
 				variant, n, after-before, per, float64(afterData-beforeData)/float64(n), load.Round(time.Second))
-			if ix != nil {
+			if variant != "v1-layout" {
 				msg += "; " + encodings(b, cc, n)
+			}
+			if ix != nil {
 				st, err := ix.Stats(ctx)
 				if err != nil || st.Originals != int64(n) {
 					b.Fatalf("%s; stats %+v %v, want %d originals", msg, st, err, n)
@@ -109,9 +121,88 @@ func BenchmarkMemory(b *testing.B) {
 			}
 			b.Log(msg)
 			fmt.Println("bench-redis memory:", msg)
+			if variant == "bucketed" {
+				fieldSizes(b, ix, n)
+			}
 		})
 	}
 	flushAll(b, cc)
+}
+
+func setFsync(b *testing.B, cl *redistest.Cluster, mode string) {
+	for _, n := range cl.Nodes {
+		if err := n.Client().ConfigSet(context.Background(), "appendfsync", mode).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// loadV2 writes originals as layout 2 did, pipelined.
+func loadV2(b *testing.B, cc *goredis.ClusterClient, n int) {
+	ctx := context.Background()
+	v2 := wredis.NewV2Layout("m:", int64(n))
+	const batch = 1000
+	for lo := 0; lo < n; lo += batch {
+		_, err := cc.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for i := lo; i < min(lo+batch, n); i++ {
+				o := indextest.SyntheticOriginal(i)
+				if _, err := v2.Write(ctx, p, dedupindex.Key{Scope: "bench", Digest: o.Digest}, o); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// fieldSizes prints the bytes per original each part of a stored original
+// takes in layout 2 (record's varint encoding, 28-bit name ids) and in
+// this one (the packed encoding, with the ids ix gave the names).
+func fieldSizes(b *testing.B, ix *wredis.Index, n int) {
+	ctx := context.Background()
+	v2 := wredis.NewV2Layout("m:", int64(n))
+	var order []string
+	sums := map[string][2]int64{}
+	add := func(field string, enc, bytes int) {
+		if _, ok := sums[field]; !ok {
+			order = append(order, field)
+		}
+		s := sums[field]
+		s[enc] += int64(bytes)
+		sums[field] = s
+	}
+	intern := func(k record.Kind, s string) (uint64, error) { return ix.InternedIDForTest(ctx, k, s) }
+	v2intern := func(k record.Kind, s string) (uint64, error) { return wredis.V2NameID(k, s), nil }
+	for i := range n {
+		o := indextest.SyntheticOriginal(i)
+		k := dedupindex.Key{Scope: "bench", Digest: o.Digest}
+		l := v2.FieldLen(k)
+		add("digest (hash field)", 0, l)
+		add("digest (hash field)", 1, l)
+		for enc, in := range []record.Interner{v2intern, intern} {
+			r, err := record.FromOriginal(o, in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, f := range record.FieldSizes(r, enc == 1) {
+				add(f.Field, enc, f.Bytes)
+			}
+		}
+	}
+	u2, u3 := v2.URLEntryLens()
+	var lines []string
+	var tot [2]int64
+	for _, f := range order {
+		s := sums[f]
+		tot[0] += s[0]
+		tot[1] += s[1]
+		lines = append(lines, fmt.Sprintf("%s %.1f -> %.1f", f, float64(s[0])/float64(n), float64(s[1])/float64(n)))
+	}
+	fmt.Printf("bench-redis fields: bytes per original, layout 2 -> 3 (hash field and value content, before Redis's own overhead): %s; total %.1f -> %.1f; by-url entry field %d -> %d\n",
+		strings.Join(lines, ", "), float64(tot[0])/float64(n), float64(tot[1])/float64(n), u2, u3)
 }
 
 // memory returns used_memory and used_memory_dataset summed over the
@@ -144,6 +235,9 @@ func encodings(b *testing.B, cc *goredis.ClusterClient, originals int) string {
 			}
 			for _, k := range keys {
 				kind := k[len("m:")]
+				if kind == 'm' {
+					continue // the meta key
+				}
 				use, err := m.MemoryUsage(ctx, k, 0).Result()
 				if err != nil {
 					return err
@@ -253,6 +347,7 @@ type claimChild struct {
 	Addrs   []string  `json:"addrs"`
 	Prefix  string    `json:"prefix"`
 	Mode    string    `json:"mode"` // "new" digests or "duplicate" of the first Loaded synthetic originals
+	Path    string    `json:"path"` // how claims start: "adaptive" (the default), "script" (as before), "read"
 	Loaded  int       `json:"loaded"`
 	Conns   int       `json:"conns"`
 	Start   time.Time `json:"start"`
@@ -274,7 +369,9 @@ func TestClaimsBenchChild(t *testing.T) {
 	ctx := context.Background()
 	cc := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: cfg.Addrs, PoolSize: cfg.Conns + 4})
 	defer cc.Close()
-	ix, err := wredis.New(ctx, cc, wredis.WithPrefix(cfg.Prefix))
+	opts := []wredis.Option{wredis.WithPrefix(cfg.Prefix)}
+	opts = append(opts, wredis.WithClaimPath(cfg.Path))
+	ix, err := wredis.New(ctx, cc, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,11 +413,15 @@ func TestClaimsBenchChild(t *testing.T) {
 
 var childOut = regexp.MustCompile(`claims (\d+) wrong (\d+)`)
 
-// BenchmarkClaims measures Claim calls per second, unpipelined (one
-// round trip each), from several client processes at once on the
-// cluster: for new digests (Claimed: a pending claim is written) and for
-// digests already committed (Duplicate: the original is read and
-// decoded), with appendfsync always and everysec. As the floor,
+// BenchmarkClaims measures Claim calls per second, unpipelined, from
+// several client processes at once on the cluster: for new digests
+// (Claimed: a pending claim is written) and for digests already committed
+// (Duplicate: the original is read and decoded), with appendfsync always
+// and everysec, each with claims starting as the index chooses
+// ("adaptive": an HGET while most claims find originals, else the claim
+// script), always with the claim script (as before the read path) and
+// always with an HGET (a new digest then takes a second round trip, the
+// claim script). As the floor,
 // redis-benchmark runs SET and GET with as many connections on the same
 // cluster in the same run; the ratios are reported.
 func BenchmarkClaims(b *testing.B) {
@@ -341,26 +442,27 @@ func BenchmarkClaims(b *testing.B) {
 	// waits for a disk flush; with everysec the figures show what the
 	// code path costs without it.
 	for _, fsync := range []string{"always", "everysec"} {
-		for _, n := range cl.Nodes {
-			if err := n.Client().ConfigSet(ctx, "appendfsync", fsync).Err(); err != nil {
-				b.Fatal(err)
-			}
-		}
+		setFsync(b, cl, fsync)
 		rates := map[string]float64{}
 		for _, mode := range []string{"new", "duplicate"} {
-			rate, wrong := runClaimClients(b, claimChild{Addrs: cl.Addrs(), Prefix: "c:", Mode: mode, Loaded: loaded, Conns: conns,
-				Start: time.Now().Add(2 * time.Second), Seconds: seconds}, clients)
-			rates[mode] = rate
-			b.ReportMetric(rate, fsync+"-"+mode+"-claims/s")
-			fmt.Printf("bench-redis claims (appendfsync %s): %s digests: %.0f claims/s (%d processes x %d connections, %.0f s, %d failed or unexpected)\n",
-				fsync, mode, rate, clients, conns, seconds, wrong)
+			for _, path := range []string{"adaptive", "script", "read"} {
+				rate, wrong := runClaimClients(b, claimChild{Addrs: cl.Addrs(), Prefix: "c:", Mode: mode, Path: path, Loaded: loaded, Conns: conns,
+					Start: time.Now().Add(2 * time.Second), Seconds: seconds}, clients)
+				rates[mode+"/"+path] = rate
+				b.ReportMetric(rate, fsync+"-"+mode+"-"+path+"-claims/s")
+				fmt.Printf("bench-redis claims (appendfsync %s): %s digests, %s path: %.0f claims/s (%d processes x %d connections, %.0f s, %d failed or unexpected)\n",
+					fsync, mode, path, rate, clients, conns, seconds, wrong)
+			}
 		}
 		peer := redisBenchmark(b, cl.Addrs()[0], clients*conns)
 		fmt.Printf("bench-redis peer (appendfsync %s): redis-benchmark on the same cluster, %d connections, unpipelined: SET %.0f requests/s, GET %.0f requests/s\n",
 			fsync, clients*conns, peer["SET"], peer["GET"])
-		fmt.Printf("bench-redis ratio (appendfsync %s): new-digest claims / SET = %.2f, duplicate claims / GET = %.2f\n",
-			fsync, rates["new"]/peer["SET"], rates["duplicate"]/peer["GET"])
+		fmt.Printf("bench-redis ratio (appendfsync %s): duplicate claims / GET = %.2f (adaptive), %.2f (script, as before); new-digest claims / SET = %.2f (adaptive), %.2f (script), %.2f (read first); adaptive / script = %.2f (duplicate), %.2f (new)\n",
+			fsync, rates["duplicate/adaptive"]/peer["GET"], rates["duplicate/script"]/peer["GET"],
+			rates["new/adaptive"]/peer["SET"], rates["new/script"]/peer["SET"], rates["new/read"]/peer["SET"],
+			rates["duplicate/adaptive"]/rates["duplicate/script"], rates["new/adaptive"]/rates["new/script"])
 	}
+	setFsync(b, cl, "always")
 	b.ReportMetric(0, "ns/op")
 	flushAll(b, cc)
 }

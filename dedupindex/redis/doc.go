@@ -12,7 +12,7 @@
 // tag, so a bucket, its pending claims and its overflow values live in one
 // Redis Cluster slot and one Lua script updates them atomically:
 //
-//	PREFIX meta                  hash: layout (2), bits (bucket bits), byurl (1 or 0)
+//	PREFIX meta                  hash: layout (3), bits (bucket bits), byurl (1 or 0)
 //	PREFIX d{BUCKET}SCOPE        hash: field → original
 //	PREFIX c{BUCKET}FIELD/SCOPE  string: a pending claim's token, with a lease (PX)
 //	PREFIX x{BUCKET}FIELD/SCOPE  string: an original too long for the hash (field holds "\x00")
@@ -24,18 +24,31 @@
 // digest bytes after the whole bytes the bucket determines (18 of SHA-1's
 // 20 for 16 to 23 bits), followed for a same-URL key (--match url) by the
 // first 8 bytes of the SHA-256 of its SURT key; the field's length tells
-// the digest algorithm. The value is the compact record of
-// dedupindex/internal/record (the same as pebble's): varint date, offsets
-// and lengths, a urn:uuid record id as 16 bytes, and the WARC file name,
-// MIME type and the target URI's origin (scheme://host:port) as interned
-// ids. Ids are hashes of the name (28 bits; 14 for MIME types), so every
-// process derives the same id without coordination; a name whose id is
-// taken by another (a hash collision) is stored inline, and an id is put
-// in an original only once its name is acknowledged by a replica (or its
-// master has none), so a failover cannot lose a name an original needs.
-// A by-URL entry is UBUCKET (leading bits of the SURT hash), then in the
-// field the rest of the 8-byte SURT hash and the first 8 digest bytes;
-// ByURL reads the matching originals and keeps those whose target URI has
+// the digest algorithm. The digest is kept whole: a truncated one would
+// let a crafted payload collide with an archived one at a fraction of the
+// cost of a SHA-1 collision, and be stored as a revisit of it.
+//
+// The value is the packed record of dedupindex/internal/record: a header
+// byte with the format version and the commonest flags, the date as 4
+// bytes (plus µs or ns when the WARC-Date has them), a urn:uuid record id
+// as 16 bytes, file, offsets and lengths as varints, status 200 and the
+// quotes of an ETag implied by flags, Last-Modified as seconds before the
+// date, and the target URI as an interned origin (scheme://host:port) and
+// the rest, Huffman-coded with a fixed table built from the URI paths of
+// real crawls (about a third shorter). The WARC file name, MIME type and
+// origin are interned ids: hashes of the name, so every process derives
+// the same id without coordination, in levels of 7, 14, 21 and 28 bits — a
+// name takes the first level whose id is free or already its own, so a
+// crawl's WARC files and MIME types get one-byte ids and origins two or
+// three. A name whose ids are all taken by other names (hash collisions)
+// is stored inline, and an id is put in an original only once its name is
+// acknowledged by a replica (or its master has none), so a failover cannot
+// lose a name an original needs.
+//
+// A by-URL entry is UBUCKET (leading bits of the SURT key's SHA-256), then
+// in the field the rest of the hash's first 4 bytes and the first 4 digest
+// bytes: 6 to 7 bytes that only narrow the search, as ByURL reads the
+// originals of that digest prefix and keeps those whose target URI has
 // the queried SURT key.
 //
 // The number of buckets is fixed when an index is created (WithCapacity,
@@ -51,27 +64,55 @@
 //	appendonly yes
 //	appendfsync always              # a commit survives a crash of its master
 //
-// With Redis's default hash-max-listpack-value (64) most originals are
-// longer and are kept in overflow keys (New logs a warning). Memory per
-// original, measured by scripts/bench-redis.sh on 1M realistic originals
-// (70-character URIs, UUID record ids): see the README's benchmark table.
+// With Redis's default hash-max-listpack-value (64) many originals are
+// longer and are kept in overflow keys (New logs a warning).
 //
-// # Earlier layout
+// # Memory
 //
-// The first version of this package stored one hash per digest under
-// PREFIXo{…} with the original as JSON (about 1.2 KB per original). It is
-// not read: New refuses a prefix holding such keys with ErrOldLayout (it
-// looks for them when the prefix has no meta key) and leaves them
-// untouched. Re-import the collection (`wayside index import --index
-// redis://…?prefix=NEW` from its WARC or CDXJ files) under a new prefix.
+// scripts/bench-redis.sh loads 1M realistic originals (70-character URIs
+// on 50,000 hosts, UUID record ids, validators on a third) and reports
+// INFO memory per original and the bytes of each field; the README's
+// benchmark table has the figures: 117 bytes per original with the by-URL
+// index, 103 without (layout 2: 148). The original's own bytes are 86 of
+// them: the digest (19 bytes in the field at 1M capacity, 18 from 2^16
+// buckets on), the record id (16) and the URI (29 with its origin id) are
+// most of it. Redis adds about 13.5 bytes per hash entry (entry headers
+// and allocator rounding), the by-URL entry about 12.7 and interned names
+// about 3.
+//
+// # Earlier layouts
+//
+// Layout 1 stored one hash per digest under PREFIXo{…} with the original
+// as JSON (about 1.2 KB per original); layout 2 had these buckets with
+// record's varint values, 28-bit name ids and 16-byte by-URL entries
+// (about 150 bytes per original). Neither is read: New refuses a prefix
+// holding either with ErrOldLayout (layout 2 says so in its meta key;
+// layout 1 has none, so New looks for its keys when the prefix has no
+// meta key) and leaves it untouched. Re-import the collection (`wayside
+// index import --index redis://…?prefix=NEW` from its WARC or CDXJ files)
+// under a new prefix. A value whose format version is not the packed
+// format's counts as unreadable (Check lists it), so a later format can
+// be told apart value by value.
 //
 // # Semantics
 //
-// Claim is one Lua script: Pending if another claim is pending, Duplicate
-// with the original if one is committed, else it installs a pending claim
-// with a lease (WithLease, default 10 minutes): a claimer that dies
-// leaves a claim that expires with the lease, and Close drops the claims
-// of the closing Index. A retried Claim whose first attempt installed the
+// The claim script decides a Claim atomically: Pending if another claim
+// is pending, Duplicate with the original if one is committed, else it
+// installs a pending claim with a lease (WithLease, default 10 minutes):
+// a claimer that dies leaves a claim that expires with the lease, and
+// Close drops the claims of the closing Index. While most of an Index's
+// recent claims found a committed original (a re-crawl), a Claim first
+// reads the digest's field with one HGET and answers Duplicate from it
+// without running the script: a bucket holds committed originals only, so
+// the original read may be pointed at, and it stays durable in its WARC
+// even if a Commit replaces it meanwhile. A miss, an original too old for
+// ClaimNewer or an unreadable one then goes through the script. While
+// most claims are new digests (a first crawl) claims start with the
+// script, which a new digest needs anyway: a read first would cost it a
+// second round trip and, with appendfsync always, a second wait for the
+// disk. The one difference the read makes: while a ClaimNewer claim
+// replaces an old original, a plain Claim may get the old original instead
+// of Pending (dedupindex.WindowClaimer). A retried Claim whose first attempt installed the
 // claim gets it (the token is compared). Commit is one Lua script too: it
 // drops the claim and stores the original unless one is kept — also when
 // the lease ran out or the ticket comes from another process, since the

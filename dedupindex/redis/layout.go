@@ -14,9 +14,11 @@ import (
 )
 
 // layoutVersion is the key layout this package reads and writes; the meta
-// key records it. Version 1 (one hash per digest, keys PREFIXo{…}) had no
-// meta key and is refused (ErrOldLayout).
-const layoutVersion = 2
+// key records it. Earlier layouts are refused (ErrOldLayout): version 1
+// (one hash per digest, keys PREFIXo{…}, no meta key) and version 2 (the
+// buckets of this one with record's varint values, 28-bit name ids and
+// 16-byte by-URL entries).
+const layoutVersion = 3
 
 // Bucket bits bounds: at least 256 buckets, at most 2^26 (the bucket
 // number must fit the first 4 bytes of the smallest digest, MD5).
@@ -30,13 +32,19 @@ const (
 // value is never one byte long.
 const overflow = "\x00"
 
-// hashLen is the length of the URL hashes in fields (same-URL keys) and in
-// by-URL entries.
+// hashLen is the length of the URL hash in the field of a same-URL key:
+// it tells keys apart, so it is long.
 const hashLen = 8
 
-// refLen is how many leading digest bytes a by-URL entry keeps to find
-// its originals.
-const refLen = 8
+// urlHashLen is the length of the URL hash a by-URL entry is filed under
+// (bucket bits, then the rest in the field), and refLen how many leading
+// digest bytes the entry keeps to find its originals (the digest bucket,
+// then a prefix of the field). Both only narrow the search: ByURL checks
+// the URL of every original it finds.
+const (
+	urlHashLen = 4
+	refLen     = 4
+)
 
 // layout names the keys of one index.
 type layout struct {
@@ -171,7 +179,7 @@ func (l *layout) urlEntry(scope, surtKey string, sum []byte) (key, field string)
 // urlQuery returns the by-URL key and the field prefix of surtKey.
 func (l *layout) urlQuery(scope, surtKey string) (key, fieldPrefix string) {
 	h := hash8(surtKey)
-	return l.urlKey(scope, l.bucketOf(h[:])), string(h[l.drop:])
+	return l.urlKey(scope, l.bucketOf(h[:])), string(h[l.drop:urlHashLen])
 }
 
 // hash8 returns the first 8 bytes of the SHA-256 of s.

@@ -20,20 +20,36 @@ const maxInterned = 256
 // nameWait bounds how long interning a name waits for a replica.
 const nameWait = time.Second
 
-// idBits is the width of the ids of each kind of name: ids are hashes of
-// the name, so every process of a fleet derives the same id without
-// coordination. MIME types are few and get short ids.
-func idBits(k record.Kind) uint {
-	if k == record.KindMIME {
-		return 14
+// Ids are hashes of the name, so every process of a fleet derives the same
+// id without coordination, in levels of growing width: a name takes the
+// id of the first level whose id is free (or already its own), so the
+// first names of a kind get one-byte ids (as varints) and later ones two,
+// three or four bytes. A name whose ids are all taken by other names (hash
+// collisions) is stored inline.
+const (
+	idLevels    = 4
+	idLevelBits = 7 // level L ids are in [2^(7L), 2^(7(L+1))), level 0 from 1
+)
+
+// nameID returns the id of name s of kind k at level.
+func nameID(k record.Kind, s string, level int) uint64 {
+	h := sha256.Sum256(append([]byte{byte(k), byte(level)}, s...))
+	lo := uint64(1) << (idLevelBits * level)
+	hi := uint64(1) << (idLevelBits * (level + 1))
+	if level == 0 {
+		lo = 1
 	}
-	return 28
+	return lo + binary.BigEndian.Uint64(h[:8])%(hi-lo)
 }
 
-// nameID returns the id of name s of kind k, in [1, 2^idBits).
-func nameID(k record.Kind, s string) uint64 {
-	h := sha256.Sum256(append([]byte{byte(k)}, s...))
-	return binary.BigEndian.Uint64(h[:8])%(1<<idBits(k)-1) + 1
+// idLevel returns the level of an id, or -1 for an id no level has.
+func idLevel(id uint64) int {
+	for l := range idLevels {
+		if id >= 1 && id < 1<<(idLevelBits*(l+1)) {
+			return l
+		}
+	}
+	return -1
 }
 
 // nameField is the field of an id in its shard of the name table.
@@ -58,13 +74,12 @@ type nameVal struct {
 // names is the process's view of the interned-name table. An id is only
 // used in a stored original once its name is in the table and — when the
 // master has replicas — acknowledged by one, so a failover cannot lose a
-// name that an original refers to; a name whose id is taken by another
-// name (a hash collision) is stored inline. Known ids never change their
-// name, so they are cached for good.
+// name that an original refers to. Known ids never change their name, so
+// they are cached for good.
 type names struct {
 	mu     sync.RWMutex
 	known  map[nameRef]string // ids whose name is in the table
-	inline map[nameVal]bool   // names not to intern (collision or unacknowledged)
+	inline map[nameVal]bool   // names not to intern (every level's id taken)
 }
 
 func newNames() *names {
@@ -88,17 +103,36 @@ func (ix *Index) intern(ctx context.Context, k record.Kind, s string) (uint64, e
 	if s == "" || len(s) > maxInterned {
 		return 0, nil
 	}
-	id := nameID(k, s)
+	ix.names.mu.RLock()
+	skip := ix.names.inline[nameVal{k, s}]
+	ix.names.mu.RUnlock()
+	if skip {
+		return 0, nil
+	}
+	for level := range idLevels {
+		id, taken, err := ix.internAt(ctx, k, s, nameID(k, s, level))
+		if !taken || err != nil {
+			return id, err
+		}
+	}
+	ix.names.mu.Lock()
+	ix.names.inline[nameVal{k, s}] = true
+	ix.names.mu.Unlock()
+	return 0, nil
+}
+
+// internAt returns id if s is (now) filed under it; 0 and taken if
+// another name is; 0 if s is filed there but not yet safe to use.
+func (ix *Index) internAt(ctx context.Context, k record.Kind, s string, id uint64) (_ uint64, taken bool, _ error) {
 	ref := nameRef{k, id}
 	ix.names.mu.RLock()
 	have, ok := ix.names.known[ref]
-	skip := ix.names.inline[nameVal{k, s}]
 	ix.names.mu.RUnlock()
 	switch {
 	case ok && have == s:
-		return id, nil
-	case ok || skip:
-		return 0, nil
+		return id, false, nil
+	case ok:
+		return 0, true, nil
 	}
 	key := ix.l.nameKey(id)
 	var stored string
@@ -108,14 +142,14 @@ func (ix *Index) intern(ctx context.Context, k record.Kind, s string) (uint64, e
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("dedupindex/redis: intern %s %q: %w", k, s, err)
+		return 0, false, fmt.Errorf("dedupindex/redis: intern %s %q: %w", k, s, err)
 	}
 	// Use the id once a replica has the name, or if the master has no
 	// replica that could take over without it.
 	safe := a.acked >= 1
-	if !safe {
+	if !safe && stored == s {
 		if safe, err = ix.hasNoReplica(ctx, key); err != nil {
-			return 0, fmt.Errorf("dedupindex/redis: intern %s %q: %w", k, s, err)
+			return 0, false, fmt.Errorf("dedupindex/redis: intern %s %q: %w", k, s, err)
 		}
 	}
 	ix.names.mu.Lock()
@@ -123,13 +157,12 @@ func (ix *Index) intern(ctx context.Context, k record.Kind, s string) (uint64, e
 	switch {
 	case stored != s:
 		ix.names.known[ref] = stored
-		ix.names.inline[nameVal{k, s}] = true
-		return 0, nil
+		return 0, true, nil
 	case !safe:
-		return 0, nil // try again with the next original
+		return 0, false, nil // inline for now; try again with the next original
 	}
 	ix.names.known[ref] = s
-	return id, nil
+	return id, false, nil
 }
 
 // hasNoReplica reports whether the master serving key has no connected

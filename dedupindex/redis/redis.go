@@ -30,6 +30,8 @@ type Index struct {
 	lease        time.Duration
 	waitReplicas int
 	waitTimeout  time.Duration
+	claimPath    claimPath // benchmarks compare the paths
+	reads        readScore
 	valueMax     int // longest value kept in a bucket hash
 	log          *slog.Logger
 	instance     string
@@ -73,8 +75,19 @@ type options struct {
 	capacity     int64
 	noURLIndex   bool
 	closeClient  bool
+	claimPath    claimPath
 	log          *slog.Logger
 }
+
+// claimPath chooses how Claim starts: by readScore (the default), always
+// with the claim script, or always with a read.
+type claimPath int
+
+const (
+	pathAdaptive claimPath = iota
+	pathScript
+	pathRead
+)
 
 // Option configures New.
 type Option func(*options)
@@ -113,9 +126,10 @@ func WithClientClosed() Option { return func(o *options) { o.closeClient = true 
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
 // ErrOldLayout is returned by New for a prefix that holds an index in the
-// layout of earlier versions (one hash per digest), which this version
-// does not read.
-var ErrOldLayout = errors.New("dedupindex/redis: the prefix holds an index in the old one-key-per-digest layout, which this version does not read")
+// layout of an earlier version (layout 1: one hash per digest; layout 2:
+// the buckets of this one with larger values), which this version does not
+// read.
+var ErrOldLayout = errors.New("dedupindex/redis: the prefix holds an index in an older layout, which this version does not read")
 
 // New opens the index under the prefix on c (a *ClusterClient, *Client or
 // other UniversalClient), creating it if the prefix holds none. Close
@@ -148,12 +162,14 @@ func New(ctx context.Context, c goredis.UniversalClient, opts ...Option) (*Index
 		lease:        o.lease,
 		waitReplicas: o.waitReplicas,
 		waitTimeout:  o.waitTimeout,
+		claimPath:    o.claimPath,
 		log:          o.log,
 		instance:     hex.EncodeToString(inst[:]),
 		names:        newNames(),
 		active:       map[string]claimState{},
 		masters:      map[string]*masterState{},
 	}
+	ix.reads.v.Store(readScoreMax / 2)
 	entries, valueMax := ix.listpackLimits(ctx)
 	ix.valueMax = valueMax
 	capacity := o.capacity
@@ -247,7 +263,7 @@ func (ix *Index) openLayout(ctx context.Context, want *layout) (*layout, error) 
 			return nil, err
 		}
 		if found != "" {
-			return nil, fmt.Errorf("%w (found %s): re-import it from its WARC or CDXJ files with `wayside index import --index redis://…?prefix=NEW`, or keep running the earlier version on it", ErrOldLayout, found)
+			return nil, oldLayout("layout 1, found " + found)
 		}
 		byURL := "1"
 		if !want.byURL {
@@ -262,14 +278,22 @@ func (ix *Index) openLayout(ctx context.Context, want *layout) (*layout, error) 
 			return nil, fmt.Errorf("dedupindex/redis: create %s: %w", want.metaKey(), err)
 		}
 	}
-	if meta["layout"] != strconv.Itoa(layoutVersion) {
-		return nil, fmt.Errorf("dedupindex/redis: %s says layout %q; this version reads layout %d", want.metaKey(), meta["layout"], layoutVersion)
+	if v := meta["layout"]; v != strconv.Itoa(layoutVersion) {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 && n < layoutVersion {
+			return nil, oldLayout(fmt.Sprintf("layout %d, says %s", n, want.metaKey()))
+		}
+		return nil, fmt.Errorf("dedupindex/redis: %s says layout %q; this version reads layout %d (a later version of wayside wrote it?)", want.metaKey(), v, layoutVersion)
 	}
 	bits, err := strconv.ParseUint(meta["bits"], 10, 8)
 	if err != nil || bits < minBits || bits > maxBits || (meta["byurl"] != "0" && meta["byurl"] != "1") {
 		return nil, fmt.Errorf("dedupindex/redis: %s is damaged: %v", want.metaKey(), meta)
 	}
 	return newLayout(want.prefix, uint(bits), meta["byurl"] == "1"), nil
+}
+
+// oldLayout is the error for an index in an earlier layout.
+func oldLayout(what string) error {
+	return fmt.Errorf("%w (%s; this version reads layout %d): re-import it from its WARC or CDXJ files with `wayside index import --index redis://…?prefix=NEW`, or keep running the earlier version on it", ErrOldLayout, what, layoutVersion)
 }
 
 func scriptMap(cmd *goredis.Cmd) (map[string]string, error) {
@@ -425,9 +449,59 @@ func (ix *Index) claim(ctx context.Context, k dedupindex.Key, notBefore time.Tim
 	if err != nil {
 		return dedupindex.ClaimResult{}, err
 	}
-	token := ix.instance + "." + strconv.FormatUint(ix.seq.Add(1), 10)
-	keys := ix.slotKeys(s)
+	r, err := ix.claimSlot(ctx, k, s, notBefore)
+	if err == nil {
+		ix.reads.observe(r.State == dedupindex.Duplicate)
+	}
+	return r, err
+}
+
+// readScore follows how many recent claims found a committed original,
+// in [0, readScoreMax]: a re-crawl, where most do, reads first (one HGET
+// answers a duplicate); a first crawl, where most digests are new, goes
+// straight to the claim script, which a new digest needs anyway (a read
+// first would cost it a second round trip, and with appendfsync always a
+// second wait for the disk). Either way the answer is the same.
+type readScore struct{ v atomic.Int32 }
+
+const readScoreMax = 1 << 10
+
+func (r *readScore) first() bool { return r.v.Load() >= readScoreMax/2 }
+
+// observe moves the score 1/16 of the way towards readScoreMax after a
+// duplicate and towards 0 otherwise. Concurrent updates may be lost: it
+// only chooses a path.
+func (r *readScore) observe(dup bool) {
+	v := r.v.Load()
+	if dup {
+		v += (readScoreMax - v) >> 4
+	} else {
+		v -= v >> 4
+	}
+	r.v.Store(v)
+}
+
+func (ix *Index) claimSlot(ctx context.Context, k dedupindex.Key, s slot, notBefore time.Time) (dedupindex.ClaimResult, error) {
 	replaces := ""
+	if ix.claimPath == pathRead || ix.claimPath == pathAdaptive && ix.reads.first() {
+		// A committed original is answered by one HGET: the bucket holds
+		// committed originals only, so what it returns may be pointed at
+		// (it stays durable in its WARC even if a Commit replaces it
+		// meanwhile). Everything else takes the claim script.
+		v, err := ix.c.HGet(ctx, ix.l.digestKey(s.scope, s.bucket), s.field).Result()
+		switch {
+		case errors.Is(err, goredis.Nil) || err == nil && v == overflow:
+		case err != nil:
+			return dedupindex.ClaimResult{}, fmt.Errorf("dedupindex/redis: claim %s: %w", s.digest, ix.failed(err))
+		default:
+			if r, ok, err := ix.judge(ctx, s, v, notBefore); ok || err != nil {
+				return r, err
+			}
+			replaces = v // too old or unreadable: claim over it
+		}
+	}
+	token := ix.instance + "." + strconv.FormatUint(ix.seq.Add(1), 10)
+	keys := ix.slotKeys(s)[:3] // the claim script needs no queue key
 	// A second round claims over an original found too old or unreadable
 	// in the first, unless it changed meanwhile (then it is judged again).
 	for range 3 {
@@ -438,12 +512,8 @@ func (ix *Index) claim(ctx context.Context, k dedupindex.Key, notBefore time.Tim
 		switch res[0].(int64) {
 		case 1:
 			v, _ := res[1].(string)
-			o, err := ix.decode(ctx, s, v)
-			switch {
-			case err == nil && (notBefore.IsZero() || !o.Date.Before(notBefore)):
-				return dedupindex.ClaimResult{State: dedupindex.Duplicate, Original: o}, nil
-			case err != nil && !errors.Is(err, errUnusable):
-				return dedupindex.ClaimResult{}, err
+			if r, ok, err := ix.judge(ctx, s, v, notBefore); ok || err != nil {
+				return r, err
 			}
 			replaces = v
 			continue
@@ -466,10 +536,24 @@ func (ix *Index) claim(ctx context.Context, k dedupindex.Key, notBefore time.Tim
 	return dedupindex.ClaimResult{}, fmt.Errorf("dedupindex/redis: claim %s: the stored original keeps changing", s.digest)
 }
 
+// judge returns Duplicate with the original stored as v (ok), unless it
+// is dated before notBefore or cannot be read: then the claim goes on
+// (not ok, no error), claiming over v.
+func (ix *Index) judge(ctx context.Context, s slot, v string, notBefore time.Time) (_ dedupindex.ClaimResult, ok bool, _ error) {
+	o, err := ix.decode(ctx, s, v)
+	switch {
+	case err == nil && (notBefore.IsZero() || !o.Date.Before(notBefore)):
+		return dedupindex.ClaimResult{State: dedupindex.Duplicate, Original: o}, true, nil
+	case err != nil && !errors.Is(err, errUnusable):
+		return dedupindex.ClaimResult{}, false, err
+	}
+	return dedupindex.ClaimResult{}, false, nil
+}
+
 // decode turns a stored value into the original of slot s; errors about
 // the value itself wrap errUnusable.
 func (ix *Index) decode(ctx context.Context, s slot, v string) (dedupindex.Original, error) {
-	r, err := record.Decode([]byte(v))
+	r, err := record.DecodePacked([]byte(v))
 	if err != nil {
 		return dedupindex.Original{}, fmt.Errorf("dedupindex/redis: %s in scope %q: %w: %v", s.digest, s.scope, errUnusable, err)
 	}
@@ -525,7 +609,7 @@ func (ix *Index) store(ctx context.Context, s slot, o dedupindex.Original, token
 	if err != nil {
 		return false, err
 	}
-	v := string(record.Append(nil, r))
+	v := string(record.AppendPacked(nil, r))
 	long, todo := "0", "0"
 	if len(v) > ix.valueMax {
 		long = "1"
@@ -578,8 +662,7 @@ func (ix *Index) addURLEntry(ctx context.Context, s slot, o dedupindex.Original,
 	if old != "" {
 		if oo, err := ix.decode(ctx, s, old); err == nil {
 			if oldKey := dedupindex.URLKey(oo.TargetURI); oldKey != surtKey {
-				key, field := ix.l.urlEntry(s.scope, oldKey, s.sum)
-				if _, err := ix.write(ctx, key, 0, 0, func(c goredis.Cmdable) error { return c.HDel(ctx, key, field).Err() }); err != nil {
+				if err := ix.dropURLEntry(ctx, s, oldKey); err != nil {
 					return fmt.Errorf("dedupindex/redis: by-url remove %s: %w", oo.TargetURI, err)
 				}
 			}
@@ -598,6 +681,25 @@ func (ix *Index) addURLEntry(ctx context.Context, s slot, o dedupindex.Original,
 		return fmt.Errorf("dedupindex/redis: by-url done %s: %w", o.TargetURI, ix.failed(err))
 	}
 	return nil
+}
+
+// dropURLEntry removes the by-URL entry of a replaced original of slot s
+// whose target URI had SURT key oldKey, unless an original still stored
+// has the same entry (entries are short hashes, so two originals can
+// share one).
+func (ix *Index) dropURLEntry(ctx context.Context, s slot, oldKey string) error {
+	key, field := ix.l.urlEntry(s.scope, oldKey, s.sum)
+	found, err := ix.originalsByRef(ctx, s.scope, s.sum[:refLen])
+	if err != nil {
+		return err
+	}
+	for _, o := range found {
+		if k, f := ix.l.urlEntry(s.scope, dedupindex.URLKey(o.TargetURI), s.sum); k == key && f == field {
+			return nil
+		}
+	}
+	_, err = ix.write(ctx, key, 0, 0, func(c goredis.Cmdable) error { return c.HDel(ctx, key, field).Err() })
+	return err
 }
 
 // Repair writes the by-URL entries left queued by commits that failed

@@ -223,9 +223,9 @@ func countKeys(t *testing.T, c *goredis.ClusterClient, pattern string) int {
 	return int(n.Load())
 }
 
-// TestOldLayoutRefused: a prefix holding an index of the earlier layout
-// (one hash per digest, keys PREFIXo{…}) is refused with ErrOldLayout,
-// and left untouched.
+// TestOldLayoutRefused: a prefix holding an index of an earlier layout
+// (1: one hash per digest, keys PREFIXo{…}; 2: recorded in the meta key)
+// is refused with ErrOldLayout, and left untouched.
 func TestOldLayoutRefused(t *testing.T) {
 	ctx := context.Background()
 	c := clusterClient(t, sharedCluster(t))
@@ -240,6 +240,20 @@ func TestOldLayoutRefused(t *testing.T) {
 	}
 	if n := countKeys(t, c, prefix+"*"); n != 1 {
 		t.Fatalf("the refused open left %d keys under the prefix, want the 1 old key", n)
+	}
+
+	// Layout 2 (varint values, 28-bit name ids, 16-byte by-URL entries)
+	// has a meta key: refused the same way.
+	prefix = newPrefix()
+	if err := c.HSet(ctx, prefix+"meta", "layout", "2", "bits", "16", "byurl", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = wredis.New(ctx, c, wredis.WithPrefix(prefix))
+	if !errors.Is(err, wredis.ErrOldLayout) || !strings.Contains(err.Error(), "layout 2") {
+		t.Fatalf("New over a layout-2 index = %v, want ErrOldLayout naming layout 2", err)
+	}
+	if got, err := c.HGet(ctx, prefix+"meta", "layout").Result(); err != nil || got != "2" || countKeys(t, c, prefix+"*") != 1 {
+		t.Fatalf("the refused open changed the layout-2 index: layout %q %v", got, err)
 	}
 }
 
@@ -363,15 +377,19 @@ func onlyKey(t *testing.T, c *goredis.ClusterClient, pattern string) string {
 	return keys[0]
 }
 
-// TestInternCollision: two MIME types whose ids collide both round-trip
-// (the second is stored inline).
+// TestInternCollision: two MIME types whose level-0 ids collide both
+// round-trip, the second under a longer id; a name whose ids are taken at
+// every level (collisions too rare to provoke, so the other names are
+// filed by hand) is stored inline and still round-trips, and Check reports
+// the names filed under ids that are not theirs.
 func TestInternCollision(t *testing.T) {
 	ctx := context.Background()
 	c := clusterClient(t, sharedCluster(t))
 	a, b := wredis.CollidingMIMEs()
 	ix := open(t, c, wredis.WithPrefix(newPrefix()))
-	for i, m := range []string{a, b, a} {
-		p := fmt.Sprint("mime", i)
+	put := func(ix *wredis.Index, m string) {
+		t.Helper()
+		p := "mime " + m
 		k := dedupindex.Key{Scope: "s", Digest: indextest.Digest(p)}
 		o := indextest.Original(p, "http://e/"+p, time.Now())
 		o.MIME = m
@@ -382,6 +400,31 @@ func TestInternCollision(t *testing.T) {
 		if err != nil || !ok || got.MIME != m {
 			t.Fatalf("MIME %q read back as %q (%v %v)", m, got.MIME, ok, err)
 		}
+	}
+	for _, m := range []string{a, b, a} {
+		put(ix, m)
+	}
+	ida, erra := ix.MIMEIDForTest(ctx, a)
+	idb, errb := ix.MIMEIDForTest(ctx, b)
+	if erra != nil || errb != nil || ida == 0 || ida >= 128 || idb < 128 {
+		t.Fatalf("ids of colliding names: %d, %d (%v %v); want one below 128 and one above", ida, idb, erra, errb)
+	}
+
+	full, err := wredis.New(ctx, c, wredis.WithPrefix(newPrefix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	const m = "application/x-every-id-taken"
+	if err := full.TakeNameIDs(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	put(full, m)
+	if id, err := full.MIMEIDForTest(ctx, m); id != 0 || err != nil {
+		t.Fatalf("MIME with every id taken interned as %d (%v), want inline", id, err)
+	}
+	if err := full.Check(ctx); err == nil || !strings.Contains(err.Error(), "not filed under its id") {
+		t.Fatalf("Check of names filed under other ids = %v", err)
 	}
 }
 

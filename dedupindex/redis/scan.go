@@ -189,7 +189,8 @@ func (ix *Index) checkNames(ctx context.Context, n *goredis.Client, key string, 
 		if len(f) >= 2 {
 			id, w = binary.Uvarint([]byte(f[1:]))
 		}
-		if w <= 0 || w != len(f)-1 || nameID(record.Kind(f[0]), name) != id || ix.l.nameKey(id) != key {
+		level := idLevel(id)
+		if w <= 0 || w != len(f)-1 || level < 0 || nameID(record.Kind(f[0]), name, level) != id || ix.l.nameKey(id) != key {
 			bad("%s: name %q is not filed under its id (field %x)", key, name, f)
 		}
 	}
@@ -259,7 +260,7 @@ func (ix *Index) checkBucket(ctx context.Context, n *goredis.Client, key string,
 }
 
 func (ix *Index) checkURLBucket(ctx context.Context, n *goredis.Client, key string, bad func(string, ...any)) error {
-	bucket, scope, err := ix.l.parseBucketKey(key, 'b')
+	_, scope, err := ix.l.parseBucketKey(key, 'b')
 	if err != nil {
 		bad("%v", err)
 		return nil
@@ -269,7 +270,7 @@ func (ix *Index) checkURLBucket(ctx context.Context, n *goredis.Client, key stri
 		return err
 	}
 	for _, f := range fields {
-		hashRest := hashLen - ix.l.drop
+		hashRest := urlHashLen - ix.l.drop
 		if len(f) != hashRest+refLen {
 			bad("%s: entry %x has %d bytes, want %d", key, f, len(f), hashRest+refLen)
 			continue
@@ -280,8 +281,8 @@ func (ix *Index) checkURLBucket(ctx context.Context, n *goredis.Client, key stri
 		}
 		ok := false
 		for _, o := range found {
-			h := hash8(dedupindex.URLKey(o.TargetURI))
-			ok = ok || ix.l.bucketOf(h[:]) == bucket && string(h[ix.l.drop:]) == f[:hashRest]
+			k, field := ix.l.urlEntry(scope, dedupindex.URLKey(o.TargetURI), []byte(f[hashRest:]))
+			ok = ok || k == key && field == f
 		}
 		if !ok {
 			bad("%s: entry %x has no original", key, f)

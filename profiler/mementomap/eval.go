@@ -1,11 +1,12 @@
 package mementomap
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"math"
 	"strings"
+
+	"github.com/wayside-archive/wayside/internal/lookupset"
 )
 
 // Labelled is one lookup of an evaluation set: a key and whether the
@@ -22,43 +23,30 @@ type Labelled struct {
 // URI, not a SURT) is passed to onBad and skipped when onBad is set, else
 // it is an error; a line without a valid label is always an error.
 func ReadLabelled(r io.Reader, name string, onBad func(error)) ([]Labelled, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var out []Labelled
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" || strings.HasPrefix(s, "#") {
-			continue
-		}
-		lab, target, ok := strings.Cut(s, " ")
-		target = strings.TrimSpace(target)
-		if !ok || target == "" {
-			return nil, fmt.Errorf("mementomap: %s:%d: want \"<label> <URI or key>\"", name, line)
-		}
+	err := lookupset.Each(r, name, "<label> <URI or key>", func(line int, lab, target string) error {
 		var l Labelled
 		switch strings.ToLower(lab) {
 		case "1", "present", "+", "true":
 			l.Present = true
 		case "0", "absent", "-", "false":
 		default:
-			return nil, fmt.Errorf("mementomap: %s:%d: unknown label %q", name, line, lab)
+			return fmt.Errorf("unknown label %q", lab)
 		}
 		k, err := parseTarget(target)
 		if err != nil {
-			err = fmt.Errorf("mementomap: %s:%d: %w", name, line, err)
 			if onBad == nil {
-				return nil, err
+				return err
 			}
-			onBad(err)
-			continue
+			onBad(fmt.Errorf("mementomap: %s:%d: %w", name, line, err))
+			return nil
 		}
 		l.Key = k
 		out = append(out, l)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("mementomap: %s: %w", name, err)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mementomap: %w", err)
 	}
 	return out, nil
 }

@@ -258,6 +258,9 @@ type Status struct {
 	Claims     int64           `json:"claims"`
 	Revisits   int64           `json:"revisits"`
 	BytesSaved int64           `json:"bytes_saved"`
+	// Aggregate is the MementoMap-routed aggregator's state, when
+	// aggregate.archives is configured.
+	Aggregate *AggregateStatus `json:"aggregate,omitempty"`
 }
 
 // CapturesStatus describes the capture index behind the access routes.

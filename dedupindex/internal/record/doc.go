@@ -6,6 +6,14 @@
 // table of names (FromOriginal and Record.Original take the backend's
 // table as functions). The digest lives in the backend's key, not here.
 //
-// The encoding is part of stored layouts: testdata/record.txt pins it, and
-// a change needs a format version bump in every backend.
+// Two encodings: the varint one (Append, Decode) that pebble stores, and
+// the packed one (AppendPacked, DecodePacked) that Redis stores, where
+// memory is the cost: a format version in its header byte, 4-byte dates,
+// status 200 and ETag quotes implied by flags, and the target URI
+// Huffman-coded with a fixed table (urltable.go, made by gen_urltable.go
+// from the shared corpus). FieldSizes reports what each field costs.
+//
+// The encodings are part of stored layouts: testdata/record.txt and
+// testdata/packed.txt pin them, and a change needs a format version bump in
+// every backend.
 package record

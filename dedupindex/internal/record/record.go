@@ -101,7 +101,9 @@ func appendString(b []byte, s string) []byte {
 }
 
 // Append appends the compact encoding of r to b.
-func Append(b []byte, r *Record) []byte {
+func Append(b []byte, r *Record) []byte { return appendRecord(b, r, nil) }
+
+func appendRecord(b []byte, r *Record, m *marks) []byte {
 	var flags uint64
 	if r.Date.Nanosecond() != 0 {
 		flags |= fNanos
@@ -141,44 +143,58 @@ func Append(b []byte, r *Record) []byte {
 	if r.OriginID != 0 {
 		flags |= fOrigin
 	}
+	m.at(FieldHeader, b)
 	b = binary.AppendUvarint(b, flags)
+	m.at(FieldDate, b)
 	b = binary.AppendVarint(b, r.Date.Unix())
 	if flags&fNanos != 0 {
 		b = binary.AppendUvarint(b, uint64(r.Date.Nanosecond()))
 	}
+	m.at(FieldOrigin, b)
 	if flags&fOrigin != 0 {
 		b = binary.AppendUvarint(b, r.OriginID)
 	}
+	m.at(FieldURI, b)
 	b = appendString(b, r.TargetURI)
+	m.at(FieldRecordID, b)
 	if flags&fUUID != 0 {
 		b = append(b, uuid[:]...)
 	} else if flags&fRecordID != 0 {
 		b = appendString(b, r.RecordID)
 	}
+	m.at(FieldFile, b)
 	if flags&fFile != 0 {
 		b = binary.AppendUvarint(b, r.FileID)
 	} else if flags&fFileInline != 0 {
 		b = appendString(b, r.File)
 	}
+	m.at(FieldOffset, b)
 	b = binary.AppendUvarint(b, uint64(r.Offset))
+	m.at(FieldLength, b)
 	b = binary.AppendUvarint(b, uint64(r.Length))
+	m.at(FieldPayloadLength, b)
 	b = binary.AppendUvarint(b, uint64(r.PayloadLength))
+	m.at(FieldStatus, b)
 	if flags&fStatus != 0 {
 		b = binary.AppendUvarint(b, uint64(r.Status))
 	}
+	m.at(FieldMIME, b)
 	if flags&fMIME != 0 {
 		b = binary.AppendUvarint(b, r.MIMEID)
 	} else if flags&fMIMEInline != 0 {
 		b = appendString(b, r.MIME)
 	}
+	m.at(FieldETag, b)
 	if flags&fETag != 0 {
 		b = appendString(b, r.ETag)
 	}
+	m.at(FieldLastModified, b)
 	if flags&fLastMod != 0 {
 		b = appendString(b, r.LastModified)
 	} else if flags&fLastModTime != 0 {
 		b = binary.AppendVarint(b, lmTime)
 	}
+	m.at("", b)
 	return b
 }
 

@@ -1,0 +1,610 @@
+package aggregate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wayside-archive/wayside/internal/promtext"
+	"github.com/wayside-archive/wayside/profiler/mementomap"
+	"github.com/wayside-archive/wayside/replay"
+	"github.com/wayside-archive/wayside/sidecar/api"
+)
+
+// Aggregator answers Memento TimeMap and TimeGate requests for a URI-R
+// from several archives, asking only those whose MementoMap may hold it.
+// Build it with New, keep its maps fresh with Run, release it with Close.
+type Aggregator struct {
+	cfg     Config
+	log     *slog.Logger
+	routing bool
+	ups     []*upstream
+	tr      *http.Transport
+
+	lookups atomic.Int64
+	partial atomic.Int64
+}
+
+// upstream is one configured archive.
+type upstream struct {
+	cfg   ArchiveConfig
+	order int
+	// hosts are the scheme://host[:port] the archive may be reached at
+	// (its TimeMap's, TimeGate's and configured map's): nothing else is
+	// ever fetched for it, whatever a URI-R, a redirect or a Link says.
+	hosts    map[string]bool
+	follow   *http.Client // follows redirects within hosts
+	noFollow *http.Client // TimeGate: the redirect is the answer
+	amap     *archiveMap
+	stats    archiveStats
+}
+
+type archiveStats struct {
+	requests, avoided, hits, misses, errors, timeouts atomic.Int64
+	mapFetches, mapFailures                           atomic.Int64
+	latency                                           *promtext.Histogram
+}
+
+// latencyBounds are the upstream latency histogram's buckets (seconds).
+var latencyBounds = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+
+// Option configures New.
+type Option func(*Aggregator)
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(a *Aggregator) { a.log = l } }
+
+// WithoutRouting makes the aggregator ask every archive for every URI-R,
+// as MemGator does, and fetch no map: the baseline routing is measured
+// against.
+func WithoutRouting() Option { return func(a *Aggregator) { a.routing = false } }
+
+// New returns an aggregator over cfg's archives. cfg must have had
+// Defaults applied; problems Check reports are an error.
+func New(cfg Config, opts ...Option) (*Aggregator, error) {
+	var probs []string
+	cfg.Check(func(k, m string) { probs = append(probs, k+": "+m) })
+	if len(probs) > 0 {
+		return nil, fmt.Errorf("aggregate: config: %s", strings.Join(probs, "; "))
+	}
+	if !cfg.Enabled() {
+		return nil, errors.New("aggregate: no archives configured")
+	}
+	a := &Aggregator{cfg: cfg, log: slog.New(slog.DiscardHandler), routing: true}
+	for _, o := range opts {
+		o(a)
+	}
+	a.tr = &http.Transport{
+		DialContext:            (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:    10 * time.Second,
+		MaxIdleConnsPerHost:    32,
+		IdleConnTimeout:        90 * time.Second,
+		MaxResponseHeaderBytes: 1 << 20,
+		ForceAttemptHTTP2:      true,
+	}
+	if a.routing {
+		if err := os.MkdirAll(cfg.MapDir, 0o700); err != nil {
+			return nil, fmt.Errorf("aggregate: %w", err)
+		}
+		removeStaleTemps(cfg.MapDir)
+	}
+	for i, ac := range cfg.Archives {
+		up := &upstream{cfg: ac, order: i, hosts: map[string]bool{},
+			amap:  &archiveMap{state: mapNone, kick: make(chan struct{}, 1)},
+			stats: archiveStats{latency: promtext.NewHistogram(latencyBounds)}}
+		for _, p := range []string{ac.TimeMap, ac.TimeGate, ac.MementoMap} {
+			if u, err := url.Parse(p); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+				up.hosts[origin(u)] = true
+			}
+		}
+		up.follow = &http.Client{Transport: a.tr, CheckRedirect: up.checkRedirect}
+		up.noFollow = &http.Client{Transport: a.tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		if a.routing && ac.MementoMap != "" {
+			up.amap.state = mapWaiting
+			if ac.MementoMap != Discover {
+				up.amap.url = ac.MementoMap
+			}
+		}
+		a.ups = append(a.ups, up)
+	}
+	return a, nil
+}
+
+func origin(u *url.URL) string { return strings.ToLower(u.Scheme + "://" + u.Host) }
+
+func (up *upstream) allowed(u *url.URL) bool { return up.hosts[origin(u)] }
+
+func (up *upstream) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return fmt.Errorf("more than 5 redirects")
+	}
+	if !up.allowed(req.URL) {
+		return fmt.Errorf("redirect to %s, outside archive %s", origin(req.URL), up.cfg.Name)
+	}
+	return nil
+}
+
+// Run keeps every MementoMap fresh (fetched at once, then every Refresh)
+// until ctx ends. Without it, archives are asked for every URI-R.
+func (a *Aggregator) Run(ctx context.Context) error {
+	if !a.routing {
+		<-ctx.Done()
+		return nil
+	}
+	var wg sync.WaitGroup
+	for _, up := range a.ups {
+		if up.cfg.MementoMap == "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.runMaps(ctx, up)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// RefreshMaps fetches every map once, now (in parallel), and returns the
+// failures joined; the archives whose map failed are asked for every
+// URI-R.
+func (a *Aggregator) RefreshMaps(ctx context.Context) error {
+	if !a.routing {
+		return nil
+	}
+	errs := make([]error, len(a.ups))
+	var wg sync.WaitGroup
+	for i, up := range a.ups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = a.refreshMap(ctx, up)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Close unmaps the maps and closes idle connections.
+func (a *Aggregator) Close() error {
+	for _, up := range a.ups {
+		up.amap.install(nil, mapNone, 0, "")
+	}
+	a.tr.CloseIdleConnections()
+	return nil
+}
+
+// ParseURIR reads a URI-R as the aggregate routes take it (see
+// replay.ParseURIR: http:// assumed, http(s) with a host required),
+// without its fragment, at most 8 KiB.
+func ParseURIR(s string) (string, error) {
+	if len(s) > 8<<10 {
+		return "", fmt.Errorf("URI-R of %d bytes: at most 8192", len(s))
+	}
+	if strings.ContainsAny(s, " \t\r\n\x00") {
+		return "", fmt.Errorf("URI-R %q: contains white space or control characters", s)
+	}
+	if i := strings.IndexByte(s, '#'); i >= 0 {
+		s = s[:i]
+	}
+	return replay.ParseURIR(s)
+}
+
+// Outcome is what one archive contributed to an answer.
+type Outcome struct {
+	Archive string `json:"archive"`
+	// Asked is false when the archive's map said it holds nothing of the
+	// URI-R (the request was avoided).
+	Asked    bool          `json:"asked"`
+	Mementos int           `json:"mementos"`
+	Error    string        `json:"error,omitempty"`
+	Timeout  bool          `json:"timeout,omitempty"`
+	Duration time.Duration `json:"-"`
+}
+
+// Result is an aggregated answer: the mementos of every archive that
+// answered, oldest first.
+type Result struct {
+	URIR     string
+	Mementos []Memento
+	Archives []Outcome
+}
+
+// Partial reports whether an asked archive did not answer.
+func (r *Result) Partial() bool {
+	for _, o := range r.Archives {
+		if o.Error != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Asked returns the number of archives asked.
+func (r *Result) Asked() int {
+	n := 0
+	for _, o := range r.Archives {
+		if o.Asked {
+			n++
+		}
+	}
+	return n
+}
+
+// failures describes the archives that did not answer ("name (reason)").
+func (r *Result) failures() []string {
+	var out []string
+	for _, o := range r.Archives {
+		if o.Error != "" {
+			out = append(out, o.Archive+" ("+o.Error+")")
+		}
+	}
+	return out
+}
+
+// TimeMap returns every memento of uriR (a URI-R as ParseURIR returns it)
+// the archives that may hold it list, merged by time, within the deadline.
+func (a *Aggregator) TimeMap(ctx context.Context, uriR string) (*Result, error) {
+	return a.aggregate(ctx, uriR, nil)
+}
+
+// TimeGate returns the mementos of uriR near at: each asked archive's
+// TimeGate answer (its closest memento and the first, previous, next and
+// last it links), or its TimeMap when it has no TimeGate. Closest picks
+// the answer from them.
+func (a *Aggregator) TimeGate(ctx context.Context, uriR string, at time.Time) (*Result, error) {
+	return a.aggregate(ctx, uriR, &at)
+}
+
+func (a *Aggregator) aggregate(ctx context.Context, uriR string, at *time.Time) (*Result, error) {
+	if uriR == "" {
+		return nil, errors.New("aggregate: no URI-R")
+	}
+	a.lookups.Add(1)
+	key, keyErr := mementomap.KeyFor(uriR)
+	res := &Result{URIR: uriR, Archives: make([]Outcome, len(a.ups))}
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.Deadline)
+	defer cancel()
+	type answer struct {
+		i  int
+		ms []Memento
+		o  Outcome
+	}
+	ch := make(chan answer, len(a.ups))
+	asked := make([]bool, len(a.ups))
+	pending := 0
+	for i, up := range a.ups {
+		res.Archives[i] = Outcome{Archive: up.cfg.Name}
+		if a.routing && keyErr == nil && !up.amap.mayHold([]byte(key)) {
+			up.stats.avoided.Add(1)
+			continue
+		}
+		asked[i] = true
+		pending++
+		go func() {
+			start := time.Now()
+			ms, err := a.ask(ctx, up, uriR, at)
+			ch <- answer{i: i, ms: ms, o: a.account(up, ms, err, time.Since(start))}
+		}()
+	}
+	// Every ask ends by the deadline (its context's); the answer does not
+	// wait for a straggler past it (it is counted when it ends).
+	deadline := time.NewTimer(a.cfg.Deadline + 50*time.Millisecond)
+	defer deadline.Stop()
+	got := make([]bool, len(a.ups))
+collect:
+	for pending > 0 {
+		select {
+		case ans := <-ch:
+			pending--
+			got[ans.i] = true
+			res.Archives[ans.i] = ans.o
+			res.Mementos = append(res.Mementos, ans.ms...)
+		case <-deadline.C:
+			break collect
+		}
+	}
+	for i := range a.ups {
+		if asked[i] && !got[i] {
+			o := &res.Archives[i]
+			o.Asked, o.Timeout, o.Error = true, true, fmt.Sprintf("no answer within the deadline (%v)", a.cfg.Deadline)
+		}
+	}
+	a.merge(res)
+	if res.Partial() {
+		a.partial.Add(1)
+	}
+	return res, nil
+}
+
+// account records an archive's answer in its statistics.
+func (a *Aggregator) account(up *upstream, ms []Memento, err error, d time.Duration) Outcome {
+	st := &up.stats
+	st.requests.Add(1)
+	st.latency.Observe(d.Seconds())
+	o := Outcome{Archive: up.cfg.Name, Asked: true, Mementos: len(ms), Duration: d}
+	switch {
+	case errors.Is(err, context.Canceled):
+		// The client went away: not the archive's failure.
+		o.Error = "canceled"
+	case err != nil:
+		st.errors.Add(1)
+		o.Error = err.Error()
+		if errors.Is(err, context.DeadlineExceeded) {
+			st.timeouts.Add(1)
+			o.Timeout = true
+			o.Error = fmt.Sprintf("timeout after %v", d.Round(time.Millisecond))
+		}
+		a.log.Debug("aggregate: archive failed", "archive", up.cfg.Name, "err", err)
+	case len(ms) > 0:
+		st.hits.Add(1)
+	default:
+		st.misses.Add(1)
+	}
+	return o
+}
+
+// merge sorts the mementos by time (then archive priority and order, then
+// URI-M) and drops repeats of a URI-M.
+func (a *Aggregator) merge(res *Result) {
+	rank := map[string]int{}
+	for _, up := range a.ups {
+		rank[up.cfg.Name] = -up.cfg.Priority*1_000_000 + up.order
+	}
+	sort.SliceStable(res.Mementos, func(i, j int) bool {
+		x, y := res.Mementos[i], res.Mementos[j]
+		if !x.Datetime.Equal(y.Datetime) {
+			return x.Datetime.Before(y.Datetime)
+		}
+		if rank[x.Archive] != rank[y.Archive] {
+			return rank[x.Archive] < rank[y.Archive]
+		}
+		return x.URI < y.URI
+	})
+	seen := make(map[string]bool, len(res.Mementos))
+	out := res.Mementos[:0]
+	for _, m := range res.Mementos {
+		if !seen[m.URI] {
+			seen[m.URI] = true
+			out = append(out, m)
+		}
+	}
+	res.Mementos = out
+}
+
+// Closest returns the index of the memento closest to at (ties go to the
+// earlier, then to the archive listed first in the merged order), or -1.
+func Closest(ms []Memento, at time.Time) int {
+	best, bestD := -1, time.Duration(math.MaxInt64)
+	for i, m := range ms {
+		d := m.Datetime.Sub(at)
+		if d < 0 {
+			d = -d
+		}
+		if d < bestD {
+			best, bestD = i, d
+		}
+	}
+	return best
+}
+
+// ask fetches the archive's mementos of uriR: its TimeMap (all pages, up
+// to MaxPages), or for a TimeGate request its TimeGate's Link header when
+// it has one.
+func (a *Aggregator) ask(ctx context.Context, up *upstream, uriR string, at *time.Time) ([]Memento, error) {
+	ctx, cancel := context.WithTimeout(ctx, up.cfg.Timeout)
+	defer cancel()
+	ms, err := a.askOnce(ctx, up, uriR, at)
+	if err != nil && ctx.Err() != nil {
+		err = ctx.Err() // the deadline, a timeout, or the client gone
+	}
+	return ms, err
+}
+
+func (a *Aggregator) askOnce(ctx context.Context, up *upstream, uriR string, at *time.Time) ([]Memento, error) {
+	if at != nil && up.cfg.TimeGate != "" {
+		hdr := http.Header{}
+		hdr.Set("Accept-Datetime", at.UTC().Format(http.TimeFormat))
+		resp, err := a.get(ctx, up, up.cfg.TimeGate+uriR, hdr, false)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		switch {
+		case resp.StatusCode == http.StatusNotFound:
+			return nil, nil
+		case resp.StatusCode >= 400:
+			return nil, fmt.Errorf("TimeGate: HTTP %d", resp.StatusCode)
+		}
+		links, perr := ParseLinks(strings.Join(resp.Header.Values("Link"), ", "))
+		ms, _ := mementos(links, resp.Request.URL, up.cfg.Name)
+		if len(ms) == 0 {
+			if perr != nil {
+				return nil, fmt.Errorf("TimeGate: HTTP %d with an unreadable Link header: %v", resp.StatusCode, perr)
+			}
+			return nil, fmt.Errorf("TimeGate: HTTP %d without memento links", resp.StatusCode)
+		}
+		return ms, nil
+	}
+	next := up.cfg.TimeMap + uriR
+	var out []Memento
+	for page := 0; next != "" && page < a.cfg.MaxPages; page++ {
+		ms, n, err := a.timeMapPage(ctx, up, next)
+		if err != nil {
+			if page > 0 && len(out) > 0 {
+				return out, fmt.Errorf("TimeMap page %d: %w", page+1, err)
+			}
+			return nil, err
+		}
+		out = append(out, ms...)
+		next = n
+	}
+	return out, nil
+}
+
+// timeMapPage fetches one TimeMap page and returns its mementos and the
+// next page's URL (Link: rel="next", on the archive's hosts only).
+func (a *Aggregator) timeMapPage(ctx context.Context, up *upstream, target string) ([]Memento, string, error) {
+	hdr := http.Header{}
+	hdr.Set("Accept", "application/link-format")
+	resp, err := a.get(ctx, up, target, hdr, true)
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, "", nil
+	case resp.StatusCode != http.StatusOK:
+		return nil, "", fmt.Errorf("TimeMap: HTTP %d", resp.StatusCode)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, a.cfg.MaxTimeMapBytes+1))
+	if err != nil {
+		return nil, "", fmt.Errorf("TimeMap: read: %w", err)
+	}
+	if int64(len(body)) > a.cfg.MaxTimeMapBytes {
+		return nil, "", fmt.Errorf("TimeMap larger than %d bytes (max_timemap_bytes)", a.cfg.MaxTimeMapBytes)
+	}
+	links, perr := ParseLinks(string(body))
+	ms, bad := mementos(links, resp.Request.URL, up.cfg.Name)
+	if len(links) == 0 && len(strings.TrimSpace(string(body))) > 0 {
+		return nil, "", fmt.Errorf("TimeMap: not a link-format list: %v", perr)
+	}
+	if perr != nil || bad > 0 {
+		a.log.Warn("aggregate: TimeMap entries skipped", "archive", up.cfg.Name, "unreadable", bad, "err", perr)
+	}
+	next := ""
+	hl, _ := ParseLinks(strings.Join(resp.Header.Values("Link"), ", "))
+	for _, l := range hl {
+		if l.HasRel("next") {
+			if u, err := url.Parse(l.Target); err == nil {
+				if u = resp.Request.URL.ResolveReference(u); up.allowed(u) && u.String() != target {
+					next = u.String()
+				}
+			}
+			break
+		}
+	}
+	return ms, next, nil
+}
+
+// get issues one GET to an archive, refusing any URL outside its hosts (a
+// URI-R cannot steer it elsewhere), with its token when it has one.
+func (a *Aggregator) get(ctx context.Context, up *upstream, target string, hdr http.Header, follow bool) (*http.Response, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, fmt.Errorf("request URL: %v", err)
+	}
+	if !up.allowed(u) {
+		return nil, fmt.Errorf("refusing %s: outside archive %s", origin(u), up.cfg.Name)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = hdr
+	req.Header.Set("User-Agent", a.cfg.UserAgent)
+	if up.cfg.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+up.cfg.Token)
+	}
+	c := up.noFollow
+	if follow {
+		c = up.follow
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL may carry a token
+		}
+		return nil, err
+	}
+	a.noteMapLink(up, resp)
+	return resp, nil
+}
+
+// Stats returns each archive's counters.
+func (a *Aggregator) Stats() api.AggregateStatus {
+	st := api.AggregateStatus{DeadlineSeconds: a.cfg.Deadline.Seconds(), Lookups: a.lookups.Load(), Partial: a.partial.Load()}
+	ms := func(v float64) float64 {
+		if math.IsNaN(v) {
+			return 0
+		}
+		return math.Min(v, latencyBounds[len(latencyBounds)-1]) * 1000
+	}
+	for _, up := range a.ups {
+		s := &up.stats
+		ar := api.AggregateArchive{Name: up.cfg.Name,
+			MapFetches: s.mapFetches.Load(), MapFailures: s.mapFailures.Load(),
+			Requests: s.requests.Load(), Avoided: s.avoided.Load(), Hits: s.hits.Load(), Misses: s.misses.Load(),
+			Errors: s.errors.Load(), Timeouts: s.timeouts.Load(),
+			LatencyP50Ms: ms(s.latency.Quantile(0.5)), LatencyP99Ms: ms(s.latency.Quantile(0.99)),
+		}
+		if n := s.latency.Count(); n > 0 {
+			ar.LatencyMeanMs = s.latency.Sum() / float64(n) * 1000
+		}
+		var u string
+		ar.MapState, u, ar.MapLines, ar.MapFetchedAt, ar.MapError = up.amap.status()
+		ar.MapURL = redact(u)
+		st.Archives = append(st.Archives, ar)
+	}
+	return st
+}
+
+// WriteMetrics writes the aggregator's metrics in the Prometheus text
+// format: per archive, requests, avoided, hits, misses, errors, timeouts,
+// latency and map state.
+func (a *Aggregator) WriteMetrics(w io.Writer) {
+	counters := []struct {
+		name, help string
+		v          func(*archiveStats) int64
+	}{
+		{"wayside_aggregate_requests_total", "Lookups an upstream archive was asked.", func(s *archiveStats) int64 { return s.requests.Load() }},
+		{"wayside_aggregate_avoided_total", "Lookups not sent to an archive because its MementoMap said it holds nothing of the URI-R.", func(s *archiveStats) int64 { return s.avoided.Load() }},
+		{"wayside_aggregate_hits_total", "Lookups an archive answered with mementos.", func(s *archiveStats) int64 { return s.hits.Load() }},
+		{"wayside_aggregate_misses_total", "Lookups an archive answered without mementos.", func(s *archiveStats) int64 { return s.misses.Load() }},
+		{"wayside_aggregate_errors_total", "Lookups an archive failed (timeouts included).", func(s *archiveStats) int64 { return s.errors.Load() }},
+		{"wayside_aggregate_timeouts_total", "Lookups an archive did not answer in time.", func(s *archiveStats) int64 { return s.timeouts.Load() }},
+		{"wayside_aggregate_map_fetches_total", "MementoMap fetches.", func(s *archiveStats) int64 { return s.mapFetches.Load() }},
+		{"wayside_aggregate_map_failures_total", "MementoMap fetches or parses that failed (the archive is then asked for everything).", func(s *archiveStats) int64 { return s.mapFailures.Load() }},
+	}
+	for _, c := range counters {
+		promtext.Header(w, c.name, "counter", c.help)
+		for _, up := range a.ups {
+			fmt.Fprintf(w, "%s{archive=\"%s\"} %d\n", c.name, promtext.EscLabel(up.cfg.Name), c.v(&up.stats))
+		}
+	}
+	promtext.Header(w, "wayside_aggregate_map_loaded", "gauge", "Whether the archive's MementoMap is loaded and routes lookups (0: the archive is asked for everything).")
+	promtext.Header(w, "wayside_aggregate_map_lines", "gauge", "Data lines of the archive's loaded MementoMap.")
+	for _, up := range a.ups {
+		state, _, lines, _, _ := up.amap.status()
+		loaded := 0
+		if state == mapLoaded {
+			loaded = 1
+		}
+		fmt.Fprintf(w, "wayside_aggregate_map_loaded{archive=\"%s\"} %d\n", promtext.EscLabel(up.cfg.Name), loaded)
+		fmt.Fprintf(w, "wayside_aggregate_map_lines{archive=\"%s\"} %d\n", promtext.EscLabel(up.cfg.Name), lines)
+	}
+	promtext.Header(w, "wayside_aggregate_upstream_duration_seconds", "histogram", "Latency of requests to upstream archives.")
+	for _, up := range a.ups {
+		up.stats.latency.Write(w, "wayside_aggregate_upstream_duration_seconds", `archive="`+promtext.EscLabel(up.cfg.Name)+`"`)
+	}
+	promtext.Header(w, "wayside_aggregate_lookups_total", "counter", "Aggregated TimeMap and TimeGate requests answered.")
+	fmt.Fprintf(w, "wayside_aggregate_lookups_total %d\n", a.lookups.Load())
+	promtext.Header(w, "wayside_aggregate_partial_total", "counter", "Aggregated answers missing an asked archive (marked partial).")
+	fmt.Fprintf(w, "wayside_aggregate_partial_total %d\n", a.partial.Load())
+}
