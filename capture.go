@@ -2,6 +2,7 @@ package wayside
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -82,6 +83,19 @@ type Capture struct {
 	// crawl can send conditional requests.
 	ETag         string `json:"etag,omitempty"`
 	LastModified string `json:"last_modified,omitempty"`
+
+	// RecordBytes, when not nil, is the record exactly as it is in the
+	// file, uncompressed: WARC header, block and the closing CRLF pair.
+	// A producer that still holds the bytes it has just written sets it
+	// (the crawl writer does, when its Subscriber wants them), so a
+	// consumer that needs the payload parses these bytes
+	// (warcio.NewReader over a bytes.Reader gives the same Record a read
+	// back would) instead of reading the record back from its WARC file.
+	// It is optional: a consumer must read the record back when it is nil
+	// (other producers, captures caught up from CDXJ lines, and captures
+	// for which a queue's RecordBudget was spent). The bytes are shared
+	// and read-only; they are never serialised.
+	RecordBytes []byte `json:"-"`
 }
 
 // IsRevisit reports whether c is a revisit record.
@@ -106,6 +120,72 @@ func (c Capture) IsCapture() bool {
 func (c Capture) Complete() bool {
 	return (c.Type == "response" || c.Type == "resource") && c.Truncated == "" && !c.DigestMismatch && c.Digest != ""
 }
+
+// RecordBytesWanter is implemented by a Subscriber that uses
+// Capture.RecordBytes. A Fanout hands the bytes only to consumers that
+// want them (and strips them for the others), and reports whether any of
+// its consumers does, so a producer keeps them only when they are used.
+type RecordBytesWanter interface {
+	WantsRecordBytes() bool
+}
+
+// WantsRecordBytes reports whether s (a consumer, or a Fanout) wants
+// Capture.RecordBytes.
+func WantsRecordBytes(s Subscriber) bool {
+	w, ok := s.(RecordBytesWanter)
+	return ok && w.WantsRecordBytes()
+}
+
+// RecordBudget bounds the bytes of Capture.RecordBytes a queue holds at
+// once, so handing record bytes to a consumer that falls behind never
+// holds more than the budget in memory: a capture that does not fit
+// loses its RecordBytes (its consumer reads the record back instead). A
+// queue calls Take as a capture enters it and Release once it is done
+// with it. A RecordBudget is safe for concurrent use.
+type RecordBudget struct {
+	limit    int64
+	held     atomic.Int64
+	stripped atomic.Int64
+}
+
+// NewRecordBudget returns a budget of limit bytes (<= 0: none fit).
+func NewRecordBudget(limit int64) *RecordBudget { return &RecordBudget{limit: limit} }
+
+// Take keeps c.RecordBytes when they fit in what is left of the budget
+// and returns their size (to give back with Release); otherwise it sets
+// c.RecordBytes to nil and returns 0.
+func (b *RecordBudget) Take(c *Capture) int64 {
+	n := int64(len(c.RecordBytes))
+	if n == 0 {
+		c.RecordBytes = nil
+		return 0
+	}
+	for {
+		held := b.held.Load()
+		if held+n > b.limit {
+			c.RecordBytes = nil
+			b.stripped.Add(1)
+			return 0
+		}
+		if b.held.CompareAndSwap(held, held+n) {
+			return n
+		}
+	}
+}
+
+// Release gives back n bytes taken by Take.
+func (b *RecordBudget) Release(n int64) {
+	if n != 0 {
+		b.held.Add(-n)
+	}
+}
+
+// Held returns the bytes taken and not yet released.
+func (b *RecordBudget) Held() int64 { return b.held.Load() }
+
+// Stripped counts the captures that lost their RecordBytes because they
+// did not fit.
+func (b *RecordBudget) Stripped() int64 { return b.stripped.Load() }
 
 // Ref identifies the original capture a revisit points at.
 type Ref struct {

@@ -20,4 +20,18 @@
 // ever delays a WARC write or a dedup commit. Package consumers assembles
 // the consumers, the same for `wayside crawl` and `wayside serve`, and says
 // how to add one.
+//
+// A consumer that needs a capture's bytes (format characterization) would
+// otherwise read each record back from its WARC file. The crawl writer
+// still holds every record it has just written, uncompressed, so it hands
+// them on in Capture.RecordBytes — only when a consumer wants them
+// (RecordBytesWanter; Fanout.WantsRecordBytes tells the producer) and
+// never serialised. The Fanout gives them only to the consumers that want
+// them, within a per-consumer RecordBudget (WithRecordBudget, default
+// DefaultRecordBudget = 64 MiB held in a queue): a capture queued while
+// the budget is spent loses its bytes, and its consumer reads the record
+// back (warcio.FindFile, warcio.ReadAt). So memory stays bounded however
+// far a consumer falls behind, and a consumer must always be able to do
+// without the bytes: the ingester, CDXJ catch-up and resync never carry
+// them.
 package wayside

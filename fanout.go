@@ -28,6 +28,20 @@ func WithQueueSize(n int) FanoutOption {
 	}
 }
 
+// DefaultRecordBudget is the default WithRecordBudget: the most bytes of
+// Capture.RecordBytes each consumer's queue holds.
+const DefaultRecordBudget = 64 << 20
+
+// WithRecordBudget bounds, per consumer, the bytes of Capture.RecordBytes
+// held by the captures in its queue (default DefaultRecordBudget): a
+// capture queued while its consumer's budget is spent is delivered without
+// RecordBytes (the consumer reads the record back instead). Only
+// consumers that want the bytes (RecordBytesWanter) get them at all; n <= 0
+// gives them to none.
+func WithRecordBudget(n int64) FanoutOption {
+	return func(f *Fanout) { f.budget = n }
+}
+
 // WithLogger sets the logger consumer failures are reported to.
 func WithLogger(l *slog.Logger) FanoutOption {
 	return func(f *Fanout) {
@@ -57,9 +71,10 @@ func WithDrainTimeout(d time.Duration) FanoutOption {
 //
 // The zero value is not usable: create one with NewFanout.
 type Fanout struct {
-	log   *slog.Logger
-	queue int
-	drain time.Duration
+	log    *slog.Logger
+	queue  int
+	drain  time.Duration
+	budget int64
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -72,7 +87,7 @@ type Fanout struct {
 
 // NewFanout returns an empty Fanout.
 func NewFanout(opts ...FanoutOption) *Fanout {
-	f := &Fanout{log: slog.New(slog.DiscardHandler), queue: 8192, drain: time.Minute}
+	f := &Fanout{log: slog.New(slog.DiscardHandler), queue: 8192, drain: time.Minute, budget: DefaultRecordBudget}
 	for _, o := range opts {
 		o(f)
 	}
@@ -94,12 +109,21 @@ type ConsumerStats struct {
 	// Behind is set while dropped captures have not been caught up.
 	Behind    bool   `json:"behind,omitempty"`
 	LastError string `json:"last_error,omitempty"`
+	// RecordBytesHeld is the bytes of Capture.RecordBytes in the queue
+	// (at most the Fanout's record budget); RecordBytesStripped counts the
+	// captures delivered without them because the budget was spent. Both
+	// stay 0 for consumers that do not want record bytes.
+	RecordBytesHeld     int64 `json:"record_bytes_held,omitempty"`
+	RecordBytesStripped int64 `json:"record_bytes_stripped,omitempty"`
 }
 
 type consumer struct {
 	name string
 	sub  Subscriber
 	ch   chan Capture
+	// budget bounds the record bytes in ch; nil when the consumer does
+	// not want them.
+	budget *RecordBudget
 	// mu guards the counters below.
 	mu        sync.Mutex
 	delivered int64
@@ -119,6 +143,9 @@ type consumer struct {
 // may be added at any time; one added late sees only later captures.
 func (f *Fanout) Add(name string, s Subscriber) {
 	c := &consumer{name: name, sub: s, ch: make(chan Capture, f.queue)}
+	if WantsRecordBytes(s) {
+		c.budget = NewRecordBudget(f.budget)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -129,8 +156,23 @@ func (f *Fanout) Add(name string, s Subscriber) {
 	go f.run(c)
 }
 
+// WantsRecordBytes reports whether any consumer wants
+// Capture.RecordBytes: a producer hands them only then.
+func (f *Fanout) WantsRecordBytes() bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	for _, k := range f.consumers {
+		if k.budget != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // OnCapture queues c for every consumer and returns without waiting for
-// any of them. It never blocks; it fails only after Close.
+// any of them. It never blocks; it fails only after Close. c.RecordBytes
+// reach only the consumers that want them, within each one's record
+// budget.
 func (f *Fanout) OnCapture(_ context.Context, c Capture) error {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -138,11 +180,21 @@ func (f *Fanout) OnCapture(_ context.Context, c Capture) error {
 		return ErrFanoutClosed
 	}
 	for _, k := range f.consumers {
+		kc := c
+		var held int64
+		if k.budget != nil {
+			held = k.budget.Take(&kc)
+		} else {
+			kc.RecordBytes = nil
+		}
 		k.queued.Add(1)
 		select {
-		case k.ch <- c:
+		case k.ch <- kc:
 		default:
 			k.queued.Add(-1)
+			if k.budget != nil {
+				k.budget.Release(held)
+			}
 			k.mu.Lock()
 			k.dropped++
 			first := !k.behind
@@ -166,6 +218,9 @@ func (f *Fanout) run(k *consumer) {
 				return
 			}
 			err := deliver(f.ctx, k.sub, c)
+			if k.budget != nil {
+				k.budget.Release(int64(len(c.RecordBytes)))
+			}
 			k.mu.Lock()
 			if err != nil {
 				k.failed++
@@ -264,6 +319,9 @@ func (f *Fanout) Stats() []ConsumerStats {
 		k.mu.Lock()
 		s := ConsumerStats{Name: k.name, Delivered: k.delivered, Failed: k.failed, Dropped: k.dropped,
 			Resyncs: k.resyncs, Queued: len(k.ch), Behind: k.behind}
+		if k.budget != nil {
+			s.RecordBytesHeld, s.RecordBytesStripped = k.budget.Held(), k.budget.Stripped()
+		}
 		if k.lastErr != nil {
 			s.LastError = k.lastErr.Error()
 		}

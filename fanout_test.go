@@ -1,10 +1,13 @@
 package wayside_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -211,4 +214,111 @@ func TestFanoutCloseAbandonsStuckConsumer(t *testing.T) {
 	if got := ok.got(); len(got) != 10 {
 		t.Errorf("the healthy consumer got %d of 10 captures", len(got))
 	}
+}
+
+// bytesWanter records the RecordBytes it gets, holding each capture until
+// released.
+type bytesWanter struct {
+	release chan struct{}
+	mu      sync.Mutex
+	got     [][]byte
+}
+
+func (b *bytesWanter) WantsRecordBytes() bool { return true }
+
+func (b *bytesWanter) OnCapture(_ context.Context, c wayside.Capture) error {
+	<-b.release
+	b.mu.Lock()
+	b.got = append(b.got, c.RecordBytes)
+	b.mu.Unlock()
+	return nil
+}
+
+// bytesSeen records whether any capture reached it with RecordBytes.
+type bytesSeen struct{ n, withBytes atomic.Int64 }
+
+func (b *bytesSeen) OnCapture(_ context.Context, c wayside.Capture) error {
+	b.n.Add(1)
+	if c.RecordBytes != nil {
+		b.withBytes.Add(1)
+	}
+	return nil
+}
+
+// Record bytes reach only the consumers that want them, and a consumer
+// that falls behind holds at most its record budget of them: the captures
+// queued beyond it arrive without bytes (their consumer reads the records
+// back), and once the queue drains the bytes flow again.
+func TestFanoutRecordBytesBudget(t *testing.T) {
+	const budget, size = 4 << 10, 1 << 10
+	plain := wayside.NewFanout()
+	plain.Add("plain", &recorder{})
+	if plain.WantsRecordBytes() || wayside.WantsRecordBytes(plain) {
+		t.Fatal("a Fanout without a consumer that wants record bytes asks for them")
+	}
+	plain.Close()
+
+	f := wayside.NewFanout(wayside.WithRecordBudget(budget))
+	want := &bytesWanter{release: make(chan struct{})}
+	other := &bytesSeen{}
+	f.Add("wants", want)
+	f.Add("other", other)
+	if !wayside.WantsRecordBytes(f) {
+		t.Fatal("the Fanout does not ask for record bytes")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	send := func(i int) []byte {
+		c := wayside.Capture{URI: "http://example.com/" + strconv.Itoa(i), Type: "response",
+			RecordBytes: bytes.Repeat([]byte{byte(i)}, size)}
+		if err := f.OnCapture(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		return c.RecordBytes
+	}
+	var sent [][]byte
+	for i := range 10 {
+		sent = append(sent, send(i))
+	}
+	st := statsOf(t, f, "wants")
+	if st.RecordBytesHeld != budget || st.RecordBytesStripped != 10-budget/size {
+		t.Fatalf("while stuck: %d record bytes held, %d captures stripped; want %d and %d", st.RecordBytesHeld, st.RecordBytesStripped, budget, 10-budget/size)
+	}
+	close(want.release)
+	if err := f.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := statsOf(t, f, "wants"); st.RecordBytesHeld != 0 {
+		t.Fatalf("after draining, %d record bytes still held", st.RecordBytesHeld)
+	}
+	sent = append(sent, send(10)) // the budget is free again
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(want.got) != 11 {
+		t.Fatalf("got %d captures, want 11", len(want.got))
+	}
+	for i, b := range want.got {
+		kept := i < budget/size || i == 10
+		switch {
+		case kept && !bytes.Equal(b, sent[i]):
+			t.Errorf("capture %d: record bytes %d long, want the %d sent", i, len(b), len(sent[i]))
+		case !kept && b != nil:
+			t.Errorf("capture %d arrived with %d record bytes beyond the budget", i, len(b))
+		}
+	}
+	if other.n.Load() != 11 || other.withBytes.Load() != 0 {
+		t.Fatalf("the consumer that does not want record bytes got %d captures, %d with bytes", other.n.Load(), other.withBytes.Load())
+	}
+}
+
+func statsOf(t *testing.T, f *wayside.Fanout, name string) wayside.ConsumerStats {
+	t.Helper()
+	for _, s := range f.Stats() {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no consumer %s", name)
+	return wayside.ConsumerStats{}
 }

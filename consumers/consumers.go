@@ -41,6 +41,12 @@ type Config struct {
 	// DrainTimeout bounds how long Close waits for consumers to finish
 	// their queues (default: the Fanout's).
 	DrainTimeout time.Duration
+	// RecordBudget bounds, per consumer that wants them, the bytes of
+	// Capture.RecordBytes held in its Fanout queue, and those held by the
+	// characterizer's own queue (0: wayside.DefaultRecordBudget, 64 MiB;
+	// negative: no record bytes are handed on, consumers read records
+	// back). See wayside.WithRecordBudget.
+	RecordBudget int64
 	// Logger receives consumer failures (default: discard).
 	Logger *slog.Logger
 }
@@ -141,7 +147,7 @@ func Open(cfg Config) (*Set, error) {
 		s.subs = append(s.subs, Named{NameLiveMap, l})
 	}
 	if cfg.Characterize.Store != "" {
-		if err := s.openCharacterize(cfg.Characterize, cfg.CDXJDirs, cfg.Logger); err != nil {
+		if err := s.openCharacterize(cfg.Characterize, cfg.CDXJDirs, cfg.RecordBudget, cfg.Logger); err != nil {
 			if s.Live != nil {
 				s.Live.Close()
 			}
@@ -172,6 +178,9 @@ func Open(cfg Config) (*Set, error) {
 	}
 	if cfg.DrainTimeout > 0 {
 		opts = append(opts, wayside.WithDrainTimeout(cfg.DrainTimeout))
+	}
+	if cfg.RecordBudget != 0 {
+		opts = append(opts, wayside.WithRecordBudget(cfg.RecordBudget))
 	}
 	s.Fanout = wayside.NewFanout(opts...)
 	for _, n := range s.subs {
@@ -208,7 +217,7 @@ func openLiveMap(cfg LiveMapConfig, cdxjDirs []string, log *slog.Logger) (*profi
 	return l, nil
 }
 
-func (s *Set) openCharacterize(cfg CharacterizeConfig, cdxjDirs []string, log *slog.Logger) error {
+func (s *Set) openCharacterize(cfg CharacterizeConfig, cdxjDirs []string, budget int64, log *slog.Logger) error {
 	log = log.With("consumer", NameCharacterize)
 	eng, err := characterize.NewEngine()
 	if err != nil {
@@ -219,7 +228,7 @@ func (s *Set) openCharacterize(cfg CharacterizeConfig, cdxjDirs []string, log *s
 		return fmt.Errorf("consumers: %w", err)
 	}
 	c, err := characterize.New(characterize.Options{Store: st, Identifier: characterize.NewIdentifier(eng, cfg.Limits),
-		Dirs: cfg.WARCDirs, CDXJDirs: cdxjDirs, Workers: cfg.Workers, Logger: log})
+		Dirs: cfg.WARCDirs, CDXJDirs: cdxjDirs, Workers: cfg.Workers, RecordBudget: budget, Logger: log})
 	if err != nil {
 		st.Close()
 		return fmt.Errorf("consumers: %w", err)

@@ -61,3 +61,30 @@ func TestSetCatchUpDeliverAndReportFailure(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 }
+
+// Config.RecordBudget reaches the Fanout and the characterizer: by default
+// the characterizer takes the crawl writer's record bytes (and the Fanout
+// says so to the producer); a negative budget turns the hand-over off, so
+// the producer does not keep the bytes at all.
+func TestSetRecordBudget(t *testing.T) {
+	for _, tc := range []struct {
+		budget int64
+		want   bool
+	}{{0, true}, {1 << 20, true}, {-1, false}} {
+		dir := t.TempDir()
+		s, err := consumers.Open(consumers.Config{CDXJDirs: []string{dir}, RecordBudget: tc.budget,
+			Characterize: consumers.CharacterizeConfig{Store: filepath.Join(dir, "charz"), WARCDirs: []string{dir}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Fanout.WantsRecordBytes(); got != tc.want {
+			t.Errorf("budget %d: Fanout.WantsRecordBytes %v, want %v", tc.budget, got, tc.want)
+		}
+		if got := s.Characterizer.WantsRecordBytes(); got != tc.want {
+			t.Errorf("budget %d: Characterizer.WantsRecordBytes %v, want %v", tc.budget, got, tc.want)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

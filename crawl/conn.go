@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"strconv"
 	"sync"
 )
 
@@ -35,6 +36,13 @@ func (ex *exchange) addResp(p []byte) {
 		} else {
 			return
 		}
+		// Room for the whole body at once: growing by doubling as it
+		// arrives allocates (and leaves to the collector) twice as much.
+		if n := headContentLength(ex.resp.Bytes()[:ex.headEnd]); n > 0 {
+			if more := ex.headEnd + int(min(n, ex.maxBody, maxPresize)) - ex.resp.Len(); more > 0 {
+				ex.resp.Grow(more)
+			}
+		}
 		if limit := ex.headEnd + int(ex.maxBody); ex.resp.Len() > limit {
 			ex.resp.Truncate(limit)
 			ex.cut = true
@@ -47,6 +55,33 @@ func (ex *exchange) addResp(p []byte) {
 		ex.cut = true
 	}
 	ex.resp.Write(p)
+}
+
+// maxPresize bounds the body a response's Content-Length makes the
+// exchange reserve room for before the bytes arrive.
+const maxPresize = 64 << 20
+
+// headContentLength returns the Content-Length declared in a raw HTTP
+// response head, or -1.
+func headContentLength(head []byte) int64 {
+	for len(head) > 0 {
+		line := head
+		if i := bytes.IndexByte(head, '\n'); i >= 0 {
+			line, head = head[:i], head[i+1:]
+		} else {
+			head = nil
+		}
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok || !bytes.EqualFold(bytes.TrimSpace(name), []byte("Content-Length")) {
+			continue
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(value)), 10, 64)
+		if err != nil || n < 0 {
+			return -1
+		}
+		return n
+	}
+	return -1
 }
 
 // recConn wraps a connection and appends every byte written or read to the

@@ -56,7 +56,9 @@ type WriterOptions struct {
 	// (warcinfo records aside) once it is durable and its CDXJ line is
 	// written, in the order the records are in their file. It is called
 	// with the writer's lock held, so it must not block: give it a
-	// wayside.Fanout, which never does.
+	// wayside.Fanout, which never does. When it wants them
+	// (wayside.RecordBytesWanter: a Fanout with a consumer that does), each
+	// capture carries the record's uncompressed bytes in RecordBytes.
 	Subscriber wayside.Subscriber
 	// Scope is the dedup scope (collection) captures are filed under
 	// (wayside.Capture.Scope).
@@ -116,8 +118,10 @@ type Writer struct {
 	log     *slog.Logger
 	version string
 	gzPool  sync.Pool
-	// plainPool holds the buffers records are serialised into.
+	// plainPool holds the buffers records are serialised and compressed
+	// into, readPool the readers they are read back with.
 	plainPool sync.Pool
+	readPool  sync.Pool
 	cdxj      bool // CDXJ files are written beside the WARC files
 
 	mu         sync.Mutex
@@ -223,6 +227,7 @@ func OpenWriter(opts WriterOptions) (*Writer, error) {
 	w.cond = sync.NewCond(&w.mu)
 	level := opts.CompressionLevel
 	w.plainPool.New = func() any { return new(bytes.Buffer) }
+	w.readPool.New = func() any { return warcio.NewReader(bytes.NewReader(nil), "") }
 	w.gzPool.New = func() any {
 		zw, _ := gzip.NewWriterLevel(io.Discard, level)
 		return zw
@@ -264,48 +269,84 @@ func sanitizeHost(h string) string {
 	}, h)
 }
 
+// encoded is one record as it goes to its file.
+type encoded struct {
+	// member is the gzip member written.
+	member []byte
+	// rec is the record read back from its serialised bytes (nil for
+	// warcinfo records).
+	rec *warcio.Record
+	// raw is the serialised record, kept (not recycled) for the
+	// Subscriber's Capture.RecordBytes; nil when not kept.
+	raw []byte
+}
+
 // compress serialises and gzips each record into its own member, and reads
 // each serialised record back with warcio (the payload digest is not
 // recomputed when one is declared: the declared one is the digest rule's
 // answer), so its Capture and CDXJ line come from the one converter,
-// warcio.Record.Capture, over the exact bytes written.
-func (w *Writer) compress(recs []*Record, warcinfoID string, raw *int64) ([][]byte, []*warcio.Record, error) {
+// warcio.Record.Capture, over the exact bytes written. With keep, each
+// record is serialised into a buffer of its own, kept as encoded.raw.
+func (w *Writer) compress(recs []*Record, warcinfoID string, keep bool, raw *int64) ([]encoded, error) {
 	zw := w.gzPool.Get().(*gzip.Writer)
 	defer w.gzPool.Put(zw)
-	plain := w.plainPool.Get().(*bytes.Buffer)
+	rd := w.readPool.Get().(*warcio.Reader)
+	defer w.readPool.Put(rd)
+	pooled := w.plainPool.Get().(*bytes.Buffer)
+	z := w.plainPool.Get().(*bytes.Buffer)
 	defer func() {
-		if plain.Cap() <= 4<<20 { // a huge record's buffer is not kept
-			w.plainPool.Put(plain)
+		for _, b := range []*bytes.Buffer{pooled, z} {
+			if b.Cap() <= 4<<20 { // a huge record's buffer is not kept
+				w.plainPool.Put(b)
+			}
 		}
 	}()
-	out := make([][]byte, len(recs))
-	parsed := make([]*warcio.Record, len(recs))
+	out := make([]encoded, len(recs))
 	for i, r := range recs {
+		plain := pooled
 		plain.Reset()
+		if keep && !r.isInfo {
+			plain = bytes.NewBuffer(make([]byte, 0, len(r.Block)+headroom(r)))
+		}
 		r.marshal(plain, w.version, warcinfoID)
 		*raw += int64(plain.Len())
 		if !r.isInfo {
 			// A declared payload digest is what the digest rule takes: no
 			// need to hash the payload again. Without one it is computed.
 			skip := r.Get("WARC-Payload-Digest") != ""
-			rec, err := warcio.NewReader(smallBuf{bytes.NewReader(plain.Bytes())}, r.ID, warcio.Options{SkipPayloadDigest: skip}).Next()
+			rd.Reset(smallBuf{bytes.NewReader(plain.Bytes())}, r.ID, warcio.Options{SkipPayloadDigest: skip})
+			rec, err := rd.Next()
 			if err != nil {
-				return nil, nil, fmt.Errorf("crawl: record %s does not read back: %w", r.ID, err)
+				return nil, fmt.Errorf("crawl: record %s does not read back: %w", r.ID, err)
 			}
-			parsed[i] = rec
+			out[i].rec = rec
+			if plain != pooled {
+				out[i].raw = plain.Bytes()
+			}
 		}
-		var z bytes.Buffer
-		z.Grow(plain.Len()/3 + 64)
-		zw.Reset(&z)
+		z.Reset()
+		zw.Reset(z)
 		if _, err := zw.Write(plain.Bytes()); err != nil {
-			return nil, nil, fmt.Errorf("crawl: gzip record: %w", err)
+			return nil, fmt.Errorf("crawl: gzip record: %w", err)
 		}
 		if err := zw.Close(); err != nil {
-			return nil, nil, fmt.Errorf("crawl: gzip record: %w", err)
+			return nil, fmt.Errorf("crawl: gzip record: %w", err)
 		}
-		out[i] = z.Bytes()
+		// Compressed into a recycled buffer, then copied to one of the
+		// exact size: how much a record compresses is not known before.
+		out[i].member = bytes.Clone(z.Bytes())
 	}
-	return out, parsed, nil
+	return out, nil
+}
+
+// headroom is room enough for r's serialised header: its fields plus the
+// fixed ones the encoder adds.
+func headroom(r *Record) int {
+	n := 512
+	for _, f := range r.Fields {
+		n += len(f.Name) + len(f.Value) + 4
+	}
+	return n
 }
 
 // smallBuf makes warcio size its read buffer for a header, not for the
@@ -325,13 +366,14 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 	infoID := w.warcinfoID
 	w.mu.Unlock()
 	var raw int64
-	members, parsed, err := w.compress(recs, infoID, &raw)
+	keep := w.opts.Subscriber != nil && wayside.WantsRecordBytes(w.opts.Subscriber)
+	enc, err := w.compress(recs, infoID, keep, &raw)
 	if err != nil {
 		return Written{}, err
 	}
 	total := int64(0)
-	for _, m := range members {
-		total += int64(len(m))
+	for _, e := range enc {
+		total += int64(len(e.member))
 	}
 
 	w.mu.Lock()
@@ -360,13 +402,14 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 	}
 	if w.warcinfoID != infoID {
 		raw = 0
-		if members, parsed, err = w.compress(recs, w.warcinfoID, &raw); err != nil {
+		if enc, err = w.compress(recs, w.warcinfoID, keep, &raw); err != nil {
 			return Written{}, err
 		}
 	}
 	start := w.size
 	wr := Written{Placements: make([]Placement, len(recs))}
-	for i, m := range members {
+	for i, e := range enc {
+		m := e.member
 		if err := w.writeChunked(m); err != nil {
 			w.undoLocked(start, err)
 			return Written{}, fmt.Errorf("crawl: write %s: %w", w.name+openSuffix, err)
@@ -379,7 +422,8 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 	w.stats.Records += int64(len(recs))
 	w.stats.RawBytes += raw
 	w.stats.StoredBytes += w.size - start
-	for i, rec := range parsed {
+	for i, e := range enc {
+		rec := e.rec
 		if rec == nil {
 			continue
 		}
@@ -387,6 +431,9 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 		c := rec.Capture(w.name)
 		c.Dir, c.Scope = w.opts.Dir, w.opts.Scope
 		wr.captures = append(wr.captures, c)
+		// Only the Subscriber gets the bytes: the receipt's captures go
+		// back to the caller.
+		c.RecordBytes = e.raw
 		p := pendingLine{seq: wr.seq, file: w.name, capture: c}
 		if w.cdxj && cdxj.HasLine(rec) {
 			l := cdxj.FromCapture(c)
@@ -599,9 +646,9 @@ func (w *Writer) openFileLocked() error {
 	}, w.opts.Info...)
 	info.Block = warcinfoBlock(fields)
 	var raw int64
-	members, _, err := w.compress([]*Record{info}, "", &raw)
+	enc, err := w.compress([]*Record{info}, "", false, &raw)
 	if err == nil {
-		_, err = f.Write(members[0])
+		_, err = f.Write(enc[0].member)
 	}
 	if err != nil {
 		f.Close()
@@ -614,7 +661,7 @@ func (w *Writer) openFileLocked() error {
 		f.Close()
 		return fmt.Errorf("crawl: sync warc dir: %w", err)
 	}
-	w.f, w.name, w.size, w.warcinfoID = f, name, int64(len(members[0])), info.ID
+	w.f, w.name, w.size, w.warcinfoID = f, name, int64(len(enc[0].member)), info.ID
 	w.infoLen = w.size
 	w.stats.Files++
 	w.stats.Records++

@@ -1,17 +1,32 @@
 #!/usr/bin/env bash
-# bench-characterize.sh — format characterization throughput and overhead.
+# bench-characterize.sh — format characterization throughput, and what it
+# costs a crawl.
 #
 # 1. `wayside characterize` on the warcgen benchmark WARC: uncompressed (raw)
 #    MB per CPU-second (user+sys) and peak RSS, next to `wayside cdxj` on
 #    the same file in the same run (the floor: reading, decompressing and
-#    digesting the records). Target: >= 50 raw MB per CPU-second.
-# 2. `wayside crawl` of the benchmark site (crawl/sitetest/benchsite) with
-#    and without --characterize, in the same run: raw WARC MB written per
-#    CPU-second of the crawler process (characterization runs in it).
-#    Target: at most 30% lower with characterization on.
+#    digesting the records), for this tree ("after") and for BEFORE.
+#    Target: >= 50 raw MB per CPU-second.
+# 2. `wayside crawl` with and without --characterize, for this tree and for
+#    BEFORE, of two local sites served from separate processes:
+#      - warcsite: the HTTP responses of the warcgen WARC (scripts/warcsite:
+#        HTML, CSS, JS, JSON, SVG, JPEG, PNG, GIF, WebP, WOFF2, some
+#        gzip-encoded; duplicates under other URLs become revisits), the
+#        realistic format mix;
+#      - benchsite: PAGES resources of SIZE bytes, half HTML, half random
+#        binary (crawl/sitetest/benchsite), siegfried's worst case (no magic
+#        number matches, every byte of the scan windows is read).
+#    A run's throughput is the raw WARC bytes written (zcat | wc -c) per
+#    CPU-second of the crawler process (characterization runs in it). Each
+#    configuration runs REPS times, interleaved; medians are printed, and
+#    for each binary how much lower the throughput is with
+#    characterization on. Target: at most 30% lower.
+#
+# BEFORE defaults to c61cfcc, main before Capture.RecordBytes (the
+# characterizer read every record back from its WARC file).
 #
 #   scripts/bench-characterize.sh              # generates /tmp/bench.warc.gz if missing
-#   WARC=/path/file.warc.gz PAGES=400 SIZE=262144 scripts/bench-characterize.sh
+#   WARC=/path/file.warc.gz REPS=5 BEFORE=main PAGES=400 SIZE=262144 scripts/bench-characterize.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WARC=${WARC:-/tmp/bench.warc.gz}
@@ -19,17 +34,24 @@ SHARED=${SHARED:-../shared}
 PAGES=${PAGES:-400}
 SIZE=${SIZE:-262144}
 PARALLEL=${PARALLEL:-4}
+REPS=${REPS:-3}
+BEFORE=${BEFORE:-c61cfcc}
 if [ ! -f "$WARC" ]; then
   echo "bench-characterize: generating $WARC with $SHARED/tools/warcgen" >&2
   (cd "$SHARED/tools/warcgen" && go run . -o "$WARC")
 fi
 command -v /usr/bin/time >/dev/null || { echo "bench-characterize: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 work=$(mktemp -d)
-trap 'kill "${site_pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
-go build -o "$work/wayside" ./cmd/wayside
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+go build -o "$work/after" ./cmd/wayside
+mkdir "$work/src-before"
+git archive "$BEFORE" | tar -x -C "$work/src-before"
+(cd "$work/src-before" && go build -o "$work/before" ./cmd/wayside)
 go build -o "$work/benchsite" ./crawl/sitetest/benchsite
+go build -o "$work/warcsite" ./scripts/warcsite
 
-# measure LABEL CMD...: runs CMD under /usr/bin/time; sets cpu and rss.
+# measure LABEL CMD...: runs CMD under /usr/bin/time; sets cpu and rssmb.
 measure() {
   local label=$1; shift
   /usr/bin/time -f "%U %S %M" -o "$work/$label.time" "$@" >"$work/$label.out" 2>"$work/$label.err"
@@ -39,32 +61,76 @@ measure() {
 }
 
 raw=$(gzip -dc "$WARC" | wc -c)
-echo "== wayside characterize on $WARC ($(awk -v r="$raw" 'BEGIN { printf "%.1f", r/1e6 }') raw MB)"
-measure cdxj "$work/wayside" cdxj -q -j 1 -o "$work/x.cdxj" "$WARC"
-cdxj_cpu=$cpu cdxj_rss=$rssmb
-measure char "$work/wayside" characterize -q -j 1 "$WARC"
-char_cpu=$cpu char_rss=$rssmb
-awk -v raw="$raw" -v c="$char_cpu" -v f="$cdxj_cpu" -v rc="$char_rss" -v rf="$cdxj_rss" 'BEGIN {
-  printf "  wayside cdxj (floor)     %6.2f CPU-s  %6.1f raw MB/CPU-s  peak RSS %4d MB\n", f, raw/1e6/f, rf
-  printf "  wayside characterize     %6.2f CPU-s  %6.1f raw MB/CPU-s  peak RSS %4d MB   (%.2fx the floor'"'"'s CPU; target >= 50 MB/CPU-s)\n", c, raw/1e6/c, rc, c/f }'
-grep -E "records|UNKNOWN" "$work/char.out" | head -3 | sed 's/^/  /'
+echo "== wayside characterize on $WARC ($(awk -v r="$raw" 'BEGIN { printf "%.1f", r/1e6 }') raw MB); before = $BEFORE"
+measure cdxj "$work/after" cdxj -q -j 1 -o "$work/x.cdxj" "$WARC"
+awk -v raw="$raw" -v c="$cpu" -v r="$rssmb" 'BEGIN {
+  printf "  wayside cdxj (floor)          %6.2f CPU-s  %6.1f raw MB/CPU-s  peak RSS %4d MB\n", c, raw/1e6/c, r }'
+floor=$cpu
+for bin in before after; do
+  measure "char-$bin" "$work/$bin" characterize -q -j 1 "$WARC"
+  awk -v raw="$raw" -v c="$cpu" -v r="$rssmb" -v f="$floor" -v b="$bin" 'BEGIN {
+    printf "  wayside characterize (%-6s) %6.2f CPU-s  %6.1f raw MB/CPU-s  peak RSS %4d MB  (%.2fx the floor'"'"'s CPU; target >= 50 MB/CPU-s)\n", b, c, raw/1e6/c, r, c/f }'
+done
+grep -E "records|UNKNOWN" "$work/char-after.out" | head -3 | sed 's/^/  /'
 
-echo "== wayside crawl of benchsite ($PAGES resources of $SIZE bytes), characterization off vs on"
-"$work/benchsite" -pages "$PAGES" -size "$SIZE" >"$work/url" &
-site_pid=$!
-for _ in $(seq 50); do [ -s "$work/url" ] && break; sleep 0.1; done
-url=$(head -1 "$work/url")
-crawl() { # crawl LABEL [flags]: sets tput (raw MB per CPU-s)
-  local label=$1; shift
-  measure "$label" "$work/wayside" crawl --quiet --delay 0 --parallel "$PARALLEL" --max-pages 0 --warc-dir "$work/$label" "$@" "$url"
-  local r
-  r=$(cat "$work/$label"/*.warc.gz | gzip -dc | wc -c)
-  tput=$(awk -v r="$r" -v c="$cpu" 'BEGIN { printf "%.1f", r/1e6/c }')
-  printf "  %-26s %6.2f CPU-s  %6.1f raw MB/CPU-s  peak RSS %4d MB  (%.1f raw MB)\n" "$label" "$cpu" "$tput" "$rssmb" "$(awk -v r="$r" 'BEGIN { print r/1e6 }')"
+# start NAME CMD...: starts a site server, sets url.
+start() {
+  local name=$1; shift
+  "$@" >"$work/$name.url" 2>"$work/$name.log" &
+  pids+=($!)
+  for _ in $(seq 600); do [ -s "$work/$name.url" ] && break; sleep 0.1; done
+  [ -s "$work/$name.url" ] || { echo "bench-characterize: $name did not start:" >&2; cat "$work/$name.log" >&2; exit 1; }
+  url=$(head -1 "$work/$name.url")
 }
-crawl crawl-off
-off=$tput
-crawl crawl-characterize --characterize
-on=$tput
-grep characterized "$work/crawl-characterize.out" | sed 's/^ */  /'
-awk -v off="$off" -v on="$on" 'BEGIN { printf "  throughput with characterization: %.1f%% lower (target: at most 30%%)\n", (1 - on/off) * 100 }'
+
+# crawl SITE URL BIN on|off [crawl flags]: one crawl; appends "SITE BIN STATE MB/CPU-s CPU RSS RAW" to results.
+crawl() {
+  local site=$1 u=$2 bin=$3 state=$4; shift 4
+  local dir="$work/warcs-$site-$bin-$state" flags=()
+  rm -rf "$dir"
+  [ "$state" = on ] && flags=(--characterize)
+  measure "crawl-$site-$bin-$state" "$work/$bin" crawl --quiet --delay 0 --parallel "$PARALLEL" --max-pages 0 --warc-dir "$dir" "${flags[@]}" "$@" "$u"
+  local r
+  r=$(cat "$dir"/*.warc.gz | gzip -dc | wc -c)
+  echo "$site $bin $state $(awk -v r="$r" -v c="$cpu" 'BEGIN { printf "%.2f", r/1e6/c }') $cpu $rssmb $r" >>"$work/results"
+  if [ "$state" = on ] && ! grep -q "characterized" "$work/crawl-$site-$bin-$state.out"; then
+    echo "bench-characterize: no characterization summary from $bin:" >&2; cat "$work/crawl-$site-$bin-$state.out" >&2; exit 1
+  fi
+}
+
+start warcsite "$work/warcsite" "$WARC"
+warcsite_url=$url
+start benchsite "$work/benchsite" -pages "$PAGES" -size "$SIZE"
+benchsite_url=$url
+echo "== wayside crawl, characterization off vs on, $REPS runs each, interleaved; --parallel $PARALLEL"
+echo "   warcsite: $(tail -1 "$work/warcsite.log" | sed 's/^warcsite: //; s/, on http.*//')"
+echo "   benchsite: $PAGES resources of $SIZE bytes"
+for i in $(seq "$REPS"); do
+  for bin in before after; do
+    for state in off on; do
+      # --depth 2: the root, its index pages and the resources they list
+      # (the HTML payloads' own links point at the original hosts or at
+      # paths the site does not serve).
+      crawl warcsite "$warcsite_url" "$bin" "$state" --depth 2
+      crawl benchsite "$benchsite_url" "$bin" "$state"
+    done
+  done
+done
+grep -h "characterized" "$work"/crawl-*-after-on.out | sort -u | sed 's/^ */  after: /'
+awk '
+  { k = $1 " " $2 " " $3; v[k, ++n[k]] = $4; cpu[k, n[k]] = $5; rss[k, n[k]] = $6; raw[k, n[k]] = $7 }
+  function median(a, k,   m, i, j, t, x) {
+    m = n[k]; for (i = 1; i <= m; i++) x[i] = a[k, i];
+    for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
+    return (m % 2) ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2 }
+  END {
+    split("warcsite benchsite", sites, " "); split("before after", bins, " ");
+    for (s = 1; s <= 2; s++) {
+      printf "  %s (median of %d):\n", sites[s], n[sites[s] " before off"];
+      for (b = 1; b <= 2; b++) {
+        off = sites[s] " " bins[b] " off"; on = sites[s] " " bins[b] " on";
+        printf "    %-6s off %6.1f raw MB/CPU-s (%5.2f CPU-s, RSS %4d MB)   on %6.1f raw MB/CPU-s (%5.2f CPU-s, RSS %4d MB)   %.1f%% lower (target: at most 30%%)\n",
+          bins[b], median(v, off), median(cpu, off), median(rss, off), median(v, on), median(cpu, on), median(rss, on), (1 - median(v, on) / median(v, off)) * 100
+      }
+    }
+  }' "$work/results"

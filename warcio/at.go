@@ -57,11 +57,17 @@ func FindFile(dirs []string, file string) (*os.File, error) {
 // bounds the bytes read. The record's Offset is offset. Use
 // Options.KeepPayload to get the payload bytes.
 func ReadAt(f io.ReaderAt, name string, offset, length int64, opts Options) (*Record, error) {
+	return new(Reader).ReadRecordAt(f, name, offset, length, opts)
+}
+
+// ReadRecordAt is ReadAt reusing r's buffers and decompressor (see Reset):
+// a consumer reading many records back one at a time keeps one Reader.
+func (r *Reader) ReadRecordAt(f io.ReaderAt, name string, offset, length int64, opts Options) (*Record, error) {
 	n := int64(1<<62 - offset)
 	if length > 0 {
 		n = length
 	}
-	r := NewReader(io.NewSectionReader(f, offset, n), name, opts)
+	r.Reset(io.NewSectionReader(f, offset, n), name, opts)
 	rec, err := r.Next()
 	if err == io.EOF {
 		return nil, fmt.Errorf("warcio: %s offset %d: no record there", name, offset)

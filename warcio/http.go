@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/excerpt"
@@ -72,7 +73,12 @@ func ParseHTTPResponse(block io.Reader) (*HTTPInfo, error) {
 // digests its payload like ParseHTTPResponse. When payload is not nil the
 // de-chunked entity body is also written to it.
 func ParseHTTP(block io.Reader, payload io.Writer) (*HTTPInfo, error) {
-	br := bufio.NewReaderSize(block, 64<<10)
+	br := httpReaders.Get().(*bufio.Reader)
+	br.Reset(block)
+	defer func() {
+		br.Reset(nil)
+		httpReaders.Put(br)
+	}()
 	info, err := parseHTTPHead(br, false)
 	if err != nil {
 		return nil, err
@@ -88,6 +94,11 @@ func ParseHTTP(block io.Reader, payload io.Writer) (*HTTPInfo, error) {
 	info.PayloadDigest = digest.FromHash(digest.SHA1, h).String()
 	return info, nil
 }
+
+// httpReaders recycles ParseHTTP's buffers: a crawler parses every
+// response it records, and a 64 KiB buffer each is most of what that
+// allocates.
+var httpReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
 
 var errNotHTTP = errors.New("warcio: block is not an HTTP message")
 

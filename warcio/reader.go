@@ -84,6 +84,7 @@ type Reader struct {
 	gz         *gzip.Reader
 	dcnt       countingReader
 	br         *bufio.Reader // decompressed bytes; == raw for plain files
+	zbr        *bufio.Reader // the buffer of decompressed bytes (kept by Reset)
 	compressed bool
 	started    bool
 	bufSize    int
@@ -218,7 +219,24 @@ func Open(path string, opts ...Options) (*Reader, error) {
 // seeks back to resynchronise after a corrupt record; otherwise it scans
 // forward only.
 func NewReader(rd io.Reader, name string, opts ...Options) *Reader {
-	r := &Reader{name: name}
+	r := &Reader{}
+	r.reset(rd, name, opts, nil)
+	return r
+}
+
+// Reset makes r read rd from its start, as NewReader(rd, name, opts...)
+// would, reusing r's buffers and decompressor: a caller that reads many
+// small inputs one after the other (records held in memory, records read
+// back one at a time) allocates them once. The records r returned before
+// stay valid. Close is not called on a file r opened.
+func (r *Reader) Reset(rd io.Reader, name string, opts ...Options) {
+	old := *r
+	*r = Reader{}
+	r.reset(rd, name, opts, &old)
+}
+
+func (r *Reader) reset(rd io.Reader, name string, opts []Options, old *Reader) {
+	r.name = name
 	if len(opts) > 0 {
 		r.opts = opts[0]
 	}
@@ -238,13 +256,31 @@ func NewReader(rd io.Reader, name string, opts ...Options) *Reader {
 	} else if s, ok := rd.(interface{ Len() int }); ok && s.Len() < rawBufSize {
 		r.bufSize = max(s.Len(), 4096)
 	}
-	r.rawBuf = bufio.NewReaderSize(&r.cnt, r.bufSize)
-	r.raw = r.rawBuf
-	r.hbr = bufio.NewReaderSize(&r.blk, min(64<<10, max(r.bufSize, 4096)))
-
 	r.blk.r = r
-	r.hash = newPayloadHash()
-	return r
+	hbrSize := min(64<<10, max(r.bufSize, 4096))
+	if old != nil {
+		// Buffers at least as large as this input would get are reused.
+		if old.rawBuf != nil && old.rawBuf.Size() >= r.bufSize {
+			r.rawBuf = old.rawBuf
+			r.rawBuf.Reset(&r.cnt)
+		}
+		if old.hbr != nil && old.hbr.Size() >= hbrSize {
+			r.hbr = old.hbr
+			r.hbr.Reset(&r.blk)
+		}
+		r.hash, r.gz, r.zbr = old.hash, old.gz, old.zbr
+		r.rawHash, r.teeBR = old.rawHash, old.teeBR
+	}
+	if r.rawBuf == nil {
+		r.rawBuf = bufio.NewReaderSize(&r.cnt, r.bufSize)
+	}
+	r.raw = r.rawBuf
+	if r.hbr == nil {
+		r.hbr = bufio.NewReaderSize(&r.blk, hbrSize)
+	}
+	if r.hash == nil {
+		r.hash = newPayloadHash()
+	}
 }
 
 // Name returns the name given to NewReader (the base name for Open).
@@ -306,9 +342,16 @@ func (r *Reader) start() {
 	}
 	if b, _ := r.raw.Peek(2); len(b) == 2 && b[0] == 0x1f && b[1] == 0x8b {
 		r.compressed = true
-		r.gz = new(gzip.Reader)
+		if r.gz == nil {
+			r.gz = new(gzip.Reader)
+		}
 		r.dcnt.r = r.gz
-		r.br = bufio.NewReaderSize(&r.dcnt, min(dataBufSize, 4*r.bufSize))
+		if size := min(dataBufSize, 4*r.bufSize); r.zbr == nil || r.zbr.Size() < size {
+			r.zbr = bufio.NewReaderSize(&r.dcnt, size)
+		} else {
+			r.zbr.Reset(&r.dcnt)
+		}
+		r.br = r.zbr
 	} else {
 		r.br = r.rawBuf
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -32,6 +33,13 @@ WARC files found inside payloads, and prints a summary table per file.
 Objects that are truncated, corrupt or over a limit get a note; UNKNOWN is a
 result. With --store the results are kept (durably) for queries and later
 runs skip records already stored.
+
+--write-metadata writes, beside each WARC file (or in --metadata-dir), a WARC
+file NAME.characterization.warc.gz holding one metadata record per
+characterized response, resource and conversion record (WARC 1.1 Annex A):
+WARC-Refers-To the record, the identification in an application/warc-fields
+block. Revisits (their original has one) and ARC records (no record ID to
+refer to) get none.
 
 query answers from a store (--store) or a running daemon (--addr):
   --format fmt/18,fmt/19    WARC files holding these formats, with counts and bytes
@@ -98,8 +106,13 @@ func runCharacterize(ctx context.Context, e *env, args []string) error {
 	fs.atLeast("j", 1)
 	asJSON := fs.Bool("json", false, "print the per-file reports as JSON")
 	records := fs.Bool("records", false, "list every record (and nested object) with its format")
+	writeMeta := fs.Bool("write-metadata", false, "write the identifications as WARC metadata records, to NAME"+characterize.MetadataSuffix+" beside each file")
+	metaDir := fs.String("metadata-dir", "", "with --write-metadata, write the metadata files to `DIR` instead of beside the WARC files")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *metaDir != "" && !*writeMeta {
+		return fs.usagef("characterize: --metadata-dir needs --write-metadata")
 	}
 	files := fs.Args()
 	if len(files) == 0 {
@@ -123,7 +136,41 @@ func runCharacterize(ctx context.Context, e *env, args []string) error {
 	if err := printReports(e.stdout, st, stats, *asJSON, *records); err != nil {
 		return err
 	}
+	if *writeMeta {
+		tool := c.Identifier().Engine().Tool()
+		problems = append(problems, writeMetadata(e, st, files, stats, *metaDir, tool, *asJSON)...)
+	}
 	return reportProblems(e, "characterize", problems)
+}
+
+// writeMetadata writes the metadata file of each input file that was read,
+// listing them on stdout (unless the reports are JSON); it returns the
+// files it could not write.
+func writeMetadata(e *env, st *characterize.Store, files []string, stats []characterize.FileStats, dir, tool string, quiet bool) []error {
+	var problems []error
+	done := map[string]bool{}
+	for i, f := range files {
+		name := stats[i].File
+		if stats[i].Records == 0 || done[name] {
+			continue // nothing read (or read under the same name already)
+		}
+		done[name] = true
+		d := dir
+		if d == "" {
+			d = filepath.Dir(f)
+		}
+		path := filepath.Join(d, characterize.MetadataName(name))
+		ms, err := characterize.WriteMetadata(st, name, path, characterize.MetadataOptions{Identifier: tool})
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		if !quiet {
+			fmt.Fprintf(e.stdout, "%s: %d metadata records written to %s (left out: %d revisits, %d records without a record ID, %d empty payloads)\n",
+				name, ms.Records, path, ms.Revisits, ms.NoID, ms.Empty)
+		}
+	}
+	return problems
 }
 
 // scanWARCs characterizes files, jobs at a time, printing progress.
@@ -543,6 +590,6 @@ const characterizationSubdir = "characterization"
 // printCharacterized prints the crawl summary's characterization line.
 func printCharacterized(w io.Writer, c *characterize.Characterizer, st *characterize.Store, dir string) {
 	s := c.Stats()
-	fmt.Fprintf(w, "  characterized        %d captures (%s), %d formats in the store, %d failed; results in %s\n",
-		s.Records, humanBytes(s.Bytes), len(st.Totals()), s.Failed, dir)
+	fmt.Fprintf(w, "  characterized        %d captures (%s), %d read back from their WARC files, %d formats in the store, %d failed; results in %s\n",
+		s.Records, humanBytes(s.Bytes), s.ReadBack, len(st.Totals()), s.Failed, dir)
 }

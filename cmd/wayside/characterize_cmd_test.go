@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/wayside-archive/wayside/internal/corpustest"
 	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/profiler/characterize"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // formatSite is the example site plus real files of many formats taken
@@ -108,13 +111,22 @@ func TestCrawlCharacterizeMatchesCommand(t *testing.T) {
 		}
 	}
 	crawled := storeState(t, filepath.Join(warcs, characterizationSubdir))
+	// A crawl characterized from its start reads no record back: the
+	// writer hands each record's bytes to the characterizer.
+	out, stderr, err := runCLI(context.Background(), "crawl", "--warc-dir", filepath.Join(dir, "warcs2"), "--delay", "0", "--quiet", "--characterize", srv.URL+"/")
+	if err != nil {
+		t.Fatalf("crawl: %v\n%s\n%s", err, out, stderr)
+	}
+	if !regexp.MustCompile(`characterized +[1-9]\d* captures \([^)]*\), 0 read back`).MatchString(out) {
+		t.Errorf("a crawl characterized from its start read records back:\n%s", out)
+	}
 
 	files, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz"))
 	if len(files) == 0 {
 		t.Fatal("no WARC files")
 	}
 	fresh := filepath.Join(dir, "fresh")
-	out, stderr, err := runCLI(context.Background(), append([]string{"characterize", "-q", "--store", fresh}, files...)...)
+	out, stderr, err = runCLI(context.Background(), append([]string{"characterize", "-q", "--store", fresh}, files...)...)
 	if err != nil {
 		t.Fatalf("characterize: %v\n%s", err, stderr)
 	}
@@ -180,6 +192,7 @@ func TestCharacterizeCommandErrors(t *testing.T) {
 		{"characterize", "query", "--store", "x"},
 		{"characterize", "query", "--format", "fmt/1", "--container", "a", "--store", "x"},
 		{"characterize", "query", "--format", "fmt/1"},
+		{"characterize", "--metadata-dir", "x", "x.warc.gz"},
 	} {
 		if _, _, err := runCLI(ctx, args...); !errors.As(err, &ue) {
 			t.Errorf("%v: %v, want a usage error", args, err)
@@ -337,5 +350,111 @@ func TestServeCharacterizeQueries(t *testing.T) {
 	}
 	if _, _, err := runCLI(context.Background(), "characterize", "query", "--addr", sock, "--container", "nope.warc.gz"); err == nil {
 		t.Error("--container of an unknown file succeeded over the daemon")
+	}
+}
+
+// TestCharacterizeWriteMetadata: --write-metadata writes, beside each WARC
+// of a crawl (or in --metadata-dir), NAME.characterization.warc.gz: a valid
+// WARC (gowarc, strict) holding one metadata record per characterized
+// response, WARC-Refers-To that record, stating the PUID the store holds
+// for it; revisits are left out.
+func TestCharacterizeWriteMetadata(t *testing.T) {
+	srv, err := sitetest.Start(formatSite(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx := context.Background()
+	warcs := filepath.Join(t.TempDir(), "warcs")
+	for _, extra := range [][]string{nil, {"--conditional"}} {
+		args := append([]string{"crawl", "--warc-dir", warcs, "--delay", "0", "--quiet", "--max-file-size", "200000"}, extra...)
+		if out, stderr, err := runCLI(ctx, append(args, srv.URL+"/", srv.URL+"/formats.html")...); err != nil {
+			t.Fatalf("crawl: %v\n%s\n%s", err, out, stderr)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz"))
+	if len(files) < 2 {
+		t.Fatalf("want several WARC files, got %v", files)
+	}
+	store := filepath.Join(t.TempDir(), "store")
+	out, stderr, err := runCLI(ctx, append([]string{"characterize", "-q", "--store", store, "--write-metadata"}, files...)...)
+	if err != nil {
+		t.Fatalf("characterize --write-metadata: %v\n%s", err, stderr)
+	}
+	st, err := characterize.OpenStore(store, characterize.StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	total, revisits := 0, 0
+	for _, f := range files {
+		name := filepath.Base(f)
+		meta := filepath.Join(warcs, characterize.MetadataName(name))
+		if !strings.Contains(out, meta) {
+			t.Errorf("output does not name %s:\n%s", meta, out)
+		}
+		testenv.StrictWARC(t, meta)
+		want := map[string]string{} // record ID → PUID
+		for _, r := range st.Records(name) {
+			if r.IsRevisit() {
+				revisits++
+			} else if r.PUID != "" {
+				want[r.RecordID] = r.PUID
+			}
+		}
+		got := metadataPUIDs(t, meta)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: metadata records %v, want %v", meta, got, want)
+		}
+		total += len(got)
+	}
+	if total < 10 || revisits == 0 {
+		t.Fatalf("%d metadata records, %d revisits left out: the crawl should give both", total, revisits)
+	}
+	// --metadata-dir: elsewhere, the WARC directory untouched.
+	other := t.TempDir()
+	if _, stderr, err := runCLI(ctx, append([]string{"characterize", "-q", "--write-metadata", "--metadata-dir", other}, files...)...); err != nil {
+		t.Fatalf("--metadata-dir: %v\n%s", err, stderr)
+	}
+	for _, f := range files {
+		if got := metadataPUIDs(t, filepath.Join(other, characterize.MetadataName(filepath.Base(f)))); len(got) == 0 {
+			t.Errorf("no metadata records for %s in --metadata-dir", f)
+		}
+	}
+	// A directory that cannot be written: exit 1 naming the file, the
+	// reports still printed.
+	out, stderr, err = runCLI(ctx, "characterize", "-q", "--write-metadata", "--metadata-dir", filepath.Join(other, "missing"), files[0])
+	if err == nil || report(&strings.Builder{}, err, false) != exitFailure || !strings.Contains(stderr, filepath.Base(files[0])) || !strings.Contains(out, "records") {
+		t.Fatalf("unwritable metadata dir: %v\nstdout %s\nstderr %s", err, out, stderr)
+	}
+}
+
+// metadataPUIDs reads a metadata file: WARC-Refers-To → puid of every
+// metadata record.
+func metadataPUIDs(t *testing.T, path string) map[string]string {
+	t.Helper()
+	var block bytes.Buffer
+	r, err := warcio.Open(path, warcio.Options{BlockSink: func() io.Writer { block.Reset(); return &block }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out := map[string]string{}
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Type != "metadata" {
+			continue
+		}
+		for _, line := range strings.Split(block.String(), "\r\n") {
+			if v, ok := strings.CutPrefix(line, "puid: "); ok {
+				out[rec.Header("WARC-Refers-To")] = v
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/fixity/testarchive"
 	"github.com/wayside-archive/wayside/internal/testenv"
+	"github.com/wayside-archive/wayside/profiler/characterize"
 )
 
 func glob(t *testing.T, pattern string) []string {
@@ -235,4 +237,52 @@ func TestSidecarCDXJ(t *testing.T) {
 		t.Fatalf("want a CDXJ file per WARC, got %v", set.cdxjs)
 	}
 	checkBeside(t, set, readLines(t, idx))
+}
+
+// TestCharacterizeMetadataOutput: the metadata files `wayside characterize
+// --write-metadata` writes for a crawl read in warcio.js exactly as in
+// Wayside's reader (offsets, lengths, block digests), and every metadata
+// record's WARC-Refers-To is the WARC-Record-ID of a response or resource
+// record warcio.js read in the crawl's WARC file of the same name.
+func TestCharacterizeMetadataOutput(t *testing.T) {
+	t.Parallel()
+	js := tools(t)
+	dir := crawlExample(t, true, "--max-file-size", "40000")
+	warcs := glob(t, filepath.Join(dir, "*.warc.gz"))
+	meta := t.TempDir()
+	wayside(t, append([]string{"characterize", "-q", "--write-metadata", "--metadata-dir", meta}, warcs...)...)
+	var metas []string
+	for _, w := range warcs {
+		metas = append(metas, filepath.Join(meta, characterize.MetadataName(filepath.Base(w))))
+	}
+	recs := js.warcioRecords(t, append(slices.Clone(metas), warcs...))
+	if t.Failed() {
+		t.FailNow()
+	}
+	checkRecords(t, outputSet{name: "characterize metadata", warcs: metas}, recs)
+	n := 0
+	for i, m := range metas {
+		ids := map[string]bool{}
+		for _, r := range recs[warcs[i]] {
+			if typ := r.h("WARC-Type"); typ == "response" || typ == "resource" {
+				ids[r.h("WARC-Record-ID")] = true
+			}
+		}
+		for _, r := range recs[m] {
+			switch r.h("WARC-Type") {
+			case "warcinfo":
+			case "metadata":
+				if !ids[r.h("WARC-Refers-To")] {
+					t.Errorf("%s offset %d: WARC-Refers-To %s is no response or resource of %s", m, r.Offset, r.h("WARC-Refers-To"), warcs[i])
+				}
+				n++
+			default:
+				t.Errorf("%s offset %d: unexpected %s record", m, r.Offset, r.h("WARC-Type"))
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("only %d metadata records in %d files", n, len(metas))
+	}
+	t.Logf("%d metadata records in %d files read by warcio.js", n, len(metas))
 }

@@ -1,6 +1,7 @@
 package characterize
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +41,13 @@ type Options struct {
 	// per worker). OnCapture blocks while the queue is full: behind a
 	// Fanout that only ever delays this consumer.
 	Workers, Queue int
+	// RecordBudget bounds the bytes of Capture.RecordBytes held by
+	// captures waiting for a worker (default wayside.DefaultRecordBudget;
+	// negative: none are kept). A capture that arrives with its record
+	// bytes (from the crawl writer, through a Fanout) is characterized from
+	// them; one that does not fit, or comes without them, is read back
+	// from its WARC file.
+	RecordBudget int64
 	// CatchUp runs Resync once in the background at start: records the
 	// Characterizer had not stored before a crash or while it was off are
 	// characterized.
@@ -58,6 +66,10 @@ type Stats struct {
 	// Records were characterized and stored; Bytes is their payload bytes.
 	Records int64 `json:"records"`
 	Bytes   int64 `json:"bytes"`
+	// ReadBack counts the records read back from their WARC files (the
+	// others came with their bytes, Capture.RecordBytes, or from a file
+	// scan).
+	ReadBack int64 `json:"read_back"`
 	// Failed counts captures that could not be read (or stored);
 	// LastError is the last such failure.
 	Failed    int64  `json:"failed"`
@@ -78,6 +90,7 @@ type Characterizer struct {
 	jobs   chan job
 	commit chan done
 	bufs   bufPool
+	budget *wayside.RecordBudget
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // workers
@@ -131,8 +144,12 @@ func New(opts Options) (*Characterizer, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.RecordBudget == 0 {
+		opts.RecordBudget = wayside.DefaultRecordBudget
+	}
 	c := &Characterizer{opts: opts, id: opts.Identifier, store: opts.Store, log: opts.Logger,
-		jobs: make(chan job, opts.Queue), commit: make(chan done, opts.Queue)}
+		jobs: make(chan job, opts.Queue), commit: make(chan done, opts.Queue),
+		budget: wayside.NewRecordBudget(opts.RecordBudget)}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	for range opts.Workers {
 		c.wg.Add(1)
@@ -161,13 +178,23 @@ func (c *Characterizer) Identifier() *Identifier { return c.id }
 // OnCapture queues a durable capture for characterization and returns once
 // it is queued (not yet characterized: OnCommit and Flush tell when it is
 // stored). Records that are not captures (request, warcinfo, metadata) are
-// ignored. It implements wayside.Subscriber.
+// ignored. A capture carrying its record's bytes (Capture.RecordBytes) is
+// characterized from them, within Options.RecordBudget; any other is read
+// back from its WARC file. It implements wayside.Subscriber.
 func (c *Characterizer) OnCapture(ctx context.Context, cp wayside.Capture) error {
 	if !cp.IsCapture() {
 		return nil
 	}
+	if cp.IsRevisit() {
+		cp.RecordBytes = nil // never read: the store resolves revisits
+	}
 	return c.enqueue(ctx, job{c: cp})
 }
+
+// WantsRecordBytes reports that the Characterizer uses
+// Capture.RecordBytes (wayside.RecordBytesWanter): the crawl writer then
+// hands each record's bytes along, and no record is read back.
+func (c *Characterizer) WantsRecordBytes() bool { return c.opts.RecordBudget > 0 }
 
 func (c *Characterizer) enqueue(ctx context.Context, j job) error {
 	c.closeMu.RLock()
@@ -187,13 +214,16 @@ func (c *Characterizer) enqueue(ctx context.Context, j job) error {
 		c.idle = make(chan struct{})
 	}
 	c.mu.Unlock()
+	held := c.budget.Take(&j.c)
 	select {
 	case c.jobs <- j:
 		return nil
 	case <-ctx.Done():
+		c.budget.Release(held)
 		c.finish(1)
 		return ctx.Err()
 	case <-c.ctx.Done():
+		c.budget.Release(held)
 		c.finish(1)
 		return c.ctx.Err()
 	}
@@ -243,9 +273,9 @@ func (c *Characterizer) Stats() Stats {
 
 func (c *Characterizer) work() {
 	defer c.wg.Done()
-	files := map[string]*os.File{} // recently read WARC files
+	rd := &reader{files: map[string]*os.File{}, r: new(warcio.Reader)}
 	defer func() {
-		for _, f := range files {
+		for _, f := range rd.files {
 			f.Close()
 		}
 	}()
@@ -253,7 +283,7 @@ func (c *Characterizer) work() {
 		d := done{j: j}
 		rec, cp := j.rec, j.c
 		if rec == nil && (cp.Type == "" || !cp.IsRevisit()) {
-			rec, d.err = c.read(files, cp)
+			rec, d.err = c.read(rd, cp)
 			if d.err == nil && cp.Type == "" {
 				// Located by a CDXJ line only: the record tells the rest.
 				cp = rec.Capture(cp.File)
@@ -267,13 +297,39 @@ func (c *Characterizer) work() {
 			c.bufs.put(rec.Payload)
 			rec.Payload = nil
 		}
-		d.j.rec = nil
+		c.budget.Release(int64(len(j.c.RecordBytes)))
+		d.j.rec, d.j.c.RecordBytes = nil, nil
 		c.commit <- d
 	}
 }
 
-// read reads a capture's record from its WARC file.
-func (c *Characterizer) read(files map[string]*os.File, cp wayside.Capture) (*warcio.Record, error) {
+// reader is a worker's means of reading records: the WARC files it read
+// from recently and one warcio.Reader reused for every record.
+type reader struct {
+	files map[string]*os.File
+	r     *warcio.Reader
+}
+
+// read returns a capture's record: parsed from the bytes it carries, or
+// read back from its WARC file.
+func (c *Characterizer) read(rd *reader, cp wayside.Capture) (*warcio.Record, error) {
+	// The capture carries the digest: not computed again (nor used to
+	// share results between identical payloads on this path).
+	opts := c.readOptions()
+	opts.SkipPayloadDigest = true
+	if cp.RecordBytes != nil {
+		rd.r.Reset(bytes.NewReader(cp.RecordBytes), cp.File, opts)
+		rec, err := rd.r.Next()
+		if err != nil {
+			return nil, fmt.Errorf("characterize: %s offset %d: record bytes: %w", cp.File, cp.Offset, err)
+		}
+		rec.Offset = cp.Offset
+		return rec, nil
+	}
+	c.mu.Lock()
+	c.st.ReadBack++
+	c.mu.Unlock()
+	files := rd.files
 	f := files[cp.File]
 	if f == nil {
 		dirs := c.opts.Dirs
@@ -292,11 +348,7 @@ func (c *Characterizer) read(files map[string]*os.File, cp wayside.Capture) (*wa
 		}
 		files[cp.File] = f
 	}
-	// The capture carries the digest: not computed again (nor used to
-	// share results between identical payloads on this path).
-	opts := c.readOptions()
-	opts.SkipPayloadDigest = true
-	rec, err := warcio.ReadAt(f, cp.File, cp.Offset, cp.Length, opts)
+	rec, err := rd.r.ReadRecordAt(f, cp.File, cp.Offset, cp.Length, opts)
 	if err != nil {
 		return nil, fmt.Errorf("characterize: %w", err)
 	}
@@ -309,16 +361,18 @@ func (c *Characterizer) readOptions() warcio.Options {
 }
 
 // commitLinger is how long the committer waits for more results before
-// writing a batch.
-const commitLinger = 5 * time.Millisecond
+// writing a batch: one log write, fsync and memdb transaction for all
+// that arrive meanwhile. During a crawl results trickle in one by one;
+// 50 ms makes batches of tens of records for a delay no reader notices.
+const commitLinger = 50 * time.Millisecond
 
 // committer stores the workers' results in batches: one log write and
 // fsync for whatever has accumulated.
 func (c *Characterizer) committer() {
 	defer c.cwg.Done()
 	for d := range c.commit {
-		// Group commit: gather what arrives within a few milliseconds
-		// (one log write and fsync for the lot).
+		// Group commit: gather what arrives within commitLinger (one log
+		// write and fsync for the lot).
 		batch := []done{d}
 		linger := time.NewTimer(commitLinger)
 	more:

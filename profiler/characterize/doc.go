@@ -46,9 +46,11 @@
 // # The consumer
 //
 // Characterizer is a wayside.Subscriber: added to the Fanout of
-// `wayside crawl` or `wayside serve`, it reads each durable capture's
-// record back (warcio.FindFile, warcio.ReadAt), characterizes it on its
-// own workers and stores the results in durable batches (Options.OnCommit
+// `wayside crawl` or `wayside serve`, it characterizes each durable
+// capture's record from the bytes the crawl writer hands on
+// (Capture.RecordBytes, within Options.RecordBudget) or, without them,
+// reads the record back (warcio.FindFile, warcio.ReadAt) — the same Record
+// either way — on its own workers and stores the results in durable batches (Options.OnCommit
 // acknowledges them). It never touches the write path: behind the Fanout
 // it has its own queue. As a wayside.Resyncer it catches up from the CDXJ
 // files the producer writes beside its WARCs (Options.CDXJDirs: every line
@@ -58,6 +60,21 @@
 // consumers builds it for `wayside crawl --characterize` and `wayside serve`
 // (characterize.enabled) and catches it up at start. ScanFile characterizes
 // a whole WARC file (used by `wayside characterize FILE...`).
+//
+// # Metadata records
+//
+// WriteMetadata writes what the store holds about one WARC file back as
+// WARC metadata records (WARC 1.1 Annex A, format identification), in a
+// separate file beside it, NAME.characterization.warc.gz (MetadataName):
+// a warcinfo record naming the tool and signatures (Engine.Tool), then one
+// metadata record per characterized response, resource or conversion
+// record, WARC-Refers-To its WARC-Record-ID, with an
+// application/warc-fields block (puid, format, format-version, mime,
+// basis, warning, size, content-encoding, note, one "nested" line per
+// object inside it). Records are encoded with warcio.RecordHead, one gzip
+// member each; the file is replaced atomically. The archive's own WARC
+// files are never modified. `wayside characterize --write-metadata`
+// writes them.
 //
 //	e, _ := characterize.NewEngine()
 //	st, _ := characterize.OpenStore("warcs/characterization", characterize.StoreOptions{})

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/richardlehane/siegfried"
+	"github.com/richardlehane/siegfried/pkg/config"
 	"github.com/richardlehane/siegfried/pkg/static"
 )
 
@@ -75,6 +76,13 @@ func NewEngine() (*Engine, error) {
 // Signatures describes the signature set ("pronom; DROID_SignatureFile_V120.xml; ...").
 func (e *Engine) Signatures() string { return e.version }
 
+// Tool names the identification tool and its signatures, as metadata
+// records state it: "siegfried 1.11.4; pronom; DROID_SignatureFile_V122.xml; ...".
+func (e *Engine) Tool() string {
+	v := config.Version()
+	return fmt.Sprintf("siegfried %d.%d.%d; %s", v[0], v[1], v[2], e.version)
+}
+
 // Identify identifies b. name (a URL or file name: its extension is a
 // hint) and mime (the declared media type) help for formats without byte
 // signatures (CSS, JavaScript, JSON); pass "" when unknown. An empty b gives
@@ -83,21 +91,25 @@ func (e *Engine) Identify(b []byte, name, mime string) Format {
 	return e.identify(b, name, mime, 0)
 }
 
-// identify is Identify scanning at most the first and the last window
-// bytes of b (window <= 0: all of it), as DROID's "maximum bytes to scan"
-// does: signatures anchored at the start or the end of a file are all
-// within reach, a pattern floating in the middle of a large file is not.
-// Zip and OLE2 files are always given whole: siegfried's container
-// signatures (OOXML, ODF, EPUB, MS Office) read their members.
+// identify is Identify letting siegfried read at most the first and the
+// last window bytes of b (window <= 0: all of it) when b is longer than
+// two windows, as DROID's "maximum bytes to scan" does: signatures
+// anchored near the start or the end of a file are all within reach; the
+// middle of a large file is never read — not by the scan from the start,
+// not by the scan from the end. Objects up to two windows long are given
+// whole (the two windows would cover them: a pattern spanning the middle,
+// such as an SVG's version, is still found). Zip and OLE2 files are always
+// given whole: siegfried's container signatures (OOXML, ODF, EPUB, MS
+// Office) read their members.
 func (e *Engine) identify(b []byte, name, mime string, window int) Format {
 	if len(b) == 0 {
 		return Format{}
 	}
+	src := slicer{b: b, reach: int64(len(b))}
 	if window > 0 && len(b) > 2*window && !bytes.HasPrefix(b, zipMagic) && !bytes.HasPrefix(b, ole2Magic) {
-		view := make([]byte, 0, 2*window)
-		b = append(append(view, b[:window]...), b[len(b)-window:]...)
+		src.reach = int64(window)
 	}
-	ids, err := e.sf.Identify(slicer(b), name, mime)
+	ids, err := e.sf.Identify(src, name, mime)
 	if len(ids) == 0 {
 		f := Format{PUID: Unknown, Warning: "no identification"}
 		if err != nil {
@@ -133,30 +145,41 @@ var (
 )
 
 // slicer gives siegfried random access to bytes already in memory, without
-// the copy its stream buffer makes (siegfried's "external" source).
-type slicer []byte
+// the copy its stream buffer makes (siegfried's "external" source). Only
+// the first and the last reach bytes of b can be read: a read beyond them
+// ends there (io.EOF), as at the end of a file. Size is the whole length,
+// so signatures anchored at the end are found at the right offsets.
+type slicer struct {
+	b     []byte
+	reach int64
+}
 
 func (s slicer) Read([]byte) (int, error) { return 0, io.EOF } // never called: IsSlicer
 func (s slicer) IsSlicer() bool           { return true }
-func (s slicer) Size() int64              { return int64(len(s)) }
+func (s slicer) Size() int64              { return int64(len(s.b)) }
 
+// Slice returns l bytes at off from the start.
 func (s slicer) Slice(off int64, l int) ([]byte, error) {
-	if off >= int64(len(s)) {
+	end := min(int64(len(s.b)), s.reach)
+	if off >= end {
 		return nil, io.EOF
 	}
-	if off+int64(l) > int64(len(s)) {
-		return s[off:], io.EOF
+	if off+int64(l) > end {
+		return s.b[off:end], io.EOF
 	}
-	return s[off : off+int64(l)], nil
+	return s.b[off : off+int64(l)], nil
 }
 
+// EofSlice returns l bytes ending off bytes before the end.
 func (s slicer) EofSlice(off int64, l int) ([]byte, error) {
-	if off >= int64(len(s)) {
+	size := int64(len(s.b))
+	reach := min(size, s.reach)
+	if off >= reach {
 		return nil, io.EOF
 	}
-	end := int64(len(s)) - off
-	if int64(l) > end {
-		return s[:end], io.EOF
+	end := size - off
+	if off+int64(l) > reach {
+		return s.b[size-reach : end], io.EOF
 	}
-	return s[end-int64(l) : end], nil
+	return s.b[end-int64(l) : end], nil
 }
