@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -16,14 +17,24 @@ import (
 // against archives on loopback: one holding a page (with a MementoMap),
 // one holding nothing (its map says so: never asked), one failing.
 func TestAggregateCommand(t *testing.T) {
-	var asked = map[string]int{}
+	var (
+		mu    sync.Mutex // the archives' handlers run concurrently
+		asked = map[string]int{}
+	)
+	askedOf := func(name string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return asked[name]
+	}
 	archive := func(name, body string, status int, mapBody string) *httptest.Server {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/map" {
 				fmt.Fprint(w, mapBody)
 				return
 			}
+			mu.Lock()
 			asked[name]++
+			mu.Unlock()
 			if status == 200 && r.URL.Path != "/tm/http://example.com/" {
 				http.NotFound(w, r) // it holds that page only
 				return
@@ -66,8 +77,8 @@ func TestAggregateCommand(t *testing.T) {
 
 	code, out, stderr := runArgs("aggregate", "timemap", "-config", good, "http://example.com/")
 	if code != exitOK || !strings.Contains(out, `<http://h.test/20200101000000/http://example.com/>; rel="memento"; datetime="Wed, 01 Jan 2020 00:00:00 GMT"; archive="held"`) ||
-		!strings.Contains(stderr, "empty: not asked") || asked["empty"] != 0 {
-		t.Errorf("timemap: exit %d\n%s\n%s (asked %v)", code, out, stderr, asked)
+		!strings.Contains(stderr, "empty: not asked") || askedOf("empty") != 0 {
+		t.Errorf("timemap: exit %d\n%s\n%s (asked the empty archive %d times)", code, out, stderr, askedOf("empty"))
 	}
 	code, out, _ = runArgs("aggregate", "timegate", "-config", good, "http://example.com/", "2021")
 	if code != exitOK || out != "20200101000000 http://h.test/20200101000000/http://example.com/ held\n" {
