@@ -25,6 +25,13 @@
 # BEFORE defaults to c61cfcc, main before Capture.RecordBytes (the
 # characterizer read every record back from its WARC file).
 #
+# PROFILE=DIR writes CPU profiles of this tree's first crawl of each site
+# with characterization off and on (DIR/crawl-SITE-off.prof, -on.prof;
+# WAYSIDE_CPUPROFILE) and of `wayside characterize` (DIR/characterize.prof):
+# `go tool pprof -top DIR/crawl-warcsite-on.prof`. The script prints how
+# much of each profile is siegfried (github.com/richardlehane/...) and the
+# garbage collector. Profiling adds a little CPU to the runs it profiles.
+#
 #   scripts/bench-characterize.sh              # generates /tmp/bench.warc.gz if missing
 #   WARC=/path/file.warc.gz REPS=5 BEFORE=main PAGES=400 SIZE=262144 scripts/bench-characterize.sh
 set -euo pipefail
@@ -36,6 +43,8 @@ SIZE=${SIZE:-262144}
 PARALLEL=${PARALLEL:-4}
 REPS=${REPS:-3}
 BEFORE=${BEFORE:-c61cfcc}
+PROFILE=${PROFILE:-}
+[ -z "$PROFILE" ] || { mkdir -p "$PROFILE"; PROFILE=$(cd "$PROFILE" && pwd); rm -f "$PROFILE"/crawl-*.prof "$PROFILE"/characterize.prof; }
 if [ ! -f "$WARC" ]; then
   echo "bench-characterize: generating $WARC with $SHARED/tools/warcgen" >&2
   (cd "$SHARED/tools/warcgen" && go run . -o "$WARC")
@@ -67,7 +76,9 @@ awk -v raw="$raw" -v c="$cpu" -v r="$rssmb" 'BEGIN {
   printf "  wayside cdxj (floor)          %6.2f CPU-s  %6.1f raw MB/CPU-s  peak RSS %4d MB\n", c, raw/1e6/c, r }'
 floor=$cpu
 for bin in before after; do
-  measure "char-$bin" "$work/$bin" characterize -q -j 1 "$WARC"
+  prof=()
+  [ -n "$PROFILE" ] && [ "$bin" = after ] && prof=(env "WAYSIDE_CPUPROFILE=$PROFILE/characterize.prof")
+  measure "char-$bin" "${prof[@]}" "$work/$bin" characterize -q -j 1 "$WARC"
   awk -v raw="$raw" -v c="$cpu" -v r="$rssmb" -v f="$floor" -v b="$bin" 'BEGIN {
     printf "  wayside characterize (%-6s) %6.2f CPU-s  %6.1f raw MB/CPU-s  peak RSS %4d MB  (%.2fx the floor'"'"'s CPU; target >= 50 MB/CPU-s)\n", b, c, raw/1e6/c, r, c/f }'
 done
@@ -89,7 +100,11 @@ crawl() {
   local dir="$work/warcs-$site-$bin-$state" flags=()
   rm -rf "$dir"
   [ "$state" = on ] && flags=(--characterize)
-  measure "crawl-$site-$bin-$state" "$work/$bin" crawl --quiet --delay 0 --parallel "$PARALLEL" --max-pages 0 --warc-dir "$dir" "${flags[@]}" "$@" "$u"
+  local prof=()
+  if [ -n "$PROFILE" ] && [ "$bin" = after ] && [ ! -e "$PROFILE/crawl-$site-$state.prof" ]; then
+    prof=(env "WAYSIDE_CPUPROFILE=$PROFILE/crawl-$site-$state.prof")
+  fi
+  measure "crawl-$site-$bin-$state" "${prof[@]}" "$work/$bin" crawl --quiet --delay 0 --parallel "$PARALLEL" --max-pages 0 --warc-dir "$dir" "${flags[@]}" "$@" "$u"
   local r
   r=$(cat "$dir"/*.warc.gz | gzip -dc | wc -c)
   echo "$site $bin $state $(awk -v r="$r" -v c="$cpu" 'BEGIN { printf "%.2f", r/1e6/c }') $cpu $rssmb $r" >>"$work/results"
@@ -134,3 +149,11 @@ awk '
       }
     }
   }' "$work/results"
+if [ -n "$PROFILE" ]; then
+  echo "== CPU profiles in $PROFILE (this tree; share of the samples)"
+  # share PROF FOCUS: the percentage of PROF's samples whose stacks match FOCUS.
+  share() { go tool pprof -top -nodefraction=0 -nodecount=1000000 -focus="$2" "$1" 2>/dev/null | sed -n 's/.*Showing nodes accounting for [^,]*, \([0-9.]*%\) of \(.*\) total.*/\1 of \2/p' | head -1; }
+  for p in "$PROFILE"/*.prof; do
+    printf "  %-28s siegfried %-18s GC %s\n" "$(basename "$p")" "$(share "$p" richardlehane)" "$(share "$p" 'runtime.gcBgMarkWorker')"
+  done
+fi

@@ -139,7 +139,7 @@ func commands() []command {
 	return cs
 }
 
-func run(ctx context.Context, args []string, e *env) error {
+func run(ctx context.Context, args []string, e *env) (err error) {
 	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
 		fmt.Fprintln(e.stdout, versionString())
 		return nil
@@ -153,6 +153,17 @@ func run(ctx context.Context, args []string, e *env) error {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
+			if path := e.getenv(cpuProfileEnv); path != "" {
+				stop, err := startCPUProfile(path)
+				if err != nil {
+					return err
+				}
+				defer func() {
+					if serr := stop(); serr != nil && err == nil {
+						err = serr
+					}
+				}()
+			}
 			err := c.run(ctx, e, args[1:])
 			var ue usageError
 			if errors.As(err, &ue) && ue.cmd == "" {
