@@ -101,6 +101,13 @@ func (e *Engine) Identify(b []byte, name, mime string) Format {
 // such as an SVG's version, is still found). Zip and OLE2 files are always
 // given whole: siegfried's container signatures (OOXML, ODF, EPUB, MS
 // Office) read their members.
+//
+// Identifying from a smaller window first and keeping the result when
+// siegfried read nothing beyond it (every read then returns what the full
+// window returns) was measured and dropped: siegfried stops reading only
+// when no better match remains possible, and on the corpus (120 objects
+// longer than two 8 KiB windows) and the warcgen WARC (3690) it always
+// asked for more than 8 KiB at an end, so the second step ran every time.
 func (e *Engine) identify(b []byte, name, mime string, window int) Format {
 	if len(b) == 0 {
 		return Format{}
