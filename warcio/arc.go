@@ -325,7 +325,10 @@ func (r *Reader) readARCOnce(rec *Record) (*Record, error) {
 	headLen := int64(len(line))
 	h, perr := parseARCLine(trimEOL(line), r.arcVersion)
 	if perr != nil {
-		if !r.isARC && !isScheme(string(line)) {
+		// Before the first ARC record, a line that is not even a URL
+		// followed by fields is not an ARC file (e.g. "root:x:0:0:…",
+		// whose "root:" reads as a scheme).
+		if !r.isARC && (!isScheme(string(line)) || len(bytes.Fields(line)) < 3) {
 			return nil, r.fail(rec, false, "no WARC or ARC record here (starts %s)", excerpt.Quote(line, 40))
 		}
 		return nil, r.fail(rec, false, "%v", perr)

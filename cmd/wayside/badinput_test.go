@@ -303,6 +303,9 @@ func badInputs(t *testing.T, bin string) string {
 	for _, name := range []string{"binary.bin", "binary.warc.gz", "binary.arc.gz", "binary.cdxj", "binary.ukvs", "binary.json", "binary.tsv", "binary.yaml"} {
 		write(name, binary)
 	}
+	// A text file that is not a WARC or ARC ("root:" reads as a URL
+	// scheme, as an ARC header line would start).
+	write("passwd.warc", []byte("root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"))
 	if err := os.Mkdir(filepath.Join(in, "dir"), 0o755); err != nil {
 		t.Fatal(err)
 	}

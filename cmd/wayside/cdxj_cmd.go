@@ -88,7 +88,7 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 			fatal = runErr
 		case runErr != nil && problems.lines == 0:
 			// Nothing could be indexed: no output file.
-			fatal = fmt.Errorf("cdxj: no record could be indexed: %d unreadable records or files (listed above)", problems.n)
+			fatal = problems
 		}
 		return fatal
 	})
@@ -144,6 +144,9 @@ type problemsError struct {
 }
 
 func (p problemsError) Error() string {
+	if p.lines == 0 {
+		return fmt.Sprintf("cdxj: no record could be indexed: %d unreadable records or files (listed above)", p.n)
+	}
 	return fmt.Sprintf("cdxj: %d unreadable records or files skipped (listed above); the index holds everything else", p.n)
 }
 
