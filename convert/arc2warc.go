@@ -15,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
-
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/internal/iox"
@@ -60,12 +58,6 @@ func (o Options) withDefaults() (Options, error) {
 	case Version10, Version11:
 	default:
 		return o, fmt.Errorf("convert: unsupported WARC version %q (want 1.0 or 1.1)", o.Version)
-	}
-	if o.CompressionLevel == 0 {
-		o.CompressionLevel = 6
-	}
-	if o.CompressionLevel < gzip.BestSpeed || o.CompressionLevel > gzip.BestCompression {
-		return o, fmt.Errorf("convert: gzip level %d out of range 1-9", o.CompressionLevel)
 	}
 	if o.Software == "" {
 		o.Software = "Wayside"
@@ -127,6 +119,10 @@ func ARCToWARC(ctx context.Context, path, dir string, opts Options) (Result, err
 	if err != nil {
 		return res, err
 	}
+	mw, err := warcio.NewMemberWriter(opts.CompressionLevel)
+	if err != nil {
+		return res, fmt.Errorf("convert: %w", err)
+	}
 	if !opts.Overwrite {
 		if _, err := os.Lstat(res.WARC); err == nil {
 			return res, fmt.Errorf("convert: %s already exists", res.WARC)
@@ -146,9 +142,8 @@ func ARCToWARC(ctx context.Context, path, dir string, opts Options) (Result, err
 	c := &converter{
 		opts: opts, res: &res, r: r, buf: buf,
 		arcName: filepath.Base(path), arcSHA1: sum, arcSize: size,
-		warcName: filepath.Base(res.WARC),
+		warcName: filepath.Base(res.WARC), mw: mw,
 	}
-	c.zw, _ = gzip.NewWriterLevel(io.Discard, opts.CompressionLevel)
 	err = fsutil.WriteFileAtomic(res.WARC, 0o644, func(w io.Writer) error {
 		c.out = &iox.CountWriter{W: w}
 		err := c.run(ctx)
@@ -168,8 +163,7 @@ type converter struct {
 	r        *warcio.Reader
 	buf      *blockBuffer
 	out      *iox.CountWriter
-	zw       *gzip.Writer
-	head     bytes.Buffer
+	mw       *warcio.MemberWriter
 	arcName  string
 	arcSHA1  string
 	arcSize  int64
@@ -345,21 +339,8 @@ func (c *converter) write(h *warcio.RecordHead, block []byte, blockR io.Reader) 
 	} else {
 		h.ContentLength = c.buf.n
 	}
-	c.head.Reset()
-	h.Write(&c.head)
-	c.zw.Reset(c.out)
-	if _, err := c.zw.Write(c.head.Bytes()); err != nil {
-		return err
-	}
-	if n, err := io.Copy(c.zw, blockR); err != nil {
-		return err
-	} else if n != h.ContentLength {
-		return fmt.Errorf("record %s: wrote %d block bytes, Content-Length %d", h.ID, n, h.ContentLength)
-	}
-	if _, err := io.WriteString(c.zw, warcio.RecordEnd); err != nil {
-		return err
-	}
-	return c.zw.Close()
+	_, err := c.mw.WriteRecord(c.out, h, blockR)
+	return err
 }
 
 // TargetURI is the WARC-Target-URI of the record converted from rec: the

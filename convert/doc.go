@@ -21,7 +21,7 @@
 // WARC-Block-Digest and WARC-Payload-Digest (SHA-1; the payload of an HTTP
 // response is its de-chunked entity, as everywhere in Wayside). Records are
 // written with the project's one encoder (warcio.RecordHead), one gzip
-// member per record.
+// member per record (warcio.MemberWriter).
 //
 // The link from every output record to its source is a final metadata
 // record (Content-Type application/warc-fields, concurrent to the warcinfo

@@ -38,7 +38,8 @@
 //
 // # Durability and ordering
 //
-// Writer appends one gzip member per record and group-commits: WaitDurable
+// Writer appends one gzip member per record (warcio.MemberWriter, pooled)
+// and group-commits: WaitDurable
 // returns after an fsync covering the record, shared by all concurrent
 // writers. Only then are CDXJ lines appended (NAME.cdxj beside
 // NAME.warc.gz), captures delivered and dedup claims committed. The CDXJ

@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
-
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/internal/fsutil"
@@ -117,7 +115,7 @@ type Writer struct {
 	opts    WriterOptions
 	log     *slog.Logger
 	version string
-	gzPool  sync.Pool
+	members *warcio.MemberPool
 	// plainPool holds the buffers records are serialised and compressed
 	// into, readPool the readers they are read back with.
 	plainPool sync.Pool
@@ -196,11 +194,9 @@ func OpenWriter(opts WriterOptions) (*Writer, error) {
 	if opts.MaxFileSize <= 0 {
 		opts.MaxFileSize = DefaultMaxFileSize
 	}
-	if opts.CompressionLevel == 0 {
-		opts.CompressionLevel = 6
-	}
-	if opts.CompressionLevel < gzip.BestSpeed || opts.CompressionLevel > gzip.BestCompression {
-		return nil, fmt.Errorf("crawl: writer: gzip level %d out of range 1-9", opts.CompressionLevel)
+	members, err := warcio.NewMemberPool(opts.CompressionLevel)
+	if err != nil {
+		return nil, fmt.Errorf("crawl: writer: %w", err)
 	}
 	if opts.Hostname == "" {
 		h, err := os.Hostname()
@@ -223,15 +219,10 @@ func OpenWriter(opts WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{opts: opts, log: opts.Logger, version: opts.Version, lock: lock}
+	w := &Writer{opts: opts, log: opts.Logger, version: opts.Version, lock: lock, members: members}
 	w.cond = sync.NewCond(&w.mu)
-	level := opts.CompressionLevel
 	w.plainPool.New = func() any { return new(bytes.Buffer) }
 	w.readPool.New = func() any { return warcio.NewReader(bytes.NewReader(nil), "") }
-	w.gzPool.New = func() any {
-		zw, _ := gzip.NewWriterLevel(io.Discard, level)
-		return zw
-	}
 	w.cdxj = !opts.NoCDXJ
 	rep, err := Recover(opts.Dir, RecoverOptions{Logger: opts.Logger, NoCDXJ: opts.NoCDXJ})
 	w.recovery = rep
@@ -288,8 +279,8 @@ type encoded struct {
 // warcio.Record.Capture, over the exact bytes written. With keep, each
 // record is serialised into a buffer of its own, kept as encoded.raw.
 func (w *Writer) compress(recs []*Record, warcinfoID string, keep bool, raw *int64) ([]encoded, error) {
-	zw := w.gzPool.Get().(*gzip.Writer)
-	defer w.gzPool.Put(zw)
+	mw := w.members.Get()
+	defer w.members.Put(mw)
 	rd := w.readPool.Get().(*warcio.Reader)
 	defer w.readPool.Put(rd)
 	pooled := w.plainPool.Get().(*bytes.Buffer)
@@ -325,11 +316,7 @@ func (w *Writer) compress(recs []*Record, warcinfoID string, keep bool, raw *int
 			}
 		}
 		z.Reset()
-		zw.Reset(z)
-		if _, err := zw.Write(plain.Bytes()); err != nil {
-			return nil, fmt.Errorf("crawl: gzip record: %w", err)
-		}
-		if err := zw.Close(); err != nil {
+		if _, err := mw.WriteMember(z, plain.Bytes()); err != nil {
 			return nil, fmt.Errorf("crawl: gzip record: %w", err)
 		}
 		// Compressed into a recycled buffer, then copied to one of the

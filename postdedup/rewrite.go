@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
-
 	"github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/crawl"
@@ -299,7 +297,10 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries []*En
 	}
 	sorter := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/int64(max(opts.Jobs, 1))/2, 4<<20), TempDir: opts.TempDir})
 	defer sorter.Close()
-	zw, _ := gzip.NewWriterLevel(io.Discard, opts.CompressionLevel)
+	mw, err := warcio.NewMemberWriter(opts.CompressionLevel)
+	if err != nil {
+		return l, fmt.Errorf("postdedup: rewrite: %w", err)
+	}
 	var pos, out int64
 	var buf []byte
 	ei := 0
@@ -351,7 +352,7 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries []*En
 		if err := copyTo(c.Offset); err != nil {
 			return l, err
 		}
-		plain, member, err := encodeRevisit(c, fi.Compressed, zw)
+		plain, member, err := encodeRevisit(c, fi.Compressed, mw)
 		if err != nil {
 			return l, err
 		}
@@ -456,18 +457,14 @@ func revisitRecord(c *Copy) *crawl.Record {
 // encodeRevisit serialises c's revisit with the crawler's encoder and
 // returns it plain and as stored (one gzip member when the input is
 // compressed).
-func encodeRevisit(c *Copy, compressed bool, zw *gzip.Writer) (plain, stored []byte, err error) {
+func encodeRevisit(c *Copy, compressed bool, mw *warcio.MemberWriter) (plain, stored []byte, err error) {
 	var b bytes.Buffer
 	revisitRecord(c).Marshal(&b, c.Version)
 	if !compressed {
 		return b.Bytes(), b.Bytes(), nil
 	}
 	var z bytes.Buffer
-	zw.Reset(&z)
-	if _, err := zw.Write(b.Bytes()); err != nil {
-		return nil, nil, fmt.Errorf("postdedup: gzip revisit: %w", err)
-	}
-	if err := zw.Close(); err != nil {
+	if _, err := mw.WriteMember(&z, b.Bytes()); err != nil {
 		return nil, nil, fmt.Errorf("postdedup: gzip revisit: %w", err)
 	}
 	return b.Bytes(), z.Bytes(), nil

@@ -1,6 +1,7 @@
 // Package warcio reads WARC and ARC files leniently and fast, parses the
 // HTTP messages recorded in them, and holds the one WARC record encoder
-// (RecordHead) the crawler and ARC conversion write with.
+// (RecordHead) the crawler and ARC conversion write with, and the one
+// writer of a record as a gzip member (MemberWriter).
 //
 // ARC files (v1 and v2, plain or one gzip member per record, told from WARC
 // by their content) are read behind the same API: see Record for how an ARC
@@ -30,6 +31,17 @@
 // ErrTruncated, distinct from the io.EOF of a clean end, and a corrupt record
 // in the middle with ErrCorrupt, after which Next resynchronises on the next
 // gzip member or "WARC/" line.
+//
+// Every WARC file Wayside writes holds one gzip member per record, and
+// MemberWriter is the one place that compresses them: WriteRecord writes a
+// RecordHead, its block and RecordEnd as one member, WriteMember an
+// already serialised record, and both return the member's stored length
+// (the length CDX lines carry). Its output is byte for byte that of a
+// gzip.Writer at the same level (klauspost/compress, 1–9, default 6)
+// compressing the record in one go; it keeps its compressor between
+// records, and a MemberPool shares writers of one level among goroutines
+// (the crawler's writer). The crawler, ARC conversion, post-crawl dedup's
+// revisits and characterization metadata write with it.
 //
 // Open with Options.Map reads a complete .warc.gz file mapped into memory
 // (package internal/mapfile): gzip members are inflated straight from the

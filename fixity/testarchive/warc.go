@@ -2,23 +2,26 @@ package testarchive
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
+
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // writeWARC writes the records as a gzipped WARC/1.1 file (one gzip member
 // per record), the way crawlers do.
 func writeWARC(w io.Writer, recs []siteRecord) error {
+	mw, err := warcio.NewMemberWriter(0)
+	if err != nil {
+		return err
+	}
 	member := func(hdr string, block []byte) error {
-		zw := gzip.NewWriter(w)
-		io.WriteString(zw, hdr)
-		zw.Write(block)
-		io.WriteString(zw, "\r\n\r\n")
-		return zw.Close()
+		_, err := mw.WriteMember(w, slices.Concat([]byte(hdr), block, []byte(warcio.RecordEnd)))
+		return err
 	}
 	info := []byte("software: wayside testarchive\r\nformat: WARC File Format 1.1\r\n")
 	if err := member(fmt.Sprintf("WARC/1.1\r\nWARC-Type: warcinfo\r\nWARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-000000000000>\r\nWARC-Date: 2020-01-01T00:00:00Z\r\nContent-Type: application/warc-fields\r\nContent-Length: %d\r\n\r\n", len(info)), info); err != nil {

@@ -72,7 +72,7 @@
 // application/warc-fields block (puid, format, format-version, mime,
 // basis, warning, size, content-encoding, note, one "nested" line per
 // object inside it). Records are encoded with warcio.RecordHead, one gzip
-// member each; the file is replaced atomically. The archive's own WARC
+// member each (warcio.MemberWriter); the file is replaced atomically. The archive's own WARC
 // files are never modified. `wayside characterize --write-metadata`
 // writes them.
 //

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
-
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/warcio"
@@ -89,7 +87,7 @@ func WriteMetadata(st *Store, file, path string, opts MetadataOptions) (Metadata
 	}
 	recs := st.Records(file)
 	err := fsutil.WriteFileAtomic(path, 0o644, func(w io.Writer) error {
-		mw, err := newMemberWriter(w)
+		mw, err := warcio.NewMemberWriter(metadataLevel)
 		if err != nil {
 			return err
 		}
@@ -102,7 +100,7 @@ func WriteMetadata(st *Store, file, path string, opts MetadataOptions) (Metadata
 		b.add("conformsTo", "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/")
 		b.add("description", "format identification of the payloads of "+file+" (one metadata record each, WARC-Refers-To the record identified)")
 		b.add("identifier", opts.Identifier)
-		if err := mw.write(&info, b.Bytes()); err != nil {
+		if err := writeRecord(mw, w, &info, b.Bytes()); err != nil {
 			return err
 		}
 		for _, r := range recs {
@@ -123,7 +121,7 @@ func WriteMetadata(st *Store, file, path string, opts MetadataOptions) (Metadata
 			}
 			h.Fields = append(h.Fields, warcio.Field{Name: "WARC-Refers-To", Value: r.RecordID},
 				warcio.Field{Name: "Content-Type", Value: "application/warc-fields"})
-			if err := mw.write(&h, identificationBlock(r)); err != nil {
+			if err := writeRecord(mw, w, &h, identificationBlock(r)); err != nil {
 				return err
 			}
 			stats.Records++
@@ -181,33 +179,16 @@ func (b *fieldsBlock) add(name, value string) {
 	b.WriteString("\r\n")
 }
 
-// memberWriter writes records one gzip member each, as every WARC file
-// Wayside writes is laid out.
-type memberWriter struct {
-	w    io.Writer
-	zw   *gzip.Writer
-	head bytes.Buffer
-}
+// metadataLevel is the gzip level metadata files are written at: the
+// compressor's default (klauspost/compress maps gzip.DefaultCompression to
+// 5), which they have always been written with.
+const metadataLevel = 5
 
-func newMemberWriter(w io.Writer) (*memberWriter, error) {
-	zw, err := gzip.NewWriterLevel(io.Discard, gzip.DefaultCompression)
-	if err != nil {
-		return nil, err
-	}
-	return &memberWriter{w: w, zw: zw}, nil
-}
-
-// write writes the record h with block (its digest and length set here).
-func (m *memberWriter) write(h *warcio.RecordHead, block []byte) error {
+// writeRecord writes the record h with block (its digest and length set
+// here) as one gzip member to w.
+func writeRecord(mw *warcio.MemberWriter, w io.Writer, h *warcio.RecordHead, block []byte) error {
 	h.BlockDigest = digest.Of(digest.SHA1, block).String()
 	h.ContentLength = int64(len(block))
-	m.head.Reset()
-	h.Write(&m.head)
-	m.zw.Reset(m.w)
-	for _, part := range [][]byte{m.head.Bytes(), block, []byte(warcio.RecordEnd)} {
-		if _, err := m.zw.Write(part); err != nil {
-			return err
-		}
-	}
-	return m.zw.Close()
+	_, err := mw.WriteRecord(w, h, bytes.NewReader(block))
+	return err
 }
