@@ -30,9 +30,16 @@ func (s *Store) Check() error {
 		if err := account(wtx, r, +1); err != nil {
 			return err
 		}
-		if r.IsRevisit() && r.Unresolved && r.Digest != "" {
-			if orig, _ := txn.First(tabRecords, "original_digest", r.Digest); orig != nil {
-				errs = append(errs, fmt.Errorf("revisit %s %d unresolved although %s %d has its digest", r.File, r.Offset, orig.(*Record).File, orig.(*Record).Offset))
+		if r.IsRevisit() {
+			// Its inheritance is what resolve gives against the
+			// originals stored (whatever order they arrived in).
+			c := *r
+			if err := resolve(txn, &c); err != nil {
+				return err
+			}
+			if c.Original != r.Original || c.Unresolved != r.Unresolved {
+				errs = append(errs, fmt.Errorf("revisit %s %d inherits from %q (unresolved %v), but its original is %q (unresolved %v)",
+					r.File, r.Offset, r.Original, r.Unresolved, c.Original, c.Unresolved))
 			}
 		}
 		if !r.IsRevisit() && (r.Unresolved || r.Original != "") {

@@ -35,8 +35,13 @@
 // counted and summed separately, plus the revisits that inherit the
 // format) and a FileSummary per file, in go-memdb tables indexed by file
 // and by format. A revisit inherits its original's identification (the
-// record its WARC-Refers-To names, else one with its payload digest); one
-// whose original is not characterized yet stays unresolved until it is.
+// record its WARC-Refers-To names, else the one its
+// WARC-Refers-To-Target-URI and -Date name, as pywb resolves revisits,
+// else the first record by file and offset with its payload digest); one
+// whose original is not characterized yet stays unresolved until it is,
+// and a revisit is re-resolved when an original with its digest arrives,
+// so the result does not depend on the order captures arrive in (the
+// consumer's workers) — Store.Check verifies it.
 // Every change is appended to a checksummed log and fsynced before it is
 // applied, so an acknowledged result survives kill -9; the log is folded
 // into a snapshot as it grows, and a torn last line is cut at open.

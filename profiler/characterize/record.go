@@ -33,6 +33,12 @@ type Record struct {
 	RefersTo   string `json:"refers_to,omitempty"`
 	Original   string `json:"original,omitempty"`
 	Unresolved bool   `json:"unresolved,omitempty"`
+	// RefersToURI and RefersToDate are a revisit's
+	// WARC-Refers-To-Target-URI and -Date: the original's URI and
+	// WARC-Date, which name it when WARC-Refers-To is absent (as pywb
+	// resolves revisits).
+	RefersToURI  string    `json:"refers_to_uri,omitempty"`
+	RefersToDate time.Time `json:"refers_to_date,omitzero"`
 }
 
 // IsRevisit reports whether r is a revisit record.
@@ -59,7 +65,7 @@ func (id *Identifier) Capture(rec *warcio.Record, c wayside.Capture) Record {
 	r := Record{File: c.File, Offset: c.Offset, URI: c.URI, Date: c.Date, Type: c.Type, RecordID: c.RecordID, Digest: c.Digest}
 	if c.IsRevisit() {
 		if c.RevisitOf != nil {
-			r.RefersTo = c.RevisitOf.RecordID
+			r.RefersTo, r.RefersToURI, r.RefersToDate = c.RevisitOf.RecordID, c.RevisitOf.TargetURI, c.RevisitOf.Date
 		}
 		r.Unresolved = true
 		return r

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -125,4 +127,45 @@ func revisits(caps []wayside.Capture) int {
 		}
 	}
 	return n
+}
+
+// A revisit inherits from the original it names (WARC-Refers-To, else
+// WARC-Refers-To-Target-URI and -Date), else from the first record with
+// its digest, whatever order the captures arrive in: the corpus delivered
+// backwards and shuffled is characterized exactly as a scan of the files
+// in order. (pywb-dupes.warc.gz's revisit of http://example.com names its
+// original by URI and date; pywb-example-wget-1-14.warc.gz holds another
+// record with the same digest, which a revisit used to inherit from when
+// it arrived first.)
+func TestRevisitInheritanceIndependentOfOrder(t *testing.T) {
+	files, caps := corpusCaptures(t)
+	fresh := openStore(t, "", StoreOptions{})
+	scanAll(t, newCharacterizer(t, fresh, Options{}), files...)
+	want := render(fresh, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	backwards := slices.Clone(caps)
+	slices.Reverse(backwards)
+	shuffled := slices.Clone(caps)
+	rand.New(rand.NewPCG(9, 2014)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	for name, order := range map[string][]wayside.Capture{"backwards": backwards, "shuffled": shuffled} {
+		t.Run(name, func(t *testing.T) {
+			st := openStore(t, "", StoreOptions{})
+			c := newCharacterizer(t, st, Options{Dirs: []string{t.TempDir()}, Workers: 1})
+			for _, cp := range order {
+				if err := c.OnCapture(ctx, cp); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := c.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Check(); err != nil {
+				t.Fatal(err)
+			}
+			if got := render(st, true); got != want {
+				t.Fatalf("characterized:\n%s\nwant (scan of the files in order):\n%s", got, want)
+			}
+		})
+	}
 }

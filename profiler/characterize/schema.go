@@ -2,6 +2,7 @@ package characterize
 
 import (
 	"fmt"
+	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
 )
@@ -111,6 +112,12 @@ func stringArgs(n int) func([]any) (string, error) {
 	}
 }
 
+// uriDateKey is the original_uri_date key of a URI and a WARC-Date (the
+// same instant in any precision or zone gives the same key).
+func uriDateKey(uri string, date time.Time) string {
+	return uri + "\x00" + date.UTC().Format(time.RFC3339Nano)
+}
+
 // recordKey orders records by file, then offset.
 func recordKey(file string, offset int64) string { return fmt.Sprintf("%s\x00%016x", file, offset) }
 
@@ -146,9 +153,15 @@ func schema() *memdb.DBSchema {
 			"original_digest": {Name: "original_digest", AllowMissing: true, Indexer: rec(func(r *Record) (string, bool) {
 				return r.Digest, !r.IsRevisit() && r.Digest != "" && r.PUID != ""
 			})},
-			// pending: unresolved revisits by digest.
-			"pending": {Name: "pending", AllowMissing: true, Indexer: rec(func(r *Record) (string, bool) {
-				return r.Digest, r.IsRevisit() && r.Unresolved && r.Digest != ""
+			// original_uri_date: the same originals by URI and WARC-Date
+			// (uriDateKey), for revisits that name their original so.
+			"original_uri_date": {Name: "original_uri_date", AllowMissing: true, Indexer: rec(func(r *Record) (string, bool) {
+				return uriDateKey(r.URI, r.Date), !r.IsRevisit() && r.URI != "" && !r.Date.IsZero() && r.PUID != ""
+			})},
+			// revisit_digest: every revisit by digest, resolved or not
+			// (a new original may name one better: see applyRecord).
+			"revisit_digest": {Name: "revisit_digest", AllowMissing: true, Indexer: rec(func(r *Record) (string, bool) {
+				return r.Digest, r.IsRevisit() && r.Digest != ""
 			})},
 		}},
 		tabAggs: {Name: tabAggs, Indexes: map[string]*memdb.IndexSchema{

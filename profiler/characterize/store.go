@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -469,21 +470,31 @@ func applyRecord(txn *memdb.Txn, r Record) error {
 	if r.IsRevisit() || r.Digest == "" || r.PUID == "" {
 		return nil
 	}
-	// Revisits waiting for this payload.
-	it, err := txn.Get(tabRecords, "pending", r.Digest)
+	// Revisits of this payload: the unresolved ones get an original now,
+	// and one resolved before may have a better one in r (the record its
+	// WARC-Refers-To or Refers-To-Target-URI and -Date name, or an earlier
+	// record with the digest), so every revisit's inheritance is what
+	// resolve gives against all the originals stored, whatever the order
+	// they arrived in.
+	it, err := txn.Get(tabRecords, "revisit_digest", r.Digest)
 	if err != nil {
 		return err
 	}
-	var waiting []*Record
+	var revisits []*Record
 	for o := it.Next(); o != nil; o = it.Next() {
-		waiting = append(waiting, o.(*Record))
+		revisits = append(revisits, o.(*Record))
 	}
-	for _, w := range waiting {
+	for _, w := range revisits {
+		c := *w
+		if err := resolve(txn, &c); err != nil {
+			return err
+		}
+		if c.Original == w.Original && c.Unresolved == w.Unresolved && reflect.DeepEqual(c.Result, w.Result) {
+			continue
+		}
 		if err := account(txn, w, -1); err != nil {
 			return err
 		}
-		c := *w
-		inherit(&c, &r)
 		if err := txn.Insert(tabRecords, &c); err != nil {
 			return err
 		}
@@ -495,12 +506,19 @@ func applyRecord(txn *memdb.Txn, r Record) error {
 }
 
 // resolve gives a revisit its original's identification: the record its
-// WARC-Refers-To names, else a record with the same payload digest.
+// WARC-Refers-To names, else the record its WARC-Refers-To-Target-URI and
+// -Date name, else the first record (by file and offset) with the same
+// payload digest.
 func resolve(txn *memdb.Txn, r *Record) error {
 	var orig any
 	var err error
 	if r.RefersTo != "" {
 		if orig, err = txn.First(tabRecords, "original_id", r.RefersTo); err != nil {
+			return err
+		}
+	}
+	if orig == nil && r.RefersToURI != "" && !r.RefersToDate.IsZero() {
+		if orig, err = txn.First(tabRecords, "original_uri_date", uriDateKey(r.RefersToURI, r.RefersToDate)); err != nil {
 			return err
 		}
 	}
