@@ -52,8 +52,9 @@ type Store struct {
 	closed  bool
 	damaged []string // damaged lines found at open
 
-	compacting sync.WaitGroup
-	compactMu  sync.Mutex // one compaction at a time
+	compacting    sync.WaitGroup
+	compactMu     sync.Mutex // one compaction at a time
+	compactQueued bool       // a compaction the log's size asked for has not begun; guarded by mu
 }
 
 // OpenStore opens the store in dir, creating it if needed, and replays its
@@ -259,11 +260,15 @@ func (s *Store) write(es []entry) error {
 		}
 	}
 	txn.Commit()
-	if s.f != nil && s.size >= s.opts.CompactAt {
+	if s.f != nil && s.size >= s.opts.CompactAt && !s.compactQueued {
+		// One compaction at a time is asked for; Close waits for it
+		// (it runs even if Close began meanwhile, so the snapshot the
+		// log's size called for is written).
+		s.compactQueued = true
 		s.compacting.Add(1)
 		go func() {
 			defer s.compacting.Done()
-			if err := s.Compact(); err != nil && !errors.Is(err, ErrStoreClosed) {
+			if err := s.compact(true); err != nil {
 				s.log.Warn("characterize: store: compaction failed (the log keeps growing; retried later)", "err", err)
 			}
 		}()
@@ -306,14 +311,27 @@ func (s *Store) fail(name string) error {
 
 // Compact writes a snapshot of everything stored and removes the logs it
 // replaces. Writers go on, into a new log generation, while it runs.
-func (s *Store) Compact() error {
+func (s *Store) Compact() error { return s.compact(false) }
+
+// compact is Compact; queued is set for the compaction write asked for,
+// which Close waits for before it closes the log, so it runs even when
+// Close has begun.
+func (s *Store) compact(queued bool) error {
 	if s.dir == "" {
 		return nil
+	}
+	if queued {
+		if err := s.fail("compact.queued"); err != nil {
+			return err
+		}
 	}
 	s.compactMu.Lock()
 	defer s.compactMu.Unlock()
 	s.mu.Lock()
-	if s.closed {
+	if queued {
+		s.compactQueued = false
+	}
+	if s.closed && !queued {
 		s.mu.Unlock()
 		return ErrStoreClosed
 	}

@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // sampleRecords characterizes the nested test WARC and the corpus once
@@ -76,6 +78,52 @@ func TestStoreReopen(t *testing.T) {
 				t.Fatalf("after compaction and reopen:\n%s", got)
 			}
 		})
+	}
+}
+
+// TestStoreCompactionAskedForSurvivesClose: a compaction the log's size
+// asked for still runs when Close begins before it does (it used to give
+// up, leaving the log uncompacted), and only one is queued at a time.
+func TestStoreCompactionAskedForSurvivesClose(t *testing.T) {
+	recs := sampleRecords(t)
+	dir := t.TempDir()
+	release := make(chan struct{})
+	var queued atomic.Int32
+	st := openStore(t, dir, StoreOptions{CompactAt: 2 << 10, failpoint: func(name string) error {
+		if name == "compact.queued" {
+			queued.Add(1)
+			<-release
+		}
+		return nil
+	}})
+	putAll(t, st, recs)
+	want := render(st, true)
+	closed := make(chan error, 1)
+	go func() { closed <- st.Close() }()
+	// Let the compaction go once Close has begun (bounded wait).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		st.mu.Lock()
+		c := st.closed
+		st.mu.Unlock()
+		if c {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Close did not begin")
+		}
+	}
+	if n := queued.Load(); n != 1 {
+		t.Errorf("%d compactions queued while one waited, want 1", n)
+	}
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, snapshotName)); err != nil {
+		t.Fatalf("the compaction asked for was not done: %v", err)
+	}
+	if got := render(openStore(t, dir, StoreOptions{}), true); got != want {
+		t.Fatalf("after reopen:\n%s\nwant:\n%s", got, want)
 	}
 }
 
