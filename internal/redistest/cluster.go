@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,7 +30,7 @@ type Options struct {
 	Masters  int // default 3
 	Replicas int // replicas per master, default 1
 	// NodeTimeout is cluster-node-timeout: how long a master may be
-	// unreachable before its replica takes over (default 1s).
+	// unreachable before its replica takes over (default 3s: shorter makes a node starved of CPU on a loaded test machine look failed).
 	NodeTimeout time.Duration
 	// Args are extra redis-server arguments, e.g.
 	// {"--hash-max-listpack-entries", "512"}.
@@ -84,7 +85,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		opts.Replicas = 1
 	}
 	if opts.NodeTimeout <= 0 {
-		opts.NodeTimeout = time.Second
+		opts.NodeTimeout = 3 * time.Second
 	}
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -332,17 +333,50 @@ func (c *Cluster) live() []*Node {
 	return out
 }
 
-// topology returns CLUSTER NODES as seen by the first live node.
+// topology returns CLUSTER NODES once every live node sees the same
+// cluster (the same roles, masters, slots and failed nodes): one node's
+// view alone may lag behind gossip, e.g. just after a failover or a
+// replica joining, and the tests ask questions whose answer must not
+// depend on which node is asked.
 func (c *Cluster) topology(ctx context.Context) ([]clusterNode, error) {
-	live := c.live()
-	if len(live) == 0 {
-		return nil, errors.New("redistest: no node is running")
+	var top []clusterNode
+	err := poll(ctx, "the nodes to agree on the cluster", func() (bool, error) {
+		live := c.live()
+		if len(live) == 0 {
+			return false, errors.New("no node is running")
+		}
+		first := ""
+		for i, n := range live {
+			s, err := n.rc.ClusterNodes(ctx).Result()
+			if err != nil {
+				return false, nil // a node busy or restarting: ask again
+			}
+			nodes := parseNodes(s)
+			if k := canonical(nodes); i == 0 {
+				first, top = k, nodes
+			} else if k != first {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	return top, err
+}
+
+// canonical renders what every node of a settled cluster agrees on: each
+// node's id, role, master, slots and whether it is marked failed (not the
+// timestamps, link states or a node's own suspicions).
+func canonical(nodes []clusterNode) string {
+	lines := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		role := "replica"
+		if n.flags["master"] {
+			role = "master"
+		}
+		lines = append(lines, fmt.Sprintf("%s %s %s %v %v", n.id, role, n.master, n.flags["fail"], n.slots))
 	}
-	s, err := live[0].rc.ClusterNodes(ctx).Result()
-	if err != nil {
-		return nil, err
-	}
-	return parseNodes(s), nil
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
 }
 
 // parseNodes parses a CLUSTER NODES answer.
@@ -462,9 +496,9 @@ func (c *Cluster) allOK(ctx context.Context) bool {
 // WaitHealthy waits until every running node reports cluster_state:ok with
 // all 16384 slots served, every master serving slots has as many online
 // replicas as the cluster was started with, and every replica's link to
-// its master is up.
+// its master is up, and every running node sees the same cluster.
 func (c *Cluster) WaitHealthy(ctx context.Context) error {
-	return poll(ctx, "the cluster to be healthy", func() (bool, error) {
+	err := poll(ctx, "the cluster to be healthy", func() (bool, error) {
 		if !c.allOK(ctx) {
 			return false, nil
 		}
@@ -488,6 +522,11 @@ func (c *Cluster) WaitHealthy(ctx context.Context) error {
 		}
 		return true, nil
 	})
+	if err != nil {
+		return err
+	}
+	_, err = c.topology(ctx)
+	return err
 }
 
 // seesLiveNodesUp reports whether a CLUSTER NODES answer shows every
@@ -583,6 +622,13 @@ func New(t testing.TB, opts Options) *Cluster {
 	t.Helper()
 	c, err := Start(context.Background(), opts)
 	Require(t, c, err)
-	t.Cleanup(func() { c.Close() })
+	t.Cleanup(func() {
+		if t.Failed() { // what the nodes saw, for the failure report
+			for _, n := range c.Nodes {
+				t.Logf("redis node %s log: %s", n.Addr, n.logTail())
+			}
+		}
+		c.Close()
+	})
 	return c
 }
