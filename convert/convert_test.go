@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nlnwa/gowarc"
-
 	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/warcio"
 )
@@ -50,40 +48,6 @@ func readRecords(t *testing.T, path string) []*warcio.Record {
 	}
 }
 
-// validateStrict reads a WARC file with gowarc v1.6.0 failing on any syntax
-// or specification error and checks every block and payload digest with
-// gowarc. (The corpus ARCs hold no chunked HTTP bodies, so gowarc's
-// chunk-framed payload digest agrees with the spec's here.)
-func validateStrict(t *testing.T, path string) int {
-	t.Helper()
-	fr, err := gowarc.NewWarcFileReader(path, 0, gowarc.WithStrictValidation(),
-		gowarc.WithAddMissingDigest(false), gowarc.WithFixDigest(false),
-		gowarc.WithFixContentLength(false), gowarc.WithFixSyntaxErrors(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fr.Close()
-	n := 0
-	for {
-		rec, off, val, err := fr.Next()
-		if err == io.EOF {
-			return n
-		}
-		if err != nil {
-			t.Fatalf("%s offset %d: gowarc strict: %v", path, off, err)
-		}
-		v := &gowarc.Validation{}
-		if err := rec.ValidateDigest(v); err != nil {
-			t.Fatalf("%s offset %d: gowarc digest: %v", path, off, err)
-		}
-		for _, e := range append(*val, *v...) {
-			t.Errorf("%s offset %d (%s %s): gowarc: %v", path, off, rec.Type(), rec.WarcHeader().Get(gowarc.WarcTargetURI), e)
-		}
-		rec.Close()
-		n++
-	}
-}
-
 // TestARCToWARCCorpus converts every corpus ARC file, in WARC 1.1 and 1.0:
 // the output passes gowarc's strict validation, holds one record per ARC
 // record plus the warcinfo and source-list records, passes Verify, and its
@@ -98,7 +62,7 @@ func TestARCToWARCCorpus(t *testing.T) {
 				if res.Records != len(arcRecs) {
 					t.Errorf("converted %d records, the ARC holds %d", res.Records, len(arcRecs))
 				}
-				if n := validateStrict(t, res.WARC); n != len(arcRecs)+2 {
+				if n := testenv.StrictWARC(t, res.WARC); n != len(arcRecs)+2 {
 					t.Errorf("gowarc reads %d records, want %d (ARC records + warcinfo + source list)", n, len(arcRecs)+2)
 				}
 				warcRecs := readRecords(t, res.WARC)

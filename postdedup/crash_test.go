@@ -12,18 +12,17 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
 const crashEnv = "WAYSIDE_POSTDEDUP_CRASH_CHILD"
 
-// TestCrashChild is the process TestCrashKill kills; it does nothing
-// unless started by it. It runs the pipeline and SIGKILLs itself at the
-// n-th hit of the named failpoint.
-func TestCrashChild(t *testing.T) {
-	spec := os.Getenv(crashEnv)
-	if spec == "" {
-		return
-	}
+// crashChild is the process TestCrashKill kills (the test binary
+// re-executed with crashEnv set: TestMain runs it instead of the tests).
+// It runs the pipeline and SIGKILLs itself at the n-th hit of the named
+// failpoint.
+func crashChild(spec string) error {
 	f := strings.Split(spec, "|")
 	point, n := f[0], 0
 	fmt.Sscan(f[1], &n)
@@ -39,9 +38,8 @@ func TestCrashChild(t *testing.T) {
 		}
 	}
 	opts := RunOptions{Replace: strings.HasPrefix(point, "replace"), Rewrite: RewriteOptions{Failpoint: hook}, ReplaceOptions: ReplaceOptions{Failpoint: hook}}
-	if _, err := Run(context.Background(), inputs, out, opts); err != nil {
-		t.Fatal(err)
-	}
+	_, err := Run(context.Background(), inputs, out, opts)
+	return err
 }
 
 // TestCrashKill kills a real child process running `dedup run` (and
@@ -73,7 +71,7 @@ func TestCrashKill(t *testing.T) {
 			orig[f] = sha256File(t, f)
 		}
 		out := filepath.Join(dir, "out")
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), crashEnv+"="+strings.Join(append([]string{p.name, strconv.Itoa(n), out}, in...), "|"))
 		err := cmd.Run()
 		killed := false
@@ -144,7 +142,7 @@ func TestCrashKill(t *testing.T) {
 				if sha256File(t, f) != orig[f] {
 					t.Fatalf("%s changed", f)
 				}
-				gowarcStrict(t, filepath.Join(out, filepath.Base(f)))
+				testenv.StrictWARC(t, filepath.Join(out, filepath.Base(f)))
 			}
 		}
 	}

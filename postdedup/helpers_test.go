@@ -14,8 +14,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/nlnwa/gowarc"
-
 	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/warcio"
 )
@@ -40,8 +38,16 @@ var (
 	genDir   string
 )
 
-// TestMain removes the warcgen files shared by the tests of this package.
+// TestMain runs crashChild when TestCrashKill started the binary as its
+// child; otherwise the tests, then removes the warcgen files they shared.
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(crashEnv); spec != "" {
+		if err := crashChild(spec); err != nil {
+			fmt.Fprintln(os.Stderr, "crash child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	if genDir != "" {
 		os.RemoveAll(genDir)
@@ -122,41 +128,6 @@ func readAllRecords(t testing.TB, path string, opts warcio.Options) []*warcio.Re
 			t.Fatalf("%s: %v", path, err)
 		}
 		out = append(out, rec)
-	}
-}
-
-// gowarcStrict reads a WARC file with gowarc v1.6.0's strict validation
-// (every error policy ErrFail, blocks validated) and returns the number of
-// records, or fails the test. gowarc digests chunked payloads over their
-// chunk framing (see ../shared/notes/warc-and-dedup.md); the payload
-// digests of chunked records are therefore checked with warcio's
-// de-chunking reader by the callers; the warcgen WARCs these checks run on
-// hold no chunked responses.
-func gowarcStrict(t testing.TB, path string) int {
-	t.Helper()
-	r, err := gowarc.NewWarcFileReader(path, 0,
-		gowarc.WithSyntaxErrorPolicy(gowarc.ErrFail),
-		gowarc.WithSpecViolationPolicy(gowarc.ErrFail),
-		gowarc.WithUnknownRecordTypePolicy(gowarc.ErrFail),
-		gowarc.WithBlockErrorPolicy(gowarc.ErrFail))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	n := 0
-	for {
-		rec, off, validation, err := r.Next()
-		if err == io.EOF {
-			return n
-		}
-		if err != nil {
-			t.Fatalf("gowarc strict: %s offset %d: %v", path, off, err)
-		}
-		if !validation.Valid() {
-			t.Fatalf("gowarc strict: %s offset %d: %v", path, off, validation)
-		}
-		rec.Close()
-		n++
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
 var allStatuses = []dedupindex.StatusRange{{Min: 100, Max: 599}}
@@ -42,7 +43,7 @@ func TestRunMatchesWarcgenGroundTruth(t *testing.T) {
 				t.Fatal("the input changed")
 			}
 			out := filepath.Join(dir, "out", filepath.Base(src))
-			if n := gowarcStrict(t, out); n != gt.Records {
+			if n := testenv.StrictWARC(t, out); n != gt.Records {
 				t.Errorf("gowarc reads %d records, warcgen wrote %d", n, gt.Records)
 			}
 			t.Logf("%d revisits, saving %.1f%% (%d → %d bytes)", rep.Rewrite.Revisits, rep.Saving*100, rep.InputBytes, rep.OutputBytes)

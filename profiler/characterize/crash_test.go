@@ -20,20 +20,17 @@ import (
 
 const crashChildEnv = "WAYSIDE_CHARACTERIZE_CRASH_CHILD"
 
-// TestCrashChild is the ingesting process TestCrashKill kills; it does
-// nothing unless started by it. It opens the store (catching up on what a
-// previous child left undone), then delivers every capture of the WARC
-// files as the ingester does, printing "ACK file offset puid" for each
-// record once the store has fsynced it.
-func TestCrashChild(t *testing.T) {
-	spec := os.Getenv(crashChildEnv)
-	if spec == "" {
-		return
-	}
+// crashChild is the ingesting process TestCrashKill kills (the test
+// binary re-executed with crashChildEnv set: TestMain runs it instead of
+// the tests). It opens the store (catching up on what a previous child
+// left undone), then delivers every capture of the WARC files as the
+// ingester does, printing "ACK file offset puid" for each record once the
+// store has fsynced it.
+func crashChild(spec string) error {
 	storeDir, warcDir, _ := strings.Cut(spec, "|")
 	st, err := OpenStore(storeDir, StoreOptions{CompactAt: 16 << 10}) // compactions happen while it is killed
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	out := bufio.NewWriter(os.Stdout)
 	c, err := New(Options{Store: st, Dirs: []string{warcDir}, Workers: 2, CatchUp: true, OnCommit: func(rs []Record) {
@@ -43,13 +40,16 @@ func TestCrashChild(t *testing.T) {
 		out.Flush()
 	}})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	deliverAll(t, warcDir, c)
+	if err := deliver(warcDir, c); err != nil {
+		return err
+	}
 	c.Flush(context.Background())
 	fmt.Fprintln(out, "DONE")
 	out.Flush()
 	io.Copy(io.Discard, os.Stdin) // wait to be killed
+	return nil
 }
 
 // TestCrashKill kills an ingesting child process with SIGKILL at random
@@ -73,7 +73,7 @@ func TestCrashKill(t *testing.T) {
 	acked := map[string]string{} // "file offset" → PUID
 	for round := range 3 {
 		killAfter := 20 + rnd.IntN(200)
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), crashChildEnv+"="+storeDir+"|"+warcDir)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {

@@ -20,6 +20,14 @@ import (
 var tempRoot string
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(crashChildEnv); spec != "" {
+		// TestCrashKill's child.
+		if err := crashChild(spec); err != nil {
+			fmt.Fprintln(os.Stderr, "crash child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	flag.Parse()
 	var err error
 	if tempRoot, err = os.MkdirTemp("", "wayside-characterize-test-"); err != nil {
@@ -178,14 +186,22 @@ func golden(t *testing.T, name, got string) {
 // and offset order, as a producer would.
 func deliverAll(t testing.TB, dir string, sub wayside.Subscriber) {
 	t.Helper()
+	if err := deliver(dir, sub); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deliver delivers every capture of the WARC files in dir to sub, as the
+// ingester does (unreadable records skipped).
+func deliver(dir string, sub wayside.Subscriber) error {
 	files, err := listWARCs([]string{dir})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	for _, f := range files {
 		r, err := warcio.Open(f.path)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		for {
 			rec, err := r.Next()
@@ -198,4 +214,5 @@ func deliverAll(t testing.TB, dir string, sub wayside.Subscriber) {
 		}
 		r.Close()
 	}
+	return nil
 }
