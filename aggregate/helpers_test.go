@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/aggregate"
-	"github.com/wayside-archive/wayside/profiler/mementomap"
+	"github.com/wayside-archive/wayside/mementomap"
 	"github.com/wayside-archive/wayside/replay"
 	"github.com/wayside-archive/wayside/surt"
 )

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wayside-archive/wayside/profiler/mementomap"
+	"github.com/wayside-archive/wayside/mementomap"
 )
 
 // Map states (api.AggregateArchive.MapState).

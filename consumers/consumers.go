@@ -12,9 +12,8 @@ import (
 
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/captureindex"
-	"github.com/wayside-archive/wayside/profiler"
-	"github.com/wayside-archive/wayside/profiler/characterize"
-	"github.com/wayside-archive/wayside/profiler/mementomap"
+	"github.com/wayside-archive/wayside/characterize"
+	"github.com/wayside-archive/wayside/mementomap"
 )
 
 // Config says which consumers run beside a producer. The zero value runs
@@ -51,7 +50,7 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// LiveMapConfig configures the live MementoMap consumer (profiler.Live).
+// LiveMapConfig configures the live MementoMap consumer (mementomap.Live).
 type LiveMapConfig struct {
 	// Path of the map file ("": no live map). Its catch-up state is kept
 	// beside it in PATH.state.json.
@@ -68,7 +67,7 @@ type LiveMapConfig struct {
 }
 
 // CharacterizeConfig configures the characterization consumer
-// (profiler/characterize).
+// (characterize).
 type CharacterizeConfig struct {
 	// Store is the results directory ("": no characterization).
 	Store string
@@ -114,7 +113,7 @@ type Set struct {
 	// Fanout is what the producer delivers captures to (its Subscriber).
 	Fanout *wayside.Fanout
 	// Live is the live MementoMap (nil without one).
-	Live *profiler.Live
+	Live *mementomap.Live
 	// Characterizer and CharStore are the characterization consumer and
 	// its results (nil without one).
 	Characterizer *characterize.Characterizer
@@ -198,19 +197,19 @@ func Open(cfg Config) (*Set, error) {
 	return s, nil
 }
 
-func openLiveMap(cfg LiveMapConfig, cdxjDirs []string, log *slog.Logger) (*profiler.Live, error) {
+func openLiveMap(cfg LiveMapConfig, cdxjDirs []string, log *slog.Logger) (*mementomap.Live, error) {
 	if len(cdxjDirs) == 0 {
 		return nil, errors.New("consumers: a live map needs the CDXJ directories of its producer to catch up from")
 	}
 	if err := os.MkdirAll(filepath.Dir(cfg.Path), 0o755); err != nil {
 		return nil, fmt.Errorf("consumers: live map: %w", err)
 	}
-	opts := profiler.LiveOptions{Name: cfg.Name, Interval: cfg.MergeInterval, CDXJDirs: cdxjDirs,
+	opts := mementomap.LiveOptions{Name: cfg.Name, Interval: cfg.MergeInterval, CDXJDirs: cdxjDirs,
 		Logger: log.With("consumer", NameLiveMap)}
 	if cfg.Compact {
 		opts.Compact = &mementomap.CompactOptions{Wh: cfg.Weight, Wp: cfg.Weight}
 	}
-	l, err := profiler.OpenLive(cfg.Path, opts)
+	l, err := mementomap.OpenLive(cfg.Path, opts)
 	if err != nil {
 		return nil, fmt.Errorf("consumers: live map: %w", err)
 	}

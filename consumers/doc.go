@@ -6,8 +6,8 @@
 //	   │  record durable in its WARC file
 //	   ├─► CDXJ line beside the WARC (the producer writes it, on its
 //	   │   durable path: never dropped; the catch-up source)
-//	   └─► Set.Fanout ─► live MementoMap (profiler.Live)
-//	                  ─► characterization (profiler/characterize)
+//	   └─► Set.Fanout ─► live MementoMap (mementomap.Live)
+//	                  ─► characterization (characterize)
 //	                  ─► capture index (captureindex.Index; the access
 //	                     routes of `wayside serve` answer from it)
 //

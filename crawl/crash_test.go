@@ -23,7 +23,7 @@ import (
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
 	"github.com/wayside-archive/wayside/internal/cdxjtest"
-	"github.com/wayside-archive/wayside/profiler"
+	"github.com/wayside-archive/wayside/mementomap"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -284,7 +284,7 @@ func checkSpineAfterCrash(t *testing.T, run int, dir string) {
 		}
 	}
 	lines := cdxjtest.CheckSorted(t, sides)
-	l, err := profiler.OpenLive(filepath.Join(dir, crashMap), profiler.LiveOptions{CDXJDirs: []string{dir}})
+	l, err := mementomap.OpenLive(filepath.Join(dir, crashMap), mementomap.LiveOptions{CDXJDirs: []string{dir}})
 	if err != nil {
 		t.Fatalf("run %d: reopen the live map after the kill: %v", run, err)
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/wayside-archive/wayside/ingest"
 	"github.com/wayside-archive/wayside/internal/cdxjtest"
 	"github.com/wayside-archive/wayside/internal/testenv"
-	"github.com/wayside-archive/wayside/profiler/mementomap"
+	"github.com/wayside-archive/wayside/mementomap"
 )
 
 // ingested is the result of following a directory until every WARC file in

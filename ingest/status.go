@@ -1,6 +1,6 @@
 package ingest
 
-import "github.com/wayside-archive/wayside/sidecar/api"
+import "github.com/wayside-archive/wayside/api"
 
 // Status is the ingest progress, per file and in total; it is the wire form
 // `wayside status ... ingest` shows.

@@ -43,8 +43,8 @@ for n in 1000000 4000000; do
 done
 
 echo "== Go benchmarks (CPU-time throughput is reported as well as wall time: the machine may be shared)"
-MEMENTOMAP_BENCH_SIZES=1000000,4000000 go test ./profiler/mementomap -run '^$' -bench 'Compact' -benchtime 2x -benchmem
-go test ./profiler/mementomap -run '^$' -bench 'Lookup' -benchtime 2s -benchmem | tee "$work/lookup-bench.txt"
+MEMENTOMAP_BENCH_SIZES=1000000,4000000 go test ./mementomap -run '^$' -bench 'Compact' -benchtime 2x -benchmem
+go test ./mementomap -run '^$' -bench 'Lookup' -benchtime 2s -benchmem | tee "$work/lookup-bench.txt"
 echo "-- lookup with key normalisation vs the canonical-key lookup it wraps (the lookup before normalisation), same run:"
 awk '/lookups\/cpu-s/ { for (i = 1; i <= NF; i++) if ($(i+1) == "lookups/cpu-s") v[$1] = $i }
   END { for (k in v) if (k ~ /\/normalised-/) { u = k; sub(/\/normalised-/, "/unnormalised-", u);

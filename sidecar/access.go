@@ -10,7 +10,7 @@ import (
 
 	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/replay"
-	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/api"
 )
 
 // AccessConfig configures the capture index and the access routes (CDX

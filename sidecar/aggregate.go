@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/wayside-archive/wayside/aggregate"
-	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/api"
 )
 
 // aggregateRoot is where the aggregate routes answer (/aggregate/…, on the

@@ -13,7 +13,7 @@ import (
 
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
-	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/api"
 )
 
 // The CDX endpoint answers the queries of Heritrix's WbmPersistLoadProcessor,

@@ -4,14 +4,14 @@ import (
 	"net/http"
 	"path/filepath"
 
+	"github.com/wayside-archive/wayside/characterize"
 	"github.com/wayside-archive/wayside/consumers"
-	"github.com/wayside-archive/wayside/profiler/characterize"
-	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
 // CharacterizeConfig configures format characterization of ingested
-// captures (package profiler/characterize).
+// captures (package characterize).
 type CharacterizeConfig struct {
 	// Enabled turns characterization on.
 	Enabled bool `yaml:"enabled"`

@@ -62,6 +62,6 @@
 // WARC file names taken from requests (put, commit, CDX lines, ?file=)
 // must be plain base names (warcio.CheckFileName).
 //
-// The Go client lives in sidecar/client, the wire types in sidecar/api and
+// The Go client lives in client, the wire types in api and
 // the load generator in sidecar/loadgen.
 package sidecar

@@ -13,7 +13,7 @@ import (
 
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/api"
 )
 
 // TestE2EGoCrawlerThroughSidecar is examples/sidecar-client as a test: a Go

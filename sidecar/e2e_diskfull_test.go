@@ -19,7 +19,7 @@ import (
 	"github.com/wayside-archive/wayside/internal/cdxjtest"
 	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/internal/warctest"
-	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/api"
 )
 
 // smallDisk mounts a real tmpfs of size bytes (mode 0700) on dir, which

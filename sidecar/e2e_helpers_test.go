@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/sidecar"
-	"github.com/wayside-archive/wayside/sidecar/client"
+	"github.com/wayside-archive/wayside/client"
 )
 
 // waysideBin is the real binary, built once by TestMain.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/digest"
-	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/api"
 )
 
 const ingestTestConfig = `

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/api"
 )
 
 // TestE2EStartupRefusesWhatItCannotDo runs `wayside serve` with a part it

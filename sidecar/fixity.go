@@ -16,7 +16,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/wayside-archive/wayside/fixity"
-	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/api"
 )
 
 // FixityService runs the sweeps defined in the config on their cron

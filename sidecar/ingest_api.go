@@ -3,7 +3,7 @@ package sidecar
 import (
 	"net/http"
 
-	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/api"
 )
 
 func (s *Server) addIngestRoutes() {

@@ -17,8 +17,8 @@ import (
 
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/pebble"
-	"github.com/wayside-archive/wayside/sidecar/api"
-	"github.com/wayside-archive/wayside/sidecar/client"
+	"github.com/wayside-archive/wayside/api"
+	"github.com/wayside-archive/wayside/client"
 )
 
 const limitsToken = "limits-token-0123456789"

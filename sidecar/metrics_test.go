@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/wayside-archive/wayside/aggregate"
-	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/api"
 )
 
 // parseMetrics parses exposition text with the Prometheus library's own

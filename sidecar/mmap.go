@@ -6,16 +6,16 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/wayside-archive/wayside/profiler"
-	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/mementomap"
+	"github.com/wayside-archive/wayside/api"
 )
 
 // The live MementoMap is a consumer of the capture spine, built with the
-// others by package consumers (profiler.Live, catching up from the CDXJ
+// others by package consumers (mementomap.Live, catching up from the CDXJ
 // files in ingest.cdxj_dir); this file serves it.
 
 // liveMap returns the live map, or an error answer when it is disabled.
-func (s *Server) liveMap() (*profiler.Live, error) {
+func (s *Server) liveMap() (*mementomap.Live, error) {
 	if s.cons.Live == nil {
 		return nil, errorf(http.StatusNotFound, "the MementoMap is disabled (mementomap.path: -)")
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/ingest"
-	"github.com/wayside-archive/wayside/sidecar/api"
+	"github.com/wayside-archive/wayside/api"
 	"golang.org/x/net/netutil"
 )
 

@@ -18,8 +18,8 @@ import (
 	"github.com/wayside-archive/wayside/dedupindex/pebble"
 	"github.com/wayside-archive/wayside/fixity/testarchive"
 	"github.com/wayside-archive/wayside/internal/testenv"
-	"github.com/wayside-archive/wayside/sidecar/api"
-	"github.com/wayside-archive/wayside/sidecar/client"
+	"github.com/wayside-archive/wayside/api"
+	"github.com/wayside-archive/wayside/client"
 	"github.com/wayside-archive/wayside/sidecar/loadgen"
 )
 

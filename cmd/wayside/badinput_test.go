@@ -401,7 +401,7 @@ func closedPortURL(t *testing.T) string {
 // packagePrefixes are the error prefixes of Wayside's packages: none may
 // appear twice in one line (one prefix per layer).
 var packagePrefixes = []string{"warcio", "cdxj", "dedupindex", "mementomap", "ukvs", "fixity", "convert", "postdedup",
-	"fsutil", "sidecar", "ingest", "crawl", "surt", "digest", "profiler", "pebble", "backend", "consumers", "config"}
+	"fsutil", "sidecar", "ingest", "crawl", "surt", "digest", "pebble", "backend", "consumers", "config"}
 
 // checkMessage checks the general rules every error message follows.
 func checkMessage(t *testing.T, c *badCase, stderr string, inputs []string) {

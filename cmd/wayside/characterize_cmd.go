@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/cdxj"
-	"github.com/wayside-archive/wayside/profiler/characterize"
-	"github.com/wayside-archive/wayside/sidecar/api"
-	"github.com/wayside-archive/wayside/sidecar/client"
+	"github.com/wayside-archive/wayside/characterize"
+	"github.com/wayside-archive/wayside/api"
+	"github.com/wayside-archive/wayside/client"
 )
 
 const characterizeUsage = `[flags] FILE...

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wayside-archive/wayside/characterize"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/internal/corpustest"
 	"github.com/wayside-archive/wayside/internal/testenv"
-	"github.com/wayside-archive/wayside/profiler/characterize"
 	"github.com/wayside-archive/wayside/warcio"
 )
 

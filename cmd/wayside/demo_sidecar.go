@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/sidecar"
-	"github.com/wayside-archive/wayside/sidecar/api"
-	"github.com/wayside-archive/wayside/sidecar/client"
+	"github.com/wayside-archive/wayside/api"
+	"github.com/wayside-archive/wayside/client"
 )
 
 // demoSidecar runs the sidecar daemon (what `wayside serve` runs) in this

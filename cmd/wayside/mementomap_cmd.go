@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wayside-archive/wayside/profiler/mementomap"
-	"github.com/wayside-archive/wayside/profiler/ukvs"
-	"github.com/wayside-archive/wayside/profiler/zipfgen"
+	"github.com/wayside-archive/wayside/internal/zipfgen"
+	"github.com/wayside-archive/wayside/mementomap"
+	"github.com/wayside-archive/wayside/mementomap/ukvs"
 )
 
 const mementomapUsage = `<generate|compact|lookup|merge|eval|stats|synth> [flags] [args]
@@ -711,7 +711,7 @@ func runMMStats(ctx context.Context, e *env, args []string) error {
 		"    Sum, Max, Mean, Median, StdDev of the URI-Rs below each node, RedQ,\n"+
 		"    Parents, Children, MeanChld (the compaction thresholds' means).\n"+
 		"A map only knows its keys' counts: no years, and the distribution\n"+
-		"statistics are per key. Definitions: the package doc of profiler/mementomap\n"+
+		"statistics are per key. Definitions: the package doc of mementomap\n"+
 		"(type Holdings).")
 	in := captureFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of text tables")

@@ -16,7 +16,7 @@ import (
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/internal/cdxjtest"
-	"github.com/wayside-archive/wayside/profiler"
+	"github.com/wayside-archive/wayside/mementomap"
 )
 
 // stuckMap is a live map whose consumer blocks on every capture until the
@@ -24,7 +24,7 @@ import (
 // checks that the crawl's WARC path did not wait for it: every WARC file
 // is closed and has its CDXJ file.
 type stuckMap struct {
-	*profiler.Live
+	*mementomap.Live
 	t       *testing.T
 	warcDir string
 
@@ -65,7 +65,7 @@ func TestCrawlConsumersBlockFailAndCatchUp(t *testing.T) {
 	dir := t.TempDir()
 	warcs := filepath.Join(dir, "warcs")
 	stuckPath := filepath.Join(dir, "stuck.ukvs")
-	stuckLive, err := profiler.OpenLive(stuckPath, profiler.LiveOptions{CDXJDirs: []string{warcs}})
+	stuckLive, err := mementomap.OpenLive(stuckPath, mementomap.LiveOptions{CDXJDirs: []string{warcs}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestCrawlConsumersBlockFailAndCatchUp(t *testing.T) {
 	// reopened, from the CDXJ files.
 	stuckLive.Close()
 	for _, path := range []string{live, stuckPath} {
-		l, err := profiler.OpenLive(path, profiler.LiveOptions{CDXJDirs: []string{warcs}})
+		l, err := mementomap.OpenLive(path, mementomap.LiveOptions{CDXJDirs: []string{warcs}})
 		if err != nil {
 			t.Fatal(err)
 		}

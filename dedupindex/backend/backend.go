@@ -17,7 +17,7 @@ import (
 	"github.com/wayside-archive/wayside/dedupindex"
 	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
 	diredis "github.com/wayside-archive/wayside/dedupindex/redis"
-	"github.com/wayside-archive/wayside/sidecar/client"
+	"github.com/wayside-archive/wayside/client"
 )
 
 // Options are settings that do not belong in an index URL.

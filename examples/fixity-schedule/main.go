@@ -14,7 +14,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/wayside-archive/wayside/sidecar/client"
+	"github.com/wayside-archive/wayside/client"
 )
 
 func main() {

@@ -22,7 +22,7 @@ import (
 
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/sidecar/client"
+	"github.com/wayside-archive/wayside/client"
 )
 
 func main() {

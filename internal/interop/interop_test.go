@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wayside-archive/wayside/characterize"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/fixity/testarchive"
 	"github.com/wayside-archive/wayside/internal/testenv"
-	"github.com/wayside-archive/wayside/profiler/characterize"
 )
 
 func glob(t *testing.T, pattern string) []string {

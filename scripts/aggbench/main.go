@@ -4,7 +4,7 @@
 //	aggbench fill DIR KEYS LOOKUPS [WEIGHT]
 //
 // It makes the holdings of three archives from a Zipf-skewed synthetic key
-// set (profiler/zipfgen, KEYS keys): each host goes to one archive, one
+// set (internal/zipfgen, KEYS keys): each host goes to one archive, one
 // host in four to a second one as well; every key gets 1 to 3 captures.
 // For archive i it writes DIR/arch-i/capture-index (what `wayside serve`
 // answers TimeMaps from) and DIR/arch-i/mementomap.ukvs (the full map the
@@ -30,8 +30,8 @@ import (
 	"github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/digest"
-	"github.com/wayside-archive/wayside/profiler/mementomap"
-	"github.com/wayside-archive/wayside/profiler/zipfgen"
+	"github.com/wayside-archive/wayside/internal/zipfgen"
+	"github.com/wayside-archive/wayside/mementomap"
 )
 
 const archives = 3

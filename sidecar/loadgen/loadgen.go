@@ -19,8 +19,8 @@ import (
 
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
-	"github.com/wayside-archive/wayside/sidecar/api"
-	"github.com/wayside-archive/wayside/sidecar/client"
+	"github.com/wayside-archive/wayside/api"
+	"github.com/wayside-archive/wayside/client"
 )
 
 // Options configure a run.
