@@ -58,7 +58,8 @@ func TestCrawlJSONSummary(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatalf("--json output: %v\n%s", err, out)
 	}
-	if sum.Pages != 0 || sum.Errors != 1 || len(sum.Failures) != 1 || sum.Failures[0].Class != "connection refused" ||
+	// Two fetches fail: robots.txt (obeyed by default, fetched first) and the seed.
+	if sum.Pages != 0 || sum.Errors != 2 || len(sum.Failures) != 1 || sum.Failures[0].Class != "connection refused" ||
 		!strings.Contains(sum.Failures[0].Example, refused) {
 		t.Errorf("--json summary: %+v", sum)
 	}
