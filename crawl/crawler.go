@@ -131,11 +131,13 @@ type item struct {
 }
 
 type hostState struct {
-	mu       sync.Mutex
-	next     time.Time
-	robots   *robotstxt.Group
-	sitemaps []string // Sitemap: lines of robots.txt
-	loaded   bool
+	mu     sync.Mutex
+	next   time.Time
+	robots *robotstxt.Group
+	loaded bool
+	// unreachable: robots.txt could not be fetched (network error); RFC
+	// 9309 2.3.1.4 says to assume complete disallow.
+	unreachable bool
 }
 
 // NewCrawler returns a crawler; Run starts it.
@@ -441,9 +443,17 @@ func (c *Crawler) visit(ctx context.Context, it item, worker int) {
 		// Sitemap files named by robots.txt are read even where it
 		// disallows crawling them: the site offers them to crawlers.
 		if !c.robotsAllow(ctx, h, it, worker) && c.cfg.Robots && !it.sitemap {
+			if ctx.Err() != nil {
+				return
+			}
 			c.robotsSkipped.Add(1)
-			c.cfg.Log.Write(LogEntry{Status: LogRobots, Size: -1, URI: it.u.String(), Path: it.path, Via: it.via, Worker: worker,
-				Annotations: []string{"robots.txt"}})
+			e := LogEntry{Status: LogRobots, Size: -1, URI: it.u.String(), Path: it.path, Via: it.via, Worker: worker}
+			h.mu.Lock()
+			if h.unreachable {
+				e.Status = LogRobotsFailed // counted once, as the robots.txt fetch that failed
+			}
+			h.mu.Unlock()
+			c.cfg.Log.Write(e)
 			return
 		}
 	}
@@ -640,8 +650,11 @@ func (c *Crawler) robotsAllow(ctx context.Context, h *hostState, it item, worker
 		c.loadRobots(ctx, h, it, worker)
 	}
 	h.mu.Lock()
-	g := h.robots
+	g, unreachable := h.robots, h.unreachable
 	h.mu.Unlock()
+	if unreachable {
+		return false
+	}
 	if g == nil {
 		return true
 	}
@@ -675,6 +688,7 @@ func (c *Crawler) loadRobots(ctx context.Context, h *hostState, it item, worker 
 	rit := child(it, ru, HopPrereq, it.depth)
 	resp, _, body, ok := c.fetch(ctx, rit, worker)
 	if !ok {
+		h.unreachable = true
 		return
 	}
 	body = decodeContent(body, resp.Header.Get("Content-Encoding"), 1<<20)

@@ -21,6 +21,7 @@ const (
 	LogConnectBroken = -3    // connection reset or cut mid-fetch
 	LogTimeout       = -4    // no answer in time
 	LogOtherError    = -5    // any other error (the record could not be stored...)
+	LogRobotsFailed  = -61   // robots.txt could not be fetched: the host's URLs are not (RFC 9309: unreachable means disallow)
 	LogRobots        = -9998 // robots.txt precluded the fetch
 )
 
