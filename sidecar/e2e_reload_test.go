@@ -7,10 +7,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/sidecar"
@@ -162,5 +165,130 @@ func TestE2EReloadWhileWARCsGrow(t *testing.T) {
 	checkCaptureIndex(t, d, "site13.example", files[3].at)
 	if err := d.term(); err != nil {
 		t.Errorf("SIGTERM exit: %v\n%s", err, d.log())
+	}
+}
+
+func doTCP(t *testing.T, method, url, token string, hdr map[string]string) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestE2EReloadToken: a reload replaces the TCP token at once (the old
+// one is refused, the new one accepted); the reload route itself needs the
+// token and passes the Host and Origin checks of every route.
+func TestE2EReloadToken(t *testing.T) {
+	dir := t.TempDir()
+	const cfg = "data_dir: DIR/data\ningest:\n  dirs: [DIR/warcs]\nlisten:\n  tcp: 127.0.0.1:0\n  token: TOKEN\n"
+	oldTok, newTok := "first-token-0123456789", "second-token-9876543210"
+	d := startDaemon(t, dir, strings.ReplaceAll(cfg, "TOKEN", oldTok))
+	status, reload := d.tcp+"/v1/status", d.tcp+"/v1/admin/reload"
+	if c := doTCP(t, "GET", status, oldTok, nil); c != 200 {
+		t.Fatalf("status with the token: %d", c)
+	}
+	os.WriteFile(d.cfgPath, []byte(strings.ReplaceAll(strings.ReplaceAll(cfg, "DIR", dir), "TOKEN", newTok)), 0o600)
+	for _, tc := range []struct {
+		token string
+		hdr   map[string]string
+		want  int
+	}{
+		{"", nil, http.StatusUnauthorized},
+		{"wrong-token-0000000000", nil, http.StatusUnauthorized},
+		{oldTok, map[string]string{"Host": "evil.example:80"}, http.StatusForbidden},
+		{oldTok, map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden},
+	} {
+		if c := doTCP(t, "POST", reload, tc.token, tc.hdr); c != tc.want {
+			t.Errorf("reload with token %q headers %v: %d, want %d", tc.token, tc.hdr, c, tc.want)
+		}
+	}
+	if c := doTCP(t, "GET", status, oldTok, nil); c != 200 {
+		t.Fatalf("refused reload requests changed the token: %d", c)
+	}
+	if c := doTCP(t, "POST", reload, oldTok, nil); c != 200 {
+		t.Fatalf("reload: %d\n%s", c, d.log())
+	}
+	if c := doTCP(t, "GET", status, oldTok, nil); c != http.StatusUnauthorized {
+		t.Errorf("old token after the reload: %d, want 401", c)
+	}
+	if c := doTCP(t, "GET", status, newTok, nil); c != 200 {
+		t.Errorf("new token after the reload: %d, want 200", c)
+	}
+	if err := d.term(); err != nil {
+		t.Errorf("SIGTERM exit: %v\n%s", err, d.log())
+	}
+}
+
+// TestE2ENotifyReady: with $NOTIFY_SOCKET (as systemd sets it for
+// Type=notify) the daemon sends READY=1 with its pid once it answers on
+// its socket, and STOPPING=1 on SIGTERM.
+func TestE2ENotifyReady(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "warcs"), 0o755)
+	notify := filepath.Join(dir, "notify.sock")
+	ln, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: notify, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cfgPath := filepath.Join(dir, "wayside.yaml")
+	os.WriteFile(cfgPath, []byte(strings.ReplaceAll("data_dir: DIR/data\ningest:\n  dirs: [DIR/warcs]\n", "DIR", dir)), 0o600)
+	cmd := exec.Command(waysideBin, "serve", "-config", cfgPath)
+	cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+notify)
+	var logb strings.Builder
+	cmd.Stdout, cmd.Stderr = &logb, &logb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-done
+		}
+	}()
+	read := func(what string) string {
+		ln.SetReadDeadline(time.Now().Add(30 * time.Second))
+		buf := make([]byte, 4096)
+		n, err := ln.Read(buf)
+		if err != nil {
+			t.Fatalf("no %s notification: %v\n%s", what, err, logb.String())
+		}
+		return string(buf[:n])
+	}
+	msg := read("READY=1")
+	if !strings.Contains(msg, "READY=1") || !strings.Contains(msg, "MAINPID="+strconv.Itoa(cmd.Process.Pid)) {
+		t.Errorf("first notification %q, want READY=1 and MAINPID=%d", msg, cmd.Process.Pid)
+	}
+	// Ready means serving: the socket answers now, without a retry.
+	resp := httpGetRawUnix(t, filepath.Join(dir, "data", "wayside.sock"), "/healthz")
+	if resp.StatusCode != 200 {
+		t.Errorf("healthz right after READY=1: %d", resp.StatusCode)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if msg := read("STOPPING=1"); msg != "STOPPING=1" {
+		t.Errorf("notification on SIGTERM %q, want STOPPING=1", msg)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, logb.String())
 	}
 }
