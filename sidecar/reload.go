@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wayside-archive/wayside/aggregate"
 	"github.com/wayside-archive/wayside/ingest"
 )
 
@@ -25,7 +26,9 @@ import (
 //   - access.public_url, access.max_results, access.timemap_page_size and
 //     the replay's WARC directories: a new replay handler;
 //   - fixity (sweeps, schedules, browser): the scheduler stops (a running
-//     sweep stops between replays) and a new one starts.
+//     sweep stops between replays) and a new one starts;
+//   - aggregate (archives and their MementoMaps): a new aggregator serves
+//     the next request; the old one is closed once its requests finished.
 //
 // The new configuration is validated first (Validate, CheckDirs, and
 // every other key unchanged: those need a restart); if it is invalid the
@@ -54,6 +57,8 @@ type reloader struct {
 	fixityCur   *FixityService
 	accessCur   *access
 	initialised bool
+	agg         *aggHolder      // the aggregator in service
+	aggCtx      context.Context // Run's context, for aggregators started by a reload
 }
 
 func (r *reloader) init(cfg Config, load func() (Config, error)) {
@@ -129,6 +134,7 @@ func reloadable(c Config) Config {
 	c.Ingest.Dirs, c.Ingest.PollInterval = nil, 0
 	c.Access.PublicURL, c.Access.MaxResults, c.Access.TimeMapPageSize = "", 0, 0
 	c.Fixity = FixityConfig{}
+	c.Aggregate = aggregate.Config{}
 	c.Log = LogConfig{}
 	return c
 }
@@ -227,6 +233,13 @@ func (s *Server) apply(ctx context.Context, next Config) error {
 	if err != nil {
 		return fmt.Errorf("sidecar: reload: %w", err)
 	}
+	aggChanged := !reflect.DeepEqual(old.Aggregate, next.Aggregate)
+	var newAgg *aggregate.Aggregator
+	if aggChanged {
+		if newAgg, err = s.newAggregator(next); err != nil {
+			return fmt.Errorf("sidecar: reload: %w", err)
+		}
+	}
 	// Apply: listen settings and access at once; ingest and fixity hand
 	// over through their supervisors.
 	s.reload.mu.Lock()
@@ -239,6 +252,9 @@ func (s *Server) apply(ctx context.Context, next Config) error {
 	s.reload.accessCur, s.reload.initialised = newAcc, true
 	stopIng, stopFix := s.reload.ingestStop, s.reload.fixityStop
 	s.reload.comp.Unlock()
+	if aggChanged {
+		s.swapAggregator(newAgg)
+	}
 	if !reflect.DeepEqual(old.Ingest.Dirs, next.Ingest.Dirs) || old.Ingest.PollInterval != next.Ingest.PollInterval {
 		if stopIng == nil {
 			return errors.New("sidecar: reload: the daemon is not running yet")
