@@ -3,6 +3,7 @@ package sidecar_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/sidecar"
 )
@@ -290,5 +292,58 @@ func TestE2ENotifyReady(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Errorf("exit after SIGTERM: %v\n%s", err, logb.String())
+	}
+}
+
+// TestE2EReloadFixitySchedule: a reload replaces the fixity sweeps and
+// their schedules (the scheduler restarts with the new ones; /v1/fixity/
+// sweeps shows them with their next start), and a bad cron spec is refused
+// with the old schedule left running.
+func TestE2EReloadFixitySchedule(t *testing.T) {
+	dir := t.TempDir()
+	const base = "data_dir: DIR/data\ningest:\n  dirs: [DIR/warcs]\nfixity:\n  sweeps:\n"
+	sweep := func(name, sched string) string {
+		return "  - name: " + name + "\n    schedule: \"" + sched + "\"\n    archive_hosts: [archive.example]\n    urims: [http://archive.example/web/2020/http://example.org/]\n"
+	}
+	d := startDaemon(t, dir, base+sweep("nightly", "15 3 * * *"))
+	sweeps := func() map[string]api.SweepStatus {
+		resp, err := (&http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", d.sock)
+		}}}).Get("http://wayside/v1/fixity/sweeps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var l api.SweepList
+		if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]api.SweepStatus{}
+		for _, s := range l.Sweeps {
+			out[s.Name] = s
+		}
+		return out
+	}
+	if s := sweeps(); len(s) != 1 || s["nightly"].Schedule != "15 3 * * *" || s["nightly"].Next == "" {
+		t.Fatalf("sweeps at start: %+v", s)
+	}
+	write := func(cfg string) { os.WriteFile(d.cfgPath, []byte(strings.ReplaceAll(cfg, "DIR", dir)), 0o600) }
+	write(base + sweep("nightly", "45 4 * * *") + sweep("hourly", "@every 1h"))
+	if code, body := postUnix(t, d.sock, "/v1/admin/reload"); code != 200 {
+		t.Fatalf("reload: %d %s", code, body)
+	}
+	s := sweeps()
+	if len(s) != 2 || s["nightly"].Schedule != "45 4 * * *" || !strings.Contains(s["nightly"].Next, "T04:45:00") || s["hourly"].Next == "" {
+		t.Errorf("sweeps after the reload: %+v", s)
+	}
+	write(base + sweep("nightly", "61 * * * *"))
+	if code, body := postUnix(t, d.sock, "/v1/admin/reload"); code != http.StatusUnprocessableEntity || !strings.Contains(body, "schedule") {
+		t.Errorf("reload with a bad schedule: %d %s, want 422 naming the schedule", code, body)
+	}
+	if s := sweeps(); len(s) != 2 || s["nightly"].Schedule != "45 4 * * *" {
+		t.Errorf("sweeps after a refused reload: %+v", s)
+	}
+	if err := d.term(); err != nil {
+		t.Errorf("SIGTERM exit: %v\n%s", err, d.log())
 	}
 }
