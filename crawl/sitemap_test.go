@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/wayside-archive/wayside/crawl/sitetest"
 )
 
 func TestParseSitemap(t *testing.T) {
@@ -40,5 +42,47 @@ func TestParseSitemap(t *testing.T) {
 	}
 	if _, _, _, err := parseSitemap(base, []byte("<html><body>no</body></html>"), SitemapLimits{MaxBytes: 1 << 20, MaxURLs: 5}); err == nil || !strings.Contains(err.Error(), "<html>") {
 		t.Fatalf("HTML page as sitemap: %v", err)
+	}
+}
+
+// TestCrawlerSitemapLimits: a sitemap index naming six sitemaps (one a
+// sitemap index again, one listing more URLs than allowed) is read within
+// SitemapLimits: at most MaxFiles sitemap files are fetched, at most
+// MaxURLs URLs taken from each, and the crawl goes on.
+func TestCrawlerSitemapLimits(t *testing.T) {
+	srv, _, err := sitetest.StartWith(func(base string) *sitetest.Site {
+		s := sitetest.New()
+		var idx strings.Builder
+		idx.WriteString(`<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+		for i := range 6 {
+			fmt.Fprintf(&idx, "<sitemap><loc>%s/sm/%d.xml</loc></sitemap>", base, i)
+			var set strings.Builder
+			set.WriteString(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+			for j := range 4 {
+				fmt.Fprintf(&set, "<url><loc>%s/p/%d-%d.html</loc></url>", base, i, j)
+				s.Add(&sitetest.Resource{Path: fmt.Sprintf("/p/%d-%d.html", i, j), ContentType: "text/html", Body: []byte("<p>page</p>")})
+			}
+			set.WriteString("</urlset>")
+			s.Add(&sitetest.Resource{Path: fmt.Sprintf("/sm/%d.xml", i), ContentType: "application/xml", Body: []byte(set.String())})
+		}
+		idx.WriteString("</sitemapindex>")
+		s.Add(&sitetest.Resource{Path: "/sitemap.xml", ContentType: "application/xml", Body: []byte(idx.String())})
+		s.Add(&sitetest.Resource{Path: "/robots.txt", ContentType: "text/plain", Body: []byte("User-agent: *\nDisallow: /private/\nSitemap: " + base + "/sitemap.xml\n")})
+		return s
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	got, st := fetchedPaths(t, srv, CrawlConfig{MaxDepth: 0, Robots: true, Sitemaps: true,
+		SitemapLimits: SitemapLimits{MaxFiles: 3, MaxURLs: 2}}, nil)
+	// Depth 0: the seed, robots.txt, 3 sitemap files (the index and the
+	// first two sitemaps it names) and 2 URLs from each of those two.
+	want := []string{"/", "/p/0-0.html", "/p/0-1.html", "/p/1-0.html", "/p/1-1.html", "/robots.txt", "/sitemap.xml", "/sm/0.xml", "/sm/1.xml"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("fetched %v\nwant    %v", got, want)
+	}
+	if st.Sitemaps != 3 || st.Errors != 0 {
+		t.Errorf("stats %+v, want 3 sitemaps read and no error", st)
 	}
 }
