@@ -135,7 +135,6 @@ func reloadable(c Config) Config {
 	c.Access.PublicURL, c.Access.MaxResults, c.Access.TimeMapPageSize = "", 0, 0
 	c.Fixity = FixityConfig{}
 	c.Aggregate = aggregate.Config{}
-	c.Log = LogConfig{}
 	return c
 }
 
@@ -216,6 +215,11 @@ func (s *Server) apply(ctx context.Context, next Config) error {
 	old := s.Live()
 	if k := needsRestart(old, next); k != "" {
 		return fmt.Errorf("sidecar: reload: %s changed: that key needs a restart (nothing was applied)", k)
+	}
+	if next.Characterize.Enabled && !reflect.DeepEqual(old.Ingest.Dirs, next.Ingest.Dirs) {
+		// The characterizer reads records back from the directories it
+		// was started with.
+		return errors.New("sidecar: reload: ingest.dirs changed while characterize.enabled: that needs a restart (nothing was applied)")
 	}
 	// Build every new component before stopping any old one: a failure
 	// here leaves the daemon as it was.

@@ -315,6 +315,16 @@ func TestCrawlSeedsFileInclude(t *testing.T) {
 		t.Errorf("the site answered %d requests, want %d", n, len(want))
 	}
 
+	// --ignore-robots: robots.txt is neither fetched nor obeyed.
+	dir = t.TempDir()
+	if _, stderr, err := runCLI(context.Background(), "crawl", "--warc-dir", dir, "--ignore-robots", "--include", `^http://[^/]+/(private/.*)?$`,
+		"--delay", "0", "--quiet", srv.URL+"/"); err != nil {
+		t.Fatalf("crawl --ignore-robots: %v\n%s", err, stderr)
+	}
+	if got, want := fetchedURIs(t, dir), []string{srv.URL + "/", srv.URL + "/private/notes.html"}; !slices.Equal(got, want) {
+		t.Errorf("--ignore-robots fetched %v, want %v", got, want)
+	}
+
 	os.WriteFile(seeds, []byte(srv.URL+"/\nftp://example.com/\n"), 0o644)
 	_, _, err = runCLI(context.Background(), "crawl", "--warc-dir", t.TempDir(), "--seeds", seeds, "--quiet")
 	if err == nil || !strings.Contains(err.Error(), seeds+" line 2") {
