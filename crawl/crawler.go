@@ -50,6 +50,25 @@ type CrawlConfig struct {
 	Parallel int
 	// Logger receives per-URL errors at debug level.
 	Logger *slog.Logger
+
+	// Filter narrows the scope by URL pattern and host (nil: none).
+	Filter *Filter
+	// Sitemaps takes seeds from the Sitemap: lines of each seed host's
+	// robots.txt (fetched and recorded even when Robots is off) and the
+	// sitemap indexes and sitemaps they lead to, within SitemapLimits.
+	// The URLs a sitemap lists are crawled as seeds (depth 0).
+	Sitemaps      bool
+	SitemapLimits SitemapLimits
+	// TimeLimit stops the crawl cleanly this long after Run starts (0:
+	// none): no new fetch starts, those in flight are recorded, Run
+	// returns nil and CrawlStats.Stopped says why.
+	TimeLimit time.Duration
+	// SizeLimit stops the crawl cleanly once the records this crawl wrote
+	// (their stored, compressed lengths) reach this many bytes (0: none);
+	// fetches in flight then may add up to Parallel responses more.
+	SizeLimit int64
+	// Log receives a crawl.log line per URL attempted (nil: none).
+	Log *CrawlLog
 }
 
 // DefaultUserAgent identifies Wayside's crawler.
@@ -62,6 +81,12 @@ type CrawlStats struct {
 	Queued     int64 // URLs waiting
 	OutOfScope int64 // links dropped as out of scope
 	Robots     int64 // URLs skipped by robots.txt
+	Excluded   int64 // URLs dropped by the Filter (--include/--exclude/--exclude-host)
+	Sitemaps   int64 // sitemap files read
+	// Stopped says why the crawl ended before its frontier was empty ("":
+	// it did not): "time limit 1m0s reached", "size limit ... reached",
+	// "page limit ... reached".
+	Stopped string
 	// Failures are the failed fetches by class (see FailureClass), most
 	// frequent first; their counts add up to Errors.
 	Failures []Failure
@@ -90,13 +115,19 @@ type Crawler struct {
 	done    bool
 
 	pages, errs, oos, robotsSkipped atomic.Int64
+	excluded, sitemaps, stored      atomic.Int64
+	stopped                         string              // why the crawl ended early; guarded by mu
+	sitemapsQueued                  int                 // guarded by mu
 	stopErr                         error               // why the crawl stopped early (a full disk); guarded by mu
 	failures                        map[string]*Failure // guarded by mu
 }
 
 type item struct {
-	u     *url.URL
-	depth int
+	u       *url.URL
+	depth   int
+	path    string // discovery path (hop codes)
+	via     string // the URL it was found on
+	sitemap bool   // a sitemap or sitemap index to read for seeds
 }
 
 type hostState struct {
@@ -104,6 +135,9 @@ type hostState struct {
 	next   time.Time
 	robots *robotstxt.Group
 	loaded bool
+	// unreachable: robots.txt could not be fetched (network error); RFC
+	// 9309 2.3.1.4 says to assume complete disallow.
+	unreachable bool
 }
 
 // NewCrawler returns a crawler; Run starts it.
@@ -139,8 +173,9 @@ func NewCrawler(cfg CrawlConfig) (*Crawler, error) {
 		Transport:     cfg.Recorder,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+	c.cfg.SitemapLimits.defaults()
 	for _, s := range cfg.Seeds {
-		c.enqueueLocked(s, 0)
+		c.enqueueLocked(item{u: s})
 	}
 	return c, nil
 }
@@ -160,7 +195,11 @@ func (c *Crawler) Stats() CrawlStats {
 		}
 		return fs[i].Class < fs[j].Class
 	})
-	return CrawlStats{Pages: c.pages.Load(), Errors: c.errs.Load(), Queued: q, OutOfScope: c.oos.Load(), Robots: c.robotsSkipped.Load(), Failures: fs}
+	c.mu.Lock()
+	stopped := c.stopped
+	c.mu.Unlock()
+	return CrawlStats{Pages: c.pages.Load(), Errors: c.errs.Load(), Queued: q, OutOfScope: c.oos.Load(), Robots: c.robotsSkipped.Load(),
+		Excluded: c.excluded.Load(), Sitemaps: c.sitemaps.Load(), Stopped: stopped, Failures: fs}
 }
 
 // failed counts a fetch of u that failed with err.
@@ -229,17 +268,45 @@ func FailureClass(err error) string {
 	return FailOther
 }
 
-func (c *Crawler) enqueueLocked(u *url.URL, depth int) {
-	key := u.String()
+func (c *Crawler) enqueueLocked(it item) {
+	key := it.u.String()
+	if it.sitemap {
+		key = "sitemap " + key // a sitemap URL may also be a page
+	}
 	if c.seen[key] {
 		return
 	}
-	if err := c.cfg.Scope.Allow(u); err != nil {
+	if err := c.cfg.Scope.Allow(it.u); err != nil {
 		c.oos.Add(1)
 		return
 	}
+	if !it.sitemap {
+		if why := c.cfg.Filter.Check(it.u); why != "" {
+			c.seen[key] = true
+			c.excluded.Add(1)
+			c.log.Debug("crawl: excluded", "url", key, "why", why)
+			return
+		}
+	}
 	c.seen[key] = true
-	c.queue = append(c.queue, item{u: u, depth: depth})
+	c.queue = append(c.queue, it)
+	c.cond.Broadcast()
+}
+
+// child is the item for u found on parent by hop.
+func child(parent item, u *url.URL, hop byte, depth int) item {
+	return item{u: u, depth: depth, path: parent.path + string(hop), via: parent.u.String()}
+}
+
+// stopFor ends the crawl cleanly (no new fetch starts; fetches in flight
+// are recorded) and records why.
+func (c *Crawler) stopFor(why string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped == "" && !c.done {
+		c.stopped = why
+	}
+	c.done = true
 	c.cond.Broadcast()
 }
 
@@ -256,6 +323,10 @@ func (c *Crawler) Run(ctx context.Context) error {
 		c.mu.Unlock()
 	})
 	defer stop()
+	if c.cfg.TimeLimit > 0 {
+		t := time.AfterFunc(c.cfg.TimeLimit, func() { c.stopFor(fmt.Sprintf("time limit %s reached", c.cfg.TimeLimit)) })
+		defer t.Stop()
+	}
 	var wg sync.WaitGroup
 	for i := 0; i < c.cfg.Parallel; i++ {
 		wg.Add(1)
@@ -266,7 +337,7 @@ func (c *Crawler) Run(ctx context.Context) error {
 				if !ok {
 					return
 				}
-				c.visit(ctx, it)
+				c.visit(ctx, it, i)
 				c.mu.Lock()
 				c.busy--
 				c.cond.Broadcast()
@@ -308,7 +379,13 @@ func (c *Crawler) next() (item, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for {
-		if c.done || (c.cfg.MaxPages > 0 && c.started >= c.cfg.MaxPages) {
+		if c.done {
+			return item{}, false
+		}
+		if c.cfg.MaxPages > 0 && c.started >= c.cfg.MaxPages {
+			if len(c.queue) > 0 && c.stopped == "" {
+				c.stopped = fmt.Sprintf("page limit %d reached", c.cfg.MaxPages)
+			}
 			return item{}, false
 		}
 		if len(c.queue) > 0 {
@@ -360,44 +437,52 @@ func (c *Crawler) polite(ctx context.Context, h *hostState) error {
 	}
 }
 
-func (c *Crawler) visit(ctx context.Context, it item) {
+func (c *Crawler) visit(ctx context.Context, it item, worker int) {
 	h := c.host(it.u)
-	if c.cfg.Robots && it.u.Path != "/robots.txt" {
-		if !c.robotsAllow(ctx, h, it.u) {
+	if (c.cfg.Robots || c.cfg.Sitemaps) && it.u.Path != "/robots.txt" {
+		// Sitemap files named by robots.txt are read even where it
+		// disallows crawling them: the site offers them to crawlers.
+		if !c.robotsAllow(ctx, h, it, worker) && c.cfg.Robots && !it.sitemap {
+			if ctx.Err() != nil {
+				return
+			}
 			c.robotsSkipped.Add(1)
+			e := LogEntry{Status: LogRobots, Size: -1, URI: it.u.String(), Path: it.path, Via: it.via, Worker: worker}
+			h.mu.Lock()
+			if h.unreachable {
+				e.Status = LogRobotsFailed // counted once, as the robots.txt fetch that failed
+			}
+			h.mu.Unlock()
+			c.cfg.Log.Write(e)
 			return
 		}
 	}
 	if err := c.polite(ctx, h); err != nil {
 		return
 	}
-	resp, res, err := c.get(ctx, it.u)
-	if err != nil {
-		if ctx.Err() == nil {
-			c.failed(it.u, err)
-			c.log.Debug("crawl: fetch failed", "url", it.u.String(), "err", err)
-			c.stopOn(err)
-		}
+	resp, res, body, ok := c.fetch(ctx, it, worker)
+	if !ok {
 		return
 	}
-	c.pages.Add(1)
-	mime := mimeOf(resp.Header.Get("Content-Type"))
-	var body []byte
-	if linkBearing(mime) {
-		body, _ = io.ReadAll(resp.Body)
+	if it.sitemap {
+		c.readSitemap(it, resp, body)
+		return
 	}
-	resp.Body.Close()
+	mime := mimeOf(resp.Header.Get("Content-Type"))
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		if loc := resp.Header.Get("Location"); loc != "" {
 			if u, err := it.u.Parse(loc); err == nil {
 				u.Fragment, u.RawFragment = "", ""
 				c.mu.Lock()
-				c.enqueueLocked(u, it.depth)
+				c.enqueueLocked(child(it, u, HopRedirect, it.depth))
 				c.mu.Unlock()
 			}
 		}
 	}
 	if c.cfg.MaxDepth >= 0 && it.depth >= c.cfg.MaxDepth {
+		return
+	}
+	if !linkBearing(mime) && resp.StatusCode != http.StatusNotModified {
 		return
 	}
 	enc := resp.Header.Get("Content-Encoding")
@@ -417,9 +502,127 @@ func (c *Crawler) visit(ctx context.Context, it item) {
 	links := extractLinks(it.u, mime, decodeContent(body, enc, 32<<20))
 	c.mu.Lock()
 	for _, l := range links {
-		c.enqueueLocked(l, it.depth+1)
+		c.enqueueLocked(child(it, l, HopLink, it.depth+1))
 	}
 	c.mu.Unlock()
+}
+
+// fetch gets it.u through the Recorder, writes its crawl.log line and
+// counts it; ok is false when the fetch failed (counted) or was abandoned.
+func (c *Crawler) fetch(ctx context.Context, it item, worker int) (resp *http.Response, res *Result, body []byte, ok bool) {
+	start := time.Now()
+	resp, res, err := c.get(ctx, it.u)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.failed(it.u, err)
+			c.log.Debug("crawl: fetch failed", "url", it.u.String(), "err", err)
+			c.cfg.Log.Write(LogEntry{Status: logStatus(err), Size: -1, URI: it.u.String(), Path: it.path, Via: it.via, Worker: worker,
+				Start: start, Duration: time.Since(start), Annotations: []string{"err=" + strings.ReplaceAll(FailureClass(err), " ", "-")}})
+			c.stopOn(err)
+		}
+		return nil, nil, nil, false
+	}
+	// The body is the recorded payload, replayed from memory.
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	dur := time.Since(start)
+	c.pages.Add(1)
+	e := LogEntry{Status: resp.StatusCode, Size: int64(len(body)), URI: it.u.String(), Path: it.path, Via: it.via,
+		MIME: mimeOf(resp.Header.Get("Content-Type")), Worker: worker, Start: start, Duration: dur}
+	if e.MIME == "" {
+		e.MIME = "no-type"
+	}
+	var stored int64
+	for i, cp := range res.Captures {
+		stored += cp.Length
+		if i > 0 {
+			continue
+		}
+		e.Digest = cp.Digest
+		if cp.IsRevisit() {
+			if resp.StatusCode == http.StatusNotModified {
+				e.Annotations = append(e.Annotations, "duplicate:server-not-modified")
+			} else {
+				e.Annotations = append(e.Annotations, "duplicate:digest")
+			}
+		}
+	}
+	switch {
+	case res.Truncated == "" || e.Digest != "" && res.Captures[0].IsRevisit():
+		// A revisit's body is left out on purpose (WARC-Truncated: length).
+	case res.Truncated == "length":
+		e.Annotations = append(e.Annotations, "lenTrunc")
+	case res.Truncated == "time":
+		e.Annotations = append(e.Annotations, "timeTrunc")
+	default:
+		e.Annotations = append(e.Annotations, "midFetchTrunc")
+	}
+	c.cfg.Log.Write(e)
+	if total := c.stored.Add(stored); c.cfg.SizeLimit > 0 && total >= c.cfg.SizeLimit {
+		c.stopFor(fmt.Sprintf("size limit %d bytes reached (%d bytes of records written)", c.cfg.SizeLimit, total))
+	}
+	return resp, res, body, true
+}
+
+// logStatus is the crawl.log status of a failed fetch (Heritrix's codes).
+func logStatus(err error) int {
+	switch FailureClass(err) {
+	case FailDNS:
+		return LogDNSFailed
+	case FailRefused:
+		return LogConnectFailed
+	case FailReset:
+		return LogConnectBroken
+	case FailTimeout:
+		return LogTimeout
+	}
+	return LogOtherError
+}
+
+// readSitemap queues the sitemaps of a sitemap index, or the URLs of a
+// sitemap as seeds, within SitemapLimits.
+func (c *Crawler) readSitemap(it item, resp *http.Response, body []byte) {
+	if resp.StatusCode != http.StatusOK {
+		c.log.Warn("crawl: sitemap not read", "url", it.u.String(), "status", resp.StatusCode)
+		return
+	}
+	c.sitemaps.Add(1)
+	body = decodeContent(body, resp.Header.Get("Content-Encoding"), c.cfg.SitemapLimits.MaxBytes+1)
+	locs, index, truncated, err := parseSitemap(it.u, body, c.cfg.SitemapLimits)
+	if err != nil {
+		c.log.Warn("crawl: sitemap", "err", err)
+	}
+	if truncated {
+		c.log.Warn("crawl: sitemap over the limits; the rest is ignored", "url", it.u.String(),
+			"max_urls", c.cfg.SitemapLimits.MaxURLs, "max_bytes", c.cfg.SitemapLimits.MaxBytes)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, u := range locs {
+		if index {
+			c.enqueueSitemapLocked(child(it, u, HopManifest, 0))
+		} else {
+			c.enqueueLocked(child(it, u, HopManifest, 0))
+		}
+	}
+}
+
+// enqueueSitemapLocked queues a sitemap file, at most
+// SitemapLimits.MaxFiles per crawl.
+func (c *Crawler) enqueueSitemapLocked(it item) {
+	it.sitemap = true
+	if c.seen["sitemap "+it.u.String()] {
+		return
+	}
+	if c.sitemapsQueued >= c.cfg.SitemapLimits.MaxFiles {
+		if c.sitemapsQueued == c.cfg.SitemapLimits.MaxFiles {
+			c.log.Warn("crawl: sitemap file limit reached; further sitemaps are ignored", "max_files", c.cfg.SitemapLimits.MaxFiles, "url", it.u.String())
+			c.sitemapsQueued++
+		}
+		return
+	}
+	c.sitemapsQueued++
+	c.enqueueLocked(it)
 }
 
 func (c *Crawler) get(ctx context.Context, u *url.URL) (*http.Response, *Result, error) {
@@ -438,16 +641,20 @@ func (c *Crawler) get(ctx context.Context, u *url.URL) (*http.Response, *Result,
 	return resp, res, nil
 }
 
-func (c *Crawler) robotsAllow(ctx context.Context, h *hostState, u *url.URL) bool {
+func (c *Crawler) robotsAllow(ctx context.Context, h *hostState, it item, worker int) bool {
+	u := it.u
 	h.mu.Lock()
 	loaded := h.loaded
 	h.mu.Unlock()
 	if !loaded {
-		c.loadRobots(ctx, h, u)
+		c.loadRobots(ctx, h, it, worker)
 	}
 	h.mu.Lock()
-	g := h.robots
+	g, unreachable := h.robots, h.unreachable
 	h.mu.Unlock()
+	if unreachable {
+		return false
+	}
 	if g == nil {
 		return true
 	}
@@ -458,8 +665,11 @@ func (c *Crawler) robotsAllow(ctx context.Context, h *hostState, u *url.URL) boo
 	return g.Test(p)
 }
 
-// loadRobots fetches robots.txt once per host (recorded like any fetch).
-func (c *Crawler) loadRobots(ctx context.Context, h *hostState, u *url.URL) {
+// loadRobots fetches robots.txt once per host (recorded and logged like
+// any fetch, as a prerequisite of it) and, with Sitemaps, queues the
+// sitemaps it names.
+func (c *Crawler) loadRobots(ctx context.Context, h *hostState, it item, worker int) {
+	u := it.u
 	c.mu.Lock()
 	key := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}).String()
 	first := !c.seen[key]
@@ -475,21 +685,27 @@ func (c *Crawler) loadRobots(ctx context.Context, h *hostState, u *url.URL) {
 		return
 	}
 	ru := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}
-	resp, _, err := c.get(ctx, ru)
-	if err != nil {
-		if ctx.Err() == nil {
-			c.failed(ru, err)
-		}
-		c.stopOn(err)
+	rit := child(it, ru, HopPrereq, it.depth)
+	resp, _, body, ok := c.fetch(ctx, rit, worker)
+	if !ok {
+		h.unreachable = true
 		return
 	}
-	c.pages.Add(1)
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
 	body = decodeContent(body, resp.Header.Get("Content-Encoding"), 1<<20)
 	data, err := robotstxt.FromStatusAndBytes(resp.StatusCode, body)
 	if err != nil {
 		return
 	}
-	h.robots = data.FindGroup(c.cfg.UserAgent)
+	if c.cfg.Robots {
+		h.robots = data.FindGroup(c.cfg.UserAgent)
+	}
+	if c.cfg.Sitemaps && resp.StatusCode == http.StatusOK {
+		c.mu.Lock()
+		for _, sm := range data.Sitemaps {
+			if su, err := ru.Parse(strings.TrimSpace(sm)); err == nil && (su.Scheme == "http" || su.Scheme == "https") {
+				c.enqueueSitemapLocked(child(rit, su, HopManifest, 0))
+			}
+		}
+		c.mu.Unlock()
+	}
 }

@@ -12,6 +12,18 @@
 // Open wires a Writer, a dedup index (any dedupindex.Index, or one opened by
 // URL through dedupindex/backend) and a Recorder into a Session.
 //
+// # Crawl controls
+//
+// CrawlConfig narrows and bounds a crawl beyond its Scope: Filter
+// (regular expressions on the URL, excluded hosts), Sitemaps (seeds from
+// robots.txt Sitemap: lines and sitemap indexes, within SitemapLimits),
+// TimeLimit and SizeLimit (the crawl stops cleanly: Run returns nil and
+// CrawlStats.Stopped says why), and Robots (robots.txt fetched, recorded
+// and obeyed; an unreachable robots.txt disallows its host, RFC 9309).
+// CrawlLog writes a line per URL attempted in Heritrix 3's crawl.log
+// layout (FormatLogLine), with discovery paths and duplicate annotations;
+// ReadSeeds reads a seeds file.
+//
 // # Captures
 //
 // Every record written becomes a wayside.Capture through the one converter,

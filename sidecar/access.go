@@ -41,13 +41,17 @@ type access struct {
 
 // openAccess builds the replay handler over the consumers' capture index
 // (ConsumersConfig adds it unless access.index is "-"); nil when disabled.
-func (s *Server) openAccess() (*access, error) {
+func (s *Server) openAccess() (*access, error) { return s.openAccessFor(s.cfg) }
+
+// openAccessFor builds the replay handler for cfg (its watched
+// directories and access settings).
+func (s *Server) openAccessFor(cfg Config) (*access, error) {
 	idx := s.cons.Captures
 	if idx == nil {
 		return nil, nil
 	}
-	ac := s.cfg.Access
-	h, err := replay.New(replay.Options{Index: idx, WARCDirs: s.cfg.Ingest.Dirs, PublicURL: ac.PublicURL,
+	ac := cfg.Access
+	h, err := replay.New(replay.Options{Index: idx, WARCDirs: cfg.Ingest.Dirs, PublicURL: ac.PublicURL,
 		MaxResults: ac.MaxResults, PageSize: ac.TimeMapPageSize, Logger: s.log.With("component", "replay")})
 	if err != nil {
 		return nil, fmt.Errorf("sidecar: %w", err)
@@ -67,9 +71,9 @@ func (s *Server) routesFor(p string) (map[string]*route, bool) {
 	if m, ok := s.aggregateRoutes(p); ok {
 		return m, true
 	}
-	if s.access != nil {
-		if _, ok := s.access.h.Collection(p); ok {
-			return s.access.methods, true
+	if s.acc() != nil {
+		if _, ok := s.acc().h.Collection(p); ok {
+			return s.acc().methods, true
 		}
 	}
 	return nil, false
@@ -91,7 +95,7 @@ func (s *Server) handleAccess(w http.ResponseWriter, r *http.Request, ri *reqInf
 	if ri.hexDigest {
 		return errorf(http.StatusNotFound, "no such route %s (/hex/ applies to the dedup CDX routes only)", r.URL.Path)
 	}
-	return replayError(w, s.access.h.Serve(w, r, mount(r)))
+	return replayError(w, s.acc().h.Serve(w, r, mount(r)))
 }
 
 // replayError turns a *replay.Error (the access and aggregate routes'
@@ -113,7 +117,7 @@ func replayError(w http.ResponseWriter, err error) error {
 // URL a replayed page's script built) back into the archive, when its
 // Referer is a memento of this daemon reached with the CDX token (on TCP).
 func (s *Server) refererRedirect(w http.ResponseWriter, r *http.Request, kind listenerKind) bool {
-	if s.access == nil || r.Referer() == "" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+	if s.acc() == nil || r.Referer() == "" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 		return false
 	}
 	ref, err := http.NewRequest(http.MethodGet, r.Referer(), nil)
@@ -123,11 +127,11 @@ func (s *Server) refererRedirect(w http.ResponseWriter, r *http.Request, kind li
 	m := mount(ref)
 	if kind == viaTCP {
 		tok := strings.TrimPrefix(m, "/t/")
-		if m == "" || s.cfg.Listen.CDXToken == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Listen.CDXToken)) != 1 {
+		if m == "" || s.listen().CDXToken == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.listen().CDXToken)) != 1 {
 			return false
 		}
 	}
-	loc, ok := s.access.h.RefererTarget(r, m)
+	loc, ok := s.acc().h.RefererTarget(r, m)
 	if !ok {
 		return false
 	}

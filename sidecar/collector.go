@@ -77,20 +77,20 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		emit(c.consQueued, gauge, float64(st.Queued), st.Name)
 		emit(c.consResyncs, counter, float64(st.Resyncs), st.Name)
 	}
-	if cl := s.ingest.CrawlLog(); cl != nil {
+	if cl := s.ing().CrawlLog(); cl != nil {
 		for status, n := range cl.ByStatus {
 			emit(c.clogLines, counter, float64(n), status)
 		}
 		emit(c.clogDups, counter, float64(cl.Duplicates))
 		emit(c.clogBytes, counter, float64(cl.Bytes))
 	}
-	ist := s.ingest.Status() // refreshes the lag counters
+	ist := s.ing().Status() // refreshes the lag counters
 	emit(c.lagBytes, gauge, float64(s.metrics.Ingest.LagBytes.Load()))
 	emit(c.lagSeconds, gauge, time.Duration(s.metrics.Ingest.LagNanos.Load()).Seconds())
 	emit(c.ingestPaused, gauge, b2f(ist.Paused != ""))
-	if s.access != nil {
+	if s.acc() != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		st, err := s.access.idx.Stats(ctx)
+		st, err := s.acc().idx.Stats(ctx)
 		cancel()
 		if err == nil {
 			for _, sc := range st.Scopes {
@@ -109,7 +109,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		emit(c.charQueued, gauge, float64(st.Queued))
 	}
 	running := 0
-	for _, sw := range s.fixity.Sweeps() {
+	for _, sw := range s.fix().Sweeps() {
 		if sw.Running {
 			running++
 		}

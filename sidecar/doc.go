@@ -59,6 +59,17 @@
 //     at scrape time). Another part of the daemon registers its own
 //     collectors on Metrics().Registerer() (the aggregator's among them).
 //
+// Server.Reload (SIGHUP in `wayside serve`, POST /v1/admin/reload) reads
+// the configuration again through Options.LoadConfig, validates it whole
+// and applies the keys that may change while the daemon runs (tokens,
+// allowed hosts and origins, watched directories, access settings, fixity
+// sweeps, aggregate archives; reload.go lists them): the ingester and the
+// fixity scheduler hand over to successors through their supervisors (the
+// ingester at its checkpoint), the replay handler and the aggregator are
+// swapped. Anything else changed, or an invalid config, is refused: the old
+// configuration keeps serving and the refusal is a Status.Problems line.
+// Ready is closed once Run serves (systemd's READY=1).
+//
 // WARC file names taken from requests (put, commit, CDX lines, ?file=)
 // must be plain base names (warcio.CheckFileName).
 //

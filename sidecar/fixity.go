@@ -292,7 +292,7 @@ func (s *Server) addFixityRoutes() {
 }
 
 func (s *Server) handleFixitySweeps(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
-	writeJSON(w, http.StatusOK, api.SweepList{Sweeps: s.fixity.Sweeps()})
+	writeJSON(w, http.StatusOK, api.SweepList{Sweeps: s.fix().Sweeps()})
 	return nil
 }
 
@@ -304,7 +304,7 @@ func (s *Server) handleFixityRun(w http.ResponseWriter, r *http.Request, _ *reqI
 	if in.Sweep == "" {
 		return errorf(http.StatusBadRequest, "sweep: missing")
 	}
-	done, err := s.fixity.start(in.Sweep)
+	done, err := s.fix().start(in.Sweep)
 	if err != nil {
 		return err
 	}
@@ -317,7 +317,7 @@ func (s *Server) handleFixityRun(w http.ResponseWriter, r *http.Request, _ *reqI
 			return r.Context().Err()
 		}
 	}
-	for _, st := range s.fixity.Sweeps() {
+	for _, st := range s.fix().Sweeps() {
 		if st.Name == in.Sweep {
 			writeJSON(w, code, st)
 			return nil
@@ -329,15 +329,15 @@ func (s *Server) handleFixityRun(w http.ResponseWriter, r *http.Request, _ *reqI
 // handleFixityReport serves the report over the whole history: HTML on
 // /v1/fixity/report, JSON on /v1/fixity/results.
 func (s *Server) handleFixityReport(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
-	s.fixity.mu.Lock()
-	hist := s.fixity.hist
-	s.fixity.mu.Unlock()
+	s.fix().mu.Lock()
+	hist := s.fix().hist
+	s.fix().mu.Unlock()
 	var recs []fixity.Record
 	if hist != nil {
 		recs = hist.Records()
 	}
 	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Time.Before(recs[j].Time) })
-	rep := fixity.BuildReport(recs, fixity.WithManifests(fixity.StoreManifests(s.fixity.cfg.Dir)))
+	rep := fixity.BuildReport(recs, fixity.WithManifests(fixity.StoreManifests(s.fix().cfg.Dir)))
 	if r.URL.Path == api.PathFixityResults {
 		w.Header().Set("Content-Type", "application/json")
 		return rep.WriteJSON(w)

@@ -33,6 +33,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported by /v1/status.
 	Version string
+	// LoadConfig reads the configuration again for a reload (SIGHUP in
+	// `wayside serve`, POST /v1/admin/reload): the config file with the
+	// command line's overrides, completed by Defaults. nil: the daemon
+	// cannot reload (the route answers 501).
+	LoadConfig func() (Config, error)
 }
 
 // Server is the sidecar daemon. Build it with New, run it with Run.
@@ -61,6 +66,9 @@ type Server struct {
 	tcpAddr   net.Addr
 	unixPath  string
 	allowHost map[string]bool
+
+	reload reloader      // configuration reload (reload.go)
+	ready  chan struct{} // closed once Run listens and ingests
 }
 
 // New builds a server from a validated config.
@@ -85,6 +93,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 		version: opts.Version,
 		started: time.Now(),
 		leases:  newLeases(cfg.Limits.ClaimTTL),
+		ready:   make(chan struct{}),
 	}
 	var err error
 	if s.cons, err = consumers.Open(cfg.ConsumersConfig(s.log)); err != nil {
@@ -93,6 +102,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	ic := cfg.IngestConfig(s.cons.CatchUp, s.metrics.Ingest, s.log)
 	ic.ObserveBatch = func(d time.Duration) { s.metrics.ingestBatches.Observe(d.Seconds()) }
 	s.ingest, err = ingest.New(ic, s.idx, s.cons.Fanout)
+	s.reload.init(cfg, opts.LoadConfig)
 	if err == nil {
 		s.fixity, err = newFixityService(cfg.Fixity, s.metrics, s.log)
 	}
@@ -120,6 +130,10 @@ func New(cfg Config, opts Options) (*Server, error) {
 	s.metricsHandler = s.metrics.handler(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	return s, nil
 }
+
+// Ready is closed once Run has bound its listeners and started ingest
+// (what `wayside serve` reports to systemd as READY=1).
+func (s *Server) Ready() <-chan struct{} { return s.ready }
 
 // Metrics returns the server's counters.
 func (s *Server) Metrics() *Metrics { return s.metrics }
@@ -177,6 +191,7 @@ func (s *Server) buildRoutes() {
 	s.add(&route{name: "healthz", method: "GET", path: "/healthz", open: true, h: s.handleHealthz})
 	s.add(&route{name: "metrics", method: "GET", path: "/metrics", h: s.handleMetrics})
 	s.add(&route{name: "status", method: "GET", path: "/v1/status", h: s.handleStatus})
+	s.add(&route{name: "admin_reload", method: "POST", path: "/v1/admin/reload", h: s.handleReload})
 	s.addDedupRoutes()
 	s.addIndexRoutes()
 	s.addCDXRoutes()
@@ -238,7 +253,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind
 	p := r.URL.Path
 	if rest, ok := strings.CutPrefix(p, "/t/"); ok {
 		tok, after, _ := strings.Cut(rest, "/")
-		if kind == viaTCP && (s.cfg.Listen.CDXToken == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Listen.CDXToken)) != 1) {
+		if kind == viaTCP && (s.listen().CDXToken == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.listen().CDXToken)) != 1) {
 			refuse(w, r, http.StatusUnauthorized, "bad token in path (listen.cdx_token)")
 			return "denied"
 		}
@@ -312,7 +327,7 @@ func rt0name(m map[string]*route) string {
 }
 
 func (s *Server) tokenOK(r *http.Request) bool {
-	want := []byte(s.cfg.Listen.Token)
+	want := []byte(s.listen().Token)
 	if len(want) == 0 {
 		return false
 	}
@@ -329,7 +344,7 @@ func (s *Server) tokenOK(r *http.Request) bool {
 // (Heritrix can send it through WbmPersistLoadProcessor.requestHeaders,
 // which keeps it out of URLs and logs).
 func (s *Server) cdxTokenHeaderOK(r *http.Request) bool {
-	want := []byte(s.cfg.Listen.CDXToken)
+	want := []byte(s.listen().CDXToken)
 	got := r.Header.Get("X-Wayside-Token")
 	if a, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		got = strings.TrimSpace(a)
@@ -344,7 +359,7 @@ func (s *Server) hostAllowed(host string) bool {
 }
 
 func (s *Server) originAllowed(o string) bool {
-	for _, a := range s.cfg.Listen.AllowedOrigins {
+	for _, a := range s.listen().AllowedOrigins {
 		if strings.EqualFold(strings.TrimSuffix(a, "/"), o) {
 			return true
 		}
@@ -417,12 +432,13 @@ func (s *Server) Run(ctx context.Context) error {
 		}(l)
 	}
 	ingestDone := make(chan error, 1)
-	go func() { ingestDone <- s.ingest.Run(runCtx) }()
+	go func() { ingestDone <- s.superviseIngest(runCtx) }()
 	fixDone := make(chan error, 1)
-	go func() { fixDone <- s.fixity.Run(runCtx) }()
+	go func() { fixDone <- s.superviseFixity(runCtx) }()
 	leaseDone := make(chan struct{})
 	go func() { s.runLeases(runCtx); close(leaseDone) }()
 	aggDone := s.runAggregate(runCtx)
+	close(s.ready)
 	s.log.Info("sidecar: serving", "unix", s.unixPathOrNone(), "tcp", addrOrNone(s.TCPAddr()), "watch", s.cfg.Ingest.Dirs)
 
 	var runErr error
@@ -482,7 +498,7 @@ func (s *Server) setTCPAddr(a net.Addr) {
 			s.allowHost["127.0.0.1"] = true
 		}
 	}
-	for _, h := range s.cfg.Listen.AllowedHosts {
+	for _, h := range s.listen().AllowedHosts {
 		s.allowHost[strings.ToLower(h)] = true
 	}
 }
@@ -566,9 +582,9 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo
 		UptimeSeconds: time.Since(s.started).Seconds(),
 		Problems:      s.problems(),
 		Index:         st,
-		Ingest:        s.ingest.Status(),
-		CrawlLog:      s.ingest.CrawlLog(),
-		Captures:      s.access.status(r.Context()),
+		Ingest:        s.ing().Status(),
+		CrawlLog:      s.ing().CrawlLog(),
+		Captures:      s.acc().status(r.Context()),
 		Consumers:     s.cons.Stats(),
 		Lookups:       s.metrics.Lookups.Load(),
 		Claims:        s.metrics.Claims.Load(),
@@ -591,10 +607,13 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo
 // consumer whose captures fail).
 func (s *Server) problems() []string {
 	var out []string
-	if s.fixity.problem != "" {
-		out = append(out, s.fixity.problem)
+	if s.fix().problem != "" {
+		out = append(out, s.fix().problem)
 	}
-	if p := s.ingest.Status().Paused; p != "" {
+	if p := s.reload.problem(); p != "" {
+		out = append(out, p)
+	}
+	if p := s.ing().Status().Paused; p != "" {
 		out = append(out, "ingest paused: "+p)
 	}
 	for _, c := range s.cons.Stats() {

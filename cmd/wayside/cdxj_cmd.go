@@ -39,12 +39,20 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	puid := fs.Bool("puid", false, `add each capture's format as a "puid" field (characterizes the files first, as wayside characterize)`)
 	var cf charFlags
 	cf.register(fs)
+	var in inputFlags
+	in.register(fs)
 	fs.atLeast("j", 1)
 	fs.atLeast("mem-mb", 1)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	files := fs.Args()
+	if fs.NArg() == 0 && !in.given() {
+		return fs.usagef("cdxj: no input files")
+	}
+	files, err := in.expand(e, "cdxj", fs.Args())
+	if err != nil {
+		return err
+	}
 	if len(files) == 0 {
 		return fs.usagef("cdxj: no input files")
 	}
@@ -80,7 +88,7 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	// -o FILE is replaced atomically, and also when the run only reports
 	// problems (damaged records counted, the rest indexed).
 	var runErr, fatal error
-	err := fsutil.WriteFileAtomic(*out, 0o644, func(w io.Writer) error {
+	err = fsutil.WriteFileAtomic(*out, 0o644, func(w io.Writer) error {
 		runErr = run(w)
 		var problems problemsError
 		switch {

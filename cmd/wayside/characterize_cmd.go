@@ -108,15 +108,20 @@ func runCharacterize(ctx context.Context, e *env, args []string) error {
 	records := fs.Bool("records", false, "list every record (and nested object) with its format")
 	writeMeta := fs.Bool("write-metadata", false, "write the identifications as WARC metadata records, to NAME"+characterize.MetadataSuffix+" beside each file")
 	metaDir := fs.String("metadata-dir", "", "with --write-metadata, write the metadata files to `DIR` instead of beside the WARC files")
+	var in inputFlags
+	in.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *metaDir != "" && !*writeMeta {
 		return fs.usagef("characterize: --metadata-dir needs --write-metadata")
 	}
-	files := fs.Args()
-	if len(files) == 0 {
+	if fs.NArg() == 0 && !in.given() {
 		return fs.usagef("characterize: no input files")
+	}
+	files, err := in.expand(e, "characterize", fs.Args())
+	if err != nil {
+		return err
 	}
 	if err := checkInputs("characterize", files); err != nil {
 		return err

@@ -58,7 +58,9 @@ func TestCrawlJSONSummary(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatalf("--json output: %v\n%s", err, out)
 	}
-	if sum.Pages != 0 || sum.Errors != 1 || len(sum.Failures) != 1 || sum.Failures[0].Class != "connection refused" ||
+	// robots.txt (obeyed by default) is refused; the seed is then not
+	// fetched (RFC 9309: an unreachable robots.txt disallows everything).
+	if sum.Pages != 0 || sum.Errors != 1 || sum.RobotsSkipped != 1 || len(sum.Failures) != 1 || sum.Failures[0].Class != "connection refused" ||
 		!strings.Contains(sum.Failures[0].Example, refused) {
 		t.Errorf("--json summary: %+v", sum)
 	}

@@ -36,12 +36,17 @@ func runARC2WARC(ctx context.Context, e *env, args []string) error {
 	quiet := fs.quietFlag("print nothing but errors")
 	fs.oneOf("warc-version", convert.Version11, convert.Version10)
 	fs.within("level", 1, 9)
+	in := inputFlags{only: "arc"}
+	in.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	files := fs.Args()
-	if len(files) == 0 {
+	if fs.NArg() == 0 && !in.given() {
 		return fs.usagef("convert arc2warc: no ARC files given")
+	}
+	files, err := in.expand(e, "convert arc2warc", fs.Args())
+	if err != nil {
+		return err
 	}
 	if err := checkInputs("convert arc2warc", files); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,7 +20,7 @@ import (
 	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
-const crawlUsage = `[flags] URL...
+const crawlUsage = `[flags] URL...   (or --seeds FILE)
 
 Crawls the given URLs into WARC files, deduplicating payloads at crawl time:
 a payload already archived becomes a revisit record pointing at the original.
@@ -27,7 +28,13 @@ WARC and CDXJ files go to --warc-dir (a WARC's CDXJ is sorted when the WARC is
 closed); the dedup index (embedded pebble) lives in WARC-DIR/dedup-index
 unless --index is given, so re-running the same command writes revisits for
 everything unchanged. With --live-map, a MementoMap of the WARC directory is
-kept current as records land.
+kept current as records land. robots.txt is fetched, recorded and obeyed
+unless --ignore-robots. Every URL attempted gets a line in WARC-DIR/crawl.log
+in Heritrix's crawl.log layout.
+
+--time-limit and --size-limit stop the crawl cleanly (no new fetch starts,
+those in flight are recorded, files closed): exit status 0 and a summary line
+"stopped: ..." saying which limit ended it.
 
 The exit status is 1 when any fetch failed (the summary has a line per kind
 of failure: connection refused, DNS lookup failed, timeout...) or a consumer
@@ -47,6 +54,14 @@ type crawlFlags struct {
 	robots, conditional, noDedup, verbose, quiet, json                 bool
 	liveMap                                                            string
 	characterize                                                       bool
+
+	// crawl controls (issue 26)
+	seeds                     string
+	include, exclude, exHosts stringList
+	sitemap, ignoreRobots     bool
+	timeLimit                 time.Duration
+	sizeLimit                 int64
+	sitemapFiles, sitemapURLs int
 }
 
 func (f *crawlFlags) register(fs *flagSet) {
@@ -59,7 +74,17 @@ func (f *crawlFlags) register(fs *flagSet) {
 	fs.IntVar(&f.maxPages, "max-pages", 10000, "maximum URLs to fetch (0: no limit)")
 	fs.DurationVar(&f.delay, "delay", 250*time.Millisecond, "pause between requests to the same host (politeness)")
 	fs.StringVar(&f.userAgent, "user-agent", crawl.DefaultUserAgent, "User-Agent header")
-	fs.BoolVar(&f.robots, "robots", false, "fetch, record and obey robots.txt")
+	fs.BoolVar(&f.robots, "robots", true, "accepted for old scripts: robots.txt is obeyed by default now (see --ignore-robots)")
+	fs.BoolVar(&f.ignoreRobots, "ignore-robots", false, "do not obey robots.txt (it is still fetched and recorded with --sitemap)")
+	fs.StringVar(&f.seeds, "seeds", "", "read seed URLs from `FILE`, one a line (# comments and blank lines skipped; \"-\": stdin), besides any given as arguments")
+	fs.Var(&f.include, "include", "fetch only URLs matching this regular expression `RE` (repeatable: any of them)")
+	fs.Var(&f.exclude, "exclude", "never fetch URLs matching this regular expression `RE` (repeatable)")
+	fs.Var(&f.exHosts, "exclude-host", "never fetch URLs on this `HOST` or its subdomains (HOST:PORT: that port only; repeatable, or comma-separated)")
+	fs.BoolVar(&f.sitemap, "sitemap", false, "also take seeds from the sitemaps (and sitemap indexes) named by Sitemap: lines of each seed host's robots.txt")
+	fs.IntVar(&f.sitemapFiles, "sitemap-max-files", 100, "sitemap files read per crawl at most")
+	fs.IntVar(&f.sitemapURLs, "sitemap-max-urls", 50000, "URLs taken from one sitemap at most (the sitemaps.org limit; files are read up to 50 MiB)")
+	fs.DurationVar(&f.timeLimit, "time-limit", 0, "stop cleanly after this long (exit 0, summary says so; 0: no limit)")
+	fs.Int64Var(&f.sizeLimit, "size-limit", 0, "stop cleanly once the records written reach this many `BYTES` (stored, compressed; fetches in flight still land; 0: no limit)")
 	fs.StringVar(&f.verify, "verify", "size", "collision check on a digest match: size (lengths equal) or bytes (re-read the original)")
 	fs.StringVar(&f.originalDirs, "original-dirs", "", "comma-separated directories holding WARC files of originals from earlier crawls (for --verify=bytes)")
 	fs.BoolVar(&f.conditional, "conditional", false, "send If-None-Match/If-Modified-Since for URLs archived before; 304 → server-not-modified revisit")
@@ -93,6 +118,10 @@ func (f *crawlFlags) register(fs *flagSet) {
 	fs.atLeast("min-size", 1)
 	fs.atLeast("window", 0)
 	fs.atLeast("min-free", 0)
+	fs.atLeast("time-limit", 0)
+	fs.atLeast("size-limit", 0)
+	fs.atLeast("sitemap-max-files", 1)
+	fs.atLeast("sitemap-max-urls", 1)
 	fs.oneOf("warc-version", crawl.Version10, crawl.Version11)
 	fs.existingDirs("original-dirs")
 	fs.BoolVar(&f.characterize, "characterize", false, "identify the format of every capture as it lands (off the write path), into WARC-DIR/"+characterizationSubdir+" (query it with wayside characterize query --store)")
@@ -105,8 +134,8 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
-		return fs.usagef("crawl: no URL given")
+	if fs.NArg() == 0 && f.seeds == "" {
+		return fs.usagef("crawl: no URL given (arguments or --seeds FILE)")
 	}
 	if !validWARCPrefix(f.warcPrefix) {
 		return usagef("crawl: --warc-prefix %q: use letters, digits, '.', '_' and '-' only", f.warcPrefix)
@@ -133,6 +162,25 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 			return nil, usagef("%v", err)
 		}
 		seeds = append(seeds, u)
+	}
+	if f.seeds != "" {
+		more, err := readSeedsFile(e, f.seeds)
+		if err != nil {
+			return nil, err
+		}
+		seeds = append(seeds, more...)
+	}
+	if len(seeds) == 0 {
+		return nil, usagef("crawl: no seed URL: %s holds none", f.seeds)
+	}
+	filter, err := f.filter()
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	for _, u := range seeds {
+		if why := filter.Check(u); why != "" {
+			return nil, usagef("crawl: seed %s is excluded: %s", u, why)
+		}
 	}
 	prefixes := splitList(f.prefixes)
 	scope, err := crawl.NewScope(seeds, prefixes)
@@ -191,7 +239,7 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 			ReadOnlyScopes: splitList(f.readScopes), Statuses: statuses, Window: f.window},
 		Writer: crawl.WriterOptions{Prefix: f.warcPrefix, Version: f.version, MaxFileSize: f.maxFileSize, MinFreeBytes: f.minFree,
 			Info: []crawl.Field{{Name: "http-header-user-agent", Value: f.userAgent}, {Name: "isPartOf", Value: f.scope},
-				{Name: "robots", Value: map[bool]string{true: "obey", false: "ignore"}[f.robots]}}},
+				{Name: "robots", Value: map[bool]string{true: "obey", false: "ignore"}[!f.ignoreRobots]}}},
 		Recorder: crawl.Options{Verify: verify, OriginalDirs: splitList(f.originalDirs), Conditional: f.conditional, MaxBody: f.maxBody, MaxDuration: f.maxTime,
 			Timeout: f.timeout, Allow: scope.Allow, MaxConnsPerHost: max(f.parallel, 1), Logger: log},
 		Subscriber: cons.Fanout,
@@ -207,10 +255,16 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	if err := cons.CatchUp(ctx); err != nil {
 		return nil, errors.Join(err, s.Close(), cons.Close())
 	}
-	c, err := crawl.NewCrawler(crawl.CrawlConfig{Seeds: seeds, Recorder: s.Recorder, Scope: scope, MaxDepth: f.depth,
-		MaxPages: f.maxPages, Delay: f.delay, UserAgent: f.userAgent, Robots: f.robots, Parallel: f.parallel, Logger: log})
+	clog, err := crawl.OpenCrawlLog(filepath.Join(f.warcDir, crawl.CrawlLogName))
 	if err != nil {
 		return nil, errors.Join(err, s.Close(), cons.Close())
+	}
+	c, err := crawl.NewCrawler(crawl.CrawlConfig{Seeds: seeds, Recorder: s.Recorder, Scope: scope, MaxDepth: f.depth,
+		MaxPages: f.maxPages, Delay: f.delay, UserAgent: f.userAgent, Robots: !f.ignoreRobots, Parallel: f.parallel, Logger: log,
+		Filter: filter, Sitemaps: f.sitemap, SitemapLimits: crawl.SitemapLimits{MaxFiles: f.sitemapFiles, MaxURLs: f.sitemapURLs},
+		TimeLimit: f.timeLimit, SizeLimit: f.sizeLimit, Log: clog})
+	if err != nil {
+		return nil, errors.Join(err, s.Close(), cons.Close(), clog.Close())
 	}
 	start := time.Now()
 	stopProgress := func() {}
@@ -220,7 +274,7 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	runErr := c.Run(ctx)
 	stopProgress()
 	sum := &crawlSummary{rec: s.Recorder.Stats(), crawler: c.Stats(), elapsed: time.Since(start)}
-	closeErr := s.Close()
+	closeErr := errors.Join(s.Close(), clog.Close())
 	sum.writer = s.Writer.Stats()
 	// The WARC files are closed; now the consumers finish their queues.
 	consErr := cons.Close()
@@ -290,6 +344,9 @@ type crawlJSON struct {
 	Failures        []crawl.Failure         `json:"failures"`
 	OutOfScope      int64                   `json:"out_of_scope"`
 	RobotsSkipped   int64                   `json:"robots_skipped"`
+	Excluded        int64                   `json:"excluded"`
+	Sitemaps        int64                   `json:"sitemaps"`
+	Stopped         string                  `json:"stopped,omitempty"`
 	Records         int64                   `json:"records"`
 	Files           int                     `json:"files"`
 	Responses       int64                   `json:"responses"`
@@ -315,7 +372,8 @@ func (s *crawlSummary) jsonView(dir string) crawlJSON {
 		fs = []crawl.Failure{}
 	}
 	return crawlJSON{WARCDir: dir, Seconds: s.elapsed.Seconds(), Pages: s.crawler.Pages, Errors: s.crawler.Errors, Failures: fs,
-		OutOfScope: s.crawler.OutOfScope, RobotsSkipped: s.crawler.Robots, Records: s.writer.Records, Files: s.writer.Files,
+		OutOfScope: s.crawler.OutOfScope, RobotsSkipped: s.crawler.Robots, Excluded: s.crawler.Excluded, Sitemaps: s.crawler.Sitemaps,
+		Stopped: s.crawler.Stopped, Records: s.writer.Records, Files: s.writer.Files,
 		Responses: r.Responses, Truncated: r.Truncated, RevisitsDigest: r.RevisitsDigest, RevisitsNotMod: r.RevisitsNotMod,
 		RawBytes: s.writer.RawBytes, StoredBytes: s.writer.StoredBytes, PayloadBytes: r.PayloadBytes, SavedBytes: r.SavedBytes,
 		Collisions: r.Collisions, PendingClaims: r.Pending, IndexErrors: r.Errors, Conditional: r.ConditionalSent,
@@ -348,8 +406,11 @@ func progress(w io.Writer, label string, start time.Time, s *crawl.Session, c *c
 func printSummary(w io.Writer, label, dir string, s *crawlSummary) {
 	r := s.rec
 	fmt.Fprintf(w, "%s summary (%s, WARCs in %s)\n", label, s.elapsed.Round(time.Millisecond), dir)
-	fmt.Fprintf(w, "  pages fetched        %d (failed %d, out of scope %d, robots.txt skipped %d)\n",
-		s.crawler.Pages, s.crawler.Errors, s.crawler.OutOfScope, s.crawler.Robots)
+	fmt.Fprintf(w, "  pages fetched        %d (failed %d, out of scope %d, excluded %d, robots.txt skipped %d, sitemaps %d)\n",
+		s.crawler.Pages, s.crawler.Errors, s.crawler.OutOfScope, s.crawler.Excluded, s.crawler.Robots, s.crawler.Sitemaps)
+	if s.crawler.Stopped != "" {
+		fmt.Fprintf(w, "  stopped:             %s (%d URLs left in the queue)\n", s.crawler.Stopped, s.crawler.Queued)
+	}
 	for _, f := range s.crawler.Failures {
 		fmt.Fprintf(w, "  FAILED               %s: %d, e.g. %s\n", f.Class, f.Count, oneLine(f.Example))
 	}
@@ -412,4 +473,41 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// filter is the crawl's URL filter from --include, --exclude and
+// --exclude-host.
+func (f *crawlFlags) filter() (*crawl.Filter, error) {
+	inc, err := crawl.CompilePatterns("--include", f.include)
+	if err != nil {
+		return nil, err
+	}
+	exc, err := crawl.CompilePatterns("--exclude", f.exclude)
+	if err != nil {
+		return nil, err
+	}
+	var hosts []string
+	for _, h := range f.exHosts {
+		hosts = append(hosts, splitList(h)...)
+	}
+	if len(inc) == 0 && len(exc) == 0 && len(hosts) == 0 {
+		return nil, nil
+	}
+	return &crawl.Filter{Include: inc, Exclude: exc, ExcludeHosts: hosts}, nil
+}
+
+// readSeedsFile reads --seeds (a file, or "-" for stdin).
+func readSeedsFile(e *env, path string) ([]*url.URL, error) {
+	if path == "-" {
+		return crawl.ReadSeeds(e.stdin, "(stdin)")
+	}
+	if err := checkInputs("crawl: --seeds", []string{path}); err != nil {
+		return nil, err
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("crawl: --seeds: %w", err)
+	}
+	defer fh.Close()
+	return crawl.ReadSeeds(fh, path)
 }

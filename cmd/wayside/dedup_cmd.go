@@ -84,9 +84,11 @@ type manifestFlags struct {
 	source, alg string
 	jobs, memMB int
 	tmpDir      string
+	in          inputFlags // the input WARC files (-r, --from-list)
 }
 
 func (m *manifestFlags) register(fs *flagSet) {
+	m.in.register(fs)
 	fs.StringVar(&m.source, "digest", postdedup.SourceHeader, "header (the digest each record declares, checked against its bytes) or compute (recomputed with --alg)")
 	fs.StringVar(&m.alg, "alg", "sha1", "digest algorithm with --digest compute: md5, sha1, sha256 or sha512")
 	fs.IntVar(&m.jobs, "j", runtime.NumCPU(), "read `N` files in parallel")
@@ -113,7 +115,7 @@ func runDedupManifest(ctx context.Context, e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *out == "" || fs.NArg() == 0 {
+	if *out == "" || fs.NArg() == 0 && !mf.in.given() {
 		return fs.usagef("dedup manifest: give -o FILE and at least one WARC file")
 	}
 	if err := checkOutput("dedup manifest", "-o", *out); err != nil {
@@ -124,7 +126,7 @@ func runDedupManifest(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	opts.Parts = *parts
-	inputs, err := dedupInputs(fs)
+	inputs, err := dedupInputs(e, fs, &mf.in)
 	if err != nil {
 		return err
 	}
@@ -152,11 +154,15 @@ func runDedupManifest(ctx context.Context, e *env, args []string) error {
 
 // dedupInputs checks the input WARC files of a stage before anything is
 // written: each readable and not empty (checkInputs), none named twice.
-func dedupInputs(fs *flagSet) ([]string, error) {
-	if err := checkInputs(fs.name, fs.Args()); err != nil {
+func dedupInputs(e *env, fs *flagSet, in *inputFlags) ([]string, error) {
+	files, err := in.expand(e, fs.name, fs.Args())
+	if err != nil {
 		return nil, err
 	}
-	inputs, err := postdedup.CheckInputs(fs.Args())
+	if err := checkInputs(fs.name, files); err != nil {
+		return nil, err
+	}
+	inputs, err := postdedup.CheckInputs(files)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", fs.name, err)
 	}
@@ -404,10 +410,11 @@ func runDedupRun(ctx context.Context, e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *out == "" || fs.NArg() == 0 {
+	if *out == "" || fs.NArg() == 0 && !mf.in.given() {
 		return fs.usagef("dedup run: give -o OUTDIR and at least one WARC file")
 	}
-	if _, err := dedupInputs(fs); err != nil {
+	runInputs, err := dedupInputs(e, fs, &mf.in)
+	if err != nil {
 		return err
 	}
 	pol, err := pf.policy(fs)
@@ -437,7 +444,7 @@ func runDedupRun(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "rewrite: %d/%d files, %s: %d revisits\n", done, total, l.Output, l.Revisits)
 		}
 	}
-	rep, err := postdedup.Run(ctx, fs.Args(), *out, opts)
+	rep, err := postdedup.Run(ctx, runInputs, *out, opts)
 	if *jsonOut {
 		printJSON(e.stdout, rep)
 	} else {
@@ -474,10 +481,11 @@ func runDedupAssess(ctx context.Context, e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
+	if fs.NArg() == 0 && !mf.in.given() {
 		return fs.usagef("dedup assess: no WARC files")
 	}
-	if _, err := dedupInputs(fs); err != nil {
+	assessInputs, err := dedupInputs(e, fs, &mf.in)
+	if err != nil {
 		return err
 	}
 	pol, err := pf.policy(fs)
@@ -498,7 +506,7 @@ func runDedupAssess(ctx context.Context, e *env, args []string) error {
 		}
 		mopts.Sample = v
 	}
-	a, err := postdedup.Assess(ctx, fs.Args(), postdedup.AssessOptions{Manifest: mopts, Policy: pol})
+	a, err := postdedup.Assess(ctx, assessInputs, postdedup.AssessOptions{Manifest: mopts, Policy: pol})
 	if err != nil {
 		return err
 	}

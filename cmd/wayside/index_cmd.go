@@ -128,6 +128,8 @@ func runIndexImport(ctx context.Context, e *env, args []string) error {
 	batch := fs.Int("batch", 1000, "originals per durable write")
 	quiet := fs.quietFlag()
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	var in inputFlags
+	in.register(fs)
 	fs.atLeast("batch", 1)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -136,12 +138,16 @@ func runIndexImport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
+	if fs.NArg() == 0 && !in.given() {
 		return fs.usagef("index import: no files given")
+	}
+	files, err := in.expand(e, "index import", fs.Args())
+	if err != nil {
+		return err
 	}
 	// Every input is checked before the index is opened (and, the first
 	// time, created).
-	if err := checkInputs("index import", fs.Args()); err != nil {
+	if err := checkInputs("index import", files); err != nil {
 		return err
 	}
 	m, err := dedupindex.ParseMatch(*match)
@@ -154,7 +160,7 @@ func runIndexImport(ctx context.Context, e *env, args []string) error {
 	}
 	// A file with nothing importable (binary, the wrong format) is refused
 	// before the index is created too.
-	for _, p := range fs.Args() {
+	for _, p := range files {
 		if _, err := dedupindex.ProbeImport(p, f); err != nil {
 			return fmt.Errorf("index import: %w", err)
 		}
@@ -175,7 +181,7 @@ func runIndexImport(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
-	st, ierr := dedupindex.Import(ctx, ix, fs.Args(), opts)
+	st, ierr := dedupindex.Import(ctx, ix, files, opts)
 	cerr := ix.Close()
 	for _, be := range st.Errors {
 		fmt.Fprintln(e.stderr, "bad record:", be)

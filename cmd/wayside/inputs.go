@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -97,4 +102,194 @@ func checkOutput(cmd, what, path string) error {
 		return fmt.Errorf("%s: %s %s: %s is not a directory", cmd, what, path, dir)
 	}
 	return nil
+}
+
+// inputFlags are the flags every command that reads WARC/ARC files takes
+// besides its file arguments: -r (recurse into directory arguments) and
+// --from-list FILE ("-": stdin), a list of paths one a line.
+type inputFlags struct {
+	recurse  bool
+	fromList string
+	only     string // "arc": a directory means its ARC files only (convert arc2warc)
+}
+
+func (f *inputFlags) register(fs *flagSet) {
+	fs.BoolVar(&f.recurse, "r", false, "recurse into subdirectories of a directory argument")
+	fs.StringVar(&f.fromList, "from-list", "", "read input paths from `FILE`, one a line (\"-\": stdin; blank lines and # comments skipped); a directory there is expanded too")
+}
+
+// given reports whether any input came from the flags.
+func (f *inputFlags) given() bool { return f.fromList != "" }
+
+// expand returns the input files of cmd: the arguments, then the lines of
+// --from-list, each directory among them replaced by the WARC and ARC
+// files it holds (with -r, in its subdirectories too), sorted by path.
+// Whether a file in a directory is a WARC or ARC file is decided by its
+// content, not its name; files that are neither are skipped, with a line
+// on stderr naming how many (a file named explicitly that is neither stays
+// an input: the command's own check names it as an error). A directory
+// with no WARC or ARC file is an error naming it.
+func (f *inputFlags) expand(e *env, cmd string, args []string) ([]string, error) {
+	all := append([]string(nil), args...)
+	if f.fromList != "" {
+		list, err := readInputList(e, cmd, f.fromList)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, list...)
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, p := range all {
+		fi, err := os.Stat(p)
+		if err != nil || !fi.IsDir() {
+			add(p) // checkInputs names what is wrong with it
+			continue
+		}
+		files, skipped, err := archiveFilesIn(p, f.recurse, f.only)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", cmd, err)
+		}
+		if skipped > 0 && e.stderr != nil {
+			fmt.Fprintf(e.stderr, "%s: %s: skipped %d file(s) that are not %s files\n", cmd, p, skipped, f.kinds())
+		}
+		if len(files) == 0 {
+			hint := ""
+			if !f.recurse {
+				hint = " (-r looks in subdirectories)"
+			}
+			return nil, fmt.Errorf("%s: %s: directory holds no %s file%s", cmd, p, f.kinds(), hint)
+		}
+		for _, q := range files {
+			add(q)
+		}
+	}
+	return out, nil
+}
+
+// kinds names the files a directory is searched for.
+func (f *inputFlags) kinds() string {
+	if f.only == "arc" {
+		return "ARC"
+	}
+	return "WARC or ARC"
+}
+
+// readInputList reads --from-list: paths one a line.
+func readInputList(e *env, cmd, path string) ([]string, error) {
+	var r io.Reader
+	name := path
+	if path == "-" {
+		if e.stdin == nil {
+			return nil, fmt.Errorf("%s: --from-list -: no standard input", cmd)
+		}
+		r, name = e.stdin, "(stdin)"
+	} else {
+		if why := unreadable(path); why != "" {
+			return nil, fmt.Errorf("%s: --from-list %s: %s", cmd, path, why)
+		}
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: --from-list: %w", cmd, err)
+		}
+		defer fh.Close()
+		r = fh
+	}
+	var out []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(strings.TrimSuffix(sc.Text(), "\r"))
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.Contains(line, "://") {
+			return nil, fmt.Errorf("%s: --from-list %s line %d: %q is a URL; this command reads local files only", cmd, name, n, line)
+		}
+		out = append(out, line)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: --from-list %s: %w", cmd, name, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: --from-list %s: no paths in it", cmd, name)
+	}
+	return out, nil
+}
+
+// archiveFilesIn lists the WARC and ARC files in dir (recursively with
+// recurse), sorted (only: of that kind alone), and counts the regular files skipped as neither.
+// Hidden files and unfinished ".open" files are not inputs.
+func archiveFilesIn(dir string, recurse bool, only string) (files []string, skipped int, err error) {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != dir && (!recurse || strings.HasPrefix(name, ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".open") {
+			return nil
+		}
+		kind, err := sniffArchive(p)
+		if err != nil {
+			return err
+		}
+		if kind == "" || only != "" && kind != only {
+			skipped++
+			return nil
+		}
+		files = append(files, p)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	sort.Strings(files)
+	return files, skipped, nil
+}
+
+// sniffArchive says from its first bytes whether the file at p is a WARC
+// ("warc") or ARC ("arc") file, gzip-compressed or not, or neither ("").
+func sniffArchive(p string) (string, error) {
+	fh, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer fh.Close()
+	head := make([]byte, 512)
+	n, err := io.ReadFull(fh, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	head = head[:n]
+	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+		if _, err := fh.Seek(0, io.SeekStart); err != nil {
+			return "", err
+		}
+		zr, err := gzip.NewReader(fh)
+		if err != nil {
+			return "", nil
+		}
+		head = make([]byte, 64)
+		n, _ := io.ReadFull(zr, head)
+		head = head[:n]
+	}
+	switch {
+	case bytes.HasPrefix(head, []byte("WARC/")):
+		return "warc", nil
+	case bytes.HasPrefix(head, []byte("filedesc://")):
+		return "arc", nil
+	}
+	return "", nil
 }

@@ -142,12 +142,20 @@ func (c *captureInput) formatOf(p string) mementomap.Format {
 	if *c.format != "auto" {
 		return mementomap.Format(*c.format)
 	}
-	return mementomap.DetectFormat(p)
+	f := mementomap.DetectFormat(p)
+	if f == mementomap.FormatURIList && p != "-" {
+		// A WARC or ARC file under another name (directory inputs are
+		// chosen by content): read it as one.
+		if kind, err := sniffArchive(p); err == nil && kind != "" {
+			return mementomap.FormatWARC
+		}
+	}
+	return f
 }
 
 // addAll feeds every input file (or stdin for "-") to g.
-func (c *captureInput) addAll(ctx context.Context, e *env, fs *flagSet, g *mementomap.Generator, cmd string, quiet bool) error {
-	for _, p := range fs.Args() {
+func (c *captureInput) addAll(ctx context.Context, e *env, fs *flagSet, files []string, g *mementomap.Generator, cmd string, quiet bool) error {
+	for _, p := range files {
 		if !quiet {
 			fmt.Fprintf(e.stderr, "%s: reading %s\n", cmd, p)
 		}
@@ -182,13 +190,19 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	id := fs.String("id", "", "the archive's URI, written as the !id header")
 	name := fs.String("name", "", "the archive's name, written in !meta")
 	quiet := fs.quietFlag()
+	var inf inputFlags
+	inf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
+	if fs.NArg() == 0 && !inf.given() {
 		return fs.usagef("mementomap generate: no input files")
 	}
-	if err := checkInputs("mementomap generate", fs.Args()); err != nil {
+	files, err := inf.expand(e, "mementomap generate", fs.Args())
+	if err != nil {
+		return err
+	}
+	if err := checkInputs("mementomap generate", files); err != nil {
 		return err
 	}
 	if err := checkOutput("mementomap generate", "-o", *out); err != nil {
@@ -207,7 +221,7 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	}
 	g := mementomap.NewGenerator(opts)
 	defer g.Close()
-	if err := in.addAll(ctx, e, fs, g, "generate", *quiet); err != nil {
+	if err := in.addAll(ctx, e, fs, files, g, "generate", *quiet); err != nil {
 		return err
 	}
 	var keys int64
@@ -751,7 +765,7 @@ func runMMStats(ctx context.Context, e *env, args []string) error {
 	} else {
 		g := mementomap.NewHoldings(opts)
 		defer g.Close()
-		if err := in.addAll(ctx, e, fs, g, "stats", true); err != nil {
+		if err := in.addAll(ctx, e, fs, fs.Args(), g, "stats", true); err != nil {
 			return err
 		}
 		if h, err = g.Holdings(); err != nil {

@@ -46,37 +46,43 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return fs.usagef("serve: unexpected argument %q", fs.Arg(0))
 	}
-	var cfg sidecar.Config
-	if *configPath != "" {
-		// An empty config file would give a daemon on all defaults.
-		if err := checkInputs("serve", []string{*configPath}); err != nil {
-			return err
+	// load reads the config file and applies the flags: at start-up, and
+	// again on SIGHUP or POST /v1/admin/reload.
+	load := func() (sidecar.Config, error) {
+		var cfg sidecar.Config
+		if *configPath != "" {
+			// An empty config file would give a daemon on all defaults.
+			if err := checkInputs("serve", []string{*configPath}); err != nil {
+				return cfg, err
+			}
+			var err error
+			if cfg, err = sidecar.LoadConfig(*configPath, e.getenv); err != nil {
+				return cfg, err
+			}
 		}
-		var err error
-		if cfg, err = sidecar.LoadConfig(*configPath, e.getenv); err != nil {
-			return err
+		set := func(dst *string, v string) {
+			if v != "" {
+				*dst = v
+			}
 		}
-	}
-	set := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
+		set(&cfg.DataDir, *dataDir)
+		set(&cfg.Listen.Unix, *unix)
+		set(&cfg.Listen.TCP, *tcp)
+		set(&cfg.Listen.TokenFile, *tokenFile)
+		set(&cfg.Index.URL, *indexURL)
+		set(&cfg.Index.Scope, *scope)
+		set(&cfg.Log.Level, *logLevel)
+		set(&cfg.Log.Format, *logFormat)
+		cfg.Ingest.Dirs = append(cfg.Ingest.Dirs, watch...)
+		cfg.Characterize.Enabled = cfg.Characterize.Enabled || *characterize
+		if *poll != 0 {
+			cfg.Ingest.PollInterval = *poll
 		}
+		cfg.Defaults()
+		return cfg, cfg.ResolveToken()
 	}
-	set(&cfg.DataDir, *dataDir)
-	set(&cfg.Listen.Unix, *unix)
-	set(&cfg.Listen.TCP, *tcp)
-	set(&cfg.Listen.TokenFile, *tokenFile)
-	set(&cfg.Index.URL, *indexURL)
-	set(&cfg.Index.Scope, *scope)
-	set(&cfg.Log.Level, *logLevel)
-	set(&cfg.Log.Format, *logFormat)
-	cfg.Ingest.Dirs = append(cfg.Ingest.Dirs, watch...)
-	cfg.Characterize.Enabled = cfg.Characterize.Enabled || *characterize
-	if *poll != 0 {
-		cfg.Ingest.PollInterval = *poll
-	}
-	cfg.Defaults()
-	if err := cfg.ResolveToken(); err != nil {
+	cfg, err := load()
+	if err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -101,11 +107,18 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	srv, err := sidecar.New(cfg, sidecar.Options{Index: idx, Logger: log, Version: buildVersion()})
+	srv, err := sidecar.New(cfg, sidecar.Options{Index: idx, Logger: log, Version: buildVersion(), LoadConfig: load})
 	if err != nil {
 		idx.Close()
 		return fmt.Errorf("serve: %w", err)
 	}
+	stopHUP := onSIGHUP(ctx, func() {
+		log.Info("serve: SIGHUP: reloading the config")
+		_ = srv.Reload(ctx) // a refused reload is logged and shown in status
+	})
+	defer stopHUP()
+	stopReady := notifyReady(ctx, e, srv, log)
+	defer stopReady()
 	runErr := srv.Run(ctx)
 	if err := idx.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("serve: close index: %w", err)
