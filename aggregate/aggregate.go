@@ -19,9 +19,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/mementomap"
 	"github.com/wayside-archive/wayside/replay"
-	"github.com/wayside-archive/wayside/api"
 )
 
 // Aggregator answers Memento TimeMap and TimeGate requests for a URI-R

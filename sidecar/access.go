@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/replay"
-	"github.com/wayside-archive/wayside/api"
 )
 
 // AccessConfig configures the capture index and the access routes (CDX

@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
-	"github.com/wayside-archive/wayside/api"
 )
 
 // The CDX endpoint answers the queries of Heritrix's WbmPersistLoadProcessor,

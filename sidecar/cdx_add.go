@@ -7,10 +7,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
-	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/warcio"
 )
 

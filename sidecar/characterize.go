@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"path/filepath"
 
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/characterize"
 	"github.com/wayside-archive/wayside/consumers"
-	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/warcio"
 )
 

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
-	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/warcio"
 )
 

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/client"
+	"github.com/wayside-archive/wayside/dedupindex"
 )
 
 const apiTestConfig = `

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/api"
 )
 
 // TestE2EGoCrawlerThroughSidecar is examples/sidecar-client as a test: a Go

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/dedupindex"
@@ -19,7 +20,6 @@ import (
 	"github.com/wayside-archive/wayside/internal/cdxjtest"
 	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/internal/warctest"
-	"github.com/wayside-archive/wayside/api"
 )
 
 // smallDisk mounts a real tmpfs of size bytes (mode 0700) on dir, which

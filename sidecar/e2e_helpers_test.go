@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wayside-archive/wayside/sidecar"
 	"github.com/wayside-archive/wayside/client"
+	"github.com/wayside-archive/wayside/sidecar"
 )
 
 // waysideBin is the real binary, built once by TestMain.

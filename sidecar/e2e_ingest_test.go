@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/digest"
-	"github.com/wayside-archive/wayside/api"
 )
 
 const ingestTestConfig = `

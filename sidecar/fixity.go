@@ -15,8 +15,8 @@ import (
 
 	"github.com/robfig/cron/v3"
 
-	"github.com/wayside-archive/wayside/fixity"
 	"github.com/wayside-archive/wayside/api"
+	"github.com/wayside-archive/wayside/fixity"
 )
 
 // FixityService runs the sweeps defined in the config on their cron

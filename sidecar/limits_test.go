@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/dedupindex/pebble"
 	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/client"
+	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/dedupindex/pebble"
 )
 
 const limitsToken = "limits-token-0123456789"

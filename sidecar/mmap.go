@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/wayside-archive/wayside/mementomap"
 	"github.com/wayside-archive/wayside/api"
+	"github.com/wayside-archive/wayside/mementomap"
 )
 
 // The live MementoMap is a consumer of the capture spine, built with the

@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wayside-archive/wayside/api"
+	"github.com/wayside-archive/wayside/client"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/pebble"
 	"github.com/wayside-archive/wayside/fixity/testarchive"
 	"github.com/wayside-archive/wayside/internal/testenv"
-	"github.com/wayside-archive/wayside/api"
-	"github.com/wayside-archive/wayside/client"
 	"github.com/wayside-archive/wayside/sidecar/loadgen"
 )
 

@@ -92,7 +92,9 @@ func makeLegacyFiles(t *testing.T) []legacyFile {
 	}
 }
 
-func putLE32(b []byte, v uint32) { b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24) }
+func putLE32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+}
 
 // crawlLegacySite serves files on a local site with a page linking them
 // and crawls it with `wayside crawl`; it returns the WARC files.

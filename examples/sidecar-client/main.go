@@ -20,9 +20,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/wayside-archive/wayside/client"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/client"
 )
 
 func main() {

@@ -17,10 +17,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/client"
+	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/digest"
 )
 
 // Options configure a run.
