@@ -5,13 +5,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/internal/testenv"
@@ -204,6 +208,11 @@ func TestMigrateEndToEnd(t *testing.T) {
 	store := filepath.Join(dir, "store")
 	out := filepath.Join(dir, "conv")
 	rep := filepath.Join(dir, "conv.json")
+	// Conversions must be dated in a later second than the crawl (14-digit
+	// timestamps): wait for the clock's next second, bounded.
+	for start := time.Now().Unix(); time.Now().Unix() == start; {
+		time.Sleep(10 * time.Millisecond)
+	}
 	args := append([]string{"migrate", "-o", out, "--store", store, "--report", rep}, warcs...)
 	stdout, stderr, err := runCLI(context.Background(), args...)
 	if err == nil || exitCode(err) != 1 {
@@ -310,6 +319,107 @@ func TestMigrateEndToEnd(t *testing.T) {
 		t.Errorf("replace workflow migrated %d records, want 3 (b.tif, c.wav, g.pdf): %v", len(migrated), statusByPath(r2))
 	}
 	checkReplaced(t, warcs[0], r2.Outputs[0], migrated)
+
+	// Access: the daemon indexes the conversion as a later capture of the
+	// same URI (as pywb does): the TimeGate's latest memento is the
+	// migrated PNG, while id_ of the original capture stays byte-exact.
+	checkConversionReplay(t, warcs[0], r.Outputs[0], files[0])
+}
+
+func checkConversionReplay(t *testing.T, warc, conv string, bmp legacyFile) {
+	t.Helper()
+	watch := t.TempDir()
+	testenv.CopyFiles(t, watch, warc, conv)
+	data, err := os.MkdirTemp("", "wsmig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(data)
+	sock := filepath.Join(data, "s.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, stderr, err := runCLI(ctx, "serve", "--data-dir", data, "--unix", sock, "--watch", watch, "--poll", "50ms", "--log-level", "warn")
+		if errors.Is(err, errCleanStop) {
+			err = nil
+		}
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, stderr)
+		}
+		done <- err
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	var origURI string
+	for _, rec := range readAllRecords(t, warc) {
+		if rec.Type == "response" && strings.HasSuffix(rec.TargetURI, bmp.path) {
+			origURI = rec.TargetURI
+		}
+	}
+	var convRec *warcio.Record
+	for _, rec := range readAllRecords(t, conv) {
+		if rec.Type == "conversion" && rec.TargetURI == origURI {
+			convRec = rec
+		}
+	}
+	if convRec == nil {
+		t.Fatalf("no conversion record of %s", origURI)
+	}
+	try := func(path string) (*http.Response, []byte, error) {
+		resp, err := hc.Get("http://wayside" + path)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp, b, err
+	}
+	get := func(path string) (*http.Response, []byte) {
+		resp, b, err := try(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, b
+	}
+	// Wait (bounded) until both captures are indexed.
+	var tm string
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		resp, body, err := try("/default/timemap/link/" + origURI)
+		tm = string(body)
+		if err == nil && resp.StatusCode == 200 && strings.Count(tm, `rel="memento"`)+strings.Count(tm, `rel="first memento"`)+strings.Count(tm, `rel="last memento"`) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon did not index both captures of %s:\n%s", origURI, tm)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	resp, _ := get("/default/21000101000000id_/" + origURI)
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != 302 || !strings.Contains(loc, convRec.Date.UTC().Format("20060102150405")+"id_/") {
+		t.Fatalf("TimeGate for the latest memento: %d %s, want the conversion dated %s", resp.StatusCode, loc, convRec.Date)
+	}
+	resp, body := get(strings.TrimPrefix(loc, "http://wayside"))
+	if resp.StatusCode != 200 || !bytes.Equal(body, convRec.Payload) || resp.Header.Get("Content-Type") != "image/png" {
+		t.Errorf("latest memento: %d %s, %d bytes (conversion holds %d)", resp.StatusCode, resp.Header.Get("Content-Type"), len(body), len(convRec.Payload))
+	}
+	var orig *warcio.Record
+	for _, rec := range readAllRecords(t, warc) {
+		if rec.RecordID == convRec.Headers.Get("WARC-Refers-To") {
+			orig = rec
+		}
+	}
+	resp, body = get("/default/" + orig.Date.UTC().Format("20060102150405") + "id_/" + origURI)
+	if resp.StatusCode != 200 || !bytes.Equal(body, bmp.body) {
+		t.Errorf("id_ of the original: %d, %d bytes, byte-exact %v", resp.StatusCode, len(body), bytes.Equal(body, bmp.body))
+	}
 }
 
 // checkReplaced checks the replace workflow's output against its input
