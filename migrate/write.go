@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/warcio"
 )
@@ -85,6 +86,9 @@ func WriteConversion(path, input string, outcomes []Outcome, o WriteOptions) (in
 			}
 			h.Fields = append(h.Fields, warcio.Field{Name: "WARC-Payload-Digest", Value: pd},
 				warcio.Field{Name: "Content-Type", Value: p.MIME})
+			if err := failpoint.Inject("migrate.write-record"); err != nil {
+				return err
+			}
 			if err := put(mw, w, &h, oc.Result); err != nil {
 				return err
 			}
@@ -189,6 +193,9 @@ func WriteReplace(path, inPath string, outcomes []Outcome, o WriteOptions) (int,
 					return err
 				}
 				continue
+			}
+			if err := failpoint.Inject("migrate.write-record"); err != nil {
+				return err
 			}
 			if err := replaceRecord(mw, w, raw, inPath, oc, o); err != nil {
 				return err

@@ -9,6 +9,12 @@ cd "$(dirname "$0")/.."
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+# The converters of `wayside migrate`'s default pathways (and prlimit and
+# unshare of its sandbox, from util-linux).
+command -v convert-im6.q16 >/dev/null 2>&1 || command -v magick >/dev/null 2>&1 || need+=(imagemagick)
+command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
+command -v gs >/dev/null 2>&1 || need+=(ghostscript)
+command -v prlimit >/dev/null 2>&1 || need+=(util-linux)
 if [ ${#need[@]} -gt 0 ]; then
   echo "test.sh: installing ${need[*]}" >&2
   SUDO=""

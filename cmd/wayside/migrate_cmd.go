@@ -230,16 +230,31 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 			}
 		}
 		if n > 0 {
+			// Written whole in the work area, then renamed into OUTDIR: a
+			// killed run leaves nothing there but complete files (the work
+			// area is emptied when the next run starts).
+			tmp := filepath.Join(work, filepath.Base(dst))
 			if *workflow == migrate.Conversion {
-				_, err = migrate.WriteConversion(dst, f, ocs, opts)
+				_, err = migrate.WriteConversion(tmp, f, ocs, opts)
 			} else {
-				_, err = migrate.WriteReplace(dst, f, ocs, opts)
+				_, err = migrate.WriteReplace(tmp, f, ocs, opts)
 			}
 			if err != nil {
 				return err
 			}
-			if err := writeCDXJBeside(dst); err != nil {
+			if err := writeCDXJBeside(tmp); err != nil {
 				return err
+			}
+			// The CDXJ first: a WARC file in OUTDIR always has its index.
+			cdx := strings.TrimSuffix(dst, ".warc.gz") + ".cdxj"
+			if err := os.Rename(strings.TrimSuffix(tmp, ".warc.gz")+".cdxj", cdx); err != nil {
+				return fmt.Errorf("migrate: %w", err)
+			}
+			if err := os.Rename(tmp, dst); err != nil {
+				return fmt.Errorf("migrate: %w", err)
+			}
+			if err := fsutil.SyncDir(*out); err != nil {
+				return fmt.Errorf("migrate: %w", err)
 			}
 			written = append(written, dst)
 		}

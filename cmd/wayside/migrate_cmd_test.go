@@ -14,10 +14,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/wayside-archive/wayside/crawl/sitetest"
+	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/migrate"
 	"github.com/wayside-archive/wayside/warcio"
@@ -463,4 +465,94 @@ func checkReplaced(t *testing.T, in, out string, migrated map[int64]bool) {
 func exitCode(err error) int {
 	var buf bytes.Buffer
 	return report(&buf, err, false)
+}
+
+// Crash children: the test binary re-executed runs one command.
+const (
+	cliChildEnv   = "WAYSIDE_TEST_CLI_ARGS"   // the command's arguments, JSON
+	failpointsEnv = "WAYSIDE_TEST_FAILPOINTS" // failpoint.Arm spec
+)
+
+func runCLIChild(argsJSON string) int {
+	var args []string
+	if err := json.Unmarshal([]byte(argsJSON), &args); err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 2
+	}
+	if spec := os.Getenv(failpointsEnv); spec != "" {
+		if _, err := failpoint.Arm(spec); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			return 2
+		}
+	}
+	err := run(context.Background(), args, &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+	return report(os.Stderr, err, false)
+}
+
+// TestMigrateKilled kills `wayside migrate` (SIGKILL at a failpoint while it
+// writes its first output) and checks that the inputs are intact, that
+// OUTDIR holds nothing but complete files, and that a re-run finishes with
+// the outputs of an uninterrupted run.
+func TestMigrateKilled(t *testing.T) {
+	files := makeLegacyFiles(t)[:2] // a.bmp, b.tif: both migrate
+	warcs := crawlLegacySite(t, files)
+	in := t.TempDir()
+	a := testenv.CopyFiles(t, in, warcs[0])[0]
+	b := filepath.Join(in, "SECOND-"+filepath.Base(a))
+	raw, _ := os.ReadFile(a)
+	os.WriteFile(b, raw, 0o644)
+	inputs := []string{a, b}
+	dir := t.TempDir()
+	outKilled, outClean := filepath.Join(dir, "killed"), filepath.Join(dir, "clean")
+	args := func(out string) []string {
+		return append([]string{"migrate", "-q", "-o", out}, inputs...)
+	}
+	js, _ := json.Marshal(args(outKilled))
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), cliChildEnv+"="+string(js), failpointsEnv+"=migrate.write-record=2*kill")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("child: %v (want killed)\n%s", err, stderr.String())
+	}
+	for _, p := range inputs {
+		if b, _ := os.ReadFile(p); !bytes.Equal(b, raw) {
+			t.Fatalf("input %s changed by the killed run", p)
+		}
+	}
+	ents, _ := os.ReadDir(outKilled)
+	for _, e := range ents {
+		if e.Name() != ".wayside-migrate-work" {
+			t.Errorf("the killed run left %s in OUTDIR", e.Name())
+		}
+	}
+	if _, stderr, err := runCLI(context.Background(), args(outKilled)...); err != nil {
+		t.Fatalf("re-run: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := runCLI(context.Background(), args(outClean)...); err != nil {
+		t.Fatalf("clean run: %v\n%s", err, stderr)
+	}
+	summary := func(out string) []string {
+		var s []string
+		ents, _ := os.ReadDir(out)
+		for _, e := range ents {
+			if e.IsDir() {
+				t.Errorf("%s left in %s", e.Name(), out)
+				continue
+			}
+			s = append(s, "file "+e.Name())
+			if strings.HasSuffix(e.Name(), ".warc.gz") {
+				for _, r := range readAllRecords(t, filepath.Join(out, e.Name())) {
+					s = append(s, r.Type+" "+r.TargetURI+" "+r.Headers.Get("WARC-Refers-To")+" "+r.PayloadDigest)
+				}
+			}
+		}
+		return s
+	}
+	got, want := summary(outKilled), summary(outClean)
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(want) < 8 {
+		t.Errorf("after kill and re-run:\n%s\nuninterrupted:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
