@@ -138,13 +138,17 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	defer func() {
+		if c != nil {
+			c.Close()
+		}
+	}()
 	var need []string
 	bases := make([]string, len(files))
 	for i, f := range files {
 		bases[i] = strings.TrimSuffix(filepath.Base(f), warcio.OpenSuffix)
 		fi, err := os.Stat(f)
 		if err != nil {
-			c.Close()
 			return fmt.Errorf("migrate: %w", err)
 		}
 		if sum, _, ok := st.Container(bases[i]); !ok || sum.ScannedSize != fi.Size() {
@@ -156,11 +160,10 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "migrate: characterizing %d of %d files the store does not hold\n", len(need), len(files))
 		}
 		if _, _, err := scanWARCs(ctx, e, c, need, 2, true, true); err != nil {
-			c.Close()
 			return err
 		}
 	}
-	if err := c.Close(); err != nil {
+	if err := c.Flush(ctx); err != nil {
 		return err
 	}
 	targets, lstats := migrate.Locate(st, bases, selected)
@@ -259,6 +262,18 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 			written = append(written, dst)
 		}
 		all = append(all, ocs...)
+	}
+	// Re-ingest: the outputs are characterized into the store, so their
+	// formats (the migrated ones) answer queries like any other file's.
+	if *store != "" && len(written) > 0 {
+		if _, _, err := scanWARCs(ctx, e, c, written, 2, true, true); err != nil {
+			return err
+		}
+	}
+	err = c.Close()
+	c = nil
+	if err != nil {
+		return err
 	}
 	if *report != "" {
 		if err := fsutil.WriteFileAtomic(*report, 0o644, func(w io.Writer) error {

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wayside-archive/wayside/characterize"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/testenv"
@@ -287,6 +288,17 @@ func TestMigrateEndToEnd(t *testing.T) {
 	}
 	if types["conversion"] != 5 || types["metadata"] != 5 || types["warcinfo"] != 1 {
 		t.Errorf("conversion file holds %v, want 5 conversion, 5 metadata, 1 warcinfo", types)
+	}
+
+	// Re-ingest: the output's migrated formats are in the store.
+	st, err := characterize.OpenStore(store, characterize.StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := st.Risk("fmt/11", "fmt/279", "fmt/573")
+	st.Close()
+	if len(hits) != 1 || hits[0].File != filepath.Base(r.Outputs[0]) {
+		t.Errorf("store after migrate: files holding PNG, FLAC or WebM = %v, want the conversion file", hits)
 	}
 
 	// A re-run keeps the complete output and migrates nothing again.
