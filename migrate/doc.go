@@ -12,10 +12,11 @@
 //     rendering tools, obsolescence) and user-set weights combined into a
 //     risk value in [0,1]. Select formats by PUID list or by threshold.
 //     DefaultRiskModel ships a registry for web formats.
-//   - Locate (locate.go): the containers that hold those formats come from
+//   - Locate (migrate.go): the containers that hold those formats come from
 //     the store's per-container aggregates (Store.Risk) and the records from
 //     its per-record table (Store.Records): no WARC is scanned to find
-//     them. Objects nested inside a payload (a PNG in a ZIP) are found too.
+//     them. Objects nested inside a payload (a BMP in a ZIP) are found too,
+//     and members of a zip payload are migrated (nested.go).
 //   - Pathways (pathway.go): source PUID → target format and a tool
 //     invocation. DefaultPathways use ImageMagick, FFmpeg and Ghostscript.
 //   - Sandbox (sandbox.go): a converter runs with a time limit, a memory

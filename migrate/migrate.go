@@ -112,8 +112,11 @@ type Outcome struct {
 	Reason  string `json:"reason,omitempty"`
 	Pathway string `json:"pathway,omitempty"`
 	Tool    string `json:"tool,omitempty"`
-	// Result is the migrated object (StatusMigrated only).
+	// Result is the migrated object (StatusMigrated only). For members of
+	// a zip payload, the first migrated member's outcome carries the
+	// rebuilt zip (ResultMIME its media type) and the others none.
 	Result     []byte      `json:"-"`
+	ResultMIME string      `json:"result_mime,omitempty"`
 	ResultSize int         `json:"result_size,omitempty"`
 	Validation *Validation `json:"validation,omitempty"`
 	// NewRecordID is the record the result was written in.
@@ -169,7 +172,24 @@ func (m *Migrator) MigrateFile(ctx context.Context, file string, targets []Targe
 	defer f.Close()
 	var rd warcio.Reader
 	out := make([]Outcome, 0, len(targets))
+	nested := map[int64][]Target{}
 	for _, t := range targets {
+		if len(t.Path) > 0 {
+			nested[t.Offset] = append(nested[t.Offset], t)
+		}
+	}
+	done := map[int64]bool{}
+	for _, t := range targets {
+		if len(t.Path) > 0 {
+			if !done[t.Offset] {
+				done[t.Offset] = true
+				out = append(out, m.nestedZip(ctx, &rd, f, nested[t.Offset])...)
+			}
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+			continue
+		}
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
@@ -178,12 +198,6 @@ func (m *Migrator) MigrateFile(ctx context.Context, file string, targets []Targe
 		switch {
 		case !ok:
 			oc.Status, oc.Reason = StatusNoPathway, "no pathway converts "+t.PUID
-		case len(t.Path) > 0:
-			oc.Status, oc.Pathway = StatusNested, p.Name
-			oc.Reason = "inside " + strings.Join(t.Path[:len(t.Path)-1], " → ") + " of the payload: located; repacking the container is not supported, migrate the extracted object"
-			if len(t.Path) == 1 {
-				oc.Reason = "inside the payload (" + t.Path[0] + "): located; repacking the container is not supported"
-			}
 		default:
 			oc.Pathway = p.Name
 			m.one(ctx, &rd, f, p, &oc)
@@ -204,18 +218,26 @@ func (m *Migrator) one(ctx context.Context, rd *warcio.Reader, f *os.File, p *Pa
 	fail := func(format string, a ...any) {
 		oc.Status, oc.Reason = StatusFailed, fmt.Sprintf(format, a...)
 	}
-	rec, err := rd.ReadRecordAt(f, oc.File, oc.Offset, 0, warcio.Options{KeepPayload: int(m.o.MaxObject) + 1})
+	src, _, err := m.payload(rd, f, oc.File, oc.Offset)
 	if err != nil {
-		fail("read: %v", err)
+		fail("%v", err)
 		return
+	}
+	m.convert(ctx, p, src, oc)
+}
+
+// payload reads the record at offset and returns its payload without
+// Content-Encoding, and its media type.
+func (m *Migrator) payload(rd *warcio.Reader, f *os.File, file string, offset int64) ([]byte, string, error) {
+	rec, err := rd.ReadRecordAt(f, file, offset, 0, warcio.Options{KeepPayload: int(m.o.MaxObject) + 1})
+	if err != nil {
+		return nil, "", fmt.Errorf("read: %w", err)
 	}
 	if int64(len(rec.Payload)) > m.o.MaxObject {
-		fail("payload over the %d-byte limit", m.o.MaxObject)
-		return
+		return nil, "", fmt.Errorf("payload over the %d-byte limit", m.o.MaxObject)
 	}
 	if tr := rec.Headers.Get("WARC-Truncated"); tr != "" {
-		fail("payload truncated (WARC-Truncated: %s)", tr)
-		return
+		return nil, "", fmt.Errorf("payload truncated (WARC-Truncated: %s)", tr)
 	}
 	enc := ""
 	if rec.HTTP != nil {
@@ -223,8 +245,15 @@ func (m *Migrator) one(ctx context.Context, rd *warcio.Reader, f *os.File, p *Pa
 	}
 	src, err := m.o.Identifer.Decode(rec.Payload, enc)
 	if err != nil {
-		fail("%v", err)
-		return
+		return nil, "", err
+	}
+	return src, rec.MIME, nil
+}
+
+// convert converts src with p and validates the result, filling oc.
+func (m *Migrator) convert(ctx context.Context, p *Pathway, src []byte, oc *Outcome) {
+	fail := func(format string, a ...any) {
+		oc.Status, oc.Reason = StatusFailed, fmt.Sprintf(format, a...)
 	}
 	tool, err := m.o.Tools.ResolveTool(ctx, p.Tool)
 	if err != nil {

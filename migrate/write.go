@@ -73,10 +73,14 @@ func WriteConversion(path, input string, outcomes []Outcome, o WriteOptions) (in
 		}
 		for i := range outcomes {
 			oc := &outcomes[i]
-			if oc.Status != StatusMigrated {
+			if oc.Status != StatusMigrated || oc.Result == nil {
 				continue
 			}
 			p, _ := o.Pathways.For(oc.PUID)
+			mime := p.MIME
+			if oc.ResultMIME != "" {
+				mime = oc.ResultMIME
+			}
 			pd := digest.Of(digest.SHA1, oc.Result).String()
 			id := recordID("conversion", oc.RecordID, oc.File, strconv.FormatInt(oc.Offset, 10), p.Name, pd)
 			h := warcio.RecordHead{Version: "1.1", Type: "conversion", ID: id, Date: date, WarcinfoID: infoID,
@@ -85,15 +89,14 @@ func WriteConversion(path, input string, outcomes []Outcome, o WriteOptions) (in
 				h.Fields = append(h.Fields, warcio.Field{Name: "WARC-Refers-To", Value: oc.RecordID})
 			}
 			h.Fields = append(h.Fields, warcio.Field{Name: "WARC-Payload-Digest", Value: pd},
-				warcio.Field{Name: "Content-Type", Value: p.MIME})
+				warcio.Field{Name: "Content-Type", Value: mime})
 			if err := failpoint.Inject("migrate.write-record"); err != nil {
 				return err
 			}
 			if err := put(mw, w, &h, oc.Result); err != nil {
 				return err
 			}
-			oc.NewRecordID = id
-			if err := putProvenance(mw, w, oc, p, id, oc.URI, date, infoID); err != nil {
+			if err := putProvenance(mw, w, group(outcomes, oc, id), o.Pathways, id, oc.URI, date, infoID); err != nil {
 				return err
 			}
 			n++
@@ -106,25 +109,48 @@ func WriteConversion(path, input string, outcomes []Outcome, o WriteOptions) (in
 	return n, nil
 }
 
-// putProvenance writes the metadata record describing the migration oc,
-// written as record id.
-func putProvenance(mw *warcio.MemberWriter, w io.Writer, oc *Outcome, p *Pathway, id, uri, date, infoID string) error {
-	var b fields
-	b.add("migrated-from", oc.RecordID)
-	b.add("source-file", oc.File)
-	b.add("source-offset", strconv.FormatInt(oc.Offset, 10))
-	b.add("source-date", warcio.FormatDate(oc.Date, "1.1"))
-	b.add("source-puid", oc.PUID)
-	b.add("target-puid", oc.Validation.ResultPUID)
-	b.add("pathway", p.Name)
-	b.add("tool", oc.Tool)
-	b.add("parameters", strings.Join(p.Args, " "))
-	for _, c := range oc.Validation.Checks {
-		ok := "ok"
-		if !c.OK {
-			ok = "FAILED"
+// group returns the migrated outcomes of lead's record (lead alone for a
+// payload; every migrated member for a rebuilt zip), setting their
+// NewRecordID to id.
+func group(outcomes []Outcome, lead *Outcome, id string) []*Outcome {
+	var g []*Outcome
+	for i := range outcomes {
+		oc := &outcomes[i]
+		if oc.Status == StatusMigrated && oc.File == lead.File && oc.Offset == lead.Offset {
+			oc.NewRecordID = id
+			g = append(g, oc)
 		}
-		b.add("validation", c.Property+": "+c.Source+" → "+c.Result+" "+ok)
+	}
+	return g
+}
+
+// putProvenance writes the metadata record describing the migrations g
+// (of one record), written as record id. A zip's members are each named
+// ("member:") before their source PUID, pathway and checks.
+func putProvenance(mw *warcio.MemberWriter, w io.Writer, g []*Outcome, pws *Pathways, id, uri, date, infoID string) error {
+	var b fields
+	first := g[0]
+	b.add("migrated-from", first.RecordID)
+	b.add("source-file", first.File)
+	b.add("source-offset", strconv.FormatInt(first.Offset, 10))
+	b.add("source-date", warcio.FormatDate(first.Date, "1.1"))
+	for _, oc := range g {
+		p, _ := pws.For(oc.PUID)
+		if len(oc.Path) > 0 {
+			b.add("member", strings.Join(oc.Path, " → "))
+		}
+		b.add("source-puid", oc.PUID)
+		b.add("target-puid", oc.Validation.ResultPUID)
+		b.add("pathway", p.Name)
+		b.add("tool", oc.Tool)
+		b.add("parameters", strings.Join(p.Args, " "))
+		for _, c := range oc.Validation.Checks {
+			ok := "ok"
+			if !c.OK {
+				ok = "FAILED"
+			}
+			b.add("validation", c.Property+": "+c.Source+" → "+c.Result+" "+ok)
+		}
 	}
 	h := warcio.RecordHead{Version: "1.1", Type: "metadata", ID: recordID("provenance", id), Date: date, WarcinfoID: infoID,
 		Fields: []warcio.Field{{Name: "WARC-Target-URI", Value: uri}, {Name: "WARC-Refers-To", Value: id},
@@ -142,7 +168,7 @@ func putProvenance(mw *warcio.MemberWriter, w io.Writer, oc *Outcome, p *Pathway
 func WriteReplace(path, inPath string, outcomes []Outcome, o WriteOptions) (int, error) {
 	by := map[int64]*Outcome{}
 	for i := range outcomes {
-		if outcomes[i].Status == StatusMigrated {
+		if outcomes[i].Status == StatusMigrated && outcomes[i].Result != nil {
 			by[outcomes[i].Offset] = &outcomes[i]
 		}
 	}
@@ -197,7 +223,7 @@ func WriteReplace(path, inPath string, outcomes []Outcome, o WriteOptions) (int,
 			if err := failpoint.Inject("migrate.write-record"); err != nil {
 				return err
 			}
-			if err := replaceRecord(mw, w, raw, inPath, oc, o); err != nil {
+			if err := replaceRecord(mw, w, raw, inPath, outcomes, oc, o); err != nil {
 				return err
 			}
 			n++
@@ -213,7 +239,7 @@ func WriteReplace(path, inPath string, outcomes []Outcome, o WriteOptions) (int,
 }
 
 // replaceRecord writes the migrated record of oc (and its provenance).
-func replaceRecord(mw *warcio.MemberWriter, w io.Writer, f *os.File, name string, oc *Outcome, o WriteOptions) error {
+func replaceRecord(mw *warcio.MemberWriter, w io.Writer, f *os.File, name string, outcomes []Outcome, oc *Outcome, o WriteOptions) error {
 	rec, err := warcio.ReadAt(f, name, oc.Offset, 0, warcio.Options{SkipPayloadDigest: true, KeepHTTPHead: true})
 	if err != nil {
 		return err
@@ -221,9 +247,13 @@ func replaceRecord(mw *warcio.MemberWriter, w io.Writer, f *os.File, name string
 	p, _ := o.Pathways.For(oc.PUID)
 	pd := digest.Of(digest.SHA1, oc.Result).String()
 	var block []byte
-	contentType := p.MIME
+	mime := p.MIME
+	if oc.ResultMIME != "" {
+		mime = oc.ResultMIME
+	}
+	contentType := mime
 	if rec.HTTP != nil && len(rec.HTTP.Head) > 0 {
-		block = append(httpHead(rec.HTTP.Head, p.MIME, len(oc.Result)), oc.Result...)
+		block = append(httpHead(rec.HTTP.Head, mime, len(oc.Result)), oc.Result...)
 		contentType = "application/http; msgtype=response"
 	} else {
 		block = oc.Result
@@ -242,8 +272,7 @@ func replaceRecord(mw *warcio.MemberWriter, w io.Writer, f *os.File, name string
 	if err := put(mw, w, &h, block); err != nil {
 		return err
 	}
-	oc.NewRecordID = id
-	return putProvenance(mw, w, oc, p, id, oc.URI, date, h.WarcinfoID)
+	return putProvenance(mw, w, group(outcomes, oc, id), o.Pathways, id, oc.URI, date, h.WarcinfoID)
 }
 
 // httpHead rewrites an HTTP response head for a migrated body: the status

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	_ "image/png"
 	"io"
 	"net"
 	"net/http"
@@ -226,13 +228,13 @@ func TestMigrateEndToEnd(t *testing.T) {
 		"/old/a.bmp": migrate.StatusMigrated, "/old/b.tif": migrate.StatusMigrated, "/old/d.aiff": migrate.StatusMigrated,
 		"/old/e.flv": migrate.StatusMigrated, "/old/f.wmv": migrate.StatusMigrated,
 		"/old/corrupt.bmp": migrate.StatusFailed, "/old/bomb.bmp": migrate.StatusFailed,
-		"/old/icons.zip → icons/inner.bmp": migrate.StatusNested,
+		"/old/icons.zip → icons/inner.bmp": migrate.StatusMigrated,
 	}
 	got := statusByPath(r)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("outcomes:\n got %v\nwant %v", got, want)
 	}
-	for _, name := range []string{"corrupt.bmp", "bomb.bmp", "inner.bmp"} {
+	for _, name := range []string{"corrupt.bmp", "bomb.bmp"} {
 		if !strings.Contains(stderr, name) {
 			t.Errorf("stderr does not name %s:\n%s", name, stderr)
 		}
@@ -286,8 +288,24 @@ func TestMigrateEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	if types["conversion"] != 5 || types["metadata"] != 5 || types["warcinfo"] != 1 {
-		t.Errorf("conversion file holds %v, want 5 conversion, 5 metadata, 1 warcinfo", types)
+	if types["conversion"] != 6 || types["metadata"] != 6 || types["warcinfo"] != 1 {
+		t.Errorf("conversion file holds %v, want 6 conversion, 6 metadata, 1 warcinfo", types)
+	}
+	// The zip's conversion is the zip rebuilt: the member under its name,
+	// now a PNG of the same size.
+	for _, rec := range conv {
+		if rec.Type != "conversion" || !strings.HasSuffix(rec.TargetURI, "/old/icons.zip") {
+			continue
+		}
+		zr, err := zip.NewReader(bytes.NewReader(rec.Payload), int64(len(rec.Payload)))
+		if err != nil || len(zr.File) != 1 || zr.File[0].Name != "icons/inner.bmp" {
+			t.Fatalf("zip conversion: %v %v", err, zr)
+		}
+		rc, _ := zr.File[0].Open()
+		b, _ := io.ReadAll(rc)
+		if cfg, format, err := image.DecodeConfig(bytes.NewReader(b)); err != nil || format != "png" || cfg.Width != 64 || cfg.Height != 48 {
+			t.Errorf("migrated zip member: %v %s %dx%d", err, format, cfg.Width, cfg.Height)
+		}
 	}
 
 	// Re-ingest: the output's migrated formats are in the store.
