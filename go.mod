@@ -19,6 +19,7 @@ require (
 	github.com/richardlehane/siegfried v1.11.4
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/temoto/robotstxt v1.1.2
+	golang.org/x/image v0.35.0
 	golang.org/x/net v0.47.0
 	golang.org/x/sys v0.40.0
 	gopkg.in/yaml.v3 v3.0.1
@@ -68,7 +69,6 @@ require (
 	github.com/saintfish/chardet v0.0.0-20230101081208-5e3ef4b5456d // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
-	golang.org/x/image v0.35.0 // indirect
 	golang.org/x/text v0.33.0 // indirect
 	google.golang.org/appengine v1.6.8 // indirect
 	google.golang.org/protobuf v1.36.8 // indirect

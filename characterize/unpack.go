@@ -156,6 +156,22 @@ func (id *Identifier) Identify(p Payload) Result {
 	return res
 }
 
+// Decode removes the Content-Encoding encoding (a header value; "" or
+// "identity" for none) from b within the Identifier's limits, as Identify
+// does before identification: migration converts the decoded entity.
+func (id *Identifier) Decode(b []byte, encoding string) ([]byte, error) {
+	codings := contentCodings(encoding)
+	if len(codings) == 0 {
+		return b, nil
+	}
+	w := walk{id: id}
+	out, _, err := w.decode(b, codings)
+	if err != nil {
+		return nil, fmt.Errorf("characterize: Content-Encoding %s: %w", encoding, err)
+	}
+	return out, nil
+}
+
 // walk is the state of one payload's characterization: its budget and the
 // nested objects found so far.
 type walk struct {

@@ -11,6 +11,12 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 # systemd-analyze verifies examples/systemd/wayside.service.
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
+# The converters of `wayside migrate`'s default pathways (and prlimit and
+# unshare of its sandbox, from util-linux).
+command -v convert-im6.q16 >/dev/null 2>&1 || command -v magick >/dev/null 2>&1 || need+=(imagemagick)
+command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
+command -v gs >/dev/null 2>&1 || need+=(ghostscript)
+command -v prlimit >/dev/null 2>&1 || need+=(util-linux)
 if [ ${#need[@]} -gt 0 ]; then
   echo "test.sh: installing ${need[*]}" >&2
   SUDO=""

@@ -235,8 +235,13 @@ func waysideBinary(t *testing.T) string {
 	return binaryPath
 }
 
-// TestMain removes the binary built for the tests.
+// TestMain removes the binary built for the tests. Started as a CLI child
+// (cliChildEnv set), the test binary instead runs one wayside command with
+// the failpoints of failpointsEnv armed, as crash tests need.
 func TestMain(m *testing.M) {
+	if args := os.Getenv(cliChildEnv); args != "" {
+		os.Exit(runCLIChild(args))
+	}
 	code := m.Run()
 	if binaryPath != "" {
 		os.RemoveAll(filepath.Dir(binaryPath))

@@ -129,6 +129,7 @@ func commands() []command {
 		{"cdxj", "write a sorted CDXJ index of WARC (and ARC) files", runCDXJ},
 		{"characterize", "identify the format of every payload in WARC and ARC files; query by format", runCharacterize},
 		{"convert", "convert ARC files to WARC and verify conversions", runConvert},
+		{"migrate", "convert payloads in formats at risk with real tools, validate, write conversion records or migrated copies", runMigrate},
 		{"mementomap", "generate, compact, look up, merge and evaluate MementoMaps", runMementoMap},
 		{"fixity", "replay archived pages, hash them and track changes", runFixity},
 		{"serve", "run the sidecar daemon beside a crawler", runServe},

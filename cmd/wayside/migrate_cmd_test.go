@@ -1,0 +1,588 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/png"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wayside-archive/wayside/characterize"
+	"github.com/wayside-archive/wayside/crawl/sitetest"
+	"github.com/wayside-archive/wayside/internal/failpoint"
+	"github.com/wayside-archive/wayside/internal/testenv"
+	"github.com/wayside-archive/wayside/migrate"
+	"github.com/wayside-archive/wayside/warcio"
+)
+
+// legacyFile is a file of an old format made with the real tool.
+type legacyFile struct {
+	path, ctype string
+	body        []byte
+}
+
+// makeLegacyFiles makes real files of the default pathways' source formats
+// with ImageMagick, FFmpeg and Ghostscript (the tools the pathways use are
+// also the ones that write the old formats), plus a corrupt BMP and a BMP
+// "bomb" (a header claiming 30000×30000 pixels over a few bytes).
+func makeLegacyFiles(t *testing.T) []legacyFile {
+	t.Helper()
+	ctx := context.Background()
+	var tools migrate.Tools
+	get := func(name string) string {
+		tl, err := tools.ResolveTool(ctx, name)
+		if err != nil {
+			testenv.MissingTool(t, "%v", err)
+		}
+		return tl.Path
+	}
+	im, ff, gs := get("imagemagick"), get("ffmpeg"), get("ghostscript")
+	dir := t.TempDir()
+	run := func(prog string, args ...string) {
+		t.Helper()
+		if out, err := exec.Command(prog, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%s %v: %v\n%s", prog, args, err, out)
+		}
+	}
+	p := func(n string) string { return filepath.Join(dir, n) }
+	run(im, "-size", "64x48", "gradient:red-blue", "-fill", "yellow", "-draw", "circle 20,20 30,30", "BMP3:"+p("a.bmp"))
+	run(im, "-size", "40x30", "plasma:fractal", "-seed", "7", "TIFF:"+p("b.tif"))
+	run(ff, "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=1.5", p("c.wav"))
+	run(ff, "-nostdin", "-loglevel", "error", "-y", "-i", p("c.wav"), p("d.aiff"))
+	run(ff, "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=duration=1:size=64x48:rate=10",
+		"-f", "lavfi", "-i", "sine=duration=1", "-shortest", "-c:v", "flv", "-c:a", "mp3", p("e.flv"))
+	run(ff, "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=duration=1:size=64x48:rate=10", "-c:v", "wmv2", p("f.wmv"))
+	if err := os.WriteFile(p("g.ps"), []byte("%!PS\n/Helvetica findfont 20 scalefont setfont 72 700 moveto (one) show showpage 72 700 moveto (two) show showpage\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(gs, "-q", "-dSAFER", "-dNOPAUSE", "-dBATCH", "-sDEVICE=pdfwrite", "-dCompatibilityLevel=1.3", "-sOutputFile="+p("g.pdf"), p("g.ps"))
+	read := func(n string) []byte {
+		b, err := os.ReadFile(p(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	bmp := read("a.bmp")
+	corrupt := append([]byte(nil), bmp[:200]...) // header intact, pixels cut
+	bomb := append([]byte(nil), bmp[:54]...)
+	putLE32(bomb[18:], 30000)
+	putLE32(bomb[22:], 30000)
+	bomb = append(bomb, make([]byte, 64)...)
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	w, _ := zw.Create("icons/inner.bmp")
+	w.Write(bmp)
+	zw.Close()
+	return []legacyFile{
+		{"/old/a.bmp", "image/bmp", bmp},
+		{"/old/b.tif", "image/tiff", read("b.tif")},
+		{"/old/c.wav", "audio/wav", read("c.wav")},
+		{"/old/d.aiff", "audio/aiff", read("d.aiff")},
+		{"/old/e.flv", "video/x-flv", read("e.flv")},
+		{"/old/f.wmv", "video/x-ms-wmv", read("f.wmv")},
+		{"/old/g.pdf", "application/pdf", read("g.pdf")},
+		{"/old/corrupt.bmp", "image/bmp", corrupt},
+		{"/old/bomb.bmp", "image/bmp", bomb},
+		{"/old/icons.zip", "application/zip", zb.Bytes()},
+	}
+}
+
+func putLE32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+}
+
+// crawlLegacySite serves files on a local site with a page linking them
+// and crawls it with `wayside crawl`; it returns the WARC files.
+func crawlLegacySite(t *testing.T, files []legacyFile) []string {
+	t.Helper()
+	site := sitetest.New()
+	var page strings.Builder
+	page.WriteString("<!DOCTYPE html><html><head><title>Old formats</title></head><body>\n")
+	var links []string
+	for _, f := range files {
+		site.Add(&sitetest.Resource{Path: f.path, ContentType: f.ctype, Body: f.body})
+		if strings.HasSuffix(f.path, ".bmp") || strings.HasSuffix(f.path, ".tif") {
+			fmt.Fprintf(&page, "<img src=%q>\n", f.path)
+		} else {
+			fmt.Fprintf(&page, "<a href=%q>%s</a>\n", f.path, f.path)
+		}
+		links = append(links, f.path)
+	}
+	page.WriteString("</body></html>\n")
+	site.Add(&sitetest.Resource{Path: "/old.html", ContentType: "text/html; charset=utf-8", Body: []byte(page.String()), Links: links})
+	srv, err := sitetest.Start(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	warcs := filepath.Join(t.TempDir(), "warcs")
+	if out, stderr, err := runCLI(context.Background(), "crawl", "--warc-dir", warcs, "--delay", "0", "--quiet", srv.URL+"/old.html"); err != nil {
+		t.Fatalf("crawl: %v\n%s\n%s", err, out, stderr)
+	}
+	got, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz"))
+	if len(got) == 0 {
+		t.Fatal("crawl wrote no WARC file")
+	}
+	return got
+}
+
+type migrateReport struct {
+	Selected []string          `json:"selected_puids"`
+	Outputs  []string          `json:"outputs"`
+	Outcomes []migrate.Outcome `json:"outcomes"`
+}
+
+func readMigrateReport(t *testing.T, path string) migrateReport {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r migrateReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// statusByPath maps "PATH[ → member]" to the outcome's status.
+func statusByPath(r migrateReport) map[string]string {
+	m := map[string]string{}
+	for _, oc := range r.Outcomes {
+		k := oc.URI[strings.Index(oc.URI, "/old/"):]
+		if len(oc.Path) > 0 {
+			k += " → " + strings.Join(oc.Path, " → ")
+		}
+		m[k] = oc.Status
+	}
+	return m
+}
+
+func readAllRecords(t *testing.T, path string) []*warcio.Record {
+	t.Helper()
+	r, err := warcio.Open(path, warcio.Options{KeepPayload: 64 << 20, BlockDigest: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out []*warcio.Record
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		cp := *rec
+		cp.Payload = append([]byte(nil), rec.Payload...)
+		out = append(out, &cp)
+	}
+}
+
+// TestMigrateEndToEnd crawls a local site of real legacy files and runs
+// `wayside migrate` in both workflows: exactly the at-risk objects are
+// located through the store (the WAV and PDF rate below the default
+// threshold; the BMP inside the ZIP is located as nested), the good ones
+// are converted and validated, the corrupt and bomb BMPs are reported
+// failed with nothing written for them, and the outputs hold what the
+// workflows promise.
+func TestMigrateEndToEnd(t *testing.T) {
+	files := makeLegacyFiles(t)
+	warcs := crawlLegacySite(t, files)
+	before := map[string][]byte{}
+	for _, w := range warcs {
+		b, _ := os.ReadFile(w)
+		before[w] = b
+	}
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	out := filepath.Join(dir, "conv")
+	rep := filepath.Join(dir, "conv.json")
+	// Conversions must be dated in a later second than the crawl (14-digit
+	// timestamps): wait for the clock's next second, bounded.
+	for start := time.Now().Unix(); time.Now().Unix() == start; {
+		time.Sleep(10 * time.Millisecond)
+	}
+	args := append([]string{"migrate", "-o", out, "--store", store, "--report", rep}, warcs...)
+	stdout, stderr, err := runCLI(context.Background(), args...)
+	if err == nil || exitCode(err) != 1 {
+		t.Fatalf("migrate with failing objects: err %v (want exit 1)\n%s\n%s", err, stdout, stderr)
+	}
+	r := readMigrateReport(t, rep)
+	want := map[string]string{
+		"/old/a.bmp": migrate.StatusMigrated, "/old/b.tif": migrate.StatusMigrated, "/old/d.aiff": migrate.StatusMigrated,
+		"/old/e.flv": migrate.StatusMigrated, "/old/f.wmv": migrate.StatusMigrated,
+		"/old/corrupt.bmp": migrate.StatusFailed, "/old/bomb.bmp": migrate.StatusFailed,
+		"/old/icons.zip → icons/inner.bmp": migrate.StatusMigrated,
+	}
+	got := statusByPath(r)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("outcomes:\n got %v\nwant %v", got, want)
+	}
+	for _, name := range []string{"corrupt.bmp", "bomb.bmp"} {
+		if !strings.Contains(stderr, name) {
+			t.Errorf("stderr does not name %s:\n%s", name, stderr)
+		}
+	}
+	for _, w := range warcs {
+		if b, _ := os.ReadFile(w); !bytes.Equal(b, before[w]) {
+			t.Fatalf("input %s changed", w)
+		}
+	}
+	// The conversion file: one conversion and one provenance record per
+	// migrated object, each referring to an original record of the input.
+	if len(r.Outputs) != 1 {
+		t.Fatalf("outputs %v", r.Outputs)
+	}
+	originals := map[string]*warcio.Record{}
+	for _, w := range warcs {
+		for _, rec := range readAllRecords(t, w) {
+			originals[rec.RecordID] = rec
+		}
+	}
+	conv := readAllRecords(t, r.Outputs[0])
+	types := map[string]int{}
+	convIDs := map[string]bool{}
+	for _, rec := range conv {
+		types[rec.Type]++
+		if rec.BlockDigest != "" && rec.Headers.Get("WARC-Block-Digest") != "" && !strings.EqualFold(rec.BlockDigest, rec.Headers.Get("WARC-Block-Digest")) {
+			t.Errorf("%s: block digest %s, header %s", rec.RecordID, rec.BlockDigest, rec.Headers.Get("WARC-Block-Digest"))
+		}
+		switch rec.Type {
+		case "conversion":
+			convIDs[rec.RecordID] = true
+			orig := originals[rec.Headers.Get("WARC-Refers-To")]
+			if orig == nil {
+				t.Errorf("conversion %s refers to %q: no such record in the input", rec.TargetURI, rec.Headers.Get("WARC-Refers-To"))
+				continue
+			}
+			if orig.TargetURI != rec.TargetURI {
+				t.Errorf("conversion of %s has target %s", orig.TargetURI, rec.TargetURI)
+			}
+			if rec.PayloadDigest != rec.Headers.Get("WARC-Payload-Digest") {
+				t.Errorf("conversion %s: payload digest %s, header %s", rec.TargetURI, rec.PayloadDigest, rec.Headers.Get("WARC-Payload-Digest"))
+			}
+		case "metadata":
+			if !convIDs[rec.Headers.Get("WARC-Refers-To")] {
+				t.Errorf("provenance record refers to %q, not a conversion record before it", rec.Headers.Get("WARC-Refers-To"))
+			}
+			for _, f := range []string{"pathway: ", "tool: ", "migrated-from: <urn:uuid:", "validation: width", "validation: format"} {
+				if strings.Contains(rec.TargetURI, ".bmp") && !bytes.Contains(rec.Payload, []byte(f)) {
+					t.Errorf("provenance of %s lacks %q:\n%s", rec.TargetURI, f, rec.Payload)
+				}
+			}
+		}
+	}
+	if types["conversion"] != 6 || types["metadata"] != 6 || types["warcinfo"] != 1 {
+		t.Errorf("conversion file holds %v, want 6 conversion, 6 metadata, 1 warcinfo", types)
+	}
+	// The zip's conversion is the zip rebuilt: the member under its name,
+	// now a PNG of the same size.
+	for _, rec := range conv {
+		if rec.Type != "conversion" || !strings.HasSuffix(rec.TargetURI, "/old/icons.zip") {
+			continue
+		}
+		zr, err := zip.NewReader(bytes.NewReader(rec.Payload), int64(len(rec.Payload)))
+		if err != nil || len(zr.File) != 1 || zr.File[0].Name != "icons/inner.bmp" {
+			t.Fatalf("zip conversion: %v %v", err, zr)
+		}
+		rc, _ := zr.File[0].Open()
+		b, _ := io.ReadAll(rc)
+		if cfg, format, err := image.DecodeConfig(bytes.NewReader(b)); err != nil || format != "png" || cfg.Width != 64 || cfg.Height != 48 {
+			t.Errorf("migrated zip member: %v %s %dx%d", err, format, cfg.Width, cfg.Height)
+		}
+	}
+
+	// Re-ingest: the output's migrated formats are in the store.
+	st, err := characterize.OpenStore(store, characterize.StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := st.Risk("fmt/11", "fmt/279", "fmt/573")
+	st.Close()
+	if len(hits) != 1 || hits[0].File != filepath.Base(r.Outputs[0]) {
+		t.Errorf("store after migrate: files holding PNG, FLAC or WebM = %v, want the conversion file", hits)
+	}
+
+	// A re-run keeps the complete output and migrates nothing again.
+	prev, _ := os.ReadFile(r.Outputs[0])
+	if _, stderr, err := runCLI(context.Background(), args...); err != nil && !strings.Contains(stderr, "exists: kept") {
+		t.Fatalf("re-run: %v\n%s", err, stderr)
+	}
+	if b, _ := os.ReadFile(r.Outputs[0]); !bytes.Equal(b, prev) {
+		t.Error("re-run changed a complete output")
+	}
+
+	// The replace workflow: migrated records replaced, every other record
+	// byte-identical, provenance after each replacement.
+	out2 := filepath.Join(dir, "repl")
+	rep2 := filepath.Join(dir, "repl.json")
+	_, stderr, err = runCLI(context.Background(), append([]string{"migrate", "-o", out2, "--store", store, "--report", rep2,
+		"--workflow", "replace", "--puid", "fmt/353,fmt/141,fmt/17"}, warcs...)...)
+	if err != nil {
+		t.Fatalf("replace workflow: %v\n%s", err, stderr)
+	}
+	r2 := readMigrateReport(t, rep2)
+	if len(r2.Outputs) != 1 {
+		t.Fatalf("replace outputs %v", r2.Outputs)
+	}
+	migrated := map[int64]bool{}
+	for _, oc := range r2.Outcomes {
+		if oc.Status == migrate.StatusMigrated {
+			migrated[oc.Offset] = true
+		}
+	}
+	if len(migrated) != 3 {
+		t.Errorf("replace workflow migrated %d records, want 3 (b.tif, c.wav, g.pdf): %v", len(migrated), statusByPath(r2))
+	}
+	checkReplaced(t, warcs[0], r2.Outputs[0], migrated)
+
+	// Access: the daemon indexes the conversion as a later capture of the
+	// same URI (as pywb does): the TimeGate's latest memento is the
+	// migrated PNG, while id_ of the original capture stays byte-exact.
+	checkConversionReplay(t, warcs[0], r.Outputs[0], files[0])
+}
+
+func checkConversionReplay(t *testing.T, warc, conv string, bmp legacyFile) {
+	t.Helper()
+	watch := t.TempDir()
+	testenv.CopyFiles(t, watch, warc, conv)
+	data, err := os.MkdirTemp("", "wsmig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(data)
+	sock := filepath.Join(data, "s.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, stderr, err := runCLI(ctx, "serve", "--data-dir", data, "--unix", sock, "--watch", watch, "--poll", "50ms", "--log-level", "warn")
+		if errors.Is(err, errCleanStop) {
+			err = nil
+		}
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, stderr)
+		}
+		done <- err
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	var origURI string
+	for _, rec := range readAllRecords(t, warc) {
+		if rec.Type == "response" && strings.HasSuffix(rec.TargetURI, bmp.path) {
+			origURI = rec.TargetURI
+		}
+	}
+	var convRec *warcio.Record
+	for _, rec := range readAllRecords(t, conv) {
+		if rec.Type == "conversion" && rec.TargetURI == origURI {
+			convRec = rec
+		}
+	}
+	if convRec == nil {
+		t.Fatalf("no conversion record of %s", origURI)
+	}
+	try := func(path string) (*http.Response, []byte, error) {
+		resp, err := hc.Get("http://wayside" + path)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp, b, err
+	}
+	get := func(path string) (*http.Response, []byte) {
+		resp, b, err := try(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, b
+	}
+	// Wait (bounded) until both captures are indexed.
+	var tm string
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		resp, body, err := try("/default/timemap/link/" + origURI)
+		tm = string(body)
+		if err == nil && resp.StatusCode == 200 && strings.Count(tm, `rel="memento"`)+strings.Count(tm, `rel="first memento"`)+strings.Count(tm, `rel="last memento"`) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon did not index both captures of %s:\n%s", origURI, tm)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	resp, _ := get("/default/21000101000000id_/" + origURI)
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != 302 || !strings.Contains(loc, convRec.Date.UTC().Format("20060102150405")+"id_/") {
+		t.Fatalf("TimeGate for the latest memento: %d %s, want the conversion dated %s", resp.StatusCode, loc, convRec.Date)
+	}
+	resp, body := get(strings.TrimPrefix(loc, "http://wayside"))
+	if resp.StatusCode != 200 || !bytes.Equal(body, convRec.Payload) || resp.Header.Get("Content-Type") != "image/png" {
+		t.Errorf("latest memento: %d %s, %d bytes (conversion holds %d)", resp.StatusCode, resp.Header.Get("Content-Type"), len(body), len(convRec.Payload))
+	}
+	var orig *warcio.Record
+	for _, rec := range readAllRecords(t, warc) {
+		if rec.RecordID == convRec.Headers.Get("WARC-Refers-To") {
+			orig = rec
+		}
+	}
+	resp, body = get("/default/" + orig.Date.UTC().Format("20060102150405") + "id_/" + origURI)
+	if resp.StatusCode != 200 || !bytes.Equal(body, bmp.body) {
+		t.Errorf("id_ of the original: %d, %d bytes, byte-exact %v", resp.StatusCode, len(body), bytes.Equal(body, bmp.body))
+	}
+}
+
+// checkReplaced checks the replace workflow's output against its input
+// with raw bytes: every record not migrated is byte-identical (same gzip
+// member), each migrated one is replaced by a record of the same URI and
+// date followed by its provenance.
+func checkReplaced(t *testing.T, in, out string, migrated map[int64]bool) {
+	t.Helper()
+	inRecs, outRecs := readAllRecords(t, in), readAllRecords(t, out)
+	inRaw, _ := os.ReadFile(in)
+	outRaw, _ := os.ReadFile(out)
+	j := 0
+	for _, rec := range inRecs {
+		if j >= len(outRecs) {
+			t.Fatalf("output ends before input record at %d", rec.Offset)
+		}
+		o := outRecs[j]
+		if !migrated[rec.Offset] {
+			if !bytes.Equal(inRaw[rec.Offset:rec.Offset+rec.Length], outRaw[o.Offset:o.Offset+o.Length]) {
+				t.Errorf("record %s (%s) at %d not copied byte for byte", rec.RecordID, rec.TargetURI, rec.Offset)
+			}
+			j++
+			continue
+		}
+		if o.TargetURI != rec.TargetURI || !o.Date.Equal(rec.Date) || o.Type != rec.Type {
+			t.Errorf("replacement of %s %s: got %s %s %s", rec.TargetURI, rec.Date, o.Type, o.TargetURI, o.Date)
+		}
+		if o.PayloadDigest != o.Headers.Get("WARC-Payload-Digest") || o.PayloadDigest == rec.PayloadDigest {
+			t.Errorf("replacement of %s: payload digest %s (header %s, original %s)", rec.TargetURI, o.PayloadDigest, o.Headers.Get("WARC-Payload-Digest"), rec.PayloadDigest)
+		}
+		if j+1 >= len(outRecs) || outRecs[j+1].Type != "metadata" || outRecs[j+1].Headers.Get("WARC-Refers-To") != o.RecordID {
+			t.Errorf("replacement of %s is not followed by its provenance", rec.TargetURI)
+		}
+		j += 2
+	}
+	if j != len(outRecs) {
+		t.Errorf("output has %d records after the input's end", len(outRecs)-j)
+	}
+}
+
+func exitCode(err error) int {
+	var buf bytes.Buffer
+	return report(&buf, err, false)
+}
+
+// Crash children: the test binary re-executed runs one command.
+const (
+	cliChildEnv   = "WAYSIDE_TEST_CLI_ARGS"   // the command's arguments, JSON
+	failpointsEnv = "WAYSIDE_TEST_FAILPOINTS" // failpoint.Arm spec
+)
+
+func runCLIChild(argsJSON string) int {
+	var args []string
+	if err := json.Unmarshal([]byte(argsJSON), &args); err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 2
+	}
+	if spec := os.Getenv(failpointsEnv); spec != "" {
+		if _, err := failpoint.Arm(spec); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			return 2
+		}
+	}
+	err := run(context.Background(), args, &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+	return report(os.Stderr, err, false)
+}
+
+// TestMigrateKilled kills `wayside migrate` (SIGKILL at a failpoint while it
+// writes its first output) and checks that the inputs are intact, that
+// OUTDIR holds nothing but complete files, and that a re-run finishes with
+// the outputs of an uninterrupted run.
+func TestMigrateKilled(t *testing.T) {
+	files := makeLegacyFiles(t)[:2] // a.bmp, b.tif: both migrate
+	warcs := crawlLegacySite(t, files)
+	in := t.TempDir()
+	a := testenv.CopyFiles(t, in, warcs[0])[0]
+	b := filepath.Join(in, "SECOND-"+filepath.Base(a))
+	raw, _ := os.ReadFile(a)
+	os.WriteFile(b, raw, 0o644)
+	inputs := []string{a, b}
+	dir := t.TempDir()
+	outKilled, outClean := filepath.Join(dir, "killed"), filepath.Join(dir, "clean")
+	args := func(out string) []string {
+		return append([]string{"migrate", "-q", "-o", out}, inputs...)
+	}
+	js, _ := json.Marshal(args(outKilled))
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), cliChildEnv+"="+string(js), failpointsEnv+"=migrate.write-record=2*kill")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("child: %v (want killed)\n%s", err, stderr.String())
+	}
+	for _, p := range inputs {
+		if b, _ := os.ReadFile(p); !bytes.Equal(b, raw) {
+			t.Fatalf("input %s changed by the killed run", p)
+		}
+	}
+	ents, _ := os.ReadDir(outKilled)
+	for _, e := range ents {
+		if e.Name() != ".wayside-migrate-work" {
+			t.Errorf("the killed run left %s in OUTDIR", e.Name())
+		}
+	}
+	if _, stderr, err := runCLI(context.Background(), args(outKilled)...); err != nil {
+		t.Fatalf("re-run: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := runCLI(context.Background(), args(outClean)...); err != nil {
+		t.Fatalf("clean run: %v\n%s", err, stderr)
+	}
+	summary := func(out string) []string {
+		var s []string
+		ents, _ := os.ReadDir(out)
+		for _, e := range ents {
+			if e.IsDir() {
+				t.Errorf("%s left in %s", e.Name(), out)
+				continue
+			}
+			s = append(s, "file "+e.Name())
+			if strings.HasSuffix(e.Name(), ".warc.gz") {
+				for _, r := range readAllRecords(t, filepath.Join(out, e.Name())) {
+					s = append(s, r.Type+" "+r.TargetURI+" "+r.Headers.Get("WARC-Refers-To")+" "+r.PayloadDigest)
+				}
+			}
+		}
+		return s
+	}
+	got, want := summary(outKilled), summary(outClean)
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(want) < 8 {
+		t.Errorf("after kill and re-run:\n%s\nuninterrupted:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
