@@ -78,6 +78,6 @@ func (s *Server) aggregateStatus() *api.AggregateStatus {
 	if s.agg == nil {
 		return nil
 	}
-	st := s.agg.Stats()
+	st := aggregateWire(s.agg.Stats())
 	return &st
 }
