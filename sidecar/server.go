@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/aggregate"
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/ingest"
-	"github.com/wayside-archive/wayside/api"
 	"golang.org/x/net/netutil"
 )
 
