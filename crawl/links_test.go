@@ -1,15 +1,14 @@
 package crawl
 
 import (
-	"flag"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata golden files")
+	"github.com/wayside-archive/wayside/internal/ddtest"
+)
 
 // TestExtractLinks runs link extraction over testdata/links/* and compares
 // with the .links golden files (go test -run TestExtractLinks -update
@@ -37,7 +36,7 @@ func TestExtractLinks(t *testing.T) {
 			b.WriteByte('\n')
 		}
 		golden := f + ".links"
-		if *update {
+		if ddtest.Update() {
 			if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wayside-archive/wayside/internal/ddtest"
 )
 
 func loadCorpus(t *testing.T, name string) *Manifest {
@@ -129,7 +131,7 @@ func TestClassifyCorpus(t *testing.T) {
 		}
 		cases++
 	}
-	if *update {
+	if ddtest.Update() {
 		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +166,7 @@ func TestAlgorithm1Pinned(t *testing.T) {
 		}
 		fmt.Fprintf(&out, "%s %s\n", filepath.ToSlash(strings.TrimPrefix(f, "testdata/")), a.Root)
 	}
-	if *update {
+	if ddtest.Update() {
 		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
