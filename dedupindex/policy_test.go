@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/internal/ddtest"
 	"github.com/wayside-archive/wayside/dedupindex/pebble"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/ddtest"
 )
 
 // openTestIndex opens a fresh pebble index that is checked and closed at

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/internal/ddtest"
+	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
 func genOpts(t *testing.T, c *ddtest.Case) GenerateOptions {

@@ -15,8 +15,8 @@ import (
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/wayside-archive/wayside/cdxj"
-	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/internal/ddtest"
+	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/surt"
 )
 
