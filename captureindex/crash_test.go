@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 
 	"github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/internal/failpoint"
+	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
 const crashChildEnv = "WAYSIDE_CAPTUREINDEX_CRASH_CHILD"
@@ -100,31 +99,14 @@ func TestCrashKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	for round := range 2 {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		point := []string{"captureindex.add-before-commit", "captureindex.add-after-commit"}[rand.IntN(2)]
 		target := 200 + rand.IntN(800)
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s=%d*kill", crashChildEnv, dir, point, target))
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// The child runs until the failpoint kills it; the timer only
-		// bounds a child that would not die.
-		timeout := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
-		sc := bufio.NewScanner(stdout)
 		done := 0
-		for sc.Scan() {
-			fmt.Sscan(sc.Text(), &done)
-		}
-		err = cmd.Wait()
-		timeout.Stop()
-		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
-		if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-			t.Fatalf("round %d: child was not killed at %s #%d: %v", round, point, target, err)
+		if !testenv.CrashChild(t, fmt.Sprintf("%s=%s|%s=%d*kill", crashChildEnv, dir, point, target), func(l string) bool {
+			fmt.Sscan(l, &done)
+			return false // the child feeds the index until its failpoint kills it
+		}) {
+			t.Fatalf("round %d: child not killed at %s #%d", round, point, target)
 		}
 		if done+100 < target { // progress is printed every 50 captures
 			t.Fatalf("round %d: child killed at %s #%d reported only %d captures", round, point, target, done)

@@ -7,11 +7,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -94,22 +92,9 @@ func TestCrashKill(t *testing.T) {
 		if p.name == "characterize.snapshot-write" {
 			nth = 1 + rnd.IntN(p.max)
 		}
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%s=%d*kill", crashChildEnv, storeDir, warcDir, p.name, nth))
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stdin, _ := cmd.StdinPipe()
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(stdout)
-		n := 0
-		timeout := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
-		for sc.Scan() {
-			f := strings.Fields(sc.Text())
+		n, done := 0, false
+		atPoint := testenv.CrashChild(t, fmt.Sprintf("%s=%s|%s|%s=%d*kill", crashChildEnv, storeDir, warcDir, p.name, nth), func(l string) bool {
+			f := strings.Fields(l)
 			if len(f) >= 3 && f[0] == "ACK" {
 				puid := ""
 				if len(f) == 4 {
@@ -118,19 +103,11 @@ func TestCrashKill(t *testing.T) {
 				acked[f[1]+" "+f[2]] = puid
 				n++
 			}
-			if sc.Text() == "DONE" {
-				break
-			}
-		}
-		done := sc.Text() == "DONE"
-		if done { // the point was hit fewer than nth times: kill it at rest
-			cmd.Process.Signal(syscall.SIGKILL)
-		}
-		stdin.Close()
-		err = cmd.Wait()
-		timeout.Stop()
-		if ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-			t.Fatalf("round %d: child not killed at %s #%d: %v", round, p.name, nth, err)
+			done = l == "DONE" // the point was hit fewer than nth times: killed at rest
+			return done
+		})
+		if !atPoint && !done {
+			t.Fatalf("round %d: child neither died at %s #%d nor finished", round, p.name, nth)
 		}
 		t.Logf("round %d: killed at %s #%d (finished first: %v) after %d acknowledgements (%d distinct so far)", round, p.name, nth, done, n, len(acked))
 		if n == 0 {

@@ -1,17 +1,14 @@
 package ingest_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -116,34 +113,13 @@ func TestCrashKill(t *testing.T) {
 			}
 			arm = fmt.Sprintf("ingest.before-checkpoint=%d*kill", nth)
 		}
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+data+"|"+warcDir+"|"+arm)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stdin, _ := cmd.StdinPipe()
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		timeout := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() }) // a child that hangs
-		sc := bufio.NewScanner(stdout)
 		finished := false
-		for sc.Scan() {
-			if sc.Text() == "DONE" {
-				finished = true
-				break
-			}
-		}
-		if finished {
-			cmd.Process.Signal(syscall.SIGKILL) // at rest
-		}
-		stdin.Close()
-		err = cmd.Wait()
-		timeout.Stop()
-		if ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-			t.Fatalf("round %d: child not killed (%s): %v", round, arm, err)
+		atPoint := testenv.CrashChild(t, crashChildEnv+"="+data+"|"+warcDir+"|"+arm, func(l string) bool {
+			finished = l == "DONE"
+			return finished
+		})
+		if round < 3 && !atPoint && !finished {
+			t.Fatalf("round %d: child (%s) neither died at its point nor finished", round, arm)
 		}
 		if round == 3 && !finished {
 			t.Fatal("the last child, with no failpoint armed, did not finish")

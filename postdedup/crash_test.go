@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/wayside-archive/wayside/internal/failpoint"
@@ -63,20 +61,8 @@ func TestCrashKill(t *testing.T) {
 			orig[f] = sha256File(t, f)
 		}
 		out := filepath.Join(dir, "out")
-		cmd := exec.Command(os.Args[0])
 		arm := fmt.Sprintf("postdedup.%s=%d*kill", p.name, n)
-		cmd.Env = append(os.Environ(), crashEnv+"="+strings.Join(append([]string{arm, out}, in...), "|"))
-		err := cmd.Run()
-		killed := false
-		if ee, ok := err.(*exec.ExitError); ok {
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-				killed = true
-			}
-		}
-		if err != nil && !killed {
-			t.Fatalf("run %d (%s #%d): child failed: %v", runs, p.name, n, err)
-		}
-		if !killed {
+		if !testenv.CrashChild(t, crashEnv+"="+strings.Join(append([]string{arm, out}, in...), "|"), func(string) bool { return false }) {
 			continue // the failpoint was hit fewer than n times
 		}
 		kills++
