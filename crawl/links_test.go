@@ -35,20 +35,7 @@ func TestExtractLinks(t *testing.T) {
 			b.WriteString(u.String())
 			b.WriteByte('\n')
 		}
-		golden := f + ".links"
-		if ddtest.Update() {
-			if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatalf("%v (run with -update to create it)", err)
-		}
-		if b.String() != string(want) {
-			t.Errorf("%s: links differ\ngot:\n%s\nwant:\n%s", f, b.String(), want)
-		}
+		ddtest.Golden(t, f+".links", []byte(b.String()))
 	}
 	if n == 0 {
 		t.Fatal("no testdata")

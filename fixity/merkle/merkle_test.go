@@ -116,15 +116,7 @@ func TestLeafEncoding(t *testing.T) {
 		}
 		fmt.Fprintf(&out, "  encoding %x\n  leafhash %s\n", enc, LeafHash(enc))
 	}
-	if ddtest.Update() {
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if out.String() != string(in) {
-		t.Fatalf("%s differs from the computed encodings (run go test -update to rewrite):\n%s", path, out.String())
-	}
+	ddtest.Golden(t, path, out.Bytes())
 }
 
 func TestDecodeRejectsMalformed(t *testing.T) {
