@@ -19,8 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/api"
+	"github.com/wayside-archive/wayside/dedupindex"
 )
 
 // Client talks to one sidecar daemon. It is safe for concurrent use.

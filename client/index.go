@@ -7,8 +7,8 @@ import (
 	"net/url"
 	"sync"
 
-	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/api"
+	"github.com/wayside-archive/wayside/dedupindex"
 )
 
 // Index adapts the client to dedupindex.Index, so a Go crawler can put a
