@@ -19,7 +19,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/mementomap"
 	"github.com/wayside-archive/wayside/replay"
 )
@@ -539,8 +538,8 @@ func (a *Aggregator) get(ctx context.Context, up *upstream, target string, hdr h
 }
 
 // Stats returns each archive's counters.
-func (a *Aggregator) Stats() api.AggregateStatus {
-	st := api.AggregateStatus{DeadlineSeconds: a.cfg.Deadline.Seconds(), Lookups: a.lookups.Load(), Partial: a.partial.Load()}
+func (a *Aggregator) Stats() Stats {
+	st := Stats{DeadlineSeconds: a.cfg.Deadline.Seconds(), Lookups: a.lookups.Load(), Partial: a.partial.Load()}
 	ms := func(v float64) float64 {
 		if math.IsNaN(v) {
 			return 0
@@ -549,7 +548,7 @@ func (a *Aggregator) Stats() api.AggregateStatus {
 	}
 	for _, up := range a.ups {
 		s := &up.stats
-		ar := api.AggregateArchive{Name: up.cfg.Name,
+		ar := ArchiveStats{Name: up.cfg.Name,
 			MapFetches: s.mapFetches.Load(), MapFailures: s.mapFailures.Load(),
 			Requests: s.requests.Load(), Avoided: s.avoided.Load(), Hits: s.hits.Load(), Misses: s.misses.Load(),
 			Errors: s.errors.Load(), Timeouts: s.timeouts.Load(),

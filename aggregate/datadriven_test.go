@@ -18,7 +18,7 @@ import (
 // TestLinksDataDriven pins how link lists (Link headers, link-format
 // TimeMaps) are read (testdata/links.txt).
 func TestLinksDataDriven(t *testing.T) {
-	ddtest.Run(t, "testdata/links.txt", *update, func(t *testing.T, c *ddtest.Case) string {
+	ddtest.Run(t, "testdata/links.txt", func(t *testing.T, c *ddtest.Case) string {
 		links, err := aggregate.ParseLinks(c.Input)
 		var out []string
 		for _, l := range links {
@@ -47,7 +47,7 @@ func TestLinksDataDriven(t *testing.T) {
 //	archive <name> [status=N] [priority=N] [timegate]
 //	<body lines>
 func TestAnswersDataDriven(t *testing.T) {
-	ddtest.Run(t, "testdata/answers.txt", *update, func(t *testing.T, c *ddtest.Case) string {
+	ddtest.Run(t, "testdata/answers.txt", func(t *testing.T, c *ddtest.Case) string {
 		cfg := aggregate.Config{}
 		var name string
 		bodies := map[string][]string{}

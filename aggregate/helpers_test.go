@@ -3,7 +3,6 @@ package aggregate_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -19,8 +18,6 @@ import (
 	"github.com/wayside-archive/wayside/replay"
 	"github.com/wayside-archive/wayside/surt"
 )
-
-var update = flag.Bool("update", false, "rewrite the expected output in testdata/")
 
 // memArchive is a Memento archive on a loopback port (the pywb layout:
 // /tm/<URI-R> link-format TimeMaps, /tg/<URI-R> TimeGate with a Link

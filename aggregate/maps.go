@@ -16,7 +16,7 @@ import (
 	"github.com/wayside-archive/wayside/mementomap"
 )
 
-// Map states (api.AggregateArchive.MapState).
+// Map states (ArchiveStats.MapState).
 const (
 	mapNone        = "none"
 	mapWaiting     = "waiting"

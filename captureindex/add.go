@@ -13,6 +13,7 @@ import (
 
 	"github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/surt"
 )
 
@@ -112,8 +113,15 @@ func (ix *Index) Add(ctx context.Context, cs ...wayside.Capture) (int, error) {
 	// Publish the new names before the entries that use them become
 	// visible; take them back if the write fails.
 	ix.publish(pending)
-	if err := b.Commit(pebble.NoSync); err != nil {
+	err := failpoint.Inject("captureindex.add-before-commit")
+	if err == nil {
+		err = b.Commit(pebble.NoSync)
+	}
+	if err != nil {
 		ix.unpublish(pending)
+		return 0, fmt.Errorf("captureindex: add: %w", err)
+	}
+	if err := failpoint.Inject("captureindex.add-after-commit"); err != nil {
 		return 0, fmt.Errorf("captureindex: add: %w", err)
 	}
 	ix.dirty.Store(true)

@@ -6,22 +6,28 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/vfs"
 
 	"github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/internal/failpoint"
+	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
 const crashChildEnv = "WAYSIDE_CAPTUREINDEX_CRASH_CHILD"
 
 func TestMain(m *testing.M) {
-	if dir := os.Getenv(crashChildEnv); dir != "" {
+	if spec := os.Getenv(crashChildEnv); spec != "" {
+		// TestCrashKill9's child: "DIR|FAILPOINT-SPEC".
+		dir, arm, _ := strings.Cut(spec, "|")
+		if _, err := failpoint.Arm(arm); err != nil {
+			fmt.Fprintln(os.Stderr, "crash child:", err)
+			os.Exit(3)
+		}
 		if err := crashChild(dir); err != nil {
 			fmt.Fprintln(os.Stderr, "crash child:", err)
 			os.Exit(3)
@@ -81,8 +87,9 @@ func crashChild(dir string) error {
 	}
 }
 
-// TestCrashKill9 kills a process that is feeding the index (kill -9, at a
-// random point after a random amount of work), reopens the index, catches
+// TestCrashKill9 kills a process that is feeding the index (kill -9 by a
+// failpoint, before or after an add's commit, after a random amount of
+// work), reopens the index, catches
 // up (Resync, as consumers.Set.CatchUp does at start) and finds every
 // capture whose CDXJ line was written — so after any crash the index covers
 // the CDXJ files — with every revisit resolved and the invariants intact.
@@ -92,28 +99,17 @@ func TestCrashKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	for round := range 2 {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		point := []string{"captureindex.add-before-commit", "captureindex.add-after-commit"}[rand.IntN(2)]
 		target := 200 + rand.IntN(800)
-		sc := bufio.NewScanner(stdout)
 		done := 0
-		for done < target && sc.Scan() {
-			fmt.Sscan(sc.Text(), &done)
+		if !testenv.CrashChild(t, fmt.Sprintf("%s=%s|%s=%d*kill", crashChildEnv, dir, point, target), func(l string) bool {
+			fmt.Sscan(l, &done)
+			return false // the child feeds the index until its failpoint kills it
+		}) {
+			t.Fatalf("round %d: child not killed at %s #%d", round, point, target)
 		}
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		cmd.Wait()
-		if done < target {
-			t.Fatalf("round %d: child stopped after %d captures", round, done)
+		if done+100 < target { // progress is printed every 50 captures
+			t.Fatalf("round %d: child killed at %s #%d reported only %d captures", round, point, target, done)
 		}
 		ctx := context.Background()
 		ix, err := Open(filepath.Join(dir, "ci"), WithCDXJDirs(filepath.Join(dir, "cdxj")))
@@ -151,7 +147,7 @@ func TestCrashKill9(t *testing.T) {
 			t.Fatalf("round %d: %v", round, err)
 		}
 		ix.Close()
-		t.Logf("round %d: killed after %d+ captures; %d lines, all indexed", round, done, len(lines))
+		t.Logf("round %d: killed at %s #%d; %d lines, all indexed", round, point, target, len(lines))
 	}
 }
 

@@ -3,7 +3,6 @@ package cdxj
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,11 +12,10 @@ import (
 	"testing"
 
 	digestpkg "github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/ddtest"
 	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/warcio"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata golden files")
 
 func indexSorted(t *testing.T, paths []string, opts IndexOptions) string {
 	t.Helper()
@@ -66,23 +64,8 @@ func TestIndexCorpusGolden(t *testing.T) {
 	golden(t, "testdata/corpus.cdxj", indexSorted(t, testenv.CorpusWARCs(t), IndexOptions{}))
 }
 
-// golden compares got with the file at path (rewritten with -update).
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("index differs from %s (run with -update after checking)", path)
-	}
-}
+// golden compares got with the file at path (ddtest.Golden).
+func golden(t *testing.T, path, got string) { t.Helper(); ddtest.Golden(t, path, []byte(got)) }
 
 // TestIndexLinesLocateRecords: every line's offset and length hold exactly
 // one record, the one the line describes.

@@ -7,14 +7,13 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
@@ -25,9 +24,17 @@ const crashChildEnv = "WAYSIDE_CHARACTERIZE_CRASH_CHILD"
 // the tests). It opens the store (catching up on what a previous child
 // left undone), then delivers every capture of the WARC files as the
 // ingester does, printing "ACK file offset puid" for each record once the
-// store has fsynced it.
+// store has fsynced it. spec is "STORE|WARCS|FAILPOINT-SPEC": the armed
+// point kills it (internal/failpoint).
 func crashChild(spec string) error {
-	storeDir, warcDir, _ := strings.Cut(spec, "|")
+	f := strings.SplitN(spec, "|", 3)
+	if len(f) != 3 {
+		return fmt.Errorf("bad spec %q", spec)
+	}
+	storeDir, warcDir := f[0], f[1]
+	if _, err := failpoint.Arm(f[2]); err != nil {
+		return err
+	}
 	st, err := OpenStore(storeDir, StoreOptions{CompactAt: 16 << 10}) // compactions happen while it is killed
 	if err != nil {
 		return err
@@ -53,8 +60,10 @@ func crashChild(spec string) error {
 }
 
 // TestCrashKill kills an ingesting child process with SIGKILL at random
-// points, three times in a row (each child catches up on what the previous
-// one left), and checks after each kill that every acknowledged result is
+// failpoints of the store (before a log write, before its fsync, before a
+// snapshot is written), three times in a row (each child catches up on
+// what the previous one left; a child that finishes before its point is
+// killed at rest), and checks after each kill that every acknowledged result is
 // in the store as acknowledged and the store's invariants hold; finally a
 // catch-up makes the store equal to characterizing the files afresh.
 func TestCrashKill(t *testing.T) {
@@ -72,23 +81,20 @@ func TestCrashKill(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
 	acked := map[string]string{} // "file offset" → PUID
 	for round := range 3 {
-		killAfter := 20 + rnd.IntN(200)
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+storeDir+"|"+warcDir)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
+		// The nth hit, n >= 2, so that a log point leaves acknowledged
+		// results behind.
+		points := []struct {
+			name string
+			max  int
+		}{{"characterize.log-write", 12}, {"characterize.log-sync", 12}, {"characterize.snapshot-write", 3}}
+		p := points[rnd.IntN(len(points))]
+		nth := 2 + rnd.IntN(p.max)
+		if p.name == "characterize.snapshot-write" {
+			nth = 1 + rnd.IntN(p.max)
 		}
-		stdin, _ := cmd.StdinPipe()
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(stdout)
-		n := 0
-		timeout := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
-		for sc.Scan() {
-			f := strings.Fields(sc.Text())
+		n, done := 0, false
+		atPoint := testenv.CrashChild(t, fmt.Sprintf("%s=%s|%s|%s=%d*kill", crashChildEnv, storeDir, warcDir, p.name, nth), func(l string) bool {
+			f := strings.Fields(l)
 			if len(f) >= 3 && f[0] == "ACK" {
 				puid := ""
 				if len(f) == 4 {
@@ -97,15 +103,13 @@ func TestCrashKill(t *testing.T) {
 				acked[f[1]+" "+f[2]] = puid
 				n++
 			}
-			if n >= killAfter || sc.Text() == "DONE" {
-				break
-			}
+			done = l == "DONE" // the point was hit fewer than nth times: killed at rest
+			return done
+		})
+		if !atPoint && !done {
+			t.Fatalf("round %d: child neither died at %s #%d nor finished", round, p.name, nth)
 		}
-		timeout.Stop()
-		cmd.Process.Signal(syscall.SIGKILL)
-		stdin.Close()
-		cmd.Wait()
-		t.Logf("round %d: killed after %d acknowledgements (%d distinct so far)", round, n, len(acked))
+		t.Logf("round %d: killed at %s #%d (finished first: %v) after %d acknowledgements (%d distinct so far)", round, p.name, nth, done, n, len(acked))
 		if n == 0 {
 			t.Fatal("the child acknowledged nothing")
 		}

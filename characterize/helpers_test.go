@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/internal/ddtest"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -38,8 +39,6 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(tempRoot)
 	os.Exit(code)
 }
-
-var update = flag.Bool("update", false, "rewrite the expected outputs in testdata/")
 
 // The engine is loaded once per test binary: it takes ~70 MiB.
 var (
@@ -151,35 +150,10 @@ func render(st *Store, withSizes bool) string {
 	return b.String()
 }
 
-// golden compares got with testdata/name, or rewrites it with -update.
+// golden compares got with testdata/name (ddtest.Golden).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		wl, gl := strings.Split(string(want), "\n"), strings.Split(got, "\n")
-		for i := 0; i < max(len(wl), len(gl)); i++ {
-			var w, g string
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if w != g {
-				t.Fatalf("%s differs at line %d:\nwant: %s\n got: %s\n(run with -update if the change is intended)", p, i+1, w, g)
-			}
-		}
-	}
+	ddtest.Golden(t, filepath.Join("testdata", name), []byte(got))
 }
 
 // deliverAll hands every record of the WARC files in dir to sub, in file

@@ -14,6 +14,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
@@ -24,9 +25,6 @@ type StoreOptions struct {
 	CompactAt int64
 	// Logger receives reports of damaged lines and compactions.
 	Logger *slog.Logger
-	// failpoint, when set (tests), is called at named points of the write
-	// path; a non-nil error is injected there.
-	failpoint func(name string) error
 }
 
 // ErrStoreClosed is returned by a closed Store.
@@ -280,12 +278,14 @@ func (s *Store) write(es []entry) error {
 // the log is cut back to where it was, so a later entry never follows a
 // partial one; if even that fails the store refuses further writes.
 func (s *Store) appendLocked(buf []byte) error {
-	err := s.fail("log.write")
-	if err == nil {
-		_, err = s.f.Write(buf)
+	// Failpoints (tests): a write that puts k bytes on disk and fails, a
+	// failing fsync.
+	k, err := failpoint.Write("characterize.log-write", len(buf))
+	if _, werr := s.f.Write(buf[:k]); werr != nil {
+		err = werr
 	}
 	if err == nil {
-		err = s.fail("log.sync")
+		err = failpoint.Inject("characterize.log-sync")
 	}
 	if err == nil {
 		err = s.f.Sync()
@@ -302,13 +302,6 @@ func (s *Store) appendLocked(buf []byte) error {
 	return nil
 }
 
-func (s *Store) fail(name string) error {
-	if s.opts.failpoint == nil {
-		return nil
-	}
-	return s.opts.failpoint(name)
-}
-
 // Compact writes a snapshot of everything stored and removes the logs it
 // replaces. Writers go on, into a new log generation, while it runs.
 func (s *Store) Compact() error { return s.compact(false) }
@@ -321,7 +314,7 @@ func (s *Store) compact(queued bool) error {
 		return nil
 	}
 	if queued {
-		if err := s.fail("compact.queued"); err != nil {
+		if err := failpoint.Inject("characterize.compact-queued"); err != nil {
 			return err
 		}
 	}
@@ -343,7 +336,7 @@ func (s *Store) compact(queued bool) error {
 	snap := s.db.Txn(false) // consistent: every entry of the logs before old+1
 	s.mu.Unlock()
 
-	err := s.fail("snapshot.write")
+	err := failpoint.Inject("characterize.snapshot-write")
 	if err == nil {
 		err = fsutil.WriteFileAtomic(filepath.Join(s.dir, snapshotName), 0o644, func(w io.Writer) error {
 			return writeSnapshot(w, snap, old+1)

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wayside-archive/wayside/internal/failpoint"
 )
 
 // sampleRecords characterizes the nested test WARC and the corpus once
@@ -89,13 +91,12 @@ func TestStoreCompactionAskedForSurvivesClose(t *testing.T) {
 	dir := t.TempDir()
 	release := make(chan struct{})
 	var queued atomic.Int32
-	st := openStore(t, dir, StoreOptions{CompactAt: 2 << 10, failpoint: func(name string) error {
-		if name == "compact.queued" {
-			queued.Add(1)
-			<-release
-		}
-		return nil
-	}})
+	defer failpoint.Enable("characterize.compact-queued", func(n int) (int, error) {
+		queued.Add(1)
+		<-release
+		return n, nil
+	})()
+	st := openStore(t, dir, StoreOptions{CompactAt: 2 << 10})
 	putAll(t, st, recs)
 	want := render(st, true)
 	closed := make(chan error, 1)
@@ -209,24 +210,20 @@ func TestStoreDamagedLine(t *testing.T) {
 // in the log, and later Puts and a reopen work.
 func TestStoreWriteFaults(t *testing.T) {
 	recs := sampleRecords(t)
-	for _, point := range []string{"log.write", "log.sync"} {
+	for _, point := range []string{"characterize.log-write", "characterize.log-sync"} {
 		t.Run(point, func(t *testing.T) {
 			dir := t.TempDir()
-			arm := false
-			st := openStore(t, dir, StoreOptions{failpoint: func(name string) error {
-				if arm && name == point {
-					arm = false
-					if name == "log.sync" {
-						return fmt.Errorf("fsync: %w", syscall.ENOSPC)
-					}
-					return fmt.Errorf("write: %w", syscall.ENOSPC)
-				}
-				return nil
-			}})
+			st := openStore(t, dir, StoreOptions{})
 			putAll(t, st, recs[:3])
 			want := render(st, true)
-			arm = true
+			fault := failpoint.Error(fmt.Errorf("fsync: %w", syscall.ENOSPC))
+			if point == "characterize.log-write" {
+				// Part of the entry reaches the disk, as when a disk fills.
+				fault = failpoint.ShortWrite(7, fmt.Errorf("write: %w", syscall.ENOSPC))
+			}
+			off := failpoint.Enable(point, failpoint.Nth(1, fault))
 			err := st.Put(recs[3])
+			off()
 			if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "log.") {
 				t.Fatalf("Put under ENOSPC: %v", err)
 			}
@@ -247,18 +244,16 @@ func TestStoreWriteFaults(t *testing.T) {
 func TestStoreCompactionFault(t *testing.T) {
 	recs := sampleRecords(t)
 	dir := t.TempDir()
-	st := openStore(t, dir, StoreOptions{failpoint: func(name string) error {
-		if name == "snapshot.write" {
-			return syscall.ENOSPC
-		}
-		return nil
-	}})
+	off := failpoint.Enable("characterize.snapshot-write", failpoint.Error(syscall.ENOSPC))
+	defer off()
+	st := openStore(t, dir, StoreOptions{})
 	putAll(t, st, recs)
 	if err := st.Compact(); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Compact: %v", err)
 	}
 	putAll(t, st, recs[:2])
 	want := render(st, true)
+	off() // the reopened store's disk has room again
 	if got := render(reopen(t, st, dir), true); got != want {
 		t.Fatal("a failed compaction lost entries")
 	}
@@ -268,12 +263,8 @@ func TestStoreCompactionFault(t *testing.T) {
 // consumer reports it (Stats, OnCapture, Close) instead of pretending.
 func TestCharacterizerStoreFailure(t *testing.T) {
 	path := nestedWARC(t)
-	st := openStore(t, t.TempDir(), StoreOptions{failpoint: func(name string) error {
-		if name == "log.sync" {
-			return syscall.ENOSPC
-		}
-		return nil
-	}})
+	defer failpoint.Enable("characterize.log-sync", failpoint.Error(syscall.ENOSPC))()
+	st := openStore(t, t.TempDir(), StoreOptions{})
 	c, err := New(Options{Store: st, Identifier: testIdentifier(t, Limits{}), Dirs: []string{filepath.Dir(path)}})
 	if err != nil {
 		t.Fatal(err)

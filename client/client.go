@@ -2,6 +2,8 @@
 // serve`). It dials the Unix socket (the default, no token) or loopback TCP
 // with a token, and offers the whole API; Index adapts it to
 // dedupindex.Index so a Go crawler can use a running sidecar as its index.
+// Linking the package registers the index URL scheme sidecar: with
+// dedupindex.OpenURL (sidecar:///SOCKET, sidecar://HOST:PORT).
 package client
 
 import (

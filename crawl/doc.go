@@ -9,8 +9,11 @@
 // which counts its failed fetches by kind (CrawlStats.Failures, named by
 // FailureClass: connection refused, DNS lookup failed, timeout...) so that a
 // crawl never reports success for fetches it could not make.
-// Open wires a Writer, a dedup index (any dedupindex.Index, or one opened by
-// URL through dedupindex/backend) and a Recorder into a Session.
+// Open wires a Writer, a dedup index (any dedupindex.Index the caller
+// opened, e.g. with dedupindex.OpenURL; by default the embedded pebble index
+// in WARC-DIR/dedup-index) and a Recorder into a Session. crawl links no
+// other backend: a program that wants Redis or a running sidecar imports
+// dedupindex/redis or client and passes the index it opened.
 //
 // # Crawl controls
 //

@@ -1,15 +1,14 @@
 package crawl
 
 import (
-	"flag"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata golden files")
+	"github.com/wayside-archive/wayside/internal/ddtest"
+)
 
 // TestExtractLinks runs link extraction over testdata/links/* and compares
 // with the .links golden files (go test -run TestExtractLinks -update
@@ -36,20 +35,7 @@ func TestExtractLinks(t *testing.T) {
 			b.WriteString(u.String())
 			b.WriteByte('\n')
 		}
-		golden := f + ".links"
-		if *update {
-			if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatalf("%v (run with -update to create it)", err)
-		}
-		if b.String() != string(want) {
-			t.Errorf("%s: links differ\ngot:\n%s\nwant:\n%s", f, b.String(), want)
-		}
+		ddtest.Golden(t, f+".links", []byte(b.String()))
 	}
 	if n == 0 {
 		t.Fatal("no testdata")

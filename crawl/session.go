@@ -1,14 +1,14 @@
 package crawl
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/dedupindex/backend"
+	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
 )
 
 // IndexSubdir is where a Session keeps its embedded dedup index when no
@@ -21,17 +21,11 @@ const IndexSubdir = "dedup-index"
 type Config struct {
 	// WARCDir is where WARC and CDXJ files go (required).
 	WARCDir string
-	// Index is the dedup index (any backend: see dedupindex/backend). The
-	// Session does not close an index it was given. When nil, the Session
-	// opens the one IndexURL names.
+	// Index is the dedup index (any backend; dedupindex.OpenURL opens one
+	// by URL in a program that links the backend). The Session does not
+	// close an index it was given. When nil, the Session opens (and
+	// closes) the embedded pebble index in WARCDir/dedup-index.
 	Index dedupindex.Index
-	// IndexURL names the index to open when Index is nil (a path or a URL
-	// such as redis://h1:7000,h2:7001; default: the embedded pebble index
-	// in WARCDir/dedup-index). The Session closes it.
-	IndexURL string
-	// IndexToken authenticates to a sidecar index reached over TCP
-	// (sidecar://HOST:PORT).
-	IndexToken string
 	// NoDedup disables deduplication (no index is opened).
 	NoDedup bool
 	// Policy is the dedup policy (zero: URL-agnostic, 2xx, non-empty).
@@ -85,13 +79,15 @@ func Open(cfg Config) (*Session, error) {
 	if !cfg.NoDedup {
 		ix := cfg.Index
 		if ix == nil {
-			u := cfg.IndexURL
-			if u == "" {
-				u = filepath.Join(cfg.WARCDir, IndexSubdir)
+			dir := filepath.Join(cfg.WARCDir, IndexSubdir)
+			l := ro.Logger
+			if l == nil {
+				l = slog.New(slog.DiscardHandler)
 			}
-			if ix, err = backend.Open(context.Background(), u, backend.Options{Logger: ro.Logger, Token: cfg.IndexToken}); err != nil {
+			if ix, err = dipebble.Open(dir, dipebble.WithLogger(l)); err != nil {
 				w.Close()
-				return nil, fmt.Errorf("crawl: %w", err)
+				abs, _ := filepath.Abs(dir)
+				return nil, fmt.Errorf("crawl: open index pebble://%s: %w", abs, err)
 			}
 			s.ownIndex = true
 		}

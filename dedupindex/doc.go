@@ -9,6 +9,26 @@
 // dedupindex/pebble is the embedded default. dedupindex/indextest is the
 // conformance suite every backend passes.
 //
+// # Index URLs
+//
+// OpenURL opens an index by URL through a registry of schemes (the way
+// database/sql finds drivers and litestream its replica clients): each
+// backend package registers its scheme with RegisterScheme when it is
+// linked, so this package imports no backend and a program links only the
+// backends it imports. cmd/wayside and the daemon link all of them:
+//
+//	pebble:///var/lib/wayside/index   embedded pebble (dedupindex/pebble;
+//	                                  a bare path means the same)
+//	redis://h1:6379,h2:6379/?prefix=wayside:&wait=1&wait_timeout=500ms
+//	                                  Redis Cluster shared by a fleet
+//	                                  (dedupindex/redis); also lease=10m,
+//	                                  capacity=N and byurl=0 (when the index
+//	                                  is created), password=…, cluster=0
+//	sidecar:///run/wayside/wayside.sock
+//	sidecar://127.0.0.1:8181          a running `wayside serve` (package
+//	                                  client; token from OpenOptions.Token
+//	                                  or WAYSIDE_TOKEN)
+//
 // # Why claim → write → durable → commit
 //
 // A revisit record must never point at a record that was not durably

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/dedupindex/internal/ddtest"
+	"github.com/wayside-archive/wayside/internal/ddtest"
 	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
@@ -28,15 +28,15 @@ func TestImportCorpus(t *testing.T) {
 		byName[filepath.Base(f)] = f
 	}
 	seen := map[string]bool{}
-	ddtest.Run(t, "testdata/import-corpus.txt", func(t *testing.T, c ddtest.Cmd) string {
-		if c.Name != "import" {
-			t.Fatalf("unknown command %q", c.Name)
+	ddtest.Run(t, "testdata/import-corpus.txt", func(t *testing.T, c *ddtest.Case) string {
+		if c.Cmd != "import" {
+			t.Fatalf("unknown command %q", c.Cmd)
 		}
-		path, ok := byName[c.Pos[0]]
+		path, ok := byName[c.Positional()[0]]
 		if !ok {
-			t.Fatalf("corpus file %s is missing", c.Pos[0])
+			t.Fatalf("corpus file %s is missing", c.Positional()[0])
 		}
-		seen[c.Pos[0]] = true
+		seen[c.Positional()[0]] = true
 		st, err := dedupindex.Import(ctx, ix, []string{path}, dedupindex.ImportOptions{Scope: "corpus", BatchSize: 7})
 		if err != nil {
 			t.Fatalf("Import(%s): %v", path, err)

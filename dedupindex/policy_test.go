@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/dedupindex/internal/ddtest"
 	"github.com/wayside-archive/wayside/dedupindex/pebble"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/ddtest"
 )
 
 // openTestIndex opens a fresh pebble index that is checked and closed at
@@ -49,7 +49,7 @@ func parseDate(t *testing.T, s string) time.Time {
 
 // payloadDigest returns the digest named by a command: digest= verbatim, or
 // the SHA-1 of payload= in encoding enc= (canonical, hex or base32).
-func payloadDigest(c ddtest.Cmd) string {
+func payloadDigest(c *ddtest.Case) string {
 	if c.Has("digest") {
 		return c.Arg("digest", "")
 	}
@@ -77,8 +77,8 @@ func TestPolicyDataDriven(t *testing.T) {
 				t.Fatal(err)
 			}
 			var last dedupindex.Decision // the last decision holding a claim
-			ddtest.Run(t, f, func(t *testing.T, c ddtest.Cmd) string {
-				switch c.Name {
+			ddtest.Run(t, f, func(t *testing.T, c *ddtest.Case) string {
+				switch c.Cmd {
 				case "policy":
 					var p dedupindex.Policy
 					if p.Match, err = dedupindex.ParseMatch(c.Arg("match", "")); err != nil {
@@ -164,7 +164,7 @@ func TestPolicyDataDriven(t *testing.T) {
 					}
 					return "cancelled"
 				}
-				t.Fatalf("line %d: unknown command %q", c.Line, c.Name)
+				t.Fatalf("%s: unknown command %q", c.Pos, c.Cmd)
 				return ""
 			})
 		})

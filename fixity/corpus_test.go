@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wayside-archive/wayside/internal/ddtest"
 )
 
 func loadCorpus(t *testing.T, name string) *Manifest {
@@ -129,15 +131,7 @@ func TestClassifyCorpus(t *testing.T) {
 		}
 		cases++
 	}
-	if *update {
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if out.String() != string(in) {
-		t.Fatalf("%s differs from the computed classification (run go test -run TestClassifyCorpus -update after checking):\n%s", path, out.String())
-	}
+	ddtest.Golden(t, path, out.Bytes())
 	if cases < 10 {
 		t.Fatalf("only %d cases", cases)
 	}
@@ -164,16 +158,5 @@ func TestAlgorithm1Pinned(t *testing.T) {
 		}
 		fmt.Fprintf(&out, "%s %s\n", filepath.ToSlash(strings.TrimPrefix(f, "testdata/")), a.Root)
 	}
-	if *update {
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != string(want) {
-		t.Fatalf("%s differs from the computed roots (run -update after checking):\n%s", path, out.String())
-	}
+	ddtest.Golden(t, path, out.Bytes())
 }

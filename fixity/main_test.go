@@ -12,8 +12,6 @@ import (
 	"github.com/wayside-archive/wayside/fixity/testarchive"
 )
 
-var update = flag.Bool("update", false, "rewrite expected output in testdata/")
-
 // env is one test archive and one shared browser for the Chromium tests of
 // this package; every replay still gets a fresh incognito profile.
 type testEnv struct {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/wayside-archive/wayside/fixity/testarchive"
 	"github.com/wayside-archive/wayside/internal/testenv"
+
+	"github.com/wayside-archive/wayside/internal/ddtest"
 )
 
 func mustVerify(t testing.TB, m *Manifest) {
@@ -36,7 +38,7 @@ func mustVerify(t testing.TB, m *Manifest) {
 // the corpus of real manifests the offline tests recompute and classify.
 func record(t testing.TB, name string, m *Manifest) {
 	t.Helper()
-	if !*update {
+	if !ddtest.Update() {
 		return
 	}
 	if err := os.WriteFile(filepath.Join("testdata", "manifests", name+".json"), m.Marshal(), 0o644); err != nil {

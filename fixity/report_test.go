@@ -15,6 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/wayside-archive/wayside/fixity/testarchive"
+
+	"github.com/wayside-archive/wayside/internal/ddtest"
 )
 
 // historyStore is a real multi-sweep history (two test archives, six
@@ -112,12 +114,12 @@ func studyReport(t testing.TB) *Report {
 // testdata/study-tables.txt (rewritten, with the history, by -update).
 func TestStudyTables(t *testing.T) {
 	const golden = "testdata/study-tables.txt"
-	if *update {
+	if ddtest.Update() {
 		recordHistory(t)
 	}
 	rep := studyReport(t)
 	got := rep.StudyText()
-	if *update {
+	if ddtest.Update() {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}

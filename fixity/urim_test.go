@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wayside-archive/wayside/internal/ddtest"
 )
 
 func testConfig(t testing.TB) *Config {
@@ -38,15 +40,7 @@ func TestCanonical(t *testing.T) {
 		canon, isM := c.Canonical(l)
 		fmt.Fprintf(&out, "  canonical %s\n  memento %v\n  urir %s\n", canon, isM, c.URIR(l))
 	}
-	if *update {
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if out.String() != string(in) {
-		t.Fatalf("%s differs (check, then go test -run TestCanonical -update):\n%s", path, out.String())
-	}
+	ddtest.Golden(t, path, out.Bytes())
 }
 
 func TestCanonicalAliasesAgree(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
@@ -69,6 +70,11 @@ func loadCheckpoint(path string) (*checkpoint, error) {
 // save writes the checkpoint atomically (encoding/json sorts map keys, so
 // the file is stable for a given state).
 func (cp *checkpoint) save(path string) error {
+	// A crash here: the batch's index entries and CDXJ lines (or the
+	// sorted CDXJ file) are durable, its checkpoint is not (TestCrashKill).
+	if err := failpoint.Inject("ingest.before-checkpoint"); err != nil {
+		return fmt.Errorf("ingest: checkpoint: %w", err)
+	}
 	b, err := json.MarshalIndent(cp, "", " ")
 	if err != nil {
 		return fmt.Errorf("ingest: checkpoint: %w", err)

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wayside-archive/wayside/internal/ddtest"
 	"github.com/wayside-archive/wayside/internal/testenv"
-	"github.com/wayside-archive/wayside/mementomap/internal/ddtest"
 )
 
 func genOpts(t *testing.T, c *ddtest.Case) GenerateOptions {
@@ -38,7 +38,7 @@ func genOpts(t *testing.T, c *ddtest.Case) GenerateOptions {
 }
 
 func TestGenerateDataDriven(t *testing.T) {
-	ddtest.Run(t, "testdata/generate.txt", *update, func(t *testing.T, c *ddtest.Case) string {
+	ddtest.Run(t, "testdata/generate.txt", func(t *testing.T, c *ddtest.Case) string {
 		o := genOpts(t, c)
 		var skips []string
 		o.OnSkip = func(err error) { skips = append(skips, "skip: "+err.Error()) }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wayside-archive/wayside/mementomap/internal/ddtest"
+	"github.com/wayside-archive/wayside/internal/ddtest"
 	"github.com/wayside-archive/wayside/mementomap/ukvs"
 )
 
@@ -33,7 +33,7 @@ func mergeStrings(t *testing.T, inputs []string) (string, MergeStats, error) {
 }
 
 func TestMergeDataDriven(t *testing.T) {
-	ddtest.Run(t, "testdata/merge.txt", *update, func(t *testing.T, c *ddtest.Case) string {
+	ddtest.Run(t, "testdata/merge.txt", func(t *testing.T, c *ddtest.Case) string {
 		inputs := strings.Split(c.Input, "==\n")
 		out, st, err := mergeStrings(t, inputs)
 		if err != nil {

@@ -3,7 +3,6 @@ package mementomap
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,15 +11,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wayside-archive/wayside/mementomap/internal/ddtest"
+	"github.com/wayside-archive/wayside/internal/ddtest"
 )
 
 var tmpPath = regexp.MustCompile(`/\S*/in\.ukvs`)
 
-var update = flag.Bool("update", false, "rewrite testdata expected output")
-
 func TestKeysDataDriven(t *testing.T) {
-	ddtest.Run(t, "testdata/keys.txt", *update, func(t *testing.T, c *ddtest.Case) string {
+	ddtest.Run(t, "testdata/keys.txt", func(t *testing.T, c *ddtest.Case) string {
 		var sb strings.Builder
 		for _, k := range strings.Fields(c.Input) {
 			cands, _, err := Candidates([]byte(k), nil, nil)
@@ -76,7 +73,7 @@ func optsFromCase(t *testing.T, c *ddtest.Case) CompactOptions {
 }
 
 func TestCompactDataDriven(t *testing.T) {
-	ddtest.Run(t, "testdata/compact.txt", *update, func(t *testing.T, c *ddtest.Case) string {
+	ddtest.Run(t, "testdata/compact.txt", func(t *testing.T, c *ddtest.Case) string {
 		opts := optsFromCase(t, c)
 		out, st, err := compactString(t, c.Input, opts)
 		if err != nil {
@@ -123,7 +120,7 @@ func checkRecall(t *testing.T, pos, in, out string) {
 
 func TestLookupDataDriven(t *testing.T) {
 	var m *Map
-	ddtest.Run(t, "testdata/lookup.txt", *update, func(t *testing.T, c *ddtest.Case) string {
+	ddtest.Run(t, "testdata/lookup.txt", func(t *testing.T, c *ddtest.Case) string {
 		switch c.Cmd {
 		case "map":
 			var err error

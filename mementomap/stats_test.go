@@ -15,8 +15,8 @@ import (
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/internal/ddtest"
 	"github.com/wayside-archive/wayside/internal/testenv"
-	"github.com/wayside-archive/wayside/mementomap/internal/ddtest"
 	"github.com/wayside-archive/wayside/surt"
 )
 
@@ -110,14 +110,14 @@ func statusesArg(t *testing.T, c *ddtest.Case) []int {
 }
 
 func TestStatsDataDriven(t *testing.T) {
-	ddtest.Run(t, "testdata/stats.txt", *update, runStatsCase)
+	ddtest.Run(t, "testdata/stats.txt", runStatsCase)
 }
 
 // TestStatsCorpusDataDriven pins the tables of the shared corpus (its WARC
 // files and the reference implementation's map of them).
 func TestStatsCorpusDataDriven(t *testing.T) {
 	testenv.SharedDir(t)
-	ddtest.Run(t, "testdata/stats-corpus.txt", *update, runStatsCase)
+	ddtest.Run(t, "testdata/stats-corpus.txt", runStatsCase)
 }
 
 // statsURIR is one URI-R of a generated input and its captures.

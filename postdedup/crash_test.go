@@ -5,14 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
@@ -20,25 +17,18 @@ const crashEnv = "WAYSIDE_POSTDEDUP_CRASH_CHILD"
 
 // crashChild is the process TestCrashKill kills (the test binary
 // re-executed with crashEnv set: TestMain runs it instead of the tests).
-// It runs the pipeline and SIGKILLs itself at the n-th hit of the named
-// failpoint.
+// It arms the failpoint spec its parent passed ("postdedup.POINT=N*kill":
+// SIGKILL at the n-th hit of the point) and runs the pipeline.
 func crashChild(spec string) error {
 	f := strings.Split(spec, "|")
-	point, n := f[0], 0
-	fmt.Sscan(f[1], &n)
-	out, inputs := f[2], f[3:]
-	hits := 0
-	hook := func(name string) {
-		if name == point {
-			hits++
-			if hits == n {
-				syscall.Kill(os.Getpid(), syscall.SIGKILL)
-				time.Sleep(time.Minute)
-			}
-		}
+	point, out, inputs := f[0], f[1], f[2:]
+	off, err := failpoint.Arm(point)
+	if err != nil {
+		return err
 	}
-	opts := RunOptions{Replace: strings.HasPrefix(point, "replace"), Rewrite: RewriteOptions{Failpoint: hook}, ReplaceOptions: ReplaceOptions{Failpoint: hook}}
-	_, err := Run(context.Background(), inputs, out, opts)
+	defer off()
+	opts := RunOptions{Replace: strings.Contains(point, ".replace-")}
+	_, err = Run(context.Background(), inputs, out, opts)
 	return err
 }
 
@@ -71,19 +61,8 @@ func TestCrashKill(t *testing.T) {
 			orig[f] = sha256File(t, f)
 		}
 		out := filepath.Join(dir, "out")
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), crashEnv+"="+strings.Join(append([]string{p.name, strconv.Itoa(n), out}, in...), "|"))
-		err := cmd.Run()
-		killed := false
-		if ee, ok := err.(*exec.ExitError); ok {
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-				killed = true
-			}
-		}
-		if err != nil && !killed {
-			t.Fatalf("run %d (%s #%d): child failed: %v", runs, p.name, n, err)
-		}
-		if !killed {
+		arm := fmt.Sprintf("postdedup.%s=%d*kill", p.name, n)
+		if !testenv.CrashChild(t, crashEnv+"="+strings.Join(append([]string{arm, out}, in...), "|"), func(string) bool { return false }) {
 			continue // the failpoint was hit fewer than n times
 		}
 		kills++

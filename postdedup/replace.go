@@ -14,14 +14,13 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/wayside-archive/wayside/crawl"
+	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
-// ReplaceOptions configure Replace.
-type ReplaceOptions struct {
-	// Failpoint, when set, is called at named points (crash tests).
-	Failpoint func(name string)
-}
+// ReplaceOptions configure Replace (no settings yet: the crash tests' hooks
+// are failpoints, package internal/failpoint).
+type ReplaceOptions struct{}
 
 // ReplaceStats summarises Replace.
 type ReplaceStats struct {
@@ -111,11 +110,15 @@ func Replace(ctx context.Context, outDir string, opts ReplaceOptions) (ReplaceSt
 		if err := fsutil.SyncDir(st.Retired); err != nil {
 			return st, err
 		}
-		fail(opts.Failpoint, "replace-before-swap")
+		if err := failpoint.Inject("postdedup.replace-before-swap"); err != nil {
+			return st, err
+		}
 		if err := moveOver(filepath.Join(outDir, f.Output), f.Input); err != nil {
 			return st, err
 		}
-		fail(opts.Failpoint, "replace-after-swap")
+		if err := failpoint.Inject("postdedup.replace-after-swap"); err != nil {
+			return st, err
+		}
 		st.Replaced++
 		if err := swapCDXJ(outDir, f, &st, opts); err != nil {
 			return st, err
@@ -190,7 +193,9 @@ func swapCDXJ(outDir string, f StampedFile, st *ReplaceStats, opts ReplaceOption
 	if _, err := os.Stat(src); err != nil {
 		return nil // already moved
 	}
-	fail(opts.Failpoint, "replace-before-cdxj")
+	if err := failpoint.Inject("postdedup.replace-before-cdxj"); err != nil {
+		return err
+	}
 	if err := moveOver(src, beside); err != nil {
 		return err
 	}

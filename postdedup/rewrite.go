@@ -17,6 +17,7 @@ import (
 	"github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/crawl"
+	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/warcio"
 )
@@ -34,9 +35,6 @@ type RewriteOptions struct {
 	CompressionLevel int
 	MaxMemory        int64
 	TempDir          string
-	// Failpoint, when set, is called at named points (crash tests kill
-	// the process there).
-	Failpoint func(name string)
 	// Progress, when set, is called after each file.
 	Progress func(done, total int, l Layout)
 }
@@ -342,8 +340,7 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries []*En
 		}
 		l.Segments = append(l.Segments, Segment{In: pos, InLen: n, Out: out, OutLen: n})
 		pos, out = end, out+n
-		fail(opts.Failpoint, "rewrite-copy")
-		return nil
+		return failpoint.Inject("postdedup.rewrite-copy")
 	}
 	for _, c := range copies {
 		if err := ctx.Err(); err != nil {
@@ -374,13 +371,17 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries []*En
 		l.Segments = append(l.Segments, Segment{Revisit: true, In: c.Offset, InLen: c.Length, Out: out, OutLen: int64(len(member))})
 		l.Revisits++
 		pos, out = c.Offset+c.Length, out+int64(len(member))
-		fail(opts.Failpoint, "rewrite-revisit")
+		if err := failpoint.Inject("postdedup.rewrite-revisit"); err != nil {
+			return l, err
+		}
 	}
 	if err := copyTo(fi.Size); err != nil {
 		return l, err
 	}
 	l.OutputSize = out
-	fail(opts.Failpoint, "rewrite-before-sync")
+	if err := failpoint.Inject("postdedup.rewrite-before-sync"); err != nil {
+		return l, err
+	}
 	if err := tmp.Sync(); err != nil {
 		return l, fmt.Errorf("postdedup: rewrite: %w", err)
 	}
@@ -391,7 +392,9 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries []*En
 	if err := fsutil.WriteFileAtomic(layoutPath(outDir, name), 0o644, func(w io.Writer) error { _, err := w.Write(lb); return err }); err != nil {
 		return l, fmt.Errorf("postdedup: rewrite: %w", err)
 	}
-	fail(opts.Failpoint, "rewrite-before-rename")
+	if err := failpoint.Inject("postdedup.rewrite-before-rename"); err != nil {
+		return l, err
+	}
 	final := filepath.Join(outDir, name)
 	if err := os.Rename(tmp.Name(), final); err != nil {
 		return l, fmt.Errorf("postdedup: rewrite: %w", err)
@@ -400,7 +403,9 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries []*En
 	if err := fsutil.SyncDir(outDir); err != nil {
 		return l, err
 	}
-	fail(opts.Failpoint, "rewrite-before-cdxj")
+	if err := failpoint.Inject("postdedup.rewrite-before-cdxj"); err != nil {
+		return l, err
+	}
 	// The index is written once the WARC it points into is in place.
 	err = fsutil.WriteFileAtomic(filepath.Join(outDir, l.CDXJ), 0o644, func(w io.Writer) error {
 		_, err := sorter.WriteTo(w)
@@ -410,13 +415,6 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries []*En
 		return l, fmt.Errorf("postdedup: rewrite: cdxj: %w", err)
 	}
 	return l, nil
-}
-
-// fail calls the failpoint hook, if any.
-func fail(hook func(string), name string) {
-	if hook != nil {
-		hook(name)
-	}
 }
 
 // revisitDrop lists the copy's WARC header fields a revisit replaces.

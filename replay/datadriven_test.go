@@ -4,12 +4,10 @@ import (
 	"context"
 	"crypto/sha1"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,34 +15,21 @@ import (
 
 	"github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/captureindex"
+	"github.com/wayside-archive/wayside/internal/ddtest"
 	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
-var update = flag.Bool("update", false, "rewrite the expected output in testdata/")
-
-// runFile runs the cases of a testdata file and compares (or, with
-// -update, rewrites) their expected output. The file is a list of cases
-// separated by lines "===="; a case is a command line, optional input
-// lines, a line "----" and the expected output.
+// runFile runs the cases of a testdata file through ddtest.Run (the
+// repository's one runner; -update rewrites the file), handing run the
+// command, its arguments (name=value; the others joined in "_") and the
+// input lines.
 func runFile(t *testing.T, path string, run func(t *testing.T, cmd string, args map[string]string, input string) string) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	for i, c := range strings.Split(strings.TrimSpace(string(b)), "\n====\n") {
-		in, want, _ := strings.Cut(c, "\n----\n")
-		in = strings.TrimSuffix(in, "\n----")
-		head, input, _ := strings.Cut(in, "\n")
-		fields := strings.Fields(head)
-		if len(fields) == 0 {
-			t.Fatalf("%s case %d: no command", path, i+1)
-		}
+	ddtest.Run(t, path, func(t *testing.T, c *ddtest.Case) string {
 		args := map[string]string{}
 		var pos []string
-		for _, f := range fields[1:] {
+		for _, f := range c.Args {
 			if k, v, ok := strings.Cut(f, "="); ok && !strings.Contains(k, "/") && !strings.Contains(k, "?") {
 				args[k] = v
 			} else {
@@ -52,20 +37,8 @@ func runFile(t *testing.T, path string, run func(t *testing.T, cmd string, args 
 			}
 		}
 		args["_"] = strings.Join(pos, " ")
-		got := strings.TrimRight(run(t, fields[0], args, input), "\n")
-		if !*update && got != strings.TrimRight(want, "\n") {
-			t.Errorf("%s case %d (%s):\ngot:\n%s\nwant:\n%s", path, i+1, head, got, want)
-		}
-		if i > 0 {
-			out.WriteString("\n====\n")
-		}
-		out.WriteString(in + "\n----\n" + got)
-	}
-	if *update {
-		if err := os.WriteFile(path, []byte(out.String()+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return run(t, c.Cmd, args, strings.TrimSuffix(c.Input, "\n"))
+	})
 }
 
 // TestRewriteDataDriven pins the link rewriting of HTML, CSS and headers

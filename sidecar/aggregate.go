@@ -161,6 +161,6 @@ func (s *Server) aggregateStatus() *api.AggregateStatus {
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	st := h.a.Stats()
+	st := aggregateWire(h.a.Stats())
 	return &st
 }

@@ -3,12 +3,10 @@ package sidecar
 import (
 	"compress/gzip"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,15 +15,14 @@ import (
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/pebble"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/ddtest"
 )
-
-var update = flag.Bool("update", false, "rewrite expected output in testdata/")
 
 // TestCDXQueriesDataDriven runs the CDX queries of testdata/cdx_queries.txt
 // against a fixed set of originals and compares status and body with the
 // expected output (go test -run TestCDXQueriesDataDriven -update rewrites it).
 //
-// File format: blocks separated by a blank line; "query <path?query>"
+// File format: package ddtest's; a case is "query <path?query>"
 // (optionally followed by "header <Name>: <value>" lines), "----", then the
 // expected "status <code>" line and body lines.
 func TestCDXQueriesDataDriven(t *testing.T) {
@@ -75,28 +72,20 @@ func newTestServer(t testing.TB) *Server {
 }
 
 func runCDXFile(t *testing.T, h http.Handler, path string) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	blocks := strings.Split(strings.TrimSpace(string(b)), "\n\n")
-	for _, blk := range blocks {
-		in, want, ok := strings.Cut(blk, "\n----\n")
-		if !ok {
-			in, want = strings.TrimSuffix(blk, "\n----"), ""
+	ddtest.Run(t, path, func(t *testing.T, c *ddtest.Case) string {
+		if c.Cmd != "query" || len(c.Args) != 1 {
+			t.Fatalf("%s: a case is 'query PATH?QUERY', not %q", c.Pos, c.Cmd)
 		}
-		lines := strings.Split(in, "\n")
-		q, ok := strings.CutPrefix(lines[0], "query ")
-		if !ok {
-			t.Fatalf("%s: block does not start with 'query': %q", path, blk)
-		}
+		q := c.Args[0]
 		req := httptest.NewRequest(http.MethodGet, q, nil)
-		for _, l := range lines[1:] {
+		for _, l := range strings.Split(strings.TrimSuffix(c.Input, "\n"), "\n") {
+			if l == "" {
+				continue
+			}
 			hv, ok := strings.CutPrefix(l, "header ")
 			name, val, ok2 := strings.Cut(hv, ": ")
 			if !ok || !ok2 {
-				t.Fatalf("%s: bad line %q", path, l)
+				t.Fatalf("%s: bad line %q", c.Pos, l)
 			}
 			req.Header.Set(name, val)
 		}
@@ -109,29 +98,21 @@ func runCDXFile(t *testing.T, h http.Handler, path string) {
 			// "encoding gzip" says it came compressed.
 			got += " encoding " + ce
 			if ce != "gzip" {
-				t.Fatalf("%s: %s: unexpected Content-Encoding %q", path, q, ce)
+				t.Fatalf("%s: %s: unexpected Content-Encoding %q", c.Pos, q, ce)
 			}
 			zr, err := gzip.NewReader(rr.Body)
 			if err != nil {
-				t.Fatalf("%s: %s: gzip body: %v", path, q, err)
+				t.Fatalf("%s: %s: gzip body: %v", c.Pos, q, err)
 			}
 			plain, err := io.ReadAll(zr)
 			if err != nil {
-				t.Fatalf("%s: %s: gzip body: %v", path, q, err)
+				t.Fatalf("%s: %s: gzip body: %v", c.Pos, q, err)
 			}
 			body = string(plain)
 		}
 		if body = strings.TrimRight(body, "\n"); body != "" {
 			got += "\n" + body
 		}
-		if !*update && got != want {
-			t.Errorf("%s: %s\ngot:\n%s\nwant:\n%s", path, q, got, want)
-		}
-		fmt.Fprintf(&out, "%s\n----\n%s\n\n", in, got)
-	}
-	if *update {
-		if err := os.WriteFile(path, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return got
+	})
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/wayside-archive/wayside/aggregate"
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/dedupindex/backend"
 	"github.com/wayside-archive/wayside/fixity"
 	"github.com/wayside-archive/wayside/ingest"
 	"gopkg.in/yaml.v3"
@@ -77,7 +76,7 @@ type ListenConfig struct {
 
 // IndexConfig selects the dedup index.
 type IndexConfig struct {
-	// URL names the index (see package dedupindex/backend): a directory or
+	// URL names the index (see dedupindex.OpenURL): a directory or
 	// pebble:///DIR (embedded), redis://HOST:PORT,HOST:PORT/?prefix=...
 	// (a Redis Cluster shared by a fleet). Default: Path.
 	URL string `yaml:"url"`
@@ -480,7 +479,7 @@ func (c *Config) Validate() error {
 	if c.Index.Scope == "" {
 		add(keyErr("index.scope", "must not be empty"))
 	}
-	if _, err := backend.Parse(c.Index.URL); err != nil {
+	if _, err := dedupindex.ParseURL(c.Index.URL); err != nil {
 		add(keyErr("index.url", "%v", err))
 	}
 	if _, err := dedupindex.ParseMatch(c.Index.Match); err != nil {
@@ -656,7 +655,7 @@ func (c *Config) IngestConfig(recovered func(context.Context) error, ctr *ingest
 // store.
 func (c *Config) spaceDirs() []string {
 	dirs := []string{c.DataDir}
-	if u, err := backend.Parse(c.Index.URL); err == nil && u.Path != "" && u.Scheme == "pebble" {
+	if u, err := dedupindex.ParseURL(c.Index.URL); err == nil && u.Path != "" && u.Scheme == "pebble" {
 		dirs = append(dirs, u.Path)
 	}
 	if c.Access.enabled() {
@@ -683,7 +682,7 @@ func isLoopbackHost(host string) bool {
 // the embedded index at index.path) through the backend registry. The
 // caller closes it. token authenticates to a sidecar reached over TCP.
 func (c *Config) OpenIndex(ctx context.Context, token string, log *slog.Logger) (dedupindex.Index, error) {
-	ix, err := backend.Open(ctx, c.Index.URL, backend.Options{Logger: log, Token: token})
+	ix, err := dedupindex.OpenURL(ctx, c.Index.URL, dedupindex.OpenOptions{Logger: log, Token: token})
 	if err != nil {
 		return nil, fmt.Errorf("sidecar: %w", err)
 	}

@@ -27,7 +27,8 @@
 //     Zeno/IA gowarc and warcprox --cdxserver-dedup unchanged, from original
 //     captures only, plus OutbackCDX-style POSTs of CDX/CDXJ lines;
 //   - the daemon's lifecycle: it opens the dedup index named by index.url
-//     (Config.OpenIndex, any dedupindex/backend URL), assembles the
+//     (Config.OpenIndex, any dedupindex.OpenURL URL: backends.go links
+//     pebble, redis and sidecar), assembles the
 //     consumers of the capture spine with package consumers (the live
 //     MementoMap, format characterization with its /v1/characterize/
 //     query routes when characterize.enabled, the capture index), runs

@@ -11,6 +11,6 @@ func (s *Server) addIngestRoutes() {
 }
 
 func (s *Server) handleIngestStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
-	writeJSON(w, http.StatusOK, s.ing().Status())
+	writeJSON(w, http.StatusOK, ingestWire(s.ing().Status()))
 	return nil
 }

@@ -3,14 +3,13 @@ package surt
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the expected column of testdata/surt.txt")
+	"github.com/wayside-archive/wayside/internal/ddtest"
+)
 
 type vector struct {
 	line     int
@@ -67,7 +66,7 @@ func TestVectors(t *testing.T) {
 	}
 	for _, v := range vs {
 		got := canon(v.in)
-		if *update {
+		if ddtest.Update() {
 			lines[v.line-1] = strconv.Quote(v.in) + " " + strconv.Quote(got)
 			continue
 		}
@@ -75,7 +74,7 @@ func TestVectors(t *testing.T) {
 			t.Errorf("%s:%d: Canonicalize(%q) = %q, want %q", path, v.line, v.in, got, v.want)
 		}
 	}
-	if *update {
+	if ddtest.Update() {
 		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,6 @@ package warcio
 import (
 	"bytes"
 	"compress/gzip"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,10 +13,9 @@ import (
 	"testing"
 
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/ddtest"
 	"github.com/wayside-archive/wayside/internal/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata golden files")
 
 func readAll(t testing.TB, path string, opts Options) []*Record {
 	t.Helper()
@@ -68,22 +66,8 @@ func TestCorpusGolden(t *testing.T) {
 	golden(t, "testdata/corpus.golden", out.String())
 }
 
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (run with -update after checking):\n--- got\n%s--- want\n%s", path, got, want)
-	}
-}
+// golden compares got with the file at path (ddtest.Golden).
+func golden(t *testing.T, path, got string) { t.Helper(); ddtest.Golden(t, path, []byte(got)) }
 
 // TestCorpusAgreesWithGowarc checks record offsets and types against
 // gowarc's reader, and that records tile the file: each record's stored

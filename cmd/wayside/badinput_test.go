@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/fixity/testarchive"
+	"github.com/wayside-archive/wayside/internal/ddtest"
 	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
@@ -52,7 +52,6 @@ import (
 //	stdin TEXT               (optional)
 //	---
 //	pinned stderr            (optional: a case without "---" is not pinned)
-var updateBadInput = flag.Bool("update", false, "rewrite the pinned stderr of testdata/badinput")
 
 // badCase is one case of the catalogue.
 type badCase struct {
@@ -514,7 +513,7 @@ func TestBadInputCatalogue(t *testing.T) {
 				t.Run(c.name, func(t *testing.T) { got[c] = runBadCase(t, env, c) })
 			}
 		})
-		if *updateBadInput {
+		if ddtest.Update() {
 			writeBadCases(t, file, header, cases, got)
 		}
 	}
@@ -576,7 +575,7 @@ func runBadCase(t *testing.T, env *badEnv, c *badCase) string {
 		t.Errorf("left behind in TMPDIR: %v", left)
 	}
 	got := strings.ReplaceAll(env.normalize(stderr.String()), work, "$WORK")
-	if c.pinned && !*updateBadInput && got != c.stderr {
+	if c.pinned && !ddtest.Update() && got != c.stderr {
 		t.Errorf("stderr differs from the pinned text (go test -run TestBadInputCatalogue -update rewrites it):\ngot:\n%s\nwant:\n%s", got, c.stderr)
 	}
 	return got

@@ -16,7 +16,6 @@ import (
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/dedupindex/backend"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
@@ -207,7 +206,7 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		}
 	}
 	if f.index != "" {
-		if _, err := backend.Parse(f.index); err != nil {
+		if _, err := dedupindex.ParseURL(f.index); err != nil {
 			return nil, usagef("crawl: --index: %v", err)
 		}
 	}
@@ -233,8 +232,23 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	if err != nil {
 		return nil, err
 	}
+	// --index names any linked backend (backends.go); without it the
+	// session opens the embedded index in WARC-DIR/dedup-index itself.
+	var ix dedupindex.Index
+	if f.index != "" && !f.noDedup {
+		if ix, err = dedupindex.OpenURL(ctx, f.index, dedupindex.OpenOptions{Logger: log, Token: e.getenv("WAYSIDE_TOKEN")}); err != nil {
+			return nil, errors.Join(fmt.Errorf("crawl: %w", err), cons.Close())
+		}
+		// The session does not close an index it was given: closed after
+		// s.Close below (its error reported), or here on an early return.
+		defer func() {
+			if ix != nil {
+				ix.Close()
+			}
+		}()
+	}
 	s, err := crawl.Open(crawl.Config{
-		WARCDir: f.warcDir, IndexURL: f.index, IndexToken: e.getenv("WAYSIDE_TOKEN"), NoDedup: f.noDedup,
+		WARCDir: f.warcDir, Index: ix, NoDedup: f.noDedup,
 		Policy: dedupindex.Policy{Match: match, MinPayloadSize: f.minSize, Scope: f.scope,
 			ReadOnlyScopes: splitList(f.readScopes), Statuses: statuses, Window: f.window},
 		Writer: crawl.WriterOptions{Prefix: f.warcPrefix, Version: f.version, MaxFileSize: f.maxFileSize, MinFreeBytes: f.minFree,
@@ -275,6 +289,12 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 	stopProgress()
 	sum := &crawlSummary{rec: s.Recorder.Stats(), crawler: c.Stats(), elapsed: time.Since(start)}
 	closeErr := errors.Join(s.Close(), clog.Close())
+	if ix != nil {
+		if err := ix.Close(); err != nil && closeErr == nil {
+			closeErr = fmt.Errorf("crawl: close dedup index: %w", err)
+		}
+		ix = nil
+	}
 	sum.writer = s.Writer.Stats()
 	// The WARC files are closed; now the consumers finish their queues.
 	consErr := cons.Close()

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/dedupindex/backend"
 	"github.com/wayside-archive/wayside/postdedup"
 )
 
@@ -251,7 +250,7 @@ func (x *indexFlagSet) open(ctx context.Context, e *env, fs *flagSet, opts *post
 	if len(x.dirs) == 0 {
 		return nil, fs.usagef("%s: --index needs --original-dir (originals are read back and compared before any revisit refers to them)", fs.name)
 	}
-	ix, err := backend.Open(ctx, x.url, backend.Options{Token: e.getenv("WAYSIDE_TOKEN")})
+	ix, err := dedupindex.OpenURL(ctx, x.url, dedupindex.OpenOptions{Token: e.getenv("WAYSIDE_TOKEN")})
 	if err != nil {
 		return nil, err
 	}

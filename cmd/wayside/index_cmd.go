@@ -14,7 +14,6 @@ import (
 
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/dedupindex/backend"
 	"github.com/wayside-archive/wayside/digest"
 )
 
@@ -56,7 +55,7 @@ func indexURLFlags(fs *flagSet, cmd string) func() (string, error) {
 	warcDir := fs.String("warc-dir", "", "use the dedup index of the crawl writing to `DIR` (DIR/"+crawl.IndexSubdir+"); excludes --index")
 	return func() (string, error) {
 		if *warcDir == "" {
-			if _, err := backend.Parse(*dir); err != nil {
+			if _, err := dedupindex.ParseURL(*dir); err != nil {
 				return "", fs.usagef("%s: --index: %v", cmd, err)
 			}
 			return *dir, nil
@@ -80,7 +79,7 @@ func indexURLFlags(fs *flagSet, cmd string) func() (string, error) {
 // mustExist, an embedded index must already exist (stats and lookup never
 // create one).
 func openIndex(ctx context.Context, e *env, raw string, mustExist bool) (dedupindex.Index, error) {
-	u, err := backend.Parse(raw)
+	u, err := dedupindex.ParseURL(raw)
 	if err != nil {
 		return nil, usagef("index: %v", err)
 	}
@@ -93,7 +92,7 @@ func openIndex(ctx context.Context, e *env, raw string, mustExist bool) (dedupin
 			return nil, fmt.Errorf("index: no index at %s (use --index or --warc-dir, or import into it first)", raw)
 		}
 	}
-	ix, err := backend.Open(ctx, raw, backend.Options{Token: e.getenv("WAYSIDE_TOKEN")})
+	ix, err := dedupindex.OpenURL(ctx, raw, dedupindex.OpenOptions{Token: e.getenv("WAYSIDE_TOKEN")})
 	if err != nil {
 		if u.Scheme == "pebble" {
 			return nil, fmt.Errorf("index: %w (is a crawl or the sidecar using it?)", err)
@@ -106,8 +105,8 @@ func openIndex(ctx context.Context, e *env, raw string, mustExist bool) (dedupin
 // shownURL is an index URL as printed: a bare directory as given, a URL
 // without its password or token.
 func shownURL(raw string) string {
-	if u, err := backend.Parse(raw); err == nil && u.Scheme != "pebble" {
-		return backend.Redact(u)
+	if u, err := dedupindex.ParseURL(raw); err == nil && u.Scheme != "pebble" {
+		return dedupindex.Redact(u)
 	}
 	return raw
 }

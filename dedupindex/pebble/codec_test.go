@@ -7,15 +7,15 @@ import (
 	"testing"
 
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/dedupindex/internal/ddtest"
+	"github.com/wayside-archive/wayside/internal/ddtest"
 )
 
 // TestCodecDataDriven pins the on-disk encoding of keys (values are pinned
 // by dedupindex/internal/record): a change here breaks existing indexes
 // and needs a format version bump.
 func TestCodecDataDriven(t *testing.T) {
-	ddtest.Run(t, "testdata/codec.txt", func(t *testing.T, c ddtest.Cmd) string {
-		switch c.Name {
+	ddtest.Run(t, "testdata/codec.txt", func(t *testing.T, c *ddtest.Case) string {
+		switch c.Cmd {
 		case "key":
 			k := dedupindex.Key{Scope: c.Arg("scope", "s"), Digest: c.Arg("digest", ""), URL: c.Arg("url", "")}
 			pk, err := parseKey(k)
@@ -35,7 +35,7 @@ func TestCodecDataDriven(t *testing.T) {
 			}
 			return fmt.Sprintf("primary %d bytes: %x\nsecondary %d bytes: %x", len(p), p, len(s), s)
 		}
-		t.Fatalf("unknown command %q", c.Name)
+		t.Fatalf("unknown command %q", c.Cmd)
 		return ""
 	})
 }

@@ -1,5 +1,7 @@
 // Package pebble is the embedded, durable dedupindex.Index backend, stored
 // in a CockroachDB Pebble LSM directory. It is Wayside's default index.
+// Linking the package registers the index URL scheme pebble: with
+// dedupindex.OpenURL (pebble:///DIR, or a bare path).
 //
 // # Semantics
 //

@@ -1,7 +1,8 @@
 // Package redis is a dedupindex.Index backend on Redis Cluster (or a
 // single Redis server) for fleets of crawlers and sidecars sharing one
 // dedup index, with the claim → write → fsync → commit semantics of every
-// backend (dedupindex/indextest).
+// backend (dedupindex/indextest). Linking the package registers the index
+// URL scheme redis: with dedupindex.OpenURL (url.go lists its parameters).
 //
 // # Layout
 //

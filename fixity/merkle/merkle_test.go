@@ -4,15 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite expected output in testdata/")
+	"github.com/wayside-archive/wayside/internal/ddtest"
+)
 
 func TestRFC9162Vectors(t *testing.T) {
 	f, err := os.Open("testdata/rfc9162.txt")
@@ -117,15 +116,7 @@ func TestLeafEncoding(t *testing.T) {
 		}
 		fmt.Fprintf(&out, "  encoding %x\n  leafhash %s\n", enc, LeafHash(enc))
 	}
-	if *update {
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if out.String() != string(in) {
-		t.Fatalf("%s differs from the computed encodings (run go test -update to rewrite):\n%s", path, out.String())
-	}
+	ddtest.Golden(t, path, out.Bytes())
 }
 
 func TestDecodeRejectsMalformed(t *testing.T) {

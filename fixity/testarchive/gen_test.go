@@ -2,12 +2,11 @@ package testarchive
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/site.warc.gz from site.go")
+	"github.com/wayside-archive/wayside/internal/ddtest"
+)
 
 // TestBuiltinWARC checks that the embedded WARC is what site.go describes
 // (run with -update after changing site.go) and that it loads completely.
@@ -16,7 +15,7 @@ func TestBuiltinWARC(t *testing.T) {
 	if err := writeWARC(&buf, siteRecords()); err != nil {
 		t.Fatal(err)
 	}
-	if *update {
+	if ddtest.Update() {
 		if err := os.WriteFile("testdata/site.warc.gz", buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}

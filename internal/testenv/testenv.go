@@ -1,6 +1,8 @@
 // Package testenv locates test material shared by Wayside's tests: the
 // repository root and the ../shared directory beside it (real WARC corpus,
-// notes, benchmark generator).
+// notes, benchmark generator); it checks WARC files strictly (StrictWARC)
+// and runs the crash children of kill tests (CrashChild: the test binary
+// again, its failpoint armed, until it dies by SIGKILL).
 package testenv
 
 import (

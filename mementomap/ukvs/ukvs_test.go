@@ -3,16 +3,13 @@ package ukvs
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"testing"
 
-	"github.com/wayside-archive/wayside/mementomap/internal/ddtest"
+	"github.com/wayside-archive/wayside/internal/ddtest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata expected output")
 
 // rewrite reads in leniently and writes it strictly.
 func rewrite(in string, opts ReaderOptions) (string, error) {
@@ -50,7 +47,7 @@ func rewrite(in string, opts ReaderOptions) (string, error) {
 }
 
 func TestDataDriven(t *testing.T) {
-	ddtest.Run(t, "testdata/ukvs.txt", *update, func(t *testing.T, c *ddtest.Case) string {
+	ddtest.Run(t, "testdata/ukvs.txt", func(t *testing.T, c *ddtest.Case) string {
 		switch c.Cmd {
 		case "roundtrip":
 			opts := ReaderOptions{SkipBad: c.Arg("skip-bad", "") == "true"}

@@ -7,11 +7,12 @@
 //     the containers that hold a selected format) against a full scan that
 //     identifies every record of every file (what locating costs without
 //     the store): wall time and entities examined, both ways.
+//
 //  2. Migrating: conversions per minute per default pathway (convert and
 //     validate, in the sandbox), over COPIES objects of each source format
 //     made with the real tools.
 //
-//	migratebench -collection WARC[,WARC...] -legacy-copies 8
+//     migratebench -collection WARC[,WARC...] -legacy-copies 8
 package main
 
 import (

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/dedupindex/internal/ddtest"
+	"github.com/wayside-archive/wayside/internal/ddtest"
 )
 
 // codecs are the two encodings of a record: the varint one pebble stores
@@ -33,17 +33,17 @@ func TestRecordDataDriven(t *testing.T) {
 	}
 }
 
-func runRecordCmd(t *testing.T, c ddtest.Cmd) string {
-	name, decoding := strings.CutPrefix(c.Name, "decode-")
-	if c.Name == "decode" {
+func runRecordCmd(t *testing.T, c *ddtest.Case) string {
+	name, decoding := strings.CutPrefix(c.Cmd, "decode-")
+	if c.Cmd == "decode" {
 		name, decoding = "value", true
 	}
 	codec, ok := codecs[name]
 	if !ok {
-		t.Fatalf("unknown command %q", c.Name)
+		t.Fatalf("unknown command %q", c.Cmd)
 	}
 	if decoding {
-		b, err := hex.DecodeString(c.Pos[0])
+		b, err := hex.DecodeString(c.Positional()[0])
 		if err != nil {
 			return err.Error()
 		}

@@ -1,15 +1,18 @@
-package backend_test
+package dedupindex_test
 
 import (
 	"context"
 	"errors"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	_ "github.com/wayside-archive/wayside/client" // registers sidecar:
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/dedupindex/backend"
+	_ "github.com/wayside-archive/wayside/dedupindex/pebble"
+	_ "github.com/wayside-archive/wayside/dedupindex/redis"
 	"github.com/wayside-archive/wayside/internal/redistest"
 )
 
@@ -22,7 +25,7 @@ func TestParse(t *testing.T) {
 		{"sidecar:///run/wayside.sock", "sidecar", "/run/wayside.sock"},
 		{"./rel/idx", "pebble", ""},
 	} {
-		u, err := backend.Parse(tc.in)
+		u, err := dedupindex.ParseURL(tc.in)
 		if err != nil {
 			t.Fatalf("Parse(%q): %v", tc.in, err)
 		}
@@ -34,7 +37,7 @@ func TestParse(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "ftp://x/y", "bolt:///tmp/x"} {
-		if _, err := backend.Parse(bad); !errors.Is(err, backend.ErrBadURL) {
+		if _, err := dedupindex.ParseURL(bad); !errors.Is(err, dedupindex.ErrBadURL) {
 			t.Errorf("Parse(%q) = %v, want ErrBadURL", bad, err)
 		}
 	}
@@ -44,7 +47,7 @@ func TestParse(t *testing.T) {
 func TestOpenPebbleByPathAndURL(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "idx")
-	ix, err := backend.Open(ctx, dir, backend.Options{})
+	ix, err := dedupindex.OpenURL(ctx, dir, dedupindex.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +59,7 @@ func TestOpenPebbleByPathAndURL(t *testing.T) {
 	if err := ix.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ix, err = backend.Open(ctx, "pebble://"+dir, backend.Options{})
+	ix, err = dedupindex.OpenURL(ctx, "pebble://"+dir, dedupindex.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +74,7 @@ func TestOpenPebbleByPathAndURL(t *testing.T) {
 func TestOpenRedisUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err := backend.Open(ctx, "redis://127.0.0.1:1/?cluster=0", backend.Options{})
+	_, err := dedupindex.OpenURL(ctx, "redis://127.0.0.1:1/?cluster=0", dedupindex.OpenOptions{})
 	if err == nil {
 		t.Fatal("Open of an unreachable Redis succeeded")
 	}
@@ -84,8 +87,8 @@ func TestOpenRedisUnreachable(t *testing.T) {
 func TestOpenRedisBadParameters(t *testing.T) {
 	for _, q := range []string{"wait=x", "wait=-1", "wait_timeout=1s", "wait=1&wait_timeout=soon", "capacity=lots",
 		"capacity=-5", "byurl=maybe", "lease=0s", "cluster=perhaps"} {
-		_, err := backend.Open(context.Background(), "redis://127.0.0.1:1/?"+q, backend.Options{})
-		if !errors.Is(err, backend.ErrBadURL) {
+		_, err := dedupindex.OpenURL(context.Background(), "redis://127.0.0.1:1/?"+q, dedupindex.OpenOptions{})
+		if !errors.Is(err, dedupindex.ErrBadURL) {
 			t.Errorf("%s: %v, want ErrBadURL", q, err)
 		}
 	}
@@ -96,7 +99,7 @@ func TestOpenRedisBadParameters(t *testing.T) {
 func TestOpenRedisCluster(t *testing.T) {
 	ctx := context.Background()
 	cl := redistest.New(t, redistest.Options{})
-	ix, err := backend.Open(ctx, cl.URL("prefix=bt:&wait=1&wait_timeout=2s&capacity=1000&byurl=0&lease=1m"), backend.Options{})
+	ix, err := dedupindex.OpenURL(ctx, cl.URL("prefix=bt:&wait=1&wait_timeout=2s&capacity=1000&byurl=0&lease=1m"), dedupindex.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +126,7 @@ func TestOpenRedisCluster(t *testing.T) {
 	if err := ix.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ix, err = backend.Open(ctx, cl.URL("prefix=bt:"), backend.Options{})
+	ix, err = dedupindex.OpenURL(ctx, cl.URL("prefix=bt:"), dedupindex.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,4 +134,21 @@ func TestOpenRedisCluster(t *testing.T) {
 	if got, ok, err := ix.Lookup(ctx, k); err != nil || !ok || got.RecordID != o.RecordID {
 		t.Fatalf("Lookup after reopening = %+v %v %v", got, ok, err)
 	}
+}
+
+// Each backend package registers its scheme when linked in (this test
+// binary links all three); a scheme registered twice panics, as
+// sql.Register does, so two backends cannot silently claim one scheme.
+func TestSchemesRegisteredByBackends(t *testing.T) {
+	if got, want := strings.Join(dedupindex.Schemes(), ","), "pebble,redis,sidecar"; got != want {
+		t.Fatalf("Schemes() = %s, want %s", got, want)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("registering pebble a second time did not panic")
+		}
+	}()
+	dedupindex.RegisterScheme("pebble", func(context.Context, *url.URL, dedupindex.OpenOptions) (dedupindex.Index, error) {
+		return nil, errors.New("not reached")
+	})
 }

@@ -1,0 +1,36 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+
+	"github.com/wayside-archive/wayside/dedupindex"
+)
+
+// Linking this package registers the scheme sidecar: with
+// dedupindex.OpenURL, sidecar:///SOCKET or sidecar://HOST:PORT (with
+// OpenOptions.Token) opens the Index of a running `wayside serve`.
+func init() { dedupindex.RegisterScheme("sidecar", openURL) }
+
+func openURL(_ context.Context, u *url.URL, o dedupindex.OpenOptions) (dedupindex.Index, error) {
+	addr := u.Path
+	var copts []Option
+	if u.Host != "" {
+		addr = "http://" + u.Host
+		tok := o.Token
+		if tok == "" {
+			return nil, errors.New("a sidecar reached over TCP needs a token (WAYSIDE_TOKEN)")
+		}
+		copts = append(copts, WithToken(tok))
+	}
+	if addr == "" {
+		return nil, fmt.Errorf("%w: sidecar URL without a socket path or host", dedupindex.ErrBadURL)
+	}
+	c, err := New(addr, copts...)
+	if err != nil {
+		return nil, err
+	}
+	return c.Index(), nil
+}
