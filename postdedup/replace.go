@@ -13,7 +13,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/wayside-archive/wayside/crawl"
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
@@ -182,11 +182,13 @@ func moveOver(src, dst string) error {
 
 // swapCDXJ replaces a CDXJ file kept beside the input with the output's.
 func swapCDXJ(outDir string, f StampedFile, st *ReplaceStats, opts ReplaceOptions) error {
-	beside := filepath.Join(filepath.Dir(f.Input), crawl.CDXJName(filepath.Base(f.Input)))
-	src := filepath.Join(outDir, f.CDXJ)
-	if _, err := os.Stat(beside); err != nil {
+	// Under either naming (cdxj.FindSideFile): the output's lines take
+	// the place of the input's, wherever it was.
+	beside, found, err := cdxj.FindSideFile(filepath.Dir(f.Input), f.Input)
+	if err != nil || !found {
 		return nil // the input had none
 	}
+	src := filepath.Join(outDir, f.CDXJ)
 	if _, err := os.Stat(src); err != nil {
 		return nil // already moved
 	}

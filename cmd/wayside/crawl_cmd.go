@@ -17,6 +17,8 @@ import (
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/backend"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/warcfile"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 const crawlUsage = `[flags] URL...
@@ -51,7 +53,7 @@ type crawlFlags struct {
 
 func (f *crawlFlags) register(fs *flagSet) {
 	fs.StringVar(&f.warcDir, "warc-dir", "warcs", "directory for WARC and CDXJ files")
-	fs.StringVar(&f.warcPrefix, "warc-prefix", crawl.DefaultPrefix, "start of WARC file names; give each crawler of a fleet its own, so the file an index entry names is unique")
+	fs.StringVar(&f.warcPrefix, "warc-prefix", warcfile.DefaultPrefix, "start of WARC file names; give each crawler of a fleet its own, so the file an index entry names is unique")
 	fs.StringVar(&f.index, "index", "", "dedup index: a directory (embedded pebble) or a URL: pebble:///DIR, redis://HOST:PORT,HOST:PORT/ (Redis Cluster shared by a fleet), sidecar:///SOCKET or sidecar://HOST:PORT (token in WAYSIDE_TOKEN) (default WARC-DIR/"+crawl.IndexSubdir+")")
 	fs.StringVar(&f.scope, "scope", dedupindex.DefaultScope, "dedup scope (collection) captures are filed under")
 	fs.StringVar(&f.prefixes, "prefix", "", "comma-separated URL prefixes to stay within (default: the seeds' hosts)")
@@ -64,7 +66,7 @@ func (f *crawlFlags) register(fs *flagSet) {
 	fs.StringVar(&f.originalDirs, "original-dirs", "", "comma-separated directories holding WARC files of originals from earlier crawls (for --verify=bytes)")
 	fs.BoolVar(&f.conditional, "conditional", false, "send If-None-Match/If-Modified-Since for URLs archived before; 304 → server-not-modified revisit")
 	fs.StringVar(&f.version, "warc-version", "1.1", "WARC version to write: 1.0 or 1.1")
-	fs.Int64Var(&f.maxFileSize, "max-file-size", crawl.DefaultMaxFileSize, "rotate WARC files at this size in bytes")
+	fs.Int64Var(&f.maxFileSize, "max-file-size", warcfile.DefaultMaxFileSize, "rotate WARC files at this size in bytes")
 	fs.Int64Var(&f.maxBody, "max-body", 100<<20, "record at most this many body bytes per response (WARC-Truncated: length; 0: no limit); bodies are held in memory")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "connect and response-header timeout")
 	fs.DurationVar(&f.maxTime, "max-time", 5*time.Minute, "cut a fetch still receiving after this long (WARC-Truncated: time; 0: no limit)")
@@ -93,7 +95,7 @@ func (f *crawlFlags) register(fs *flagSet) {
 	fs.atLeast("min-size", 1)
 	fs.atLeast("window", 0)
 	fs.atLeast("min-free", 0)
-	fs.oneOf("warc-version", crawl.Version10, crawl.Version11)
+	fs.oneOf("warc-version", warcio.Version10, warcio.Version11)
 	fs.existingDirs("original-dirs")
 	fs.BoolVar(&f.characterize, "characterize", false, "identify the format of every capture as it lands (off the write path), into WARC-DIR/"+characterizationSubdir+" (query it with wayside characterize query --store)")
 }
@@ -119,7 +121,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 type crawlSummary struct {
 	rec       crawl.Stats
 	crawler   crawl.CrawlStats
-	writer    crawl.WriterStats
+	writer    warcfile.WriterStats
 	consumers []wayside.ConsumerStats
 	elapsed   time.Duration
 }
@@ -189,8 +191,8 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		WARCDir: f.warcDir, IndexURL: f.index, IndexToken: e.getenv("WAYSIDE_TOKEN"), NoDedup: f.noDedup,
 		Policy: dedupindex.Policy{Match: match, MinPayloadSize: f.minSize, Scope: f.scope,
 			ReadOnlyScopes: splitList(f.readScopes), Statuses: statuses, Window: f.window},
-		Writer: crawl.WriterOptions{Prefix: f.warcPrefix, Version: f.version, MaxFileSize: f.maxFileSize, MinFreeBytes: f.minFree,
-			Info: []crawl.Field{{Name: "http-header-user-agent", Value: f.userAgent}, {Name: "isPartOf", Value: f.scope},
+		Writer: warcfile.WriterOptions{Prefix: f.warcPrefix, Version: f.version, MaxFileSize: f.maxFileSize, MinFreeBytes: f.minFree,
+			Info: []warcio.Field{{Name: "http-header-user-agent", Value: f.userAgent}, {Name: "isPartOf", Value: f.scope},
 				{Name: "robots", Value: map[bool]string{true: "obey", false: "ignore"}[f.robots]}}},
 		Recorder: crawl.Options{Verify: verify, OriginalDirs: splitList(f.originalDirs), Conditional: f.conditional, MaxBody: f.maxBody, MaxDuration: f.maxTime,
 			Timeout: f.timeout, Allow: scope.Allow, MaxConnsPerHost: max(f.parallel, 1), Logger: log},
