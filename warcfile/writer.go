@@ -47,12 +47,19 @@ type WriterOptions struct {
 	// current file larger than this (default DefaultMaxFileSize). A single
 	// batch larger than the limit still goes into one file.
 	MaxFileSize int64
+	// RotateAfter, when positive, also rotates to a new file before a
+	// record batch once the current file has been open this long (by Now),
+	// as Heritrix's and Zeno's time-based rotation do; a file always gets
+	// at least one batch.
+	RotateAfter time.Duration
 	// CompressionLevel is the gzip level (1–9, default 6 via 0).
 	CompressionLevel int
 	// Hostname names this machine in file names and warcinfo (default
 	// os.Hostname).
 	Hostname string
-	// Info holds extra warcinfo fields (software, operator, robots, ...).
+	// Info holds extra warcinfo fields after software, format, conformsTo
+	// and hostname (operator, description, isPartOf, robots, ...: see
+	// InfoFields).
 	Info []warcio.Field
 	// NoCDXJ disables the CDXJ side file written beside each WARC file.
 	NoCDXJ bool
@@ -134,6 +141,7 @@ type Writer struct {
 	f          File
 	name       string // final base name of the current file
 	size       int64
+	opened     time.Time // when the current file was created (by Now)
 	warcinfoID string
 	infoLen    int64
 	serial     int
@@ -385,7 +393,7 @@ func (w *Writer) Write(recs ...*warcio.Draft) (Written, error) {
 	if err := fsutil.CheckFree(w.opts.Dir, w.opts.MinFreeBytes, total); err != nil {
 		return Written{}, err // it names the directory
 	}
-	for w.f != nil && w.size+total > w.opts.MaxFileSize && w.size > w.infoLen {
+	for w.f != nil && w.size > w.infoLen && (w.size+total > w.opts.MaxFileSize || w.expiredLocked()) {
 		if err := w.closeFileLocked(w.name); err != nil {
 			return Written{}, err
 		}
@@ -440,6 +448,25 @@ func (w *Writer) Write(recs ...*warcio.Draft) (Written, error) {
 		w.pending = append(w.pending, p)
 	}
 	return wr, nil
+}
+
+// expiredLocked reports whether the current file has been open for
+// RotateAfter.
+func (w *Writer) expiredLocked() bool {
+	return w.opts.RotateAfter > 0 && w.opts.Now().Sub(w.opened) >= w.opts.RotateAfter
+}
+
+// InfoFields returns the warcinfo fields operator, description and
+// isPartOf (the WARC 1.1 §6.5 names), leaving out empty ones, for
+// WriterOptions.Info.
+func InfoFields(operator, description, isPartOf string) []warcio.Field {
+	var out []warcio.Field
+	for _, f := range []warcio.Field{{Name: "operator", Value: operator}, {Name: "description", Value: description}, {Name: "isPartOf", Value: isPartOf}} {
+		if f.Value != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // writeChunk is the largest single write(2) issued: a big record goes to
@@ -638,6 +665,7 @@ func (w *Writer) openFileLocked() error {
 	}
 	w.f, w.name, w.size, w.warcinfoID = f, name, int64(len(enc[0].member)), info.ID
 	w.infoLen = w.size
+	w.opened = now
 	w.stats.Files++
 	w.stats.Records++
 	w.stats.RawBytes += raw

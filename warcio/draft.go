@@ -99,14 +99,12 @@ func NewWarcinfo(filename, version, hostname string, now time.Time, extra []Fiel
 }
 
 // FieldsBlock is the application/warc-fields block of fields ("Name:
-// Value" lines, CRLF-terminated), as warcinfo and metadata records carry.
+// Value" lines, CRLF-terminated), as warcinfo and metadata records carry;
+// line breaks in a value are percent-encoded, as in a header.
 func FieldsBlock(fields []Field) []byte {
 	var b bytes.Buffer
 	for _, f := range fields {
-		b.WriteString(f.Name)
-		b.WriteString(": ")
-		b.WriteString(f.Value)
-		b.WriteString("\r\n")
+		writeField(&b, f.Name, f.Value)
 	}
 	return b.Bytes()
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,6 +50,8 @@ type crawlFlags struct {
 	robots, conditional, noDedup, verbose, quiet, json                 bool
 	liveMap                                                            string
 	characterize                                                       bool
+	operator, description, isPartOf                                    string
+	rotateAfter                                                        time.Duration
 }
 
 func (f *crawlFlags) register(fs *flagSet) {
@@ -67,6 +70,10 @@ func (f *crawlFlags) register(fs *flagSet) {
 	fs.BoolVar(&f.conditional, "conditional", false, "send If-None-Match/If-Modified-Since for URLs archived before; 304 → server-not-modified revisit")
 	fs.StringVar(&f.version, "warc-version", "1.1", "WARC version to write: 1.0 or 1.1")
 	fs.Int64Var(&f.maxFileSize, "max-file-size", warcfile.DefaultMaxFileSize, "rotate WARC files at this size in bytes")
+	fs.DurationVar(&f.rotateAfter, "rotate-after", 0, "also rotate a WARC file once it has been open this long, e.g. 1h (0: by size only)")
+	fs.StringVar(&f.operator, "operator", "", "warcinfo operator: who ran the crawl (a person or an institution, e.g. with a contact address)")
+	fs.StringVar(&f.description, "description", "", "warcinfo description of the crawl")
+	fs.StringVar(&f.isPartOf, "is-part-of", "", "warcinfo isPartOf: the collection the WARCs belong to (default the --scope)")
 	fs.Int64Var(&f.maxBody, "max-body", 100<<20, "record at most this many body bytes per response (WARC-Truncated: length; 0: no limit); bodies are held in memory")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "connect and response-header timeout")
 	fs.DurationVar(&f.maxTime, "max-time", 5*time.Minute, "cut a fetch still receiving after this long (WARC-Truncated: time; 0: no limit)")
@@ -88,6 +95,7 @@ func (f *crawlFlags) register(fs *flagSet) {
 	fs.atLeast("max-pages", 0)
 	fs.atLeast("delay", 0)
 	fs.atLeast("max-file-size", 1)
+	fs.atLeast("rotate-after", 0)
 	fs.atLeast("max-body", 0)
 	fs.atLeast("timeout", float64(time.Millisecond))
 	fs.atLeast("max-time", 0)
@@ -192,8 +200,10 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		Policy: dedupindex.Policy{Match: match, MinPayloadSize: f.minSize, Scope: f.scope,
 			ReadOnlyScopes: splitList(f.readScopes), Statuses: statuses, Window: f.window},
 		Writer: warcfile.WriterOptions{Prefix: f.warcPrefix, Version: f.version, MaxFileSize: f.maxFileSize, MinFreeBytes: f.minFree,
-			Info: []warcio.Field{{Name: "http-header-user-agent", Value: f.userAgent}, {Name: "isPartOf", Value: f.scope},
-				{Name: "robots", Value: map[bool]string{true: "obey", false: "ignore"}[f.robots]}}},
+			RotateAfter: f.rotateAfter,
+			Info: append([]warcio.Field{{Name: "http-header-user-agent", Value: f.userAgent}, {Name: "isPartOf", Value: cmp.Or(f.isPartOf, f.scope)},
+				{Name: "robots", Value: map[bool]string{true: "obey", false: "ignore"}[f.robots]}},
+				warcfile.InfoFields(f.operator, f.description, "")...)},
 		Recorder: crawl.Options{Verify: verify, OriginalDirs: splitList(f.originalDirs), Conditional: f.conditional, MaxBody: f.maxBody, MaxDuration: f.maxTime,
 			Timeout: f.timeout, Allow: scope.Allow, MaxConnsPerHost: max(f.parallel, 1), Logger: log},
 		Subscriber: cons.Fanout,
