@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wayside-archive/wayside/warcio"
+	"github.com/wayside-archive/wayside/internal/warctest"
 )
 
 // RotateAfter starts a new file once the current one has been open that
@@ -62,16 +62,7 @@ func TestRotateAfterAndInfoFields(t *testing.T) {
 		t.Errorf("records per file %v, want [2 1 1]", counts)
 	}
 	for _, f := range files {
-		r, err := warcio.Open(f, warcio.Options{KeepPayload: 4096})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, err := r.Next()
-		r.Close()
-		if err != nil || rec.Type != "warcinfo" {
-			t.Fatalf("%s: first record %v %v", f, rec, err)
-		}
-		block := string(rec.Payload)
+		block := warctest.WarcinfoBlock(t, f)
 		for _, want := range []string{"operator: Example Library\r\n", "description: test crawl%0D%0Asecond line\r\n"} {
 			if !strings.Contains(block, want) {
 				t.Errorf("%s: warcinfo block lacks %q:\n%s", f, want, block)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/wayside-archive/wayside/crawl/sitetest"
-	"github.com/wayside-archive/wayside/warcio"
+	"github.com/wayside-archive/wayside/internal/warctest"
 )
 
 // `wayside crawl --operator --description --is-part-of` puts them in the
@@ -31,18 +31,10 @@ func TestCrawlWarcinfoFlags(t *testing.T) {
 		t.Fatal("no WARC file")
 	}
 	for _, f := range files {
-		r, err := warcio.Open(f, warcio.Options{KeepPayload: 4096})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, err := r.Next()
-		r.Close()
-		if err != nil || rec.Type != "warcinfo" {
-			t.Fatalf("%s: first record %v, %v", f, rec, err)
-		}
+		block := warctest.WarcinfoBlock(t, f)
 		for _, want := range []string{"operator: Example Library <web@example.org>\r\n", "description: a test crawl\r\n", "isPartOf: test-collection\r\n"} {
-			if !strings.Contains(string(rec.Payload), want) {
-				t.Errorf("%s: warcinfo lacks %q:\n%s", f, want, rec.Payload)
+			if !strings.Contains(block, want) {
+				t.Errorf("%s: warcinfo lacks %q:\n%s", f, want, block)
 			}
 		}
 	}

@@ -169,3 +169,19 @@ func RecordAt(dir string, c wayside.Capture) error {
 	}
 	return nil
 }
+
+// WarcinfoBlock returns the block of the warcinfo record the WARC file at
+// path starts with (failing the test when it does not start with one).
+func WarcinfoBlock(t testing.TB, path string) string {
+	t.Helper()
+	r, err := warcio.Open(path, warcio.Options{KeepPayload: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rec, err := r.Next()
+	if err != nil || rec.Type != "warcinfo" {
+		t.Fatalf("%s: first record %v, %v: want a warcinfo record", path, rec, err)
+	}
+	return string(rec.Payload)
+}
