@@ -31,8 +31,9 @@ type Config struct {
 	PollInterval time.Duration
 	// Checkpoint is the file holding the durable progress (required).
 	Checkpoint string
-	// CDXJDir receives one CDXJ file per WARC, NAME.cdxj for the WARC file
-	// NAME (its name without ".open"); "" writes none.
+	// CDXJDir receives one CDXJ side file per WARC, NAME.cdxj for the
+	// WARC file NAME (its name without ".open"; cdxj.SideFileName); ""
+	// writes none.
 	CDXJDir string
 	// Policy decides which complete captures seed the dedup index (scope,
 	// match mode, statuses, minimum size), as for a crawl

@@ -58,7 +58,8 @@ func ReadStamp(outDir string) (Stamp, error) {
 // and the output the size and SHA-256. Each swap is one rename(2) over
 // the input (atomic); the input is kept, as a hard link, in
 // outDir/.wayside-dedup/retired until the caller deletes it. A CDXJ file
-// beside an input (NAME.cdxj, as wayside crawl keeps) is replaced by the
+// beside an input (cdxj.FindSideFile: NAME.warc.gz.cdxj, as wayside crawl
+// keeps, or the NAME.cdxj of earlier releases) is replaced by the
 // output's.
 //
 // Replace may be interrupted at any point and run again: a file whose

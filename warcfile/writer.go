@@ -121,7 +121,8 @@ type WriterStats struct {
 // Durability is group-committed: Write appends records; WaitDurable returns
 // once an fsync covering them has completed. Concurrent waiters share one
 // fsync. After each fsync the CDXJ lines of the newly durable records are
-// appended to the CDXJ file beside the WARC file (NAME.cdxj), in write order.
+// appended to the CDXJ side file beside the WARC file (cdxj.SideFileName:
+// NAME.warc.gz.cdxj), in write order.
 //
 // A Writer is safe for concurrent use.
 type Writer struct {
