@@ -1,16 +1,13 @@
 package captureindex
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/cockroachdb/pebble"
 
@@ -45,23 +42,14 @@ func (ix *Index) Resync(ctx context.Context) error {
 }
 
 func (ix *Index) cdxjFiles() ([]string, error) {
-	var out []string
-	for _, d := range ix.cdxjDirs {
-		ents, err := os.ReadDir(d)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
+	files, err := cdxj.ListSideFiles(ix.cdxjDirs...)
+	if err != nil {
+		return nil, fmt.Errorf("captureindex: resync: %w", err)
+	}
+	out := make([]string, len(files))
+	for i, p := range files {
+		if out[i], err = filepath.Abs(p); err != nil {
 			return nil, fmt.Errorf("captureindex: resync: %w", err)
-		}
-		for _, e := range ents {
-			if !e.IsDir() && strings.HasSuffix(e.Name(), ".cdxj") && !strings.HasPrefix(e.Name(), ".") {
-				p, err := filepath.Abs(filepath.Join(d, e.Name()))
-				if err != nil {
-					return nil, fmt.Errorf("captureindex: resync: %w", err)
-				}
-				out = append(out, p)
-			}
 		}
 	}
 	sort.Strings(out)
@@ -102,34 +90,19 @@ func (ix *Index) resyncFile(ctx context.Context, path string) error {
 	if ok && old == now {
 		return nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("captureindex: resync: %w", err)
-	}
-	defer f.Close()
-	// Only the complete lines present when the file was examined: a
-	// producer may be appending.
-	br := bufio.NewReaderSize(io.LimitReader(f, now.size), 256<<10)
 	var batch []wayside.Capture
 	added, bad := 0, 0
+	var addErr error
 	flush := func() error {
 		n, err := ix.Add(ctx, batch...)
 		added += n
 		batch = batch[:0]
 		return err
 	}
-	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadString('\n')
-		if err == io.EOF {
-			break // a partial last line is read once it is complete
-		}
-		if err != nil {
-			return fmt.Errorf("captureindex: resync %s: %w", path, err)
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" || line[0] == '!' || line[0] == '#' {
-			continue
-		}
+	// Only the complete lines present when the file was examined: a
+	// producer may be appending (a partial last line is read once it is
+	// complete).
+	err = cdxj.ReplaySideFile(path, now.size, func(line string, lineNo int) error {
 		l, err := cdxj.Parse(line)
 		var c wayside.Capture
 		if err == nil {
@@ -142,15 +115,21 @@ func (ix *Index) resyncFile(ctx context.Context, path string) error {
 			if bad++; bad <= 10 {
 				ix.log.Warn("captureindex: resync: line skipped", "file", path, "line", lineNo, "err", err)
 			}
-			continue
+			return nil
 		}
 		c.Scope = ix.scope
 		batch = append(batch, c)
 		if len(batch) >= resyncBatch {
-			if err := flush(); err != nil {
-				return err
-			}
+			addErr = flush()
+			return addErr
 		}
+		return nil
+	})
+	if addErr != nil {
+		return addErr
+	}
+	if err != nil {
+		return fmt.Errorf("captureindex: resync: %w", err)
 	}
 	if err := flush(); err != nil {
 		return err

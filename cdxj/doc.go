@@ -8,4 +8,19 @@
 // as JSON strings, ", " and ": " separators, non-ASCII escaped, fields whose
 // value is empty or "-" left out. Lines sort in plain byte order, as
 // `LC_ALL=C sort` sorts them.
+//
+// # The side file
+//
+// The CDXJ side file (the catch-up log) of a WARC file is written here
+// once for both producers of captures, the crawler's writer (package
+// warcfile) and the ingester: SideFile appends lines in durable order and
+// cuts a failed append back to the last whole line (AppendAt and CutBack
+// drop the lines of a batch that was not checkpointed), SortSideFile
+// rewrites it sorted once its WARC is complete, RebuildSideFile writes it
+// anew from its WARC after a crash, and ListSideFiles and ReplaySideFile
+// are how consumers (the live MementoMap, the capture index,
+// characterization) catch up. Its name is the WARC file's with ".cdxj"
+// added (SideFileName: NAME.warc.gz.cdxj), as ingest always named it and
+// pywb's and other CDXJ tools find it ("*.cdxj"); the NAME.cdxj the
+// crawler wrote before is still found (FindSideFile, ListSideFiles).
 package cdxj

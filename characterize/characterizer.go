@@ -664,15 +664,10 @@ var _ wayside.Resyncer = (*Characterizer)(nil)
 // resyncCDXJ characterizes the records named by lines of the CDXJ files in
 // CDXJDirs that the store does not hold, and waits until they are stored.
 func (c *Characterizer) resyncCDXJ(ctx context.Context) error {
-	var paths []string
-	for _, dir := range c.opts.CDXJDirs {
-		ps, err := filepath.Glob(filepath.Join(dir, "*.cdxj"))
-		if err != nil {
-			return fmt.Errorf("characterize: %w", err)
-		}
-		paths = append(paths, ps...)
+	paths, err := cdxj.ListSideFiles(c.opts.CDXJDirs...)
+	if err != nil {
+		return fmt.Errorf("characterize: %w", err)
 	}
-	sort.Strings(paths)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error

@@ -3,14 +3,13 @@ package characterize
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/wayside-archive/wayside/digest"
-	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -77,7 +76,8 @@ type MetadataStats struct {
 //
 // Fields without a value are left out; a nested object's path joins its
 // container levels with " → ". Every record is one gzip member, written
-// with the project's record encoder (warcio.RecordHead). Revisits, records
+// with the project's record encoder (warcio.RecordHead) through
+// warcfile.WriteFile. Revisits, records
 // without a WARC-Record-ID (ARC records) and empty payloads get no record
 // (MetadataStats counts them).
 func WriteMetadata(st *Store, file, path string, opts MetadataOptions) (MetadataStats, error) {
@@ -86,11 +86,7 @@ func WriteMetadata(st *Store, file, path string, opts MetadataOptions) (Metadata
 		opts.Now = time.Now
 	}
 	recs := st.Records(file)
-	err := fsutil.WriteFileAtomic(path, 0o644, func(w io.Writer) error {
-		mw, err := warcio.NewMemberWriter(metadataLevel)
-		if err != nil {
-			return err
-		}
+	err := warcfile.WriteFile(path, metadataLevel, func(w *warcfile.FileWriter) error {
 		infoID := warcio.NewRecordID()
 		info := warcio.RecordHead{Version: "1.1", Type: "warcinfo", ID: infoID, Date: warcio.FormatDate(opts.Now(), "1.1"),
 			Fields: []warcio.Field{{Name: "WARC-Filename", Value: filepath.Base(path)}, {Name: "Content-Type", Value: "application/warc-fields"}}}
@@ -100,7 +96,7 @@ func WriteMetadata(st *Store, file, path string, opts MetadataOptions) (Metadata
 		b.add("conformsTo", "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/")
 		b.add("description", "format identification of the payloads of "+file+" (one metadata record each, WARC-Refers-To the record identified)")
 		b.add("identifier", opts.Identifier)
-		if err := writeRecord(mw, w, &info, b.Bytes()); err != nil {
+		if err := writeRecord(w, &info, b.Bytes()); err != nil {
 			return err
 		}
 		for _, r := range recs {
@@ -121,7 +117,7 @@ func WriteMetadata(st *Store, file, path string, opts MetadataOptions) (Metadata
 			}
 			h.Fields = append(h.Fields, warcio.Field{Name: "WARC-Refers-To", Value: r.RecordID},
 				warcio.Field{Name: "Content-Type", Value: "application/warc-fields"})
-			if err := writeRecord(mw, w, &h, identificationBlock(r)); err != nil {
+			if err := writeRecord(w, &h, identificationBlock(r)); err != nil {
 				return err
 			}
 			stats.Records++
@@ -186,9 +182,9 @@ const metadataLevel = 5
 
 // writeRecord writes the record h with block (its digest and length set
 // here) as one gzip member to w.
-func writeRecord(mw *warcio.MemberWriter, w io.Writer, h *warcio.RecordHead, block []byte) error {
+func writeRecord(w *warcfile.FileWriter, h *warcio.RecordHead, block []byte) error {
 	h.BlockDigest = digest.Of(digest.SHA1, block).String()
 	h.ContentLength = int64(len(block))
-	_, err := mw.WriteRecord(w, h, bytes.NewReader(block))
+	_, err := w.WriteRecord(h, bytes.NewReader(block))
 	return err
 }

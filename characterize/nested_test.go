@@ -18,8 +18,8 @@ import (
 	"compress/gzip"
 	"github.com/andybalholm/brotli"
 
-	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/internal/corpustest"
+	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -67,8 +67,8 @@ func gzipOf(data []byte, name string) []byte {
 	return b.Bytes()
 }
 
-// response is an HTTP response record for crawl's encoder.
-func response(uri, ctype string, body []byte, extra ...string) *crawl.Record {
+// response is an HTTP response record for warcio's encoder.
+func response(uri, ctype string, body []byte, extra ...string) *warcio.Draft {
 	var h bytes.Buffer
 	fmt.Fprintf(&h, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n", ctype, len(body))
 	for _, e := range extra {
@@ -79,26 +79,26 @@ func response(uri, ctype string, body []byte, extra ...string) *crawl.Record {
 	}
 	h.WriteString("\r\n")
 	h.Write(body)
-	r := &crawl.Record{Type: "response", ID: crawl.NewRecordID(), Date: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC),
-		Fields: []crawl.Field{{Name: "WARC-Target-URI", Value: uri}, {Name: "Content-Type", Value: "application/http; msgtype=response"}},
+	r := &warcio.Draft{Type: "response", ID: warcio.NewRecordID(), Date: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC),
+		Fields: []warcio.Field{{Name: "WARC-Target-URI", Value: uri}, {Name: "Content-Type", Value: "application/http; msgtype=response"}},
 		Block:  h.Bytes()}
 	for _, e := range extra {
 		if n, v, ok := strings.Cut(e, ": "); ok && strings.HasPrefix(e, "WARC-") {
-			r.Fields = append(r.Fields, crawl.Field{Name: n, Value: v})
+			r.Fields = append(r.Fields, warcio.Field{Name: n, Value: v})
 		}
 	}
 	return r
 }
 
-// writeWARC writes recs with crawl's writer into a new directory and
+// writeWARC writes recs with warcfile's writer into a new directory and
 // returns the path of the closed WARC file.
-func writeWARC(t testing.TB, recs ...*crawl.Record) string {
+func writeWARC(t testing.TB, recs ...*warcio.Draft) string {
 	t.Helper()
 	dir, err := os.MkdirTemp(tempRoot, "warc-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := crawl.OpenWriter(crawl.WriterOptions{Dir: dir, Hostname: "test", NoCDXJ: true, Now: func() time.Time { return time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC) }})
+	w, err := warcfile.OpenWriter(warcfile.WriterOptions{Dir: dir, Hostname: "test", NoCDXJ: true, Now: func() time.Time { return time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,15 +16,14 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/digest"
-	"github.com/wayside-archive/wayside/internal/fsutil"
-	"github.com/wayside-archive/wayside/internal/iox"
+	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
-// WARC versions ARCToWARC writes.
+// WARC versions ARCToWARC writes (warcio's).
 const (
-	Version10 = "1.0"
-	Version11 = "1.1"
+	Version10 = warcio.Version10
+	Version11 = warcio.Version11
 )
 
 // Options tune ARCToWARC. The zero value writes WARC/1.1 at gzip level 6.
@@ -119,10 +118,6 @@ func ARCToWARC(ctx context.Context, path, dir string, opts Options) (Result, err
 	if err != nil {
 		return res, err
 	}
-	mw, err := warcio.NewMemberWriter(opts.CompressionLevel)
-	if err != nil {
-		return res, fmt.Errorf("convert: %w", err)
-	}
 	if !opts.Overwrite {
 		if _, err := os.Lstat(res.WARC); err == nil {
 			return res, fmt.Errorf("convert: %s already exists", res.WARC)
@@ -142,12 +137,12 @@ func ARCToWARC(ctx context.Context, path, dir string, opts Options) (Result, err
 	c := &converter{
 		opts: opts, res: &res, r: r, buf: buf,
 		arcName: filepath.Base(path), arcSHA1: sum, arcSize: size,
-		warcName: filepath.Base(res.WARC), mw: mw,
+		warcName: filepath.Base(res.WARC),
 	}
-	err = fsutil.WriteFileAtomic(res.WARC, 0o644, func(w io.Writer) error {
-		c.out = &iox.CountWriter{W: w}
+	err = warcfile.WriteFile(res.WARC, opts.CompressionLevel, func(fw *warcfile.FileWriter) error {
+		c.out = fw
 		err := c.run(ctx)
-		res.WARCBytes = c.out.N
+		res.WARCBytes = fw.Size()
 		return err
 	})
 	res.RawBytes = r.DataOffset()
@@ -162,8 +157,7 @@ type converter struct {
 	res      *Result
 	r        *warcio.Reader
 	buf      *blockBuffer
-	out      *iox.CountWriter
-	mw       *warcio.MemberWriter
+	out      *warcfile.FileWriter
 	arcName  string
 	arcSHA1  string
 	arcSize  int64
@@ -223,7 +217,7 @@ func (c *converter) writeWarcinfo(rec *warcio.Record) error {
 	fields := [][2]string{
 		{"software", c.opts.Software + " arc2warc (github.com/wayside-archive/wayside)"},
 		{"format", "WARC File Format " + v},
-		{"conformsTo", conformsTo(v)},
+		{"conformsTo", warcio.ConformsTo(v)},
 		{"hostname", c.opts.Hostname},
 		{"description", "Converted from the ARC file " + c.arcName + " following the IIPC WARC Implementation Guidelines (ARC to WARC conversion)"},
 		{"arc-file", c.arcName},
@@ -339,7 +333,7 @@ func (c *converter) write(h *warcio.RecordHead, block []byte, blockR io.Reader) 
 	} else {
 		h.ContentLength = c.buf.n
 	}
-	_, err := c.mw.WriteRecord(c.out, h, blockR)
+	_, err := c.out.WriteRecord(h, blockR)
 	return err
 }
 
@@ -361,13 +355,6 @@ func contentType(ct string) string {
 		return "application/octet-stream"
 	}
 	return ct
-}
-
-func conformsTo(version string) string {
-	if version == Version10 {
-		return "http://bibnum.bnf.fr/WARC/WARC_ISO_28500_version1_latestdraft.pdf"
-	}
-	return "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
 }
 
 // arcVersionLine returns the first line of a filedesc block ("1 1

@@ -23,7 +23,9 @@ import (
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
 	"github.com/wayside-archive/wayside/internal/cdxjtest"
+	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/mementomap"
+	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -63,7 +65,7 @@ func crashChild(spec string) error {
 		if err != nil {
 			return err
 		}
-		s, err := Open(Config{WARCDir: dir, Writer: WriterOptions{MaxFileSize: 1 << 20, CompressionLevel: 1},
+		s, err := Open(Config{WARCDir: dir, Writer: warcfile.WriterOptions{MaxFileSize: 1 << 20, CompressionLevel: 1},
 			Recorder: Options{Conditional: i%2 == 1}, Subscriber: cons.Fanout})
 		if err != nil {
 			return err
@@ -71,13 +73,14 @@ func crashChild(spec string) error {
 		if err := cons.CatchUp(context.Background()); err != nil {
 			return err
 		}
-		// Between the write(2) calls of a record: say so once, then
-		// dawdle, so the parent can kill the process inside a record.
-		s.Writer.chunkHook = func() {
-			inRecord.Do(func() { fmt.Println(crashInRecord) })
-			time.Sleep(time.Millisecond)
-		}
 		if i == 0 {
+			// Between the write(2) calls of a record: say so once, then
+			// dawdle, so the parent can kill the process inside a record.
+			failpoint.Enable(warcfile.PointChunk, func(n int) (int, error) {
+				inRecord.Do(func() { fmt.Println(crashInRecord) })
+				time.Sleep(time.Millisecond)
+				return n, nil
+			})
 			fmt.Println(crashReady) // recovery done, crawling starts
 		}
 		c, err := NewCrawler(CrawlConfig{Seeds: []*url.URL{seed, big}, Recorder: s.Recorder, MaxDepth: -1, Parallel: 4})
@@ -192,7 +195,7 @@ func TestCrashRecovery(t *testing.T) {
 		// Which .open files does warcio see ending in a partial record?
 		truncated := map[string]bool{}
 		for _, p := range warcFiles(t, dir, true) {
-			if !strings.HasSuffix(p, openSuffix) {
+			if !strings.HasSuffix(p, warcfile.OpenSuffix) {
 				continue
 			}
 			r, err := warcio.Open(p)
@@ -214,7 +217,7 @@ func TestCrashRecovery(t *testing.T) {
 			}
 			r.Close()
 		}
-		rep, err := Recover(dir, RecoverOptions{})
+		rep, err := warcfile.Recover(dir, warcfile.RecoverOptions{})
 		if err != nil {
 			t.Fatalf("run %d: recover: %v", run, err)
 		}
@@ -273,7 +276,7 @@ func checkSpineAfterCrash(t *testing.T, run int, dir string) {
 	t.Helper()
 	var sides []string
 	for _, w := range warcFiles(t, dir, false) {
-		side := filepath.Join(dir, cdxjName(filepath.Base(w)))
+		side := filepath.Join(dir, cdxj.SideFileName(filepath.Base(w)))
 		if _, err := os.Stat(side); err != nil {
 			t.Errorf("run %d: %s has no CDXJ file: %v", run, filepath.Base(w), err)
 			continue

@@ -13,6 +13,7 @@ import (
 	"github.com/wayside-archive/wayside/dedupindex"
 	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
 	"github.com/wayside-archive/wayside/internal/cdxjtest"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // expectation is what a crawl of the example site must write, derived from
@@ -132,10 +133,10 @@ func TestCrawlSiteTwice(t *testing.T) {
 		version     string
 		verify      Verify
 	}{
-		{"digest-1.1", false, Version11, VerifySize},
-		{"conditional-1.1", true, Version11, VerifySize},
-		{"conditional-1.0", true, Version10, VerifySize},
-		{"bytes-1.0", false, Version10, VerifyBytes},
+		{"digest-1.1", false, warcio.Version11, VerifySize},
+		{"conditional-1.1", true, warcio.Version11, VerifySize},
+		{"conditional-1.0", true, warcio.Version10, VerifySize},
+		{"bytes-1.0", false, warcio.Version10, VerifyBytes},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			site := sitetest.New()
@@ -163,10 +164,10 @@ func TestCrawlSiteTwice(t *testing.T) {
 				"warcinfo": len(warcFiles(t, dir, false)),
 				"request":  e1.fetched + e2.fetched,
 				"response": e1.responses + e2.responses,
-				"revisit " + IdenticalPayloadProfile(tc.version): e1.revDigest + e2.revDigest,
+				"revisit " + warcio.IdenticalPayloadProfile(tc.version): e1.revDigest + e2.revDigest,
 			}
 			if e2.revNotMod > 0 {
-				want["revisit "+NotModifiedProfile(tc.version)] = e2.revNotMod
+				want["revisit "+warcio.NotModifiedProfile(tc.version)] = e2.revNotMod
 			}
 			if len(types) != len(want) {
 				t.Errorf("record types %v, want %v", types, want)
@@ -189,7 +190,7 @@ func TestCrawlSiteTwice(t *testing.T) {
 			// lines of exactly the captures delivered.
 			var cdxFiles []string
 			for _, w := range warcFiles(t, dir, false) {
-				side := filepath.Join(dir, cdxjName(filepath.Base(w)))
+				side := filepath.Join(dir, cdxj.SideFileName(filepath.Base(w)))
 				cdxFiles = append(cdxFiles, side)
 				if got, want := readFile(t, side), indexOf(t, w); got != want {
 					t.Errorf("%s differs from `wayside cdxj %s`:\n%s\n---\n%s", side, filepath.Base(w), got, want)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wayside-archive/wayside/crawl/sitetest"
+	"github.com/wayside-archive/wayside/warcfile"
 )
 
 // fetchedPaths crawls srv with cfg (Recorder and Seeds filled in) and
@@ -20,7 +21,7 @@ func fetchedPaths(t *testing.T, srv *sitetest.Server, cfg CrawlConfig, prefixes 
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	s := openTestSession(t, dir, Options{Allow: scope.Allow}, WriterOptions{})
+	s := openTestSession(t, dir, Options{Allow: scope.Allow}, warcfile.WriterOptions{})
 	cfg.Seeds, cfg.Recorder, cfg.Scope = []*url.URL{seed}, s.Recorder, scope
 	c, err := NewCrawler(cfg)
 	if err != nil {
@@ -108,7 +109,7 @@ func TestCrawlerScope(t *testing.T) {
 	seedURL, _ := ParseSeed(srv.URL + "/blog/")
 	scope, _ := NewScope([]*url.URL{seedURL}, []string{srv.URL + "/blog/"})
 	dir := t.TempDir()
-	s := openTestSession(t, dir, Options{Allow: scope.Allow}, WriterOptions{})
+	s := openTestSession(t, dir, Options{Allow: scope.Allow}, warcfile.WriterOptions{})
 	c, err := NewCrawler(CrawlConfig{Seeds: []*url.URL{seedURL}, Recorder: s.Recorder, Scope: scope, MaxDepth: -1})
 	if err != nil {
 		t.Fatal(err)

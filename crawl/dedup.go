@@ -8,6 +8,7 @@ import (
 
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // fetched is one completed exchange, ready to be recorded.
@@ -34,7 +35,7 @@ type fetched struct {
 func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 	p := x.resp
 	ver := r.opts.Writer.Version()
-	respID, reqID := NewRecordID(), NewRecordID()
+	respID, reqID := warcio.NewRecordID(), warcio.NewRecordID()
 	var (
 		orig   *dedupindex.Original
 		ticket *dedupindex.Ticket
@@ -42,7 +43,7 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 	)
 	switch {
 	case x.notModOf != nil && p.status == 304:
-		orig, prof = x.notModOf, NotModifiedProfile(ver)
+		orig, prof = x.notModOf, warcio.NotModifiedProfile(ver)
 	case r.opts.Dedup != nil && x.truncated == "":
 		dec, err := r.opts.Dedup.Decide(ctx, dedupindex.Candidate{URI: x.uri, Status: p.status, Digest: p.digest,
 			PayloadLength: int64(len(p.payload)), Date: x.date})
@@ -53,7 +54,7 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 		case dec.Action == dedupindex.WriteRevisit:
 			o := dec.Original
 			if r.confirm(ctx, x, &o) {
-				orig, prof = &o, IdenticalPayloadProfile(ver)
+				orig, prof = &o, warcio.IdenticalPayloadProfile(ver)
 			}
 		case dec.Action == dedupindex.WriteResponseAndCommit:
 			t := dec.Ticket
@@ -65,12 +66,12 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 		}
 	}
 
-	resp := &Record{Type: "response", ID: respID, Date: x.date}
-	resp.Fields = []Field{{"WARC-Target-URI", x.uri}}
+	resp := &warcio.Draft{Type: "response", ID: respID, Date: x.date}
+	resp.Fields = []warcio.Field{{Name: "WARC-Target-URI", Value: x.uri}}
 	if x.ip != "" {
-		resp.Fields = append(resp.Fields, Field{"WARC-IP-Address", x.ip})
+		resp.Fields = append(resp.Fields, warcio.Field{Name: "WARC-IP-Address", Value: x.ip})
 	}
-	resp.Fields = append(resp.Fields, Field{"WARC-Concurrent-To", reqID}, Field{"Content-Type", "application/http; msgtype=response"})
+	resp.Fields = append(resp.Fields, warcio.Field{Name: "WARC-Concurrent-To", Value: reqID}, warcio.Field{Name: "Content-Type", Value: "application/http; msgtype=response"})
 	if orig != nil {
 		resp.Type = "revisit"
 		origDigest := orig.Digest
@@ -78,40 +79,40 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 			origDigest = d
 		}
 		resp.Fields = append(resp.Fields,
-			Field{"WARC-Profile", prof},
-			Field{"WARC-Payload-Digest", origDigest})
+			warcio.Field{Name: "WARC-Profile", Value: prof},
+			warcio.Field{Name: "WARC-Payload-Digest", Value: origDigest})
 		if orig.RecordID != "" {
 			// An original imported from an ARC file has no record ID;
 			// Target-URI and Date still locate it (replay tools use those).
-			resp.Fields = append(resp.Fields, Field{"WARC-Refers-To", angle(orig.RecordID)})
+			resp.Fields = append(resp.Fields, warcio.Field{Name: "WARC-Refers-To", Value: angle(orig.RecordID)})
 		}
 		resp.Fields = append(resp.Fields,
-			Field{"WARC-Refers-To-Target-URI", orig.TargetURI},
-			Field{"WARC-Refers-To-Date", orig.Date.UTC().Format(time.RFC3339Nano)},
+			warcio.Field{Name: "WARC-Refers-To-Target-URI", Value: orig.TargetURI},
+			warcio.Field{Name: "WARC-Refers-To-Date", Value: orig.Date.UTC().Format(time.RFC3339Nano)},
 		)
 		if p.status != 304 {
 			// The body is dropped: only the status line and headers stay.
-			resp.Fields = append(resp.Fields, Field{"WARC-Truncated", "length"})
+			resp.Fields = append(resp.Fields, warcio.Field{Name: "WARC-Truncated", Value: "length"})
 			resp.Block = x.rawResp[:p.headLen]
 		} else {
 			resp.Block = x.rawResp
 		}
 	} else {
-		resp.Fields = append(resp.Fields, Field{"WARC-Payload-Digest", p.digest})
+		resp.Fields = append(resp.Fields, warcio.Field{Name: "WARC-Payload-Digest", Value: p.digest})
 		if x.truncated != "" {
-			resp.Fields = append(resp.Fields, Field{"WARC-Truncated", x.truncated})
+			resp.Fields = append(resp.Fields, warcio.Field{Name: "WARC-Truncated", Value: x.truncated})
 		}
 		resp.Block = x.rawResp
 	}
 	if len(resp.Block) < len("HTTP/1.1 200\r\n\r\n")-4 {
 		return nil, fmt.Errorf("crawl: record %s: response block of %d bytes (head %d of %d)", x.uri, len(resp.Block), p.headLen, len(x.rawResp))
 	}
-	reqRec := &Record{Type: "request", ID: reqID, Date: x.date}
-	reqRec.Fields = []Field{{"WARC-Target-URI", x.uri}}
+	reqRec := &warcio.Draft{Type: "request", ID: reqID, Date: x.date}
+	reqRec.Fields = []warcio.Field{{Name: "WARC-Target-URI", Value: x.uri}}
 	if x.ip != "" {
-		reqRec.Fields = append(reqRec.Fields, Field{"WARC-IP-Address", x.ip})
+		reqRec.Fields = append(reqRec.Fields, warcio.Field{Name: "WARC-IP-Address", Value: x.ip})
 	}
-	reqRec.Fields = append(reqRec.Fields, Field{"WARC-Concurrent-To", respID}, Field{"Content-Type", "application/http; msgtype=request"})
+	reqRec.Fields = append(reqRec.Fields, warcio.Field{Name: "WARC-Concurrent-To", Value: respID}, warcio.Field{Name: "Content-Type", Value: "application/http; msgtype=request"})
 	reqRec.Block = x.rawReq
 
 	cancel := func() {

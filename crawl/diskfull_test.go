@@ -12,10 +12,13 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
 	"github.com/wayside-archive/wayside/internal/cdxjtest"
+	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/warcfile"
 )
 
 // diskBudget is a writer failpoint that lets budget bytes through at one
@@ -87,15 +90,21 @@ func TestDiskFullFailpoint(t *testing.T) {
 }
 
 // crawlWithFailpoint crawls the site into dir as `wayside crawl` does
-// (several WARC files: 512 KiB each), the writer's failpoint set.
+// (several WARC files: 512 KiB each), the writer's failpoints armed with fp
+// (failpoint.Enable) until it returns.
 func crawlWithFailpoint(t *testing.T, dir, base string, fp func(string, int) (int, error)) (runErr, closeErr error) {
 	t.Helper()
 	seed, _ := ParseSeed(base + "/")
-	s, err := Open(Config{WARCDir: dir, Writer: WriterOptions{MaxFileSize: 512 << 10}})
+	s, err := Open(Config{WARCDir: dir, Writer: warcfile.WriterOptions{MaxFileSize: 512 << 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Writer.failpoint = fp
+	if fp != nil {
+		// The writer's failpoints, under the names this test has always
+		// used for them.
+		defer failpoint.Enable(warcfile.PointWrite, func(n int) (int, error) { return fp("warc-write", n) })()
+		defer failpoint.Enable("cdxj.side-append", func(n int) (int, error) { return fp("cdxj-append", n) })()
+	}
 	c, err := NewCrawler(CrawlConfig{Seeds: []*url.URL{seed}, Recorder: s.Recorder, MaxDepth: -1, Parallel: 4})
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +134,7 @@ func checkDiskState(t *testing.T, dir string, uris []string, complete bool) {
 		t.Fatalf("no closed WARC file in %v", names)
 	}
 	for _, w := range warcs {
-		side := filepath.Join(dir, CDXJName(filepath.Base(w)))
+		side := filepath.Join(dir, cdxj.SideFileName(filepath.Base(w)))
 		if got, want := readFile(t, side), indexOf(t, w); got != want {
 			t.Errorf("%s differs from `wayside cdxj` of its WARC:\n got %d bytes\nwant %d bytes", filepath.Base(side), len(got), len(want))
 		}

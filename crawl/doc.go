@@ -2,14 +2,13 @@
 // deduplication: the first producer of the capture spine (package ingest
 // is the second).
 //
-// It owns the recording http.RoundTripper (Recorder), the WARC file writer
-// (Writer), crash recovery of unfinished files (Recover), revisit records
+// It owns the recording http.RoundTripper (Recorder), revisit records
 // (identical-payload-digest and server-not-modified), the colly v2 plug-in
 // (Attach) and the bounded, polite crawler behind `wayside crawl` (Crawler),
 // which counts its failed fetches by kind (CrawlStats.Failures, named by
 // FailureClass: connection refused, DNS lookup failed, timeout...) so that a
 // crawl never reports success for fetches it could not make.
-// Open wires a Writer, a dedup index (any dedupindex.Index the caller
+// Open wires a warcfile.Writer, a dedup index (any dedupindex.Index the caller
 // opened, e.g. with dedupindex.OpenURL; by default the embedded pebble index
 // in WARC-DIR/dedup-index) and a Recorder into a Session. crawl links no
 // other backend: a program that wants Redis or a running sidecar imports
@@ -30,7 +29,7 @@
 // # Captures
 //
 // Every record written becomes a wayside.Capture through the one converter,
-// warcio.Record.Capture: the Writer serialises the record, reads those
+// warcio.Record.Capture: the warcfile.Writer serialises the record, reads those
 // bytes back with warcio (without hashing the payload again when a digest
 // is declared: the declared digest is the digest rule's answer) and
 // converts the result, so the capture, the CDXJ line beside the WARC and
@@ -53,35 +52,16 @@
 //
 // # Durability and ordering
 //
-// Writer appends one gzip member per record (warcio.MemberWriter, pooled)
-// and group-commits: WaitDurable
-// returns after an fsync covering the record, shared by all concurrent
-// writers. Only then are CDXJ lines appended (NAME.cdxj beside
-// NAME.warc.gz), captures delivered and dedup claims committed. The CDXJ
-// file is on this durable path, not a consumer: it is what consumers catch
-// up from, so failing to write it stops the writer like a failed WARC
-// write. A revisit is written only for a committed original; a pending
-// claim of another fetch yields a full response. Files carry ".open" until
-// closed: every record written to the file is fsynced and has its CDXJ
-// line, the CDXJ file is rewritten sorted in byte order (temporary file,
-// fsync, rename), then the WARC file is renamed and the directory fsynced.
-// A directory lock keeps two writers out of one directory. Writer.Check
-// verifies the writer's invariants (bbolt style).
-//
-// # Recovery
-//
-// OpenWriter first runs Recover on leftover ".open" files: the file is cut
-// after the last complete, digest-verified record (the tail is saved as
-// NAME.warc.gz.partial-tail, never destroyed), fsynced, its CDXJ rebuilt
-// sorted from the records kept (through the same converter), and renamed.
-// Durable records always lie before the cut, so nothing an index entry or
-// revisit refers to is removed. Temporary files of a CDXJ rewrite cut short
-// are removed (the file they were replacing is intact, or its WARC is
-// still ".open" and the CDXJ is rebuilt).
+// Records go to a warcfile.Writer (package warcfile owns the WARC files:
+// rotation, ".open" naming, the directory lock, group commit, the CDXJ
+// side file and crash recovery, run by warcfile.OpenWriter). The Recorder
+// commits a dedup claim only after WaitDurable: a revisit is written only
+// for a committed original, and a pending claim of another fetch yields a
+// full response.
 //
 // # A full disk
 //
-// A Write that would leave less than WriterOptions.MinFreeBytes free on
+// A Write that would leave less than warcfile.WriterOptions.MinFreeBytes free on
 // the WARC directory's file system fails before writing anything (an error
 // wrapping fsutil.ErrLowSpace), so the indexes and CDXJ files that share
 // the disk keep room to finish and the files close cleanly. A write that
@@ -97,6 +77,6 @@
 // responses, can only fsync after every record (WithFlush), not once per
 // group of concurrent records, and reports uncompressed bytes written rather
 // than the stored (gzip member) length CDX/CDXJ need; the record
-// serialisation here is small and exact. gowarc provides the revisit profile
-// constants and, in tests, the strict independent reader.
+// serialisation (warcio.Draft) is small and exact. gowarc is used in tests
+// only, as the strict independent reader.
 package crawl

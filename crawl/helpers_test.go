@@ -3,7 +3,6 @@ package crawl
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net/url"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/internal/cdxjtest"
 	"github.com/wayside-archive/wayside/internal/warctest"
+	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -49,25 +49,8 @@ func (l *captureLog) all() []wayside.Capture {
 	return append([]wayside.Capture(nil), l.caps...)
 }
 
-func recordAt(dir string, c wayside.Capture) error {
-	f, err := os.Open(filepath.Join(dir, c.File+openSuffix))
-	if err != nil {
-		f, err = os.Open(filepath.Join(dir, c.File))
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	r := warcio.NewReader(io.NewSectionReader(f, c.Offset, c.Length), c.File)
-	rec, err := r.Next()
-	if err != nil {
-		return err
-	}
-	if rec.RecordID != c.RecordID {
-		return errors.New("record " + rec.RecordID + " at offset, want " + c.RecordID)
-	}
-	return nil
-}
+// recordAt checks that c points at its record in dir.
+func recordAt(dir string, c wayside.Capture) error { return warctest.RecordAt(dir, c) }
 
 // crawlOpts configures a test crawl.
 type crawlOpts struct {
@@ -92,7 +75,7 @@ func crawlSite(t testing.TB, srv *sitetest.Server, dir string, o crawlOpts) Stat
 		t.Fatal(err)
 	}
 	s, err := Open(Config{WARCDir: dir,
-		Writer:   WriterOptions{Version: o.version, MaxFileSize: o.maxFileSize},
+		Writer:   warcfile.WriterOptions{Version: o.version, MaxFileSize: o.maxFileSize},
 		Recorder: Options{Conditional: o.conditional, Verify: o.verify, Allow: scope.Allow}, Subscriber: o.subscriber})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/warcio"
@@ -61,3 +62,12 @@ func (e parseError) Error() string { return string(e) }
 const errNotResponse = parseError("not an HTTP response")
 
 func digestString(b []byte) string { return digest.Of(digest.SHA1, b).String() }
+
+// mimeOf returns the media type of a Content-Type value without parameters,
+// lower case.
+func mimeOf(ct string) string {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(ct))
+}

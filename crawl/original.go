@@ -1,15 +1,12 @@
 package crawl
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-
-	"github.com/klauspost/compress/gzip"
 
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
@@ -61,12 +58,7 @@ func readBlockAt(f *os.File, off, length int64) ([]byte, error) {
 	if length > 0 {
 		src = io.NewSectionReader(f, off, length)
 	}
-	zr, err := gzip.NewReader(bufio.NewReader(src))
-	if err != nil {
-		return nil, err
-	}
-	zr.Multistream(false)
-	hdr, _, block, err := readRecordBlock(bufio.NewReader(zr))
+	hdr, block, err := warcio.ReadMember(src)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,8 @@ import (
 
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/warcfile"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // Verify names how a digest match is confirmed before a revisit is written.
@@ -57,7 +59,7 @@ type Dedup interface {
 // Options configures a Recorder.
 type Options struct {
 	// Writer receives the records (required).
-	Writer *Writer
+	Writer *warcfile.Writer
 	// Dedup enables crawl-time deduplication (nil: every response is
 	// written in full).
 	Dedup Dedup
@@ -200,7 +202,7 @@ func (r *Recorder) skippedCopy() map[string]int64 {
 }
 
 // Writer returns the WARC writer.
-func (r *Recorder) Writer() *Writer { return r.opts.Writer }
+func (r *Recorder) Writer() *warcfile.Writer { return r.opts.Writer }
 
 // CloseIdleConnections closes idle keep-alive connections.
 func (r *Recorder) CloseIdleConnections() { r.tr.CloseIdleConnections() }
@@ -312,7 +314,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else if ex.remote != nil {
 		ip, _, _ = net.SplitHostPort(ex.remote.String())
 	}
-	x := &fetched{uri: req.URL.String(), date: recordDate(start, r.opts.Writer.Version()), ip: ip,
+	x := &fetched{uri: req.URL.String(), date: warcio.RecordDate(start, r.opts.Writer.Version()), ip: ip,
 		rawReq: rawReq, rawResp: rawResp, resp: parsed, truncated: truncated, notModOf: notModOf}
 	res, err := r.record(context.WithoutCancel(ctx), x)
 	if err != nil {

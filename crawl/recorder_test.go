@@ -17,14 +17,15 @@ import (
 	"time"
 
 	"github.com/gocolly/colly/v2"
-	kgzip "github.com/klauspost/compress/gzip"
 
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/dedupindex"
 	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
+	"github.com/wayside-archive/wayside/warcfile"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
-func openTestSession(t testing.TB, dir string, ro Options, wo WriterOptions) *Session {
+func openTestSession(t testing.TB, dir string, ro Options, wo warcfile.WriterOptions) *Session {
 	t.Helper()
 	s, err := Open(Config{WARCDir: dir, Writer: wo, Recorder: ro})
 	if err != nil {
@@ -85,7 +86,7 @@ func TestWireExactChunkedGzip(t *testing.T) {
 		}
 	}()
 	dir := t.TempDir()
-	s := openTestSession(t, dir, Options{}, WriterOptions{})
+	s := openTestSession(t, dir, Options{}, warcfile.WriterOptions{})
 	client := &http.Client{Transport: s.Recorder}
 	base := "http://" + ln.Addr().String()
 	for i := 0; i < 2; i++ {
@@ -156,7 +157,7 @@ func TestConcurrentIdenticalFetches(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	s := openTestSession(t, dir, Options{MaxConnsPerHost: 32}, WriterOptions{MaxFileSize: 64 << 10})
+	s := openTestSession(t, dir, Options{MaxConnsPerHost: 32}, warcfile.WriterOptions{MaxFileSize: 64 << 10})
 	client := &http.Client{Transport: s.Recorder}
 	const n = 64
 	wave := func(w int) {
@@ -221,7 +222,7 @@ func TestTruncation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s := openTestSession(t, dir, tc.ro, WriterOptions{})
+			s := openTestSession(t, dir, tc.ro, warcfile.WriterOptions{})
 			res := &Result{}
 			req, _ := http.NewRequestWithContext(WithResult(context.Background(), res), "GET", srv.URL+tc.path, nil)
 			resp, err := s.Recorder.RoundTrip(req)
@@ -284,10 +285,10 @@ func TestRotation(t *testing.T) {
 	}
 	for _, f := range files {
 		name := filepath.Base(f)
-		if strings.HasSuffix(name, openSuffix) {
+		if strings.HasSuffix(name, warcfile.OpenSuffix) {
 			t.Errorf("%s left open", name)
 		}
-		if !strings.HasPrefix(name, DefaultPrefix+"-") || len(strings.Split(name, "-")) < 4 {
+		if !strings.HasPrefix(name, warcfile.DefaultPrefix+"-") || len(strings.Split(name, "-")) < 4 {
 			t.Errorf("file name %s is not PREFIX-TIMESTAMP-SERIAL-HOST.warc.gz", name)
 		}
 		if types := perFile[name]; len(types) < 2 || types[0] != "warcinfo" {
@@ -309,7 +310,7 @@ func TestBadURL(t *testing.T) {
 	seed, _ := ParseSeed("http://127.0.0.1:1/")
 	scope, _ := NewScope(nil, nil)
 	_ = seed
-	s := openTestSession(t, dir, Options{Allow: scope.Allow}, WriterOptions{})
+	s := openTestSession(t, dir, Options{Allow: scope.Allow}, warcfile.WriterOptions{})
 	defer s.Close()
 	_, err := (&http.Client{Transport: s.Recorder}).Get("http://elsewhere.example/page")
 	if err == nil || !strings.Contains(err.Error(), "http://elsewhere.example/page") || !strings.Contains(err.Error(), "out of scope") {
@@ -355,7 +356,7 @@ func TestCollyAttach(t *testing.T) {
 		t.Errorf("colly saw statuses %v, want 404×2, 304×2 (conditional round), 200×4", statuses)
 	}
 	types := countTypes(t, dir)
-	if types["revisit "+ProfileServerNotModified11] != 2 || types["revisit "+ProfileIdenticalPayloadDigest11] != 1 || types["request"] != 8 {
+	if types["revisit "+warcio.ProfileServerNotModified11] != 2 || types["revisit "+warcio.ProfileIdenticalPayloadDigest11] != 1 || types["request"] != 8 {
 		t.Errorf("records %v", types)
 	}
 	ix, err := dipebble.Open(filepath.Join(dir, IndexSubdir))
@@ -398,7 +399,7 @@ func TestCollision(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s := openTestSession(t, dir, Options{Verify: tc.verify}, WriterOptions{})
+			s := openTestSession(t, dir, Options{Verify: tc.verify}, warcfile.WriterOptions{})
 			client := &http.Client{Transport: s.Recorder}
 			// A real record to point the fake original at.
 			resp, err := client.Get(srv.URL + "/other")
@@ -413,7 +414,7 @@ func TestCollision(t *testing.T) {
 				t.Fatal(err)
 			}
 			fake := dedupindex.Original{Digest: dig, TargetURI: srv.URL + "/other", Date: time.Now().UTC(), RecordID: other.RecordID,
-				File: strings.TrimSuffix(readDir(t, dir)[1].file, openSuffix), Offset: other.Offset, Length: other.Length,
+				File: strings.TrimSuffix(readDir(t, dir)[1].file, warcfile.OpenSuffix), Offset: other.Offset, Length: other.Length,
 				PayloadLength: int64(len(payload)) + tc.lengthOff, Status: 200}
 			if tc.lengthOff < 0 {
 				fake.PayloadLength = 0 // unknown, as for originals imported from CDX
@@ -454,7 +455,7 @@ func TestEarlyHints(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	s := openTestSession(t, dir, Options{}, WriterOptions{})
+	s := openTestSession(t, dir, Options{}, warcfile.WriterOptions{})
 	resp, err := (&http.Client{Transport: s.Recorder}).Get(srv.URL + "/hints")
 	if err != nil {
 		t.Fatal(err)
@@ -491,7 +492,7 @@ func TestHTTPS(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	tlsCfg := srv.Client().Transport.(*http.Transport).TLSClientConfig
-	s := openTestSession(t, dir, Options{TLSConfig: tlsCfg}, WriterOptions{})
+	s := openTestSession(t, dir, Options{TLSConfig: tlsCfg}, warcfile.WriterOptions{})
 	resp, err := (&http.Client{Transport: s.Recorder}).Get(srv.URL + "/tls")
 	if err != nil {
 		t.Fatal(err)
@@ -538,12 +539,7 @@ func anyBlock(t testing.TB, path string, off, length int64) []byte {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	zr, err := kgzip.NewReader(io.NewSectionReader(f, off, length))
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr.Multistream(false)
-	_, _, blk, err := readRecordBlock(bufio.NewReader(zr))
+	_, blk, err := warcio.ReadMember(io.NewSectionReader(f, off, length))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,7 +558,7 @@ func TestFastResponseKeepsRequest(t *testing.T) {
 	}
 	defer srv.Close()
 	dir := t.TempDir()
-	s := openTestSession(t, dir, Options{MaxBody: 10 << 10, MaxConnsPerHost: 1}, WriterOptions{})
+	s := openTestSession(t, dir, Options{MaxBody: 10 << 10, MaxConnsPerHost: 1}, warcfile.WriterOptions{})
 	const n = 150
 	for i := 0; i < n; i++ {
 		res := &Result{}

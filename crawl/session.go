@@ -9,6 +9,7 @@ import (
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/dedupindex"
 	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
+	"github.com/wayside-archive/wayside/warcfile"
 )
 
 // IndexSubdir is where a Session keeps its embedded dedup index when no
@@ -31,7 +32,7 @@ type Config struct {
 	// Policy is the dedup policy (zero: URL-agnostic, 2xx, non-empty).
 	Policy dedupindex.Policy
 	// Writer configures the WARC writer; Dir is set from WARCDir.
-	Writer WriterOptions
+	Writer warcfile.WriterOptions
 	// Recorder configures the recorder; Writer and Dedup are set here.
 	Recorder Options
 	// Subscriber receives the capture of every record once durable, in
@@ -42,7 +43,7 @@ type Config struct {
 
 // Session is an open recording setup. Close it to finalise the WARC files.
 type Session struct {
-	Writer   *Writer
+	Writer   *warcfile.Writer
 	Index    dedupindex.Index // nil with NoDedup
 	Deduper  *dedupindex.Deduper
 	Recorder *Recorder
@@ -69,7 +70,7 @@ func Open(cfg Config) (*Session, error) {
 	if wo.Logger == nil {
 		wo.Logger = cfg.Recorder.Logger
 	}
-	w, err := OpenWriter(wo)
+	w, err := warcfile.OpenWriter(wo)
 	if err != nil {
 		return nil, err
 	}

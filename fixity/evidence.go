@@ -21,6 +21,8 @@ import (
 
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/warcfile"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // Evidence capture names: the two WARC files of one replay.
@@ -98,18 +100,18 @@ func WithEvidence(dir string) ReplayOption {
 // evidenceSet is the evidence of one replay while it is written.
 type evidenceSet struct {
 	dir       string
-	rewritten *crawl.Writer
-	raw       *crawl.Writer
+	rewritten *warcfile.Writer
+	raw       *warcfile.Writer
 	rec       *crawl.Recorder
 	client    *http.Client
 }
 
 // evidenceInfo are the warcinfo fields of both files.
-func evidenceInfo(r *Replayer, urim, capture string) []crawl.Field {
+func evidenceInfo(r *Replayer, urim, capture string) []warcio.Field {
 	r.mu.Lock()
 	browser := r.version
 	r.mu.Unlock()
-	return []crawl.Field{
+	return []warcio.Field{
 		{Name: "description", Value: "Wayside fixity evidence: " + capture + " capture of one replay"},
 		{Name: "wayside-urim", Value: urim},
 		{Name: "wayside-capture", Value: capture},
@@ -120,8 +122,8 @@ func evidenceInfo(r *Replayer, urim, capture string) []crawl.Field {
 
 func (r *Replayer) openEvidence(dir, urim string) (*evidenceSet, error) {
 	e := &evidenceSet{dir: dir}
-	open := func(capture string) (*crawl.Writer, error) {
-		return crawl.OpenWriter(crawl.WriterOptions{Dir: filepath.Join(dir, capture), Prefix: capture, NoCDXJ: true,
+	open := func(capture string) (*warcfile.Writer, error) {
+		return warcfile.OpenWriter(warcfile.WriterOptions{Dir: filepath.Join(dir, capture), Prefix: capture, NoCDXJ: true,
 			MaxFileSize: 1 << 62, Info: evidenceInfo(r, urim, capture), Logger: r.log})
 	}
 	var err error
@@ -167,28 +169,28 @@ func (e *evidenceSet) abort() {
 // Transfer-Encoding and Content-Length dropped, Content-Length set to the
 // length of the decoded body (text as the browser decoded it, in UTF-8).
 func (e *evidenceSet) writeRewritten(ctx context.Context, reqs []trackedReq, bodies map[network.RequestID]bodyResult) (map[network.RequestID]RecordRef, error) {
-	var recs []*crawl.Record
+	var recs []*warcio.Draft
 	final := map[network.RequestID]int{} // index in recs of the final response record
 	add := func(req *network.Request, resp *network.Response, u string, at time.Time, body []byte, truncated bool) int {
-		respID, reqID := crawl.NewRecordID(), crawl.NewRecordID()
+		respID, reqID := warcio.NewRecordID(), warcio.NewRecordID()
 		if at.IsZero() {
 			at = time.Now()
 		}
-		rr := &crawl.Record{Type: "response", ID: respID, Date: at, Block: cdpResponseBlock(resp, body)}
-		rr.Fields = []crawl.Field{{Name: "WARC-Target-URI", Value: u}, {Name: "WARC-Concurrent-To", Value: reqID},
+		rr := &warcio.Draft{Type: "response", ID: respID, Date: at, Block: cdpResponseBlock(resp, body)}
+		rr.Fields = []warcio.Field{{Name: "WARC-Target-URI", Value: u}, {Name: "WARC-Concurrent-To", Value: reqID},
 			{Name: "Content-Type", Value: "application/http; msgtype=response"},
 			{Name: "WARC-Payload-Digest", Value: digest.Of(digest.SHA1, body).String()}}
 		if truncated {
-			rr.Fields = append(rr.Fields, crawl.Field{Name: "WARC-Truncated", Value: "unspecified"})
+			rr.Fields = append(rr.Fields, warcio.Field{Name: "WARC-Truncated", Value: "unspecified"})
 		}
 		if ip := resp.RemoteIPAddress; ip != "" {
-			rr.Fields = append(rr.Fields, crawl.Field{Name: "WARC-IP-Address", Value: strings.Trim(ip, "[]")})
+			rr.Fields = append(rr.Fields, warcio.Field{Name: "WARC-IP-Address", Value: strings.Trim(ip, "[]")})
 		}
 		recs = append(recs, rr)
 		at0 := len(recs) - 1
 		if req != nil {
-			q := &crawl.Record{Type: "request", ID: reqID, Date: at, Block: cdpRequestBlock(req, u)}
-			q.Fields = []crawl.Field{{Name: "WARC-Target-URI", Value: u}, {Name: "WARC-Concurrent-To", Value: respID},
+			q := &warcio.Draft{Type: "request", ID: reqID, Date: at, Block: cdpRequestBlock(req, u)}
+			q.Fields = []warcio.Field{{Name: "WARC-Target-URI", Value: u}, {Name: "WARC-Concurrent-To", Value: respID},
 				{Name: "Content-Type", Value: "application/http; msgtype=request"}}
 			recs = append(recs, q)
 		}
@@ -236,7 +238,7 @@ func (e *evidenceSet) finish() (*Evidence, error) {
 	var errs []error
 	for _, w := range []struct {
 		capture string
-		w       *crawl.Writer
+		w       *warcfile.Writer
 	}{{CaptureRewritten, e.rewritten}, {CaptureRaw, e.raw}} {
 		records := int(w.w.Stats().Records)
 		if err := w.w.Close(); err != nil {

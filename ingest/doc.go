@@ -14,7 +14,8 @@
 //     the configured dedupindex.Policy (Deduper.SeedEntry: complete, 2xx,
 //     non-empty, http(s); the rule import applies too); revisits never;
 //  3. its CDXJ lines (cdxj.HasLine records, cdxj.FromCapture) appended to
-//     CDXJDir/NAME.cdxj for the WARC file NAME, and fsynced;
+//     CDXJDir/NAME.cdxj for the WARC file NAME (cdxj.SideFileName:
+//     NAME.warc.gz.cdxj for NAME.warc.gz), and fsynced;
 //  4. its captures to the Subscriber (a wayside.Fanout);
 //  5. the checkpoint: per file (keyed by the name without ".open", with
 //     device and inode to notice a replaced file), the offset after the

@@ -182,9 +182,9 @@ func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *file
 	return nil
 }
 
-// cdxjPath is the CDXJ file of a WARC.
+// cdxjPath is the CDXJ side file of a WARC (cdxj.SideFileName).
 func (in *Ingester) cdxjPath(base string) string {
-	return filepath.Join(in.cfg.CDXJDir, base+".cdxj")
+	return filepath.Join(in.cfg.CDXJDir, cdxj.SideFileName(base))
 }
 
 // appendCDXJ writes the batch's lines at offset size of the WARC's CDXJ file
@@ -204,25 +204,20 @@ func (in *Ingester) appendCDXJ(base string, size int64, batch []ingested) (int64
 	if err := os.MkdirAll(in.cfg.CDXJDir, 0o755); err != nil {
 		return size, fmt.Errorf("ingest: cdxj: %w", err)
 	}
-	p := in.cdxjPath(base)
-	fh, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o644)
+	sf, err := cdxj.OpenSideFile(in.cdxjPath(base))
 	if err != nil {
-		return size, fmt.Errorf("ingest: cdxj: %w", err)
+		return size, fmt.Errorf("ingest: %w", err)
 	}
-	defer fh.Close()
-	if err := fh.Truncate(size); err != nil {
-		return size, fmt.Errorf("ingest: cdxj %s: %w", p, err)
+	defer sf.Close()
+	// Written after the checkpointed size (lines past it are of a batch
+	// that was not checkpointed); a partial write (a full disk) or a failed
+	// fsync leaves no torn line behind: the file is cut back to that size
+	// (and would be at the next start anyway).
+	if err := sf.AppendAt(size, buf); err != nil {
+		return size, fmt.Errorf("ingest: %w", err)
 	}
-	if _, err := fh.WriteAt(buf, size); err != nil {
-		// A partial write (a full disk) leaves no torn line behind: the
-		// file is cut back to its checkpointed size (and would be at the
-		// next start anyway).
-		fh.Truncate(size)
-		return size, fmt.Errorf("ingest: cdxj %s: %w", p, err)
-	}
-	if err := fh.Sync(); err != nil {
-		fh.Truncate(size)
-		return size, fmt.Errorf("ingest: cdxj %s: %w", p, err)
+	if err := sf.Sync(size); err != nil {
+		return size, fmt.Errorf("ingest: %w", err)
 	}
 	if size == 0 {
 		if err := fsutil.SyncDir(in.cfg.CDXJDir); err != nil {

@@ -31,8 +31,9 @@ type Config struct {
 	PollInterval time.Duration
 	// Checkpoint is the file holding the durable progress (required).
 	Checkpoint string
-	// CDXJDir receives one CDXJ file per WARC, NAME.cdxj for the WARC file
-	// NAME (its name without ".open"); "" writes none.
+	// CDXJDir receives one CDXJ side file per WARC, NAME.cdxj for the
+	// WARC file NAME (its name without ".open"; cdxj.SideFileName); ""
+	// writes none.
 	CDXJDir string
 	// Policy decides which complete captures seed the dedup index (scope,
 	// match mode, statuses, minimum size), as for a crawl
@@ -440,11 +441,8 @@ func (in *Ingester) finish(st *fileState, truncated bool) error {
 	name := st.Name
 	in.mu.Unlock()
 	if in.cfg.CDXJDir != "" {
-		p := in.cdxjPath(name)
-		if _, err := os.Stat(p); err == nil {
-			if err := cdxj.SortFile(p, cdxj.SortOptions{}); err != nil {
-				return fatalError{fmt.Errorf("ingest: %w", err)}
-			}
+		if err := cdxj.SortSideFile(in.cdxjPath(name)); err != nil {
+			return fatalError{fmt.Errorf("ingest: %w", err)}
 		}
 	}
 	in.mu.Lock()
@@ -499,18 +497,12 @@ func (in *Ingester) restoreCDXJ(cp *checkpoint) error {
 	}
 	for _, st := range cp.Files {
 		p := in.cdxjPath(st.Name)
-		if err := cdxj.RemoveStaleTemps(p); err != nil {
+		cut, err := cdxj.CutBack(p, st.CDXJSize)
+		if err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}
-		fi, err := os.Stat(p)
-		if err != nil {
-			continue
-		}
-		if fi.Size() > st.CDXJSize {
-			in.log.Info("ingest: dropping CDXJ lines of an unfinished batch", "file", p, "size", fi.Size(), "checkpoint", st.CDXJSize)
-			if err := os.Truncate(p, st.CDXJSize); err != nil {
-				return fmt.Errorf("ingest: %w", err)
-			}
+		if cut {
+			in.log.Info("ingest: dropped CDXJ lines of an unfinished batch", "file", p, "checkpoint", st.CDXJSize)
 		}
 	}
 	return nil

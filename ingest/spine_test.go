@@ -21,6 +21,7 @@ import (
 	"github.com/wayside-archive/wayside/internal/cdxjtest"
 	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/mementomap"
+	"github.com/wayside-archive/wayside/warcfile"
 )
 
 // ingested is the result of following a directory until every WARC file in
@@ -323,7 +324,7 @@ func TestIngestFollowsACrawl(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- in.Run(ctx) }()
 
-	s, err := crawl.Open(crawl.Config{WARCDir: warcs, Writer: crawl.WriterOptions{MaxFileSize: 64 << 10}})
+	s, err := crawl.Open(crawl.Config{WARCDir: warcs, Writer: warcfile.WriterOptions{MaxFileSize: 64 << 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func TestIngestFollowsACrawl(t *testing.T) {
 	var sides []string
 	for _, name := range files {
 		w := filepath.Join(warcs, name)
-		crawled := readLines(t, filepath.Join(warcs, strings.TrimSuffix(name, ".warc.gz")+".cdxj"))
+		crawled := readLines(t, filepath.Join(warcs, cdxj.SideFileName(name)))
 		ingested := filepath.Join(cdxjDir, name+".cdxj")
 		sides = append(sides, ingested)
 		want := strings.Join(indexLines(t, w), "\n")

@@ -8,8 +8,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
-	"sort"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -174,22 +172,10 @@ func (l *Live) Resync(ctx context.Context) error {
 	l.compactMu.Lock()
 	defer l.compactMu.Unlock()
 	replayed := l.uncertain || l.pending.Load() > 0
-	var files []string
-	for _, d := range l.opts.CDXJDirs {
-		ents, err := os.ReadDir(d)
-		if errors.Is(err, os.ErrNotExist) {
-			continue // nothing written yet
-		}
-		if err != nil {
-			return fmt.Errorf("mementomap: live: catch up: %w", err)
-		}
-		for _, e := range ents {
-			if !e.IsDir() && cdxj.IsSideFile(e.Name()) {
-				files = append(files, filepath.Join(d, e.Name()))
-			}
-		}
+	files, err := cdxj.ListSideFiles(l.opts.CDXJDirs...)
+	if err != nil {
+		return fmt.Errorf("mementomap: live: catch up: %w", err)
 	}
-	sort.Strings(files)
 	var fed int64
 	for _, p := range files {
 		if err := ctx.Err(); err != nil {

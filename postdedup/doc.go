@@ -30,8 +30,8 @@
 //   - Rewrite: new files of the same names in an output directory (never
 //     in place): the bytes between copies copied as stored (gzip members
 //     untouched, copy_file_range), each copy replaced by an
-//     identical-payload-digest revisit built with the crawler's record
-//     encoder (crawl.Record.Marshal): the copy's WARC header fields,
+//     identical-payload-digest revisit built with Wayside's one record
+//     encoder (warcio.Draft.Marshal): the copy's WARC header fields,
 //     WARC-Record-ID and WARC-Date kept (records that refer to it still
 //     do), its HTTP head as the block, WARC-Truncated: length, the
 //     original's payload digest, WARC-Refers-To, -Target-URI and -Date

@@ -14,9 +14,9 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
-	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/testenv"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // testRecord is a response (or revisit) record to write into a test WARC.
@@ -28,7 +28,7 @@ type testRecord struct {
 	date     time.Time
 	payload  []byte
 	declared string // WARC-Payload-Digest; "" = SHA-1 of the payload
-	extra    []crawl.Field
+	extra    []warcio.Field
 }
 
 // writeWARC writes records, one gzip member each, with the crawler's
@@ -50,8 +50,8 @@ func writeWARC(t *testing.T, path string, recs []testRecord, tail []byte) []int6
 		if d == "" {
 			d = digest.Of(digest.SHA1, r.payload).String()
 		}
-		rec := &crawl.Record{Type: r.typ, ID: r.id, DateText: r.date.UTC().Format(time.RFC3339), Block: block,
-			Fields: append([]crawl.Field{{Name: "WARC-Target-URI", Value: r.uri}, {Name: "Content-Type", Value: "application/http; msgtype=response"},
+		rec := &warcio.Draft{Type: r.typ, ID: r.id, DateText: r.date.UTC().Format(time.RFC3339), Block: block,
+			Fields: append([]warcio.Field{{Name: "WARC-Target-URI", Value: r.uri}, {Name: "Content-Type", Value: "application/http; msgtype=response"},
 				{Name: "WARC-Payload-Digest", Value: d}}, r.extra...)}
 		if r.typ == "revisit" {
 			rec.Block = []byte(head)
@@ -149,7 +149,7 @@ func TestBadInput(t *testing.T) {
 		// A revisit already in the input, referring to record 5: record 5
 		// must stay a full copy although it is a later copy of record 4.
 		{id: id(6), typ: "revisit", uri: "http://x.example/q2", date: t0.Add(5 * time.Minute), payload: q,
-			extra: []crawl.Field{{Name: "WARC-Profile", Value: crawl.ProfileIdenticalPayloadDigest11}, {Name: "WARC-Refers-To", Value: id(5)}}},
+			extra: []warcio.Field{{Name: "WARC-Profile", Value: warcio.ProfileIdenticalPayloadDigest11}, {Name: "WARC-Refers-To", Value: id(5)}}},
 		{id: id(7), uri: "http://x.example/p2", date: t0.Add(6 * time.Minute), payload: p},
 	}
 	offs := writeWARC(t, in, recs, tail)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/wayside-archive/wayside/crawl"
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 )
@@ -57,7 +57,8 @@ func ReadStamp(outDir string) (Stamp, error) {
 // and the output the size and SHA-256. Each swap is one rename(2) over
 // the input (atomic); the input is kept, as a hard link, in
 // outDir/.wayside-dedup/retired until the caller deletes it. A CDXJ file
-// beside an input (NAME.cdxj, as wayside crawl keeps) is replaced by the
+// beside an input (cdxj.FindSideFile: NAME.warc.gz.cdxj, as wayside crawl
+// keeps, or the NAME.cdxj of earlier releases) is replaced by the
 // output's.
 //
 // Replace may be interrupted at any point and run again: a file whose
@@ -185,11 +186,13 @@ func moveOver(src, dst string) error {
 
 // swapCDXJ replaces a CDXJ file kept beside the input with the output's.
 func swapCDXJ(outDir string, f StampedFile, st *ReplaceStats, opts ReplaceOptions) error {
-	beside := filepath.Join(filepath.Dir(f.Input), crawl.CDXJName(filepath.Base(f.Input)))
-	src := filepath.Join(outDir, f.CDXJ)
-	if _, err := os.Stat(beside); err != nil {
+	// Under either naming (cdxj.FindSideFile): the output's lines take
+	// the place of the input's, wherever it was.
+	beside, found, err := cdxj.FindSideFile(filepath.Dir(f.Input), f.Input)
+	if err != nil || !found {
 		return nil // the input had none
 	}
+	src := filepath.Join(outDir, f.CDXJ)
 	if _, err := os.Stat(src); err != nil {
 		return nil // already moved
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/cdxj"
-	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/warcio"
@@ -264,7 +263,7 @@ func removeTemps(outDir string) {
 // rewriteFile writes one output file, its layout and its CDXJ.
 func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries []*Entry, outDir string, opts RewriteOptions) (Layout, error) {
 	name := filepath.Base(fi.Path)
-	l := Layout{Input: fi.Path, Output: name, Compressed: fi.Compressed, CDXJ: crawl.CDXJName(name)}
+	l := Layout{Input: fi.Path, Output: name, Compressed: fi.Compressed, CDXJ: cdxj.SideFileName(name)}
 	in, err := os.Open(fi.Path)
 	if err != nil {
 		return l, fmt.Errorf("postdedup: rewrite: %w", err)
@@ -429,8 +428,8 @@ var revisitDrop = map[string]bool{
 // warcinfo IDs, ...) and its WARC-Record-ID and WARC-Date as they were, so
 // records that refer to it still do; its HTTP status line and headers as
 // the block; the original's payload digest, record ID, target URI and date.
-func revisitRecord(c *Copy) *crawl.Record {
-	r := &crawl.Record{Type: "revisit", ID: c.RecordID, Block: c.Head}
+func revisitRecord(c *Copy) *warcio.Draft {
+	r := &warcio.Draft{Type: "revisit", ID: c.RecordID, Block: c.Head}
 	for _, h := range c.Headers {
 		if strings.EqualFold(h[0], "WARC-Date") && r.DateText == "" {
 			r.DateText = h[1]
@@ -438,21 +437,21 @@ func revisitRecord(c *Copy) *crawl.Record {
 		if revisitDrop[strings.ToLower(h[0])] {
 			continue
 		}
-		r.Fields = append(r.Fields, crawl.Field{Name: h[0], Value: h[1]})
+		r.Fields = append(r.Fields, warcio.Field{Name: h[0], Value: h[1]})
 	}
 	o := c.Original
 	r.Fields = append(r.Fields,
-		crawl.Field{Name: "WARC-Profile", Value: crawl.IdenticalPayloadProfile(c.Version)},
-		crawl.Field{Name: "WARC-Payload-Digest", Value: o.Digest},
-		crawl.Field{Name: "WARC-Refers-To", Value: o.RecordID},
-		crawl.Field{Name: "WARC-Refers-To-Target-URI", Value: o.URI},
-		crawl.Field{Name: "WARC-Refers-To-Date", Value: o.DateText},
-		crawl.Field{Name: "WARC-Truncated", Value: "length"},
+		warcio.Field{Name: "WARC-Profile", Value: warcio.IdenticalPayloadProfile(c.Version)},
+		warcio.Field{Name: "WARC-Payload-Digest", Value: o.Digest},
+		warcio.Field{Name: "WARC-Refers-To", Value: o.RecordID},
+		warcio.Field{Name: "WARC-Refers-To-Target-URI", Value: o.URI},
+		warcio.Field{Name: "WARC-Refers-To-Date", Value: o.DateText},
+		warcio.Field{Name: "WARC-Truncated", Value: "length"},
 	)
 	return r
 }
 
-// encodeRevisit serialises c's revisit with the crawler's encoder and
+// encodeRevisit serialises c's revisit with the one record encoder and
 // returns it plain and as stored (one gzip member when the input is
 // compressed).
 func encodeRevisit(c *Copy, compressed bool, mw *warcio.MemberWriter) (plain, stored []byte, err error) {

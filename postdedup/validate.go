@@ -19,7 +19,6 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/wayside-archive/wayside/cdxj"
-	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/internal/mapfile"
@@ -349,7 +348,7 @@ func checkRevisit(member []byte, compressed bool, zr *gzip.Reader, name string, 
 		"WARC-Type":                 "revisit",
 		"WARC-Record-ID":            c.RecordID,
 		"WARC-Target-URI":           c.URI,
-		"WARC-Profile":              crawl.IdenticalPayloadProfile(c.Version),
+		"WARC-Profile":              warcio.IdenticalPayloadProfile(c.Version),
 		"WARC-Payload-Digest":       o.Digest,
 		"WARC-Refers-To":            o.RecordID,
 		"WARC-Refers-To-Target-URI": o.URI,

@@ -14,6 +14,7 @@ import (
 	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/warcfile"
 )
 
 // TestE2EGoCrawlerThroughSidecar is examples/sidecar-client as a test: a Go
@@ -39,7 +40,7 @@ func TestE2EGoCrawlerThroughSidecar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := crawl.OpenWriter(crawl.WriterOptions{Dir: warcs})
+	w, err := warcfile.OpenWriter(warcfile.WriterOptions{Dir: warcs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/wayside-archive/wayside/api"
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/dedupindex"
@@ -125,7 +126,7 @@ func checkCrawlDisk(t *testing.T, warcs, index string, uris []string, complete b
 	}
 	closed, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz"))
 	for _, w := range closed {
-		side := crawl.CDXJName(filepath.Base(w))
+		side := cdxj.SideFileName(filepath.Base(w))
 		if got, _ := os.ReadFile(filepath.Join(warcs, side)); string(got) != cdxjtest.IndexOf(t, w) {
 			t.Errorf("%s is not `wayside cdxj` of its WARC", side)
 		}

@@ -1,7 +1,12 @@
 // Package warcio reads WARC and ARC files leniently and fast, parses the
 // HTTP messages recorded in them, and holds the one WARC record encoder
-// (RecordHead) the crawler and ARC conversion write with, and the one
-// writer of a record as a gzip member (MemberWriter).
+// (Draft, a record before serialisation, over RecordHead; with the WARC
+// versions, revisit profiles and the warcinfo record) every writer of
+// Wayside uses (package warcfile writes the files), the one writer of a
+// record as a gzip member (MemberWriter), and the strict reader of what
+// Wayside itself wrote (ScanMembers, ReadMember: one record per member,
+// exact length, verified block digest), which crash recovery and the
+// re-reading of originals rely on where Reader would forgive.
 //
 // ARC files (v1 and v2, plain or one gzip member per record, told from WARC
 // by their content) are read behind the same API: see Record for how an ARC

@@ -11,7 +11,7 @@ import (
 
 // RecordHead is the header of a WARC record to be written: the one WARC
 // record encoder of Wayside (the crawler's writer and ARC conversion use
-// it). Write emits, in this order, the version line, WARC-Type,
+// it; Draft.Marshal builds on it). Write emits, in this order, the version line, WARC-Type,
 // WARC-Record-ID, WARC-Date, Fields as given, WARC-Warcinfo-ID (when set),
 // WARC-Block-Digest, Content-Length and the blank line; the caller then
 // writes exactly ContentLength block bytes and RecordEnd.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/warcfile"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 const crawlUsage = `[flags] URL...   (or --seeds FILE)
@@ -55,17 +58,19 @@ type crawlFlags struct {
 	characterize                                                       bool
 
 	// crawl controls (issue 26)
-	seeds                     string
-	include, exclude, exHosts stringList
-	sitemap, ignoreRobots     bool
-	timeLimit                 time.Duration
-	sizeLimit                 int64
-	sitemapFiles, sitemapURLs int
+	seeds                           string
+	include, exclude, exHosts       stringList
+	sitemap, ignoreRobots           bool
+	timeLimit                       time.Duration
+	sizeLimit                       int64
+	sitemapFiles, sitemapURLs       int
+	operator, description, isPartOf string
+	rotateAfter                     time.Duration
 }
 
 func (f *crawlFlags) register(fs *flagSet) {
 	fs.StringVar(&f.warcDir, "warc-dir", "warcs", "directory for WARC and CDXJ files")
-	fs.StringVar(&f.warcPrefix, "warc-prefix", crawl.DefaultPrefix, "start of WARC file names; give each crawler of a fleet its own, so the file an index entry names is unique")
+	fs.StringVar(&f.warcPrefix, "warc-prefix", warcfile.DefaultPrefix, "start of WARC file names; give each crawler of a fleet its own, so the file an index entry names is unique")
 	fs.StringVar(&f.index, "index", "", "dedup index: a directory (embedded pebble) or a URL: pebble:///DIR, redis://HOST:PORT,HOST:PORT/ (Redis Cluster shared by a fleet), sidecar:///SOCKET or sidecar://HOST:PORT (token in WAYSIDE_TOKEN) (default WARC-DIR/"+crawl.IndexSubdir+")")
 	fs.StringVar(&f.scope, "scope", dedupindex.DefaultScope, "dedup scope (collection) captures are filed under")
 	fs.StringVar(&f.prefixes, "prefix", "", "comma-separated URL prefixes to stay within (default: the seeds' hosts)")
@@ -88,7 +93,11 @@ func (f *crawlFlags) register(fs *flagSet) {
 	fs.StringVar(&f.originalDirs, "original-dirs", "", "comma-separated directories holding WARC files of originals from earlier crawls (for --verify=bytes)")
 	fs.BoolVar(&f.conditional, "conditional", false, "send If-None-Match/If-Modified-Since for URLs archived before; 304 → server-not-modified revisit")
 	fs.StringVar(&f.version, "warc-version", "1.1", "WARC version to write: 1.0 or 1.1")
-	fs.Int64Var(&f.maxFileSize, "max-file-size", crawl.DefaultMaxFileSize, "rotate WARC files at this size in bytes")
+	fs.Int64Var(&f.maxFileSize, "max-file-size", warcfile.DefaultMaxFileSize, "rotate WARC files at this size in bytes")
+	fs.DurationVar(&f.rotateAfter, "rotate-after", 0, "also rotate a WARC file once it has been open this long, e.g. 1h (0: by size only)")
+	fs.StringVar(&f.operator, "operator", "", "warcinfo operator: who ran the crawl (a person or an institution, e.g. with a contact address)")
+	fs.StringVar(&f.description, "description", "", "warcinfo description of the crawl")
+	fs.StringVar(&f.isPartOf, "is-part-of", "", "warcinfo isPartOf: the collection the WARCs belong to (default the --scope)")
 	fs.Int64Var(&f.maxBody, "max-body", 100<<20, "record at most this many body bytes per response (WARC-Truncated: length; 0: no limit); bodies are held in memory")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "connect and response-header timeout")
 	fs.DurationVar(&f.maxTime, "max-time", 5*time.Minute, "cut a fetch still receiving after this long (WARC-Truncated: time; 0: no limit)")
@@ -110,6 +119,7 @@ func (f *crawlFlags) register(fs *flagSet) {
 	fs.atLeast("max-pages", 0)
 	fs.atLeast("delay", 0)
 	fs.atLeast("max-file-size", 1)
+	fs.atLeast("rotate-after", 0)
 	fs.atLeast("max-body", 0)
 	fs.atLeast("timeout", float64(time.Millisecond))
 	fs.atLeast("max-time", 0)
@@ -121,7 +131,7 @@ func (f *crawlFlags) register(fs *flagSet) {
 	fs.atLeast("size-limit", 0)
 	fs.atLeast("sitemap-max-files", 1)
 	fs.atLeast("sitemap-max-urls", 1)
-	fs.oneOf("warc-version", crawl.Version10, crawl.Version11)
+	fs.oneOf("warc-version", warcio.Version10, warcio.Version11)
 	fs.existingDirs("original-dirs")
 	fs.BoolVar(&f.characterize, "characterize", false, "identify the format of every capture as it lands (off the write path), into WARC-DIR/"+characterizationSubdir+" (query it with wayside characterize query --store)")
 }
@@ -147,7 +157,7 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 type crawlSummary struct {
 	rec       crawl.Stats
 	crawler   crawl.CrawlStats
-	writer    crawl.WriterStats
+	writer    warcfile.WriterStats
 	consumers []wayside.ConsumerStats
 	elapsed   time.Duration
 }
@@ -251,9 +261,11 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		WARCDir: f.warcDir, Index: ix, NoDedup: f.noDedup,
 		Policy: dedupindex.Policy{Match: match, MinPayloadSize: f.minSize, Scope: f.scope,
 			ReadOnlyScopes: splitList(f.readScopes), Statuses: statuses, Window: f.window},
-		Writer: crawl.WriterOptions{Prefix: f.warcPrefix, Version: f.version, MaxFileSize: f.maxFileSize, MinFreeBytes: f.minFree,
-			Info: []crawl.Field{{Name: "http-header-user-agent", Value: f.userAgent}, {Name: "isPartOf", Value: f.scope},
-				{Name: "robots", Value: map[bool]string{true: "obey", false: "ignore"}[!f.ignoreRobots]}}},
+		Writer: warcfile.WriterOptions{Prefix: f.warcPrefix, Version: f.version, MaxFileSize: f.maxFileSize, MinFreeBytes: f.minFree,
+			RotateAfter: f.rotateAfter,
+			Info: append([]warcio.Field{{Name: "http-header-user-agent", Value: f.userAgent}, {Name: "isPartOf", Value: cmp.Or(f.isPartOf, f.scope)},
+				{Name: "robots", Value: map[bool]string{true: "obey", false: "ignore"}[!f.ignoreRobots]}},
+				warcfile.InfoFields(f.operator, f.description, "")...)},
 		Recorder: crawl.Options{Verify: verify, OriginalDirs: splitList(f.originalDirs), Conditional: f.conditional, MaxBody: f.maxBody, MaxDuration: f.maxTime,
 			Timeout: f.timeout, Allow: scope.Allow, MaxConnsPerHost: max(f.parallel, 1), Logger: log},
 		Subscriber: cons.Fanout,

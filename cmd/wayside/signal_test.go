@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 )
 
@@ -81,7 +82,7 @@ func TestCrawlInterruptExits130(t *testing.T) {
 		if err != nil {
 			t.Errorf("wayside cdxj %s after Ctrl-C: %v", w, err)
 		}
-		beside, err := os.ReadFile(strings.TrimSuffix(w, ".warc.gz") + ".cdxj")
+		beside, err := os.ReadFile(cdxj.SideFileName(w))
 		if err != nil || !bytes.Equal(beside, index) || len(index) == 0 {
 			t.Errorf("the CDXJ beside %s (%v) is not its index:\n%s\nwant:\n%s", w, err, beside, index)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/wayside-archive/wayside/client"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/warcfile"
 )
 
 func main() {
@@ -61,7 +62,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	w, err := crawl.OpenWriter(crawl.WriterOptions{Dir: *warcs, Logger: log})
+	w, err := warcfile.OpenWriter(warcfile.WriterOptions{Dir: *warcs, Logger: log})
 	if err != nil {
 		return err
 	}

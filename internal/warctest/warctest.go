@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/warcio"
 )
@@ -145,4 +146,42 @@ func CheckIndexed(t testing.TB, recs []Record, ix dedupindex.Index, scope string
 		}
 		CheckOriginals(t, recs, os)
 	}
+}
+
+// RecordAt checks that the capture c points at its record in dir (in the
+// final or the ".open" file): the record read at its offset has its ID.
+func RecordAt(dir string, c wayside.Capture) error {
+	f, err := os.Open(filepath.Join(dir, c.File+openSuffix))
+	if err != nil {
+		f, err = os.Open(filepath.Join(dir, c.File))
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := warcio.NewReader(io.NewSectionReader(f, c.Offset, c.Length), c.File)
+	rec, err := r.Next()
+	if err != nil {
+		return err
+	}
+	if rec.RecordID != c.RecordID {
+		return errors.New("record " + rec.RecordID + " at offset, want " + c.RecordID)
+	}
+	return nil
+}
+
+// WarcinfoBlock returns the block of the warcinfo record the WARC file at
+// path starts with (failing the test when it does not start with one).
+func WarcinfoBlock(t testing.TB, path string) string {
+	t.Helper()
+	r, err := warcio.Open(path, warcio.Options{KeepPayload: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rec, err := r.Next()
+	if err != nil || rec.Type != "warcinfo" {
+		t.Fatalf("%s: first record %v, %v: want a warcinfo record", path, rec, err)
+	}
+	return string(rec.Payload)
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package crawl
+package warcfile
 
 import (
 	"fmt"
@@ -15,11 +15,11 @@ import (
 func lockDir(dir string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dir, ".wayside-writer.lock"), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("crawl: lock warc dir: %w", err)
+		return nil, fmt.Errorf("warcfile: lock warc dir: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("crawl: warc dir %s is in use by another wayside process: %w", dir, err)
+		return nil, fmt.Errorf("warcfile: warc dir %s is in use by another wayside process: %w", dir, err)
 	}
 	return f, nil
 }

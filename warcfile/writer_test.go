@@ -1,10 +1,9 @@
-package crawl
+package warcfile
 
 import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,17 +12,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
-
 	wayside "github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/internal/cdxjtest"
+	"github.com/wayside-archive/wayside/internal/testenv"
+	"github.com/wayside-archive/wayside/internal/warctest"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
-func testRecord(uri string, body []byte) *Record {
-	r := &Record{Type: "resource", ID: NewRecordID(), Date: recordDate(time.Now(), Version11)}
-	r.Fields = []Field{{"WARC-Target-URI", uri}, {"Content-Type", "application/octet-stream"}}
+func testRecord(uri string, body []byte) *warcio.Draft {
+	r := &warcio.Draft{Type: "resource", ID: warcio.NewRecordID(), Date: warcio.RecordDate(time.Now(), warcio.Version11)}
+	r.Fields = []warcio.Field{{Name: "WARC-Target-URI", Value: uri}, {Name: "Content-Type", Value: "application/octet-stream"}}
 	r.Block = body
 	return r
 }
@@ -142,10 +142,10 @@ func TestRecoverPartialTail(t *testing.T) {
 			if _, err := w.WaitDurable(context.Background(), last); err != nil {
 				t.Fatal(err)
 			}
-			open := filepath.Join(dir, w.name+openSuffix)
+			open := filepath.Join(dir, w.name+OpenSuffix)
 			good, _ := os.Stat(open)
 			// Append part of another record, as a crash mid-write leaves it.
-			more, err := w.compress([]*Record{testRecord("http://example.org/partial", bytes.Repeat([]byte("y"), 9000))}, "", false, new(int64))
+			more, err := w.compress([]*warcio.Draft{testRecord("http://example.org/partial", bytes.Repeat([]byte("y"), 9000))}, "", false, new(int64))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,11 +195,13 @@ func TestRecoverPartialTail(t *testing.T) {
 			if n != 4 {
 				t.Errorf("%d records readable after recovery, want 4", n)
 			}
-			cdx, _ := os.ReadFile(filepath.Join(dir, cdxjName(rf.Final)))
+			cdx, _ := os.ReadFile(filepath.Join(dir, cdxj.SideFileName(rf.Final)))
 			if strings.Count(string(cdx), "\n") != 3 {
 				t.Errorf("rebuilt CDXJ:\n%s", cdx)
 			}
-			validateStrict(t, dir)
+			for _, p := range warctest.Files(t, dir, false) {
+				testenv.StrictWARC(t, p)
+			}
 			if rep2, err := Recover(dir, RecoverOptions{}); err != nil || len(rep2.Files) != 0 {
 				t.Errorf("second recovery: %+v %v", rep2, err)
 			}
@@ -261,7 +263,7 @@ func FuzzScanMembers(f *testing.F) {
 	f.Add([]byte("WARC/1.1\r\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var end int64
-		err := scanMembers(bytes.NewReader(b), func(off, length int64, hdr http.Header, head []byte) {
+		err := warcio.ScanMembers(bytes.NewReader(b), func(off, length int64, hdr http.Header, head []byte) {
 			if off != end || length <= 0 {
 				t.Fatalf("record at %d+%d, previous ended at %d", off, length, end)
 			}
@@ -324,13 +326,13 @@ func TestRotationUnderConcurrency(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	files := warcFiles(t, dir, false)
+	files := warctest.Files(t, dir, false)
 	if len(files) < 10 {
 		t.Fatalf("only %d files: the test did not rotate enough", len(files))
 	}
 	var sides []string
 	for _, f := range files {
-		side := filepath.Join(dir, cdxjName(filepath.Base(f)))
+		side := filepath.Join(dir, cdxj.SideFileName(filepath.Base(f)))
 		sides = append(sides, side)
 		if got, want := readFile(t, side), indexOf(t, f); got != want {
 			t.Errorf("%s is not the index of its WARC file", side)
@@ -341,82 +343,23 @@ func TestRotationUnderConcurrency(t *testing.T) {
 	}
 }
 
-// wantsBytes is a captureLog that asks for record bytes.
-type wantsBytes struct{ captureLog }
+// recordAt checks that c points at its record in dir.
+func recordAt(dir string, c wayside.Capture) error { return warctest.RecordAt(dir, c) }
 
-func (*wantsBytes) WantsRecordBytes() bool { return true }
+// readDir reads every WARC file in dir (final and .open) with warcio.
+func readDir(t testing.TB, dir string) []warctest.Record {
+	t.Helper()
+	return warctest.ReadDirs(t, dir)
+}
 
-// A consumer that wants record bytes gets, with every capture of a real
-// crawl, exactly the uncompressed bytes of the record in the file (what a
-// read back would give it); a consumer that does not want them gets none,
-// and a writer whose subscriber wants none keeps none.
-func TestRecordBytesReachConsumersThatWantThem(t *testing.T) {
-	srv, err := sitetest.Start(sitetest.New())
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
-	dir := t.TempDir()
-	want, plain := &wantsBytes{captureLog{dir: dir, t: t}}, &captureLog{dir: dir, t: t}
-	f := wayside.NewFanout()
-	f.Add("wants", want)
-	f.Add("plain", plain)
-	crawlSite(t, srv, dir, crawlOpts{parallel: 4, subscriber: f})
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	caps := want.all()
-	if len(caps) < 20 || len(plain.all()) != len(caps) {
-		t.Fatalf("%d captures with bytes asked for, %d without", len(caps), len(plain.all()))
-	}
-	for _, c := range caps {
-		if c.RecordBytes == nil {
-			t.Fatalf("%s %s offset %d: no record bytes", c.Type, c.URI, c.Offset)
-		}
-		member, err := os.ReadFile(filepath.Join(dir, c.File))
-		if err != nil {
-			t.Fatal(err)
-		}
-		zr, err := gzip.NewReader(bytes.NewReader(member[c.Offset : c.Offset+c.Length]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		zr.Multistream(false)
-		stored, err := io.ReadAll(zr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(stored, c.RecordBytes) {
-			t.Fatalf("%s offset %d: record bytes (%d) differ from the record in the file (%d)", c.File, c.Offset, len(c.RecordBytes), len(stored))
-		}
-	}
-	for _, c := range plain.all() {
-		if c.RecordBytes != nil {
-			t.Fatalf("%s offset %d: record bytes for a consumer that does not want them", c.File, c.Offset)
-		}
-	}
-	// A plain subscriber: the writer keeps no bytes at all.
-	dir2 := t.TempDir()
-	direct := &captureLog{dir: dir2, t: t}
-	crawlSite(t, srv, dir2, crawlOpts{parallel: 4, subscriber: direct})
-	for _, c := range direct.all() {
-		if c.RecordBytes != nil {
-			t.Fatalf("%s offset %d: record bytes kept for a subscriber that does not want them", c.File, c.Offset)
-		}
-	}
+	return string(b)
 }
 
-func TestHeadContentLength(t *testing.T) {
-	for head, want := range map[string]int64{
-		"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 1234\r\n\r\n": 1234,
-		"HTTP/1.1 200 OK\r\ncontent-length:  7 \r\n\r\n":                             7,
-		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n":                      -1,
-		"HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\n":                              -1,
-		"HTTP/1.1 200 OK\r\nContent-Length: lots\r\n\r\n":                            -1,
-		"HTTP/1.1 200 OK\r\nX-Content-Length: 9\r\n\r\n":                             -1,
-	} {
-		if got := headContentLength([]byte(head)); got != want {
-			t.Errorf("%q: %d, want %d", head, got, want)
-		}
-	}
-}
+// indexOf is `wayside cdxj` of one WARC file: its index lines, sorted.
+func indexOf(t testing.TB, warc string) string { return cdxjtest.IndexOf(t, warc) }

@@ -1,4 +1,4 @@
-package crawl
+package warcfile
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/warcio"
 )
@@ -24,15 +26,19 @@ import (
 const (
 	DefaultPrefix      = "WAYSIDE"
 	DefaultMaxFileSize = 1 << 30 // 1 GiB, as Heritrix
-	openSuffix         = ".open"
-	warcGzSuffix       = ".warc.gz"
+	// OpenSuffix marks a WARC file still being written.
+	OpenSuffix   = ".open"
+	warcGzSuffix = ".warc.gz"
 )
 
 // WriterOptions configures a Writer.
 type WriterOptions struct {
 	// Dir is the directory WARC files are written to; it is created if
-	// missing.
+	// missing. The CDXJ side files and the writer's lock are kept there
+	// whatever Storage says.
 	Dir string
+	// Storage holds the WARC files (default NewDir(Dir)).
+	Storage Storage
 	// Prefix starts every file name (default DefaultPrefix).
 	Prefix string
 	// Version is the WARC version written: Version11 (default) or Version10.
@@ -41,14 +47,21 @@ type WriterOptions struct {
 	// current file larger than this (default DefaultMaxFileSize). A single
 	// batch larger than the limit still goes into one file.
 	MaxFileSize int64
+	// RotateAfter, when positive, also rotates to a new file before a
+	// record batch once the current file has been open this long (by Now),
+	// as Heritrix's and Zeno's time-based rotation do; a file always gets
+	// at least one batch.
+	RotateAfter time.Duration
 	// CompressionLevel is the gzip level (1–9, default 6 via 0).
 	CompressionLevel int
 	// Hostname names this machine in file names and warcinfo (default
 	// os.Hostname).
 	Hostname string
-	// Info holds extra warcinfo fields (software, operator, robots, ...).
-	Info []Field
-	// NoCDXJ disables the CDXJ file written beside each WARC file.
+	// Info holds extra warcinfo fields after software, format, conformsTo
+	// and hostname (operator, description, isPartOf, robots, ...: see
+	// InfoFields).
+	Info []warcio.Field
+	// NoCDXJ disables the CDXJ side file written beside each WARC file.
 	NoCDXJ bool
 	// Subscriber receives the wayside.Capture of every record written
 	// (warcinfo records aside) once it is durable and its CDXJ line is
@@ -108,7 +121,8 @@ type WriterStats struct {
 // Durability is group-committed: Write appends records; WaitDurable returns
 // once an fsync covering them has completed. Concurrent waiters share one
 // fsync. After each fsync the CDXJ lines of the newly durable records are
-// appended to the CDXJ file beside the WARC file (NAME.cdxj), in write order.
+// appended to the CDXJ side file beside the WARC file (cdxj.SideFileName:
+// NAME.warc.gz.cdxj), in write order.
 //
 // A Writer is safe for concurrent use.
 type Writer struct {
@@ -124,9 +138,11 @@ type Writer struct {
 
 	mu         sync.Mutex
 	cond       *sync.Cond
-	f          *os.File
+	st         Storage
+	f          File
 	name       string // final base name of the current file
 	size       int64
+	opened     time.Time // when the current file was created (by Now)
 	warcinfoID string
 	infoLen    int64
 	serial     int
@@ -135,34 +151,32 @@ type Writer struct {
 	syncing    bool
 	failed     error
 	closed     bool
-	pending    []pendingLine // captures and CDXJ lines of written, not yet durable records
-	cdx        *os.File      // CDXJ file of the current WARC file
+	pending    []pendingLine  // captures and CDXJ lines of written, not yet durable records
+	cdx        *cdxj.SideFile // side file of the current WARC file
 	cdxName    string
 	stats      WriterStats
 	recovery   RecoveryReport
-	lock       *os.File
-
-	// chunkHook, set only by tests before the first Write, runs between
-	// the write(2) calls of one record so a crash test can kill the process
-	// inside a record (fault injection).
-	chunkHook func()
-	// failpoint, set only by tests before the first Write, is called
-	// before each write(2) of n bytes at the named point ("warc-write",
-	// "cdxj-append"); an error makes that write put only the first k
-	// bytes on disk and fail with the error, as a disk filling up does
-	// (fault injection where no small file system can be mounted).
-	failpoint func(point string, n int) (k int, err error)
+	lock       io.Closer
 }
 
-// write is f.Write through the failpoint, if any.
-func (w *Writer) write(f *os.File, point string, b []byte) (int, error) {
-	if w.failpoint != nil {
-		if k, err := w.failpoint(point, len(b)); err != nil {
-			n, _ := f.Write(b[:k])
-			return n, err
-		}
+// Failpoints of the writer (package internal/failpoint): PointWrite is
+// evaluated before each write(2) of a WARC file, as failpoint.Write (a
+// disk filling up: only the first k bytes land, then the error);
+// PointChunk between the write(2) calls of one record, so a crash test
+// can kill the process inside a record. The CDXJ side file's appends are
+// cdxj's point "cdxj.side-append".
+const (
+	PointWrite = "warcfile.write"
+	PointChunk = "warcfile.between-chunks"
+)
+
+// write is f.Write through failpoint PointWrite.
+func (w *Writer) write(b []byte) (int, error) {
+	if k, err := failpoint.Write(PointWrite, len(b)); err != nil {
+		n, _ := w.f.Write(b[:k])
+		return n, err
 	}
-	return f.Write(b)
+	return w.f.Write(b)
 }
 
 // pendingLine is a written record waiting for the fsync that makes it
@@ -179,24 +193,24 @@ type pendingLine struct {
 // first Write.
 func OpenWriter(opts WriterOptions) (*Writer, error) {
 	if opts.Dir == "" {
-		return nil, errors.New("crawl: writer: no directory")
+		return nil, errors.New("warcfile: writer: no directory")
 	}
 	if opts.Prefix == "" {
 		opts.Prefix = DefaultPrefix
 	}
 	switch opts.Version {
 	case "":
-		opts.Version = Version11
-	case Version10, Version11:
+		opts.Version = warcio.Version11
+	case warcio.Version10, warcio.Version11:
 	default:
-		return nil, fmt.Errorf("crawl: writer: unsupported WARC version %q (want 1.0 or 1.1)", opts.Version)
+		return nil, fmt.Errorf("warcfile: writer: unsupported WARC version %q (want 1.0 or 1.1)", opts.Version)
 	}
 	if opts.MaxFileSize <= 0 {
 		opts.MaxFileSize = DefaultMaxFileSize
 	}
 	members, err := warcio.NewMemberPool(opts.CompressionLevel)
 	if err != nil {
-		return nil, fmt.Errorf("crawl: writer: %w", err)
+		return nil, fmt.Errorf("warcfile: writer: %w", err)
 	}
 	if opts.Hostname == "" {
 		h, err := os.Hostname()
@@ -213,18 +227,24 @@ func OpenWriter(opts WriterOptions) (*Writer, error) {
 		opts.Now = time.Now
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("crawl: open warc dir: %w", err)
+		return nil, fmt.Errorf("warcfile: open warc dir: %w", err)
 	}
-	lock, err := lockDir(opts.Dir)
+	st, err := storageOf(opts.Storage, opts.Dir)
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{opts: opts, log: opts.Logger, version: opts.Version, lock: lock, members: members}
+	var lock io.Closer
+	if l, ok := st.(Locker); ok {
+		if lock, err = l.Lock(); err != nil {
+			return nil, err
+		}
+	}
+	w := &Writer{opts: opts, log: opts.Logger, version: opts.Version, st: st, lock: lock, members: members}
 	w.cond = sync.NewCond(&w.mu)
 	w.plainPool.New = func() any { return new(bytes.Buffer) }
 	w.readPool.New = func() any { return warcio.NewReader(bytes.NewReader(nil), "") }
 	w.cdxj = !opts.NoCDXJ
-	rep, err := Recover(opts.Dir, RecoverOptions{Logger: opts.Logger, NoCDXJ: opts.NoCDXJ})
+	rep, err := Recover(opts.Dir, RecoverOptions{Logger: opts.Logger, NoCDXJ: opts.NoCDXJ, Storage: st})
 	w.recovery = rep
 	w.stats.RecoveryErrs = rep.PartialTails
 	if err != nil {
@@ -278,7 +298,7 @@ type encoded struct {
 // answer), so its Capture and CDXJ line come from the one converter,
 // warcio.Record.Capture, over the exact bytes written. With keep, each
 // record is serialised into a buffer of its own, kept as encoded.raw.
-func (w *Writer) compress(recs []*Record, warcinfoID string, keep bool, raw *int64) ([]encoded, error) {
+func (w *Writer) compress(recs []*warcio.Draft, warcinfoID string, keep bool, raw *int64) ([]encoded, error) {
 	mw := w.members.Get()
 	defer w.members.Put(mw)
 	rd := w.readPool.Get().(*warcio.Reader)
@@ -296,19 +316,19 @@ func (w *Writer) compress(recs []*Record, warcinfoID string, keep bool, raw *int
 	for i, r := range recs {
 		plain := pooled
 		plain.Reset()
-		if keep && !r.isInfo {
+		if keep && !r.IsWarcinfo() {
 			plain = bytes.NewBuffer(make([]byte, 0, len(r.Block)+headroom(r)))
 		}
-		r.marshal(plain, w.version, warcinfoID)
+		r.MarshalInFile(plain, w.version, warcinfoID)
 		*raw += int64(plain.Len())
-		if !r.isInfo {
+		if !r.IsWarcinfo() {
 			// A declared payload digest is what the digest rule takes: no
 			// need to hash the payload again. Without one it is computed.
 			skip := r.Get("WARC-Payload-Digest") != ""
 			rd.Reset(smallBuf{bytes.NewReader(plain.Bytes())}, r.ID, warcio.Options{SkipPayloadDigest: skip})
 			rec, err := rd.Next()
 			if err != nil {
-				return nil, fmt.Errorf("crawl: record %s does not read back: %w", r.ID, err)
+				return nil, fmt.Errorf("warcfile: record %s does not read back: %w", r.ID, err)
 			}
 			out[i].rec = rec
 			if plain != pooled {
@@ -317,7 +337,7 @@ func (w *Writer) compress(recs []*Record, warcinfoID string, keep bool, raw *int
 		}
 		z.Reset()
 		if _, err := mw.WriteMember(z, plain.Bytes()); err != nil {
-			return nil, fmt.Errorf("crawl: gzip record: %w", err)
+			return nil, fmt.Errorf("warcfile: gzip record: %w", err)
 		}
 		// Compressed into a recycled buffer, then copied to one of the
 		// exact size: how much a record compresses is not known before.
@@ -328,7 +348,7 @@ func (w *Writer) compress(recs []*Record, warcinfoID string, keep bool, raw *int
 
 // headroom is room enough for r's serialised header: its fields plus the
 // fixed ones the encoder adds.
-func headroom(r *Record) int {
+func headroom(r *warcio.Draft) int {
 	n := 512
 	for _, f := range r.Fields {
 		n += len(f.Name) + len(f.Value) + 4
@@ -345,7 +365,7 @@ func (smallBuf) Size() int64 { return 16 << 10 }
 // Write appends recs, in order, to the current file (all to the same file)
 // and returns where they went. The records are not durable before
 // WaitDurable returns.
-func (w *Writer) Write(recs ...*Record) (Written, error) {
+func (w *Writer) Write(recs ...*warcio.Draft) (Written, error) {
 	if len(recs) == 0 {
 		return Written{}, nil
 	}
@@ -366,7 +386,7 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
-		return Written{}, errors.New("crawl: writer is closed")
+		return Written{}, errors.New("warcfile: writer is closed")
 	}
 	if w.failed != nil {
 		return Written{}, w.failed
@@ -374,7 +394,7 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 	if err := fsutil.CheckFree(w.opts.Dir, w.opts.MinFreeBytes, total); err != nil {
 		return Written{}, err // it names the directory
 	}
-	for w.f != nil && w.size+total > w.opts.MaxFileSize && w.size > w.infoLen {
+	for w.f != nil && w.size > w.infoLen && (w.size+total > w.opts.MaxFileSize || w.expiredLocked()) {
 		if err := w.closeFileLocked(w.name); err != nil {
 			return Written{}, err
 		}
@@ -399,7 +419,7 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 		m := e.member
 		if err := w.writeChunked(m); err != nil {
 			w.undoLocked(start, err)
-			return Written{}, fmt.Errorf("crawl: write %s: %w", w.name+openSuffix, err)
+			return Written{}, fmt.Errorf("warcfile: write %s: %w", w.name+OpenSuffix, err)
 		}
 		wr.Placements[i] = Placement{File: w.name, Offset: w.size, Length: int64(len(m))}
 		w.size += int64(len(m))
@@ -431,6 +451,25 @@ func (w *Writer) Write(recs ...*Record) (Written, error) {
 	return wr, nil
 }
 
+// expiredLocked reports whether the current file has been open for
+// RotateAfter.
+func (w *Writer) expiredLocked() bool {
+	return w.opts.RotateAfter > 0 && w.opts.Now().Sub(w.opened) >= w.opts.RotateAfter
+}
+
+// InfoFields returns the warcinfo fields operator, description and
+// isPartOf (the WARC 1.1 §6.5 names), leaving out empty ones, for
+// WriterOptions.Info.
+func InfoFields(operator, description, isPartOf string) []warcio.Field {
+	var out []warcio.Field
+	for _, f := range []warcio.Field{{Name: "operator", Value: operator}, {Name: "description", Value: description}, {Name: "isPartOf", Value: isPartOf}} {
+		if f.Value != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // writeChunk is the largest single write(2) issued: a big record goes to
 // the file in several writes, as when streaming, so a crash can leave a
 // partial record that recovery must (and does) handle.
@@ -439,12 +478,14 @@ const writeChunk = 16 << 10
 func (w *Writer) writeChunked(b []byte) error {
 	for len(b) > 0 {
 		n := min(len(b), writeChunk)
-		if _, err := w.write(w.f, "warc-write", b[:n]); err != nil {
+		if _, err := w.write(b[:n]); err != nil {
 			return err
 		}
 		b = b[n:]
-		if w.chunkHook != nil && len(b) > 0 {
-			w.chunkHook()
+		if len(b) > 0 {
+			if err := failpoint.Inject(PointChunk); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -459,7 +500,7 @@ func (w *Writer) undoLocked(start int64, cause error) {
 			return
 		}
 	}
-	w.failed = fmt.Errorf("crawl: %s is unusable after a failed write: %w", w.name+openSuffix, cause)
+	w.failed = fmt.Errorf("warcfile: %s is unusable after a failed write: %w", w.name+OpenSuffix, cause)
 }
 
 // WaitDurable blocks until the records of wr are on stable storage (an fsync
@@ -509,7 +550,7 @@ func (w *Writer) syncLocked() error {
 	w.stats.Syncs++
 	defer w.cond.Broadcast()
 	if err != nil {
-		w.failed = fmt.Errorf("crawl: fsync %s: %w", w.name+openSuffix, err)
+		w.failed = fmt.Errorf("warcfile: fsync %s: %w", w.name+OpenSuffix, err)
 		return w.failed
 	}
 	w.synced = target
@@ -530,34 +571,26 @@ func (w *Writer) deliverLocked(lines []pendingLine) {
 	}
 	for _, l := range lines {
 		if err := w.opts.Subscriber.OnCapture(context.Background(), l.capture); err != nil {
-			w.log.Warn("crawl: capture not delivered to its consumers", "uri", l.capture.URI, "file", l.file, "offset", l.capture.Offset, "err", err)
+			w.log.Warn("warcfile: capture not delivered to its consumers", "uri", l.capture.URI, "file", l.file, "offset", l.capture.Offset, "err", err)
 		}
 	}
 }
 
-// appendCDXJLocked appends lines to the CDXJ files of their WARC files, in
-// durable order. The CDXJ file is on the durable path: it is what consumers
-// catch up from, so a failure to write it stops the writer (the WARC file
-// stays ".open" and recovery rebuilds its CDXJ from the records).
+// appendCDXJLocked appends lines to the CDXJ side files of their WARC
+// files, in durable order. The side file is on the durable path: it is
+// what consumers catch up from, so a failure to write it stops the writer
+// (the WARC file stays ".open" and recovery rebuilds its side file from the
+// records; the append left no torn line).
 func (w *Writer) appendCDXJLocked(lines []pendingLine) error {
 	var buf bytes.Buffer
 	flush := func() error {
 		if buf.Len() == 0 {
 			return nil
 		}
-		fi, err := w.cdx.Stat()
-		if err == nil {
-			_, err = w.write(w.cdx, "cdxj-append", buf.Bytes())
-			if err != nil {
-				// No torn last line is left (a full disk): the file is
-				// cut back to its last whole line. The WARC file stays
-				// ".open" and recovery rebuilds the lines not written.
-				w.cdx.Truncate(fi.Size())
-			}
-		}
+		err := w.cdx.Append(buf.Bytes())
 		buf.Reset()
 		if err != nil {
-			return fmt.Errorf("crawl: append to %s: %w", w.cdxName, err)
+			return fmt.Errorf("warcfile: %w", err)
 		}
 		return nil
 	}
@@ -565,7 +598,7 @@ func (w *Writer) appendCDXJLocked(lines []pendingLine) error {
 		if l.line == nil {
 			continue
 		}
-		name := cdxjName(l.file)
+		name := cdxj.SideFileName(l.file)
 		if name != w.cdxName {
 			if err := flush(); err != nil {
 				return err
@@ -584,85 +617,62 @@ func (w *Writer) openCDXJLocked(name string) error {
 		w.cdx.Close()
 	}
 	w.cdx, w.cdxName = nil, name
-	f, err := os.OpenFile(filepath.Join(w.opts.Dir, name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := cdxj.OpenSideFile(filepath.Join(w.opts.Dir, name))
 	if err != nil {
-		return fmt.Errorf("crawl: open CDXJ: %w", err)
+		return fmt.Errorf("warcfile: %w", err)
 	}
 	w.cdx = f
 	return nil
 }
 
-// CDXJName returns the name of the CDXJ file kept beside a WARC file:
-// NAME.cdxj for NAME.warc.gz (or NAME.warc).
-func CDXJName(warc string) string { return cdxjName(warc) }
-
-// cdxjName returns the CDXJ file name beside a WARC file.
-func cdxjName(warc string) string {
-	return strings.TrimSuffix(strings.TrimSuffix(warc, ".gz"), ".warc") + ".cdxj"
-}
-
 func (w *Writer) openFileLocked() error {
 	now := w.opts.Now().UTC()
-	var f *os.File
+	var f File
 	var name string
 	for tries := 0; ; tries++ {
 		name = fmt.Sprintf("%s-%s-%05d-%s%s", w.opts.Prefix, now.Format("20060102150405")+fmt.Sprintf("%03d", now.Nanosecond()/1e6),
 			w.serial, w.opts.Hostname, warcGzSuffix)
 		w.serial++
 		var err error
-		f, err = os.OpenFile(filepath.Join(w.opts.Dir, name+openSuffix), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err = w.st.Create(name + OpenSuffix)
 		if err == nil {
-			if _, err := os.Stat(filepath.Join(w.opts.Dir, name)); err == nil {
+			if _, err := w.st.Stat(name); err == nil {
 				f.Close()
-				os.Remove(filepath.Join(w.opts.Dir, name+openSuffix))
+				w.st.Remove(name + OpenSuffix)
 				continue
 			}
 			break
 		}
-		if !os.IsExist(err) || tries > 1000 {
-			return fmt.Errorf("crawl: create warc file: %w", err)
+		if !errors.Is(err, fs.ErrExist) || tries > 1000 {
+			return fmt.Errorf("warcfile: create warc file: %w", err)
 		}
 	}
-	info := &Record{Type: "warcinfo", ID: NewRecordID(), Date: recordDate(now, w.version), isInfo: true}
-	info.Fields = []Field{{"WARC-Filename", name}, {"Content-Type", "application/warc-fields"}}
-	fields := append([]Field{
-		{"software", "Wayside (github.com/wayside-archive/wayside)"},
-		{"format", "WARC File Format " + w.version},
-		{"conformsTo", conformsTo(w.version)},
-		{"hostname", w.opts.Hostname},
-	}, w.opts.Info...)
-	info.Block = warcinfoBlock(fields)
+	info := warcio.NewWarcinfo(name, w.version, w.opts.Hostname, now, w.opts.Info)
 	var raw int64
-	enc, err := w.compress([]*Record{info}, "", false, &raw)
+	enc, err := w.compress([]*warcio.Draft{info}, "", false, &raw)
 	if err == nil {
 		_, err = f.Write(enc[0].member)
 	}
 	if err != nil {
 		f.Close()
-		os.Remove(filepath.Join(w.opts.Dir, name+openSuffix))
-		return fmt.Errorf("crawl: write warcinfo to %s: %w", name+openSuffix, err)
+		w.st.Remove(name + OpenSuffix)
+		return fmt.Errorf("warcfile: write warcinfo to %s: %w", name+OpenSuffix, err)
 	}
 	// The new directory entry must survive a crash before any record in it
 	// is reported durable.
-	if err := fsutil.SyncDir(w.opts.Dir); err != nil {
+	if err := w.st.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("crawl: sync warc dir: %w", err)
+		return fmt.Errorf("warcfile: sync warc dir: %w", err)
 	}
 	w.f, w.name, w.size, w.warcinfoID = f, name, int64(len(enc[0].member)), info.ID
 	w.infoLen = w.size
+	w.opened = now
 	w.stats.Files++
 	w.stats.Records++
 	w.stats.RawBytes += raw
 	w.stats.StoredBytes += w.size
-	w.log.Debug("crawl: opened WARC file", "file", name+openSuffix)
+	w.log.Debug("warcfile: opened WARC file", "file", name+OpenSuffix)
 	return nil
-}
-
-func conformsTo(version string) string {
-	if version == Version10 {
-		return "http://bibnum.bnf.fr/WARC/WARC_ISO_28500_version1_latestdraft.pdf"
-	}
-	return "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
 }
 
 // closeFileLocked makes the current file durable, appends its remaining
@@ -699,20 +709,19 @@ func (w *Writer) closeFileLocked(name string) error {
 		return err
 	}
 	if err := w.f.Close(); err != nil {
-		w.failed = fmt.Errorf("crawl: close %s: %w", w.name+openSuffix, err)
+		w.failed = fmt.Errorf("warcfile: close %s: %w", w.name+OpenSuffix, err)
 		return w.failed
 	}
 	w.f = nil
-	open := filepath.Join(w.opts.Dir, w.name+openSuffix)
-	if err := os.Rename(open, filepath.Join(w.opts.Dir, w.name)); err != nil {
-		w.failed = fmt.Errorf("crawl: rename %s: %w", open, err)
+	if err := w.st.Rename(w.name+OpenSuffix, w.name); err != nil {
+		w.failed = fmt.Errorf("warcfile: rename %s: %w", filepath.Join(w.opts.Dir, w.name+OpenSuffix), err)
 		return w.failed
 	}
-	if err := fsutil.SyncDir(w.opts.Dir); err != nil {
-		w.failed = fmt.Errorf("crawl: sync warc dir: %w", err)
+	if err := w.st.Sync(); err != nil {
+		w.failed = fmt.Errorf("warcfile: sync warc dir: %w", err)
 		return w.failed
 	}
-	w.log.Debug("crawl: closed WARC file", "file", w.name)
+	w.log.Debug("warcfile: closed WARC file", "file", w.name)
 	w.name, w.size, w.warcinfoID = "", 0, ""
 	return nil
 }
@@ -730,15 +739,12 @@ func (w *Writer) finishCDXJLocked() error {
 		err := w.cdx.Close()
 		w.cdx, w.cdxName = nil, ""
 		if err != nil {
-			return fmt.Errorf("crawl: close CDXJ of %s: %w", w.name, err)
+			return fmt.Errorf("warcfile: close CDXJ of %s: %w", w.name, err)
 		}
 	}
-	path := filepath.Join(w.opts.Dir, cdxjName(w.name))
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil // no record of this file is indexed
-	}
-	if err := cdxj.SortFile(path, cdxj.SortOptions{}); err != nil {
-		return fmt.Errorf("crawl: %w", err)
+	// No side file: no record of this file is indexed.
+	if err := cdxj.SortSideFile(filepath.Join(w.opts.Dir, cdxj.SideFileName(w.name))); err != nil {
+		return fmt.Errorf("warcfile: %w", err)
 	}
 	return nil
 }
@@ -802,7 +808,7 @@ func (w *Writer) Check() error {
 		}
 	}
 	if w.f != nil {
-		path := filepath.Join(w.opts.Dir, w.name+openSuffix)
+		path := filepath.Join(w.opts.Dir, w.name+OpenSuffix)
 		fi, err := w.f.Stat()
 		switch {
 		case err != nil:
@@ -811,14 +817,14 @@ func (w *Writer) Check() error {
 			errs = append(errs, fmt.Errorf("%s is %d bytes, writer wrote %d", path, fi.Size(), w.size))
 		default:
 			var end int64
-			serr := scanMembers(io.NewSectionReader(w.f, 0, w.size), func(off, length int64, _ http.Header, _ []byte) { end = off + length })
+			serr := warcio.ScanMembers(io.NewSectionReader(w.f, 0, w.size), func(off, length int64, _ http.Header, _ []byte) { end = off + length })
 			if serr != nil || end != w.size {
 				errs = append(errs, fmt.Errorf("%s: complete records end at %d of %d bytes: %v", path, end, w.size, serr))
 			}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("crawl: writer check: %w", err)
+		return fmt.Errorf("warcfile: writer check: %w", err)
 	}
 	return nil
 }
