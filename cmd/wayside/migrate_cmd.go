@@ -41,7 +41,7 @@ count, or duration and streams compared with the original), and writes:
                           the migrated payloads in place of the originals,
                           every other record byte for byte
 
-A CDXJ index of each output is written beside it (NAME....cdxj). Inputs are
+A CDXJ index of each output is written beside it (NAME.warc.gz.cdxj). Inputs are
 never modified; outputs are written whole or not at all, and an output that
 exists already is kept (a re-run after a crash completes the rest).
 --report FILE writes every located object with its outcome as JSON. Exit 1
@@ -249,8 +249,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 				return err
 			}
 			// The CDXJ first: a WARC file in OUTDIR always has its index.
-			cdx := strings.TrimSuffix(dst, ".warc.gz") + ".cdxj"
-			if err := os.Rename(strings.TrimSuffix(tmp, ".warc.gz")+".cdxj", cdx); err != nil {
+			if err := os.Rename(cdxj.SideFileName(tmp), cdxj.SideFileName(dst)); err != nil {
 				return fmt.Errorf("migrate: %w", err)
 			}
 			if err := os.Rename(tmp, dst); err != nil {
@@ -380,29 +379,21 @@ func sameDir(a, b string) (bool, error) {
 	return os.SameFile(fa, fb), nil
 }
 
-// writeCDXJBeside writes the sorted CDXJ index of the WARC file at path to
-// NAME.cdxj beside it (NAME: path without .warc.gz), so the output can be
+// writeCDXJBeside writes the CDXJ side file of the WARC file at path
+// (cdxj.SideFileName: NAME.warc.gz.cdxj), sorted, so the output can be
 // added to a capture index or replayed by pywb as it is.
 func writeCDXJBeside(path string) error {
-	var lines []string
-	st, err := cdxj.IndexFile(context.Background(), path, cdxj.IndexOptions{}, func(l *cdxj.Line) error {
-		lines = append(lines, l.String())
-		return nil
+	var problems []error
+	err := cdxj.RebuildSideFile(cdxj.SideFileName(path), func(add func(*cdxj.Line) error) error {
+		st, err := cdxj.IndexFile(context.Background(), path, cdxj.IndexOptions{}, add)
+		problems = st.Problems
+		return err
 	})
+	if err == nil && len(problems) > 0 {
+		err = errors.Join(problems...)
+	}
 	if err != nil {
 		return fmt.Errorf("migrate: index %s: %w", path, err)
 	}
-	if len(st.Problems) > 0 {
-		return fmt.Errorf("migrate: index %s: %w", path, errors.Join(st.Problems...))
-	}
-	sort.Strings(lines)
-	dst := strings.TrimSuffix(path, ".warc.gz") + ".cdxj"
-	return fsutil.WriteFileAtomic(dst, 0o644, func(w io.Writer) error {
-		for _, l := range lines {
-			if _, err := io.WriteString(w, l+"\n"); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return nil
 }
