@@ -369,7 +369,7 @@ func (h *Handler) serveCDX(w http.ResponseWriter, r *http.Request, p *path) erro
 	ctx := r.Context()
 	if q.numPages {
 		n := 0
-		err := h.selectRows(ctx, q, func(*row) error { n++; return nil })
+		err := h.selectRows(ctx, q, p.chk, func(*row) error { n++; return nil })
 		if err != nil {
 			return err
 		}
@@ -388,9 +388,9 @@ func (h *Handler) serveCDX(w http.ResponseWriter, r *http.Request, p *path) erro
 		return nil
 	}
 	bw := bufio.NewWriterSize(w, 32<<10)
-	cw := &cdxWriter{bw: bw, q: q, h: h, prefix: p.collURL}
+	cw := &cdxWriter{bw: bw, q: q, h: h, prefix: p.mementoURL}
 	started := false
-	err = h.selectRows(ctx, q, func(rw *row) error {
+	err = h.selectRows(ctx, q, p.chk, func(rw *row) error {
 		started = true
 		return cw.write(rw)
 	})
@@ -411,7 +411,7 @@ func (h *Handler) serveCDX(w http.ResponseWriter, r *http.Request, p *path) erro
 
 // selectRows calls fn for each row of the query's answer, in order, after
 // filters, sorting, limit and paging.
-func (h *Handler) selectRows(ctx context.Context, q *cdxQuery, fn func(*row) error) error {
+func (h *Handler) selectRows(ctx context.Context, q *cdxQuery, chk *Checker, fn func(*row) error) error {
 	skip, take := 0, q.limit
 	if q.pageSize > 0 && !q.numPages {
 		skip = q.page * q.pageSize
@@ -424,6 +424,9 @@ func (h *Handler) selectRows(ctx context.Context, q *cdxQuery, fn func(*row) err
 	}
 	emitted, seen := 0, 0
 	each := func(e *captureindex.Entry) (*row, bool) {
+		if !chk.Entry(e).Visible() {
+			return nil, false
+		}
 		rw := newRow(e)
 		if !rw.matches(q.filters) {
 			return nil, false

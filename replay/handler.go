@@ -39,6 +39,29 @@ type Options struct {
 	// Logger receives warnings (WARC files that cannot be read, responses
 	// cut short).
 	Logger *slog.Logger
+	// Rules returns the access rules in force (called once per request,
+	// so rules swapped in while serving apply to the next request); nil,
+	// or a nil result: every capture is allowed.
+	Rules func() *Rules
+}
+
+// View is how one request sees the archive: where it came in and as
+// whom.
+type View struct {
+	// Mount is the escaped path prefix the handler is reached under ("",
+	// or e.g. "/t/<token>").
+	Mount string
+	// AccessPoint is the access point rules are decided for ("public",
+	// "staff", "reading-room", ...).
+	AccessPoint string
+	// ContentURL, when set, is the absolute URL of the origin archived
+	// content is served from: URI-Ms in TimeMaps, Link headers and
+	// TimeGate redirects point there, never at the origin answering the
+	// request.
+	ContentURL string
+	// MementosOnly limits the routes to mementos (raw and rewritten
+	// replay): the content origin serves nothing else.
+	MementosOnly bool
 }
 
 // Handler serves the access routes of one capture index, as pywb lays
@@ -107,6 +130,10 @@ type path struct {
 	mod      string // replay modifier
 	uriR     string
 	rest     string // the route after the collection
+	// mementoURL is the URL prefix of URI-Ms, ending in "/": collURL, or
+	// the collection on the content origin.
+	mementoURL string
+	chk        *Checker
 }
 
 const (
@@ -145,6 +172,7 @@ func (h *Handler) parsePath(r *http.Request, mount, p string) (*path, error) {
 	}
 	rest := strings.TrimPrefix(p, "/")[len(coll)+1:]
 	out.rest = rest
+	out.mementoURL = out.collURL
 	withQuery := func(u string) string {
 		if r.URL.RawQuery != "" {
 			u += "?" + r.URL.RawQuery
@@ -223,6 +251,13 @@ func (h *Handler) baseURL(r *http.Request, mount string) string {
 // file that cannot be read). Once a body is partly sent, a failure cuts the
 // connection (http.ErrAbortHandler).
 func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, mount string) error {
+	return h.ServeView(w, r, View{Mount: mount})
+}
+
+// ServeView is Serve for a request seen through v: its access point's
+// rules decide what it may see, and URI-Ms point at v.ContentURL.
+func (h *Handler) ServeView(w http.ResponseWriter, r *http.Request, v View) error {
+	mount := v.Mount
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		return &Error{Code: http.StatusMethodNotAllowed, Msg: fmt.Sprintf("method %s: the access routes are read-only (GET, HEAD)", r.Method)}
@@ -235,6 +270,27 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, mount string) er
 	if err != nil {
 		return err
 	}
+	if v.MementosOnly && p.kind != routeMemento {
+		return notFound(nil, "no such route %s (this origin serves archived content only)", ep)
+	}
+	if v.ContentURL != "" {
+		p.mementoURL = strings.TrimSuffix(v.ContentURL, "/") + "/" + p.coll + "/"
+	}
+	if v.ContentURL != "" && !v.MementosOnly && p.kind == routeMemento {
+		// Archived content is served from its own origin only.
+		loc := p.mementoURL + p.rest
+		if r.URL.RawQuery != "" {
+			loc += "?" + r.URL.RawQuery
+		}
+		w.Header().Set("Location", loc)
+		w.WriteHeader(http.StatusFound)
+		return nil
+	}
+	var rs *Rules
+	if h.opts.Rules != nil {
+		rs = h.opts.Rules()
+	}
+	p.chk = rs.Checker(v.AccessPoint)
 	switch p.kind {
 	case routeCDX:
 		return h.serveCDX(w, r, p)

@@ -59,6 +59,11 @@ func (h *Handler) serveMemento(w http.ResponseWriter, r *http.Request, p *path) 
 		return nil
 	}
 	links = append(links, mementoLink(p.uriM(p.ts, "", chosen.URI), "memento", chosen.Date))
+	if d := p.chk.Entry(chosen); !d.Replayable() {
+		hdr := http.Header{}
+		hdr.Set("Link", strings.Join(links, ", "))
+		return &Error{Code: http.StatusUnavailableForLegalReasons, Msg: d.Reason(), Header: hdr}
+	}
 	return h.serveCapture(w, r, p, chosen, strings.Join(links, ", "))
 }
 
@@ -68,6 +73,9 @@ func (h *Handler) serveMemento(w http.ResponseWriter, r *http.Request, p *path) 
 func (h *Handler) closest(ctx context.Context, p *path, t time.Time) (*captureindex.Entry, error) {
 	var chosen *captureindex.Entry
 	err := h.idx.Closest(ctx, p.coll, captureindex.URLKey(p.uriR), t, func(e *captureindex.Entry) error {
+		if !p.chk.Entry(e).Visible() {
+			return nil
+		}
 		switch {
 		case chosen == nil:
 			chosen = e
