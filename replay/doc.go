@@ -52,7 +52,10 @@
 // recorded (transfer coding removed, content encoding kept) and the
 // archived headers after the header rules (ArchivedHeaders, after pywb's):
 // headers that would act on the archive itself (Date, Set-Cookie, Server,
-// caching, unknown ones, ...) are sent as X-Archive-Orig-<name>, the body
+// caching, Strict-Transport-Security, Clear-Site-Data, WWW-Authenticate,
+// Access-Control-*, unknown ones, ...) are sent as X-Archive-Orig-<name>,
+// and so are Location and Content-Location (a raw archived redirect never
+// leads off the archive), the body
 // framing is the archive's own; a Content-Security-Policy: sandbox keeps a
 // raw page opened in a browser from acting with the archive's origin. A
 // revisit is served with its own status
@@ -72,4 +75,19 @@
 // into the archive using the Referer. No banner is inserted: the bytes a
 // browser gets are the archived page with its links changed, nothing
 // else.
+//
+// # Access rules
+//
+// Rules (Rules: pywb's .aclj files as written, OutbackCDX's rule JSON;
+// LoadRules) decide per capture and access point: exclude hides a capture
+// as if it were not held (unlisted in the CDX API and TimeMaps, never
+// chosen by a TimeGate, a 404 on replay), block lists it but answers its
+// replay with 451 and the rule's message, allow shows it. The most
+// specific matching rule decides (longest SURT key, then exact, then a
+// rule of the request's access point); a rule's date conditions (before,
+// after, newer, older) restrict it to some captures, so an embargo is an
+// exclude rule with "newer". Options.Rules is read once per request, so
+// rules swapped in while serving apply from the next request on. A
+// request's View names its access point and the content origin its URI-Ms
+// point at; a request carrying a Service-Worker header is refused.
 package replay

@@ -258,6 +258,11 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, mount string) er
 // rules decide what it may see, and URI-Ms point at v.ContentURL.
 func (h *Handler) ServeView(w http.ResponseWriter, r *http.Request, v View) error {
 	mount := v.Mount
+	if r.Header.Get("Service-Worker") != "" {
+		// A Service Worker registered by archived content would answer for
+		// every capture under its scope: never served.
+		return &Error{Code: http.StatusForbidden, Msg: "Service Worker scripts are not served from this archive"}
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		return &Error{Code: http.StatusMethodNotAllowed, Msg: fmt.Sprintf("method %s: the access routes are read-only (GET, HEAD)", r.Method)}

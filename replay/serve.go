@@ -263,12 +263,24 @@ func writeHead(w http.ResponseWriter, e *captureindex.Entry, status int, hdr htt
 	out.Set("Link", links)
 	out.Set("X-Content-Type-Options", "nosniff")
 	if rewritten {
-		out.Set("Content-Security-Policy", "default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:")
+		out.Set("Content-Security-Policy", cspRewritten)
 	} else {
-		out.Set("Content-Security-Policy", "sandbox")
+		out.Set("Content-Security-Policy", cspRaw)
 	}
 	w.WriteHeader(status)
 }
+
+// The Content-Security-Policy of replayed content. Rewritten pages may load
+// and run what their own origin (the archive's content origin) serves and
+// nothing else: no request, form submission or frame reaches another
+// origin (the daemon's API, the live web), no worker or Service Worker can
+// be registered, no other origin may frame them. A raw memento opened in
+// a browser is sandboxed besides (no scripts, an opaque origin).
+const (
+	cspRewritten = "default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:; " +
+		"worker-src 'none'; form-action 'self'; frame-ancestors 'self'; base-uri 'self'; object-src 'none'"
+	cspRaw = "sandbox; default-src 'self' data: blob:; worker-src 'none'; form-action 'none'; frame-ancestors 'self'"
+)
 
 // rewriteBody decodes and rewrites a buffered HTML or CSS body. It returns
 // the bytes to send and whether they are rewritten (a body it cannot
