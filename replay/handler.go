@@ -59,6 +59,9 @@ type View struct {
 	// TimeGate redirects point there, never at the origin answering the
 	// request.
 	ContentURL string
+	// APIURL, when set, is the absolute URL of the origin answering
+	// TimeMaps and TimeGates: Link headers and TimeMaps name those there.
+	APIURL string
 	// MementosOnly limits the routes to mementos (raw and rewritten
 	// replay): the content origin serves nothing else.
 	MementosOnly bool
@@ -277,6 +280,9 @@ func (h *Handler) ServeView(w http.ResponseWriter, r *http.Request, v View) erro
 	}
 	if v.MementosOnly && p.kind != routeMemento {
 		return notFound(nil, "no such route %s (this origin serves archived content only)", ep)
+	}
+	if v.APIURL != "" {
+		p.collURL = strings.TrimSuffix(v.APIURL, "/") + "/" + p.coll + "/"
 	}
 	if v.ContentURL != "" {
 		p.mementoURL = strings.TrimSuffix(v.ContentURL, "/") + "/" + p.coll + "/"
