@@ -157,4 +157,3 @@ func rulesLoad(base, path string, n int, d time.Duration, workers int) error {
 	}
 	return nil
 }
-
