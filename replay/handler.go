@@ -39,6 +39,14 @@ type Options struct {
 	// Logger receives warnings (WARC files that cannot be read, responses
 	// cut short).
 	Logger *slog.Logger
+	// FuzzyParams are the query parameters fuzzy matching ignores when no
+	// capture has a URI-R's exact query (nil: DefaultFuzzyParams; empty
+	// and non-nil: no fuzzy matching).
+	FuzzyParams []string
+	// Aliases maps a urlkey to the urlkey it is another name of
+	// (OutbackCDX's @alias): a URI-R with no capture of its own is
+	// answered with its alias's.
+	Aliases map[string]string
 	// Rules returns the access rules in force (called once per request,
 	// so rules swapped in while serving apply to the next request); nil,
 	// or a nil result: every capture is allowed.
@@ -71,6 +79,7 @@ type View struct {
 // them out (see the package documentation).
 type Handler struct {
 	opts     Options
+	fuzzy    map[string]bool
 	idx      *captureindex.Index
 	log      *slog.Logger
 	rewrites chan struct{}
@@ -97,7 +106,10 @@ func New(opts Options) (*Handler, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	opts.PublicURL = strings.TrimSuffix(opts.PublicURL, "/")
-	return &Handler{opts: opts, idx: opts.Index, log: opts.Logger, rewrites: make(chan struct{}, opts.MaxRewrites)}, nil
+	if opts.FuzzyParams == nil {
+		opts.FuzzyParams = DefaultFuzzyParams
+	}
+	return &Handler{opts: opts, fuzzy: fuzzySet(opts.FuzzyParams), idx: opts.Index, log: opts.Logger, rewrites: make(chan struct{}, opts.MaxRewrites)}, nil
 }
 
 // Error is an answer other than 200 the handler chose (a 4xx with a

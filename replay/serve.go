@@ -43,9 +43,16 @@ func (h *Handler) serveMemento(w http.ResponseWriter, r *http.Request, p *path) 
 	links := []string{link(p.uriR, "original"), link(p.timegateURL(p.uriR), "timegate"),
 		link(p.timemapURL("link", p.uriR), "timemap", "type", "application/link-format")}
 	if chosen == nil {
-		hdr := http.Header{}
-		hdr.Set("Link", strings.Join(links, ", "))
-		return notFound(hdr, "no memento of %s in collection %s", p.uriR, p.coll)
+		fb, how, err := h.fallback(r.Context(), p, want)
+		if err != nil {
+			return err
+		}
+		if fb == nil {
+			hdr := http.Header{}
+			hdr.Set("Link", strings.Join(links, ", "))
+			return notFound(hdr, "no memento of %s in collection %s", p.uriR, p.coll)
+		}
+		return fellBack(w, r, p, fb, how, p.uriM(fb.Timestamp(), p.mod, fb.URI), links)
 	}
 	if ts := chosen.Timestamp(); ts != p.ts {
 		loc := p.uriM(ts, p.mod, chosen.URI)
@@ -193,6 +200,22 @@ func (h *Handler) serveCapture(w http.ResponseWriter, r *http.Request, p *path, 
 }
 
 var errHeadSent = errors.New("replay: head sent")
+
+// fellBack redirects a request for a URI-R without a capture of its own to
+// the capture an alias or fuzzy matching found, saying so: the header
+// X-Archive-Fallback names how ("fuzzy" or "alias") and the capture's URI
+// and timestamp.
+func fellBack(w http.ResponseWriter, r *http.Request, p *path, fb *captureindex.Entry, how, loc string, links []string) error {
+	w.Header().Set("Location", loc)
+	w.Header().Set("X-Archive-Fallback", how+"; uri=\""+fb.URI+"\"; datetime=\""+HTTPDate(fb.Date)+"\"")
+	w.Header().Set("Link", strings.Join(append(links, mementoLink(p.uriM(fb.Timestamp(), "", fb.URI), "memento", fb.Date)), ", "))
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusFound)
+	if r.Method != http.MethodHead {
+		fmt.Fprintf(w, "Found (%s match): %s\n", how, loc)
+	}
+	return nil
+}
 
 // describe derives the status and archived headers from the records: head
 // (a revisit) and payload (the record whose payload is served: its headers

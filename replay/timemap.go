@@ -143,6 +143,14 @@ func (h *Handler) serveTimeGate(w http.ResponseWriter, r *http.Request, p *path)
 	}
 	base := []string{link(p.uriR, "original"), link(p.timemapURL("link", p.uriR), "timemap", "type", "application/link-format")}
 	if chosen == nil {
+		fb, how, err := h.fallback(ctx, p, want)
+		if err != nil {
+			return err
+		}
+		if fb != nil {
+			w.Header().Set("Vary", "accept-datetime")
+			return fellBack(w, r, p, fb, how, p.uriM(fb.Timestamp(), "", fb.URI), base)
+		}
 		hdr := http.Header{}
 		hdr.Set("Vary", "accept-datetime")
 		hdr.Set("Link", strings.Join(base, ", "))

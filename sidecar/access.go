@@ -47,6 +47,13 @@ type AccessConfig struct {
 	// ReloadInterval is how often the rules files are checked for
 	// changes. Default 250ms.
 	ReloadInterval time.Duration `yaml:"reload_interval"`
+	// FuzzyParams are the query parameters replay and the TimeGate ignore
+	// when no capture has a URI-R's exact query (default: pywb's cache
+	// busters, replay.DefaultFuzzyParams; [] turns fuzzy matching off).
+	FuzzyParams []string `yaml:"fuzzy_params"`
+	// Aliases is a file of "@alias SOURCE TARGET" lines (OutbackCDX's):
+	// a URI-R without captures is answered with its alias's.
+	Aliases string `yaml:"aliases"`
 }
 
 func (c *AccessConfig) enabled() bool { return c.Index != "-" }
@@ -64,6 +71,11 @@ func (c *AccessConfig) check(add func(key, msg string)) {
 	if c.Rules != "" {
 		if _, err := os.Stat(c.Rules); err != nil {
 			add("access.rules", err.Error())
+		}
+	}
+	if c.Aliases != "" {
+		if _, err := replay.LoadAliases(c.Aliases); err != nil {
+			add("access.aliases", err.Error())
 		}
 	}
 }
@@ -198,7 +210,14 @@ func (s *Server) openAccess() (*access, error) {
 		a.point = "staff"
 	}
 	opts := replay.Options{Index: idx, WARCDirs: s.cfg.Ingest.Dirs, PublicURL: ac.PublicURL,
-		MaxResults: ac.MaxResults, PageSize: ac.TimeMapPageSize, Logger: s.log.With("component", "replay")}
+		MaxResults: ac.MaxResults, PageSize: ac.TimeMapPageSize, Logger: s.log.With("component", "replay"),
+		FuzzyParams: ac.FuzzyParams}
+	if ac.Aliases != "" {
+		var err error
+		if opts.Aliases, err = replay.LoadAliases(ac.Aliases); err != nil {
+			return nil, fmt.Errorf("sidecar: %w", err)
+		}
+	}
 	if ac.Rules != "" {
 		a.rules = &accessRules{path: ac.Rules, def: replay.Access(ac.DefaultAccess), log: s.log.With("component", "access")}
 		if err := a.rules.reload(true); err != nil {

@@ -2,8 +2,12 @@ package sidecar_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/color"
+	pngenc "image/png"
 	"io"
 	"net"
 	"net/http"
@@ -501,5 +505,88 @@ function xhr(u) {
 	}
 	if len(got) > 0 {
 		t.Errorf("the archived page reached the outside host: %v", got)
+	}
+}
+
+// TestE2EFuzzyReplay replays in headless Chromium, through the public
+// front, an archived page whose script loads a script, an image and JSON
+// with a cache-busting "?_=<now>" no capture has: fuzzy matching finds the
+// captures (taken with another "_=" value) and the page replays complete;
+// the TimeGate says which capture it fell back to, and an alias
+// (OutbackCDX's @alias) answers for a URL without captures.
+func TestE2EFuzzyReplay(t *testing.T) {
+	exe := chromium(t)
+	dir := t.TempDir()
+	warcs := filepath.Join(dir, "warcs")
+	os.MkdirAll(warcs, 0o755)
+	os.MkdirAll(filepath.Join(dir, "rules"), 0o755)
+	os.WriteFile(filepath.Join(dir, "aliases.txt"), []byte("@alias http://fuzzy.test/old.html http://fuzzy.test/\n"), 0o644)
+	var png bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
+	img.Set(1, 1, color.RGBA{200, 0, 0, 255})
+	if err := pngenc.Encode(&png, img); err != nil {
+		t.Fatal(err)
+	}
+	when := time.Date(2022, 6, 7, 8, 9, 10, 0, time.UTC)
+	page := `<html><head><title>fuzzy</title></head><body><script>
+const bust = "_=" + Date.now();
+const s = document.createElement("script"); s.src = "/app.js?" + bust; document.head.appendChild(s);
+const i = new Image(); i.id = "logo"; i.src = "/logo.png?" + bust; document.body.appendChild(i);
+fetch("/data.json?id=7&" + bust).then(r => r.json()).then(j => { window.data = j.v; });
+</script></body></html>`
+	recs := []warcRec{
+		{Type: "response", URI: "http://fuzzy.test/", Date: when, ID: recID(1), Body: []byte(page)},
+		{Type: "response", URI: "http://fuzzy.test/app.js?_=1654589350000", Date: when.Add(time.Second), ID: recID(2), MIME: "application/javascript", Body: []byte(`window.appLoaded = true;`)},
+		{Type: "response", URI: "http://fuzzy.test/logo.png?_=1654589350001", Date: when.Add(time.Second), ID: recID(3), MIME: "image/png", Body: png.Bytes()},
+		{Type: "response", URI: "http://fuzzy.test/data.json?id=7&_=1654589350002", Date: when.Add(2 * time.Second), ID: recID(4), MIME: "application/json", Body: []byte(`{"v": 42}`)},
+		{Type: "response", URI: "http://fuzzy.test/data.json?id=8&_=1654589350002", Date: when.Add(2 * time.Second), ID: recID(5), MIME: "application/json", Body: []byte(`{"v": 8}`)},
+	}
+	var warc []byte
+	for _, r := range recs {
+		warc = append(warc, r.bytes()...)
+	}
+	os.WriteFile(filepath.Join(warcs, "fuzzy.warc.gz"), warc, 0o644)
+	d := startDaemon(t, dir, strings.Replace(publicConfig, "  rules: DIR/rules\n", "  rules: DIR/rules\n  aliases: DIR/aliases.txt\n", 1))
+	var st sidecar.AccessState
+	if err := d.client.GetJSON(context.Background(), "/v1/access", &st); err != nil {
+		t.Fatal(err)
+	}
+	pub := st.Fronts[0]
+	ts := when.Format("20060102150405")
+	urim := pub.ContentURL + "/default/" + ts + "/http://fuzzy.test/"
+	waitFor(t, "ingest", func() bool {
+		_, body := get(t, pub.URL+"/default/cdx?url=fuzzy.test/*&output=text&fl=timestamp", nil)
+		return strings.Count(body, "\n") == len(recs)
+	})
+
+	// The TimeGate names the capture it fell back to.
+	resp, _ := get(t, pub.URL+"/default/http://fuzzy.test/data.json?id=7&_=999", nil)
+	if resp.StatusCode != 302 || !strings.Contains(resp.Header.Get("X-Archive-Fallback"), `fuzzy; uri="http://fuzzy.test/data.json?id=7&_=1654589350002"`) ||
+		!strings.Contains(resp.Header.Get("Location"), "/data.json?id=7&_=1654589350002") {
+		t.Errorf("fuzzy TimeGate: %d, fallback %q, Location %q", resp.StatusCode, resp.Header.Get("X-Archive-Fallback"), resp.Header.Get("Location"))
+	}
+	// Another query that is not a cache buster is not matched.
+	if resp, _ := get(t, pub.URL+"/default/http://fuzzy.test/data.json?id=9&_=999", nil); resp.StatusCode != 404 {
+		t.Errorf("id=9: %d, want 404 (no fuzzy match across real parameters)", resp.StatusCode)
+	}
+	resp, _ = get(t, pub.URL+"/default/http://fuzzy.test/old.html", nil)
+	if resp.StatusCode != 302 || !strings.HasPrefix(resp.Header.Get("X-Archive-Fallback"), "alias;") || !strings.HasSuffix(resp.Header.Get("Location"), "/"+ts+"/http://fuzzy.test/") {
+		t.Errorf("alias TimeGate: %d, fallback %q, Location %q", resp.StatusCode, resp.Header.Get("X-Archive-Fallback"), resp.Header.Get("Location"))
+	}
+
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Flag("user-data-dir", t.TempDir()))...)
+	defer cancel()
+	bctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	tctx, tcancel := context.WithTimeout(bctx, 90*time.Second)
+	defer tcancel()
+	if err := chromedp.Do(tctx, chromedp.Navigate(urim)); err != nil {
+		t.Fatal(err)
+	}
+	ok, err := chromedp.Run(tctx, chromedp.Poll[bool](`window.appLoaded === true && window.data === 42 && document.getElementById("logo").complete && document.getElementById("logo").naturalWidth === 3`))
+	if err != nil || !ok {
+		state, _ := chromedp.Run(tctx, chromedp.Evaluate[string](`JSON.stringify({app: window.appLoaded, data: window.data, w: document.getElementById("logo").naturalWidth})`))
+		t.Fatalf("the page did not replay complete: %v (%s)", err, state)
 	}
 }
