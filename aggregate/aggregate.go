@@ -19,9 +19,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/mementomap"
 	"github.com/wayside-archive/wayside/replay"
-	"github.com/wayside-archive/wayside/api"
 )
 
 // Aggregator answers Memento TimeMap and TimeGate requests for a URI-R
@@ -50,10 +50,14 @@ type upstream struct {
 	noFollow *http.Client // TimeGate: the redirect is the answer
 	amap     *archiveMap
 	stats    archiveStats
+	dormant  dormancy
+	// pathTokens and secrets are kept out of answers (redactToken).
+	pathTokens, secrets []string
 }
 
 type archiveStats struct {
 	requests, avoided, hits, misses, errors, timeouts atomic.Int64
+	dormant                                           atomic.Int64 // lookups skipped while dormant
 	mapFetches, mapFailures                           atomic.Int64
 	latency                                           prometheus.Histogram
 }
@@ -105,6 +109,7 @@ func New(cfg Config, opts ...Option) (*Aggregator, error) {
 		up := &upstream{cfg: ac, order: i, hosts: map[string]bool{},
 			amap:  &archiveMap{state: mapNone, kick: make(chan struct{}, 1)},
 			stats: archiveStats{latency: newLatency(ac.Name)}}
+		up.pathTokens, up.secrets = secretsOf(ac)
 		for _, p := range []string{ac.TimeMap, ac.TimeGate, ac.MementoMap} {
 			if u, err := url.Parse(p); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
 				up.hosts[origin(u)] = true
@@ -201,7 +206,11 @@ func ParseURIR(s string) (string, error) {
 	if i := strings.IndexByte(s, '#'); i >= 0 {
 		s = s[:i]
 	}
-	return replay.ParseURIR(s)
+	s, err := replay.ParseURIR(s)
+	if err != nil {
+		return "", err
+	}
+	return normalizeURIR(s)
 }
 
 // Outcome is what one archive contributed to an answer.
@@ -209,10 +218,13 @@ type Outcome struct {
 	Archive string `json:"archive"`
 	// Asked is false when the archive's map said it holds nothing of the
 	// URI-R (the request was avoided).
-	Asked    bool          `json:"asked"`
-	Mementos int           `json:"mementos"`
-	Error    string        `json:"error,omitempty"`
-	Timeout  bool          `json:"timeout,omitempty"`
+	Asked    bool   `json:"asked"`
+	Mementos int    `json:"mementos"`
+	Error    string `json:"error,omitempty"`
+	Timeout  bool   `json:"timeout,omitempty"`
+	// Dormant is true when the archive was not asked because it failed
+	// repeatedly (MemGator's dormant mode); Error says until when.
+	Dormant  bool          `json:"dormant,omitempty"`
 	Duration time.Duration `json:"-"`
 }
 
@@ -293,6 +305,12 @@ func (a *Aggregator) aggregate(ctx context.Context, uriR string, at *time.Time) 
 			up.stats.avoided.Add(1)
 			continue
 		}
+		if until, ok := up.dormant.asleep(time.Now()); ok {
+			up.stats.dormant.Add(1)
+			res.Archives[i].Dormant = true
+			res.Archives[i].Error = fmt.Sprintf("dormant until %s after repeated failures", until.UTC().Format(time.RFC3339))
+			continue
+		}
 		asked[i] = true
 		pending++
 		go func() {
@@ -337,6 +355,11 @@ func (a *Aggregator) account(up *upstream, ms []Memento, err error, d time.Durat
 	st.requests.Add(1)
 	st.latency.Observe(d.Seconds())
 	o := Outcome{Archive: up.cfg.Name, Asked: true, Mementos: len(ms), Duration: d}
+	if !errors.Is(err, context.Canceled) {
+		if until, slept := up.dormant.record(err != nil, time.Now(), &a.cfg); slept {
+			a.log.Warn("aggregate: archive dormant", "archive", up.cfg.Name, "until", until, "err", err)
+		}
+	}
 	switch {
 	case errors.Is(err, context.Canceled):
 		// The client went away: not the archive's failure.
@@ -412,7 +435,15 @@ func (a *Aggregator) ask(ctx context.Context, up *upstream, uriR string, at *tim
 	if err != nil && ctx.Err() != nil {
 		err = ctx.Err() // the deadline, a timeout, or the client gone
 	}
-	return ms, err
+	// The archive's tokens never reach an answer.
+	kept := ms[:0]
+	for _, m := range ms {
+		if u, ok := up.redactToken(m.URI); ok {
+			m.URI = u
+			kept = append(kept, m)
+		}
+	}
+	return kept, err
 }
 
 func (a *Aggregator) askOnce(ctx context.Context, up *upstream, uriR string, at *time.Time) ([]Memento, error) {

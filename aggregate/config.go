@@ -69,6 +69,13 @@ type Config struct {
 	// UserAgent is sent with every upstream request. Default
 	// "wayside-aggregate".
 	UserAgent string `yaml:"user_agent"`
+	// Tolerance is the consecutive failures (errors, timeouts) after which
+	// an archive is put to sleep for Dormant, doubling at each failure
+	// after it wakes up to MaxDormant, until it answers again (MemGator's
+	// dormant mode). Defaults 3, 15m, 24h.
+	Tolerance  int           `yaml:"tolerance"`
+	Dormant    time.Duration `yaml:"dormant"`
+	MaxDormant time.Duration `yaml:"max_dormant"`
 }
 
 // Enabled reports whether any archive is configured.
@@ -97,6 +104,18 @@ func (c *Config) Defaults(dataDir string) {
 	}
 	if c.UserAgent == "" {
 		c.UserAgent = "wayside-aggregate"
+	}
+	if c.Tolerance == 0 {
+		c.Tolerance = 3
+	}
+	if c.Dormant == 0 {
+		c.Dormant = 15 * time.Minute
+	}
+	if c.MaxDormant == 0 {
+		c.MaxDormant = 24 * time.Hour
+	}
+	if c.MaxDormant < c.Dormant {
+		c.MaxDormant = c.Dormant
 	}
 	for i := range c.Archives {
 		a := &c.Archives[i]

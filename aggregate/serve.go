@@ -74,6 +74,9 @@ func (a *Aggregator) Serve(w http.ResponseWriter, r *http.Request, rest, base st
 
 // markers sets the asked/avoided/partial headers.
 func markers(h http.Header, res *Result) {
+	// Any page may read the aggregated TimeMaps (no credentials involved).
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Expose-Headers", "Link, Location, Memento-Datetime, Vary, X-Memento-Count, X-Aggregate-Partial")
 	var asked, avoided []string
 	for _, o := range res.Archives {
 		if o.Asked {

@@ -180,4 +180,3 @@ func fuzzySet(params []string) map[string]bool {
 	}
 	return m
 }
-

@@ -1,0 +1,144 @@
+package aggregate_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wayside-archive/wayside/aggregate"
+)
+
+// TestDormant: an archive failing every request is asked Tolerance times,
+// then put to sleep (reported as dormant, the answer partial) while the
+// others are still asked.
+func TestDormant(t *testing.T) {
+	down, up := newMemArchive(t, "down"), newMemArchive(t, "up")
+	up.add(t, "http://example.com/", day(1))
+	down.mu.Lock()
+	down.status = http.StatusInternalServerError
+	down.mu.Unlock()
+	ag := newAggregator(t, aggregate.Config{Tolerance: 3, Dormant: time.Hour,
+		Archives: []aggregate.ArchiveConfig{down.config(false, false), up.config(false, false)}})
+	for i := range 10 {
+		r, err := ag.TimeMap(context.Background(), "http://example.com/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Mementos) != 1 || !r.Partial() {
+			t.Fatalf("lookup %d: %d mementos, partial %v", i, len(r.Mementos), r.Partial())
+		}
+		if dormant := r.Archives[0].Dormant; dormant != (i >= 3) {
+			t.Errorf("lookup %d: dormant %v (%s)", i, dormant, r.Archives[0].Error)
+		}
+	}
+	if n := down.requests.Load(); n != 3 {
+		t.Errorf("the failing archive was asked %d times, want 3 (the tolerance)", n)
+	}
+	if n := up.requests.Load(); n != 10 {
+		t.Errorf("the working archive was asked %d times, want 10", n)
+	}
+}
+
+// recorder is an archive that records the requests it gets and answers
+// every TimeMap with the given body.
+type recorder struct {
+	mu    sync.Mutex
+	paths []string
+	auth  []string
+	body  func(host string) string
+	srv   *httptest.Server
+}
+
+func newRecorder(t *testing.T, body func(host string) string) *recorder {
+	r := &recorder{body: body}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		r.paths = append(r.paths, req.URL.RawPath+"|"+req.URL.Path)
+		r.auth = append(r.auth, req.Header.Get("Authorization"))
+		r.mu.Unlock()
+		w.Header().Set("Content-Type", "application/link-format")
+		fmt.Fprint(w, r.body(req.Host))
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// TestURIRNormalized: a URI-R with dot segments (plain or escaped) is
+// normalised before the request carrying the archive's token: the archive
+// never sees a path climbing out of its prefix.
+func TestURIRNormalized(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"http://x.test/a/../../../admin", "http://x.test/admin"},
+		{"http://x.test/%2e%2e/%2E%2E/admin?q=1", "http://x.test/admin?q=1"},
+		{"http://x.test/./a/./b", "http://x.test/a/b"},
+		{"http://x.test/a.b/c", "http://x.test/a.b/c"},
+	} {
+		got, err := aggregate.ParseURIR(c.in)
+		if err != nil || got != c.want {
+			t.Errorf("%s: %q %v, want %q", c.in, got, err, c.want)
+		}
+	}
+	if _, err := aggregate.ParseURIR("http://../admin"); err == nil {
+		t.Error("a host of dots accepted")
+	}
+	rec := newRecorder(t, func(string) string { return "" })
+	ag := newAggregator(t, aggregate.Config{Archives: []aggregate.ArchiveConfig{
+		{Name: "tok", TimeMap: rec.srv.URL + "/api/timemap/", Token: "bearer-secret-0123456789"}}})
+	for _, raw := range []string{"http://x.test/a/../../../../admin", "http://x.test/%2e%2e/%2e%2e/%2e%2e/admin"} {
+		req := httptest.NewRequest(http.MethodGet, "http://agg.test/aggregate/timemap/link/"+raw, nil)
+		ag.Serve(httptest.NewRecorder(), req, "timemap/link/"+raw, "http://agg.test/aggregate")
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.paths) != 2 {
+		t.Fatalf("%d requests: %v", len(rec.paths), rec.paths)
+	}
+	for _, p := range rec.paths {
+		if strings.Contains(p, "..") || strings.Contains(strings.ToLower(p), "%2e") || !strings.Contains(p, "/api/timemap/http://x.test/admin") {
+			t.Errorf("the archive saw %q", p)
+		}
+	}
+}
+
+// TestTokensNotInAnswers: an archive's path token and bearer token never
+// appear in an aggregated TimeMap, even when its URI-Ms carry them.
+func TestTokensNotInAnswers(t *testing.T) {
+	const pathTok, bearer = "cdx-path-token-abcdef0123", "bearer-secret-0123456789"
+	rec := newRecorder(t, func(host string) string {
+		return fmt.Sprintf(`<http://example.com/>; rel="original",
+<http://%s/t/%s/default/20200101000000/http://example.com/>; rel="memento"; datetime="Wed, 01 Jan 2020 00:00:00 GMT",
+<http://%s/default/20200102000000/http://example.com/?auth=%s>; rel="memento"; datetime="Thu, 02 Jan 2020 00:00:00 GMT",
+`, host, pathTok, host, bearer)
+	})
+	ag := newAggregator(t, aggregate.Config{Archives: []aggregate.ArchiveConfig{
+		{Name: "w", TimeMap: rec.srv.URL + "/t/" + pathTok + "/default/timemap/link/", Token: bearer}}})
+	for _, kind := range []string{"timemap/link/", "timemap/json/", ""} {
+		req := httptest.NewRequest(http.MethodGet, "http://agg.test/aggregate/"+kind+"http://example.com/", nil)
+		w := httptest.NewRecorder()
+		if err := ag.Serve(w, req, kind+"http://example.com/", "http://agg.test/aggregate"); err != nil {
+			t.Fatal(err)
+		}
+		all := w.Body.String() + fmt.Sprint(w.Result().Header)
+		if strings.Contains(all, pathTok) || strings.Contains(all, bearer) {
+			t.Errorf("%q: a token in the answer:\n%s", kind, all)
+		}
+		if !strings.Contains(all, rec.srv.URL+"/default/20200101000000/http://example.com/") {
+			t.Errorf("%q: the memento without its path token is missing:\n%s", kind, all)
+		}
+		if kind == "timemap/link/" && w.Result().Header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Errorf("no CORS on the TimeMap")
+		}
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, a := range rec.auth {
+		if a != "Bearer "+bearer {
+			t.Errorf("the archive got Authorization %q", a)
+		}
+	}
+}
