@@ -142,3 +142,41 @@ func TestTokensNotInAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestCDXJAndMementoRoutes: MemGator's /timemap/cdxj/ TimeMap and its
+// /memento/<14 digits>/<URI-R> datetime-in-URL TimeGate.
+func TestCDXJAndMementoRoutes(t *testing.T) {
+	a, b := newMemArchive(t, "a"), newMemArchive(t, "b")
+	a.add(t, "http://example.com/", day(1), day(5))
+	b.add(t, "http://example.com/", day(3))
+	ag := newAggregator(t, aggregate.Config{Archives: []aggregate.ArchiveConfig{a.config(false, true), b.config(false, true)}})
+	serve := func(rest string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "http://agg.test/aggregate/"+rest, nil)
+		w := httptest.NewRecorder()
+		if err := ag.Serve(w, req, rest, "http://agg.test/aggregate"); err != nil {
+			t.Fatalf("%s: %v", rest, err)
+		}
+		return w
+	}
+	w := serve("timemap/cdxj/http://example.com/")
+	lines := strings.Split(strings.TrimSpace(w.Body.String()), "\n")
+	var mementos []string
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "!") {
+			mementos = append(mementos, l)
+		}
+	}
+	if len(mementos) != 3 || !strings.HasPrefix(mementos[0], day(1).Format("20060102150405")+" {") ||
+		!strings.Contains(mementos[1], b.urim("http://example.com/", day(3))) || !strings.Contains(mementos[0], `"rel":"first memento"`) ||
+		!strings.Contains(w.Body.String(), `!meta {"original_uri":"http://example.com/"}`) {
+		t.Errorf("cdxj TimeMap:\n%s", w.Body.String())
+	}
+	w = serve("memento/" + day(3).Add(time.Hour).Format("20060102150405") + "/http://example.com/")
+	if w.Code != http.StatusFound || w.Header().Get("Location") != b.urim("http://example.com/", day(3)) {
+		t.Errorf("memento route: %d to %q", w.Code, w.Header().Get("Location"))
+	}
+	req := httptest.NewRequest(http.MethodGet, "http://agg.test/aggregate/memento/2020/http://example.com/", nil)
+	if err := ag.Serve(httptest.NewRecorder(), req, "memento/2020/http://example.com/", "http://agg.test/aggregate"); err == nil {
+		t.Error("a short datetime accepted")
+	}
+}
