@@ -111,6 +111,9 @@ func (h *Handler) parseCDXQuery(coll string, v url.Values) (*cdxQuery, error) {
 		case n == 0:
 		case n > h.opts.MaxResults:
 			q.limit = h.opts.MaxResults
+		case n < -maxLastN:
+			// The last N are held in memory until the scan ends.
+			return nil, badRequest("limit %d: a negative limit (the last N captures) is at most -%d", n, maxLastN)
 		case n < -h.opts.MaxResults:
 			q.limit = -h.opts.MaxResults
 		default:
@@ -357,6 +360,10 @@ var cdxContentTypes = map[string]string{
 	"text": "text/plain; charset=utf-8",
 	"link": "application/link-format",
 }
+
+// maxLastN bounds a negative CDX limit (the last N captures), whose rows
+// are held in memory: 10,000 rows are a few MB.
+const maxLastN = 10000
 
 // serveCDX answers the CDX API: the captures a query selects, streamed (a
 // huge result set costs no memory beyond a negative limit's window), an

@@ -18,7 +18,7 @@
 // Parameters follow pywb's CDX server API: url (with * prefix and *.
 // domain wildcards), matchType=exact|prefix|host|domain (key ranges as
 // pywb's calc_search_range), from and to (1 to 14 digits, padded down and
-// up), limit (capped by Options.MaxResults; negative: the last N),
+// up), limit (capped by Options.MaxResults; negative: the last N, at most 10,000),
 // sort=reverse, sort=closest with closest=<timestamp> or "now" (exact
 // matches only, as OutbackCDX; an empty closest is the default order, as
 // pywb's remote index source sends it), filter in pywb's syntax ([!][=|~]field:expression:
