@@ -1,6 +1,8 @@
 package aggregate
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -504,16 +506,11 @@ func (a *Aggregator) timeMapPage(ctx context.Context, up *upstream, target strin
 	case resp.StatusCode != http.StatusOK:
 		return nil, "", fmt.Errorf("TimeMap: HTTP %d", resp.StatusCode)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, a.cfg.MaxTimeMapBytes+1))
+	ms, nlinks, bad, nonEmpty, perr, err := a.readTimeMap(resp, up)
 	if err != nil {
-		return nil, "", fmt.Errorf("TimeMap: read: %w", err)
+		return nil, "", err
 	}
-	if int64(len(body)) > a.cfg.MaxTimeMapBytes {
-		return nil, "", fmt.Errorf("TimeMap larger than %d bytes (max_timemap_bytes)", a.cfg.MaxTimeMapBytes)
-	}
-	links, perr := ParseLinks(string(body))
-	ms, bad := mementos(links, resp.Request.URL, up.cfg.Name)
-	if len(links) == 0 && len(strings.TrimSpace(string(body))) > 0 {
+	if nlinks == 0 && nonEmpty {
 		return nil, "", fmt.Errorf("TimeMap: not a link-format list: %v", perr)
 	}
 	if perr != nil || bad > 0 {
@@ -532,6 +529,57 @@ func (a *Aggregator) timeMapPage(ctx context.Context, up *upstream, target strin
 		}
 	}
 	return ms, next, nil
+}
+
+// timeMapChunk is how much of a TimeMap is parsed at once: the body is
+// read a chunk at a time (cut where a line ends an entry with ","), so a
+// TimeMap costs the mementos it lists, not its bytes several times over.
+const timeMapChunk = 256 << 10
+
+// readTimeMap reads a link-format TimeMap from resp, streamed, up to
+// max_timemap_bytes: the mementos, the links read, the entries skipped,
+// whether the body held anything but white space, the first parse
+// problem.
+func (a *Aggregator) readTimeMap(resp *http.Response, up *upstream) (ms []Memento, nlinks, bad int, nonEmpty bool, perr, err error) {
+	br := bufio.NewReaderSize(io.LimitReader(resp.Body, a.cfg.MaxTimeMapBytes+1), 64<<10)
+	var chunk []byte
+	var total int64
+	flush := func() {
+		if len(chunk) == 0 {
+			return
+		}
+		if !nonEmpty && len(bytes.TrimSpace(chunk)) > 0 {
+			nonEmpty = true
+		}
+		links, pe := ParseLinks(string(chunk))
+		if pe != nil && perr == nil {
+			perr = pe
+		}
+		m, b := mementos(links, resp.Request.URL, up.cfg.Name)
+		ms, nlinks, bad = append(ms, m...), nlinks+len(links), bad+b
+		chunk = chunk[:0]
+	}
+	for {
+		line, rerr := br.ReadSlice('\n')
+		total += int64(len(line))
+		if total > a.cfg.MaxTimeMapBytes {
+			return nil, 0, 0, false, nil, fmt.Errorf("TimeMap larger than %d bytes (max_timemap_bytes)", a.cfg.MaxTimeMapBytes)
+		}
+		chunk = append(chunk, line...)
+		if rerr == bufio.ErrBufferFull {
+			continue // a long line: keep reading it
+		}
+		if rerr != nil && rerr != io.EOF {
+			return nil, 0, 0, false, nil, fmt.Errorf("TimeMap: read: %w", rerr)
+		}
+		if rerr == io.EOF {
+			flush()
+			return ms, nlinks, bad, nonEmpty, perr, nil
+		}
+		if len(chunk) >= timeMapChunk && bytes.HasSuffix(bytes.TrimRight(chunk, " \t\r\n"), []byte(",")) {
+			flush()
+		}
+	}
 }
 
 // get issues one GET to an archive, refusing any URL outside its hosts (a

@@ -219,8 +219,8 @@ func (s *Server) PublicFronts() []PublicFront {
 }
 
 // publicHandler serves one public listener: the API side (CDX reads,
-// TimeMaps, TimeGate, MementoMap, /healthz; mementos are redirected to
-// the content origin) or the content side (mementos only). Nothing else
+// TimeMaps, TimeGate, MementoMap, the aggregate routes, /healthz; mementos
+// are redirected to the content origin) or the content side (mementos only). Nothing else
 // exists there: no write, admin, dedup, metrics or ingest route, whatever
 // the path.
 func (s *Server) publicHandler(f *front, content bool) http.Handler {
@@ -290,6 +290,13 @@ func (s *Server) servePublic(w http.ResponseWriter, r *http.Request, f *front, c
 			}
 			return "access"
 		}
+	}
+	if !content && s.agg != nil && strings.HasPrefix(p, aggregateRoot) {
+		rest := strings.TrimPrefix(r.URL.EscapedPath(), aggregateRoot)
+		if err := s.agg.Serve(w, r, rest, f.apiURL+strings.TrimSuffix(aggregateRoot, "/")); err != nil {
+			replay.WriteError(w, err)
+		}
+		return "aggregate"
 	}
 	if !content {
 		switch p {
