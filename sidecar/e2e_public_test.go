@@ -441,13 +441,7 @@ function xhr(u) {
 		return resp.StatusCode == 200
 	})
 
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Flag("user-data-dir", t.TempDir()))...)
-	defer cancel()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	tctx, tcancel := context.WithTimeout(bctx, 90*time.Second)
-	defer tcancel()
+	tctx := browser(t, exe)
 	if err := chromedp.Do(tctx, chromedp.Navigate(urim)); err != nil {
 		t.Fatal(err)
 	}
@@ -579,13 +573,7 @@ fetch("/data.json?id=7&" + bust).then(r => r.json()).then(j => { window.data = j
 		t.Errorf("alias TimeGate: %d, fallback %q, Location %q", resp.StatusCode, resp.Header.Get("X-Archive-Fallback"), resp.Header.Get("Location"))
 	}
 
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Flag("user-data-dir", t.TempDir()))...)
-	defer cancel()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	tctx, tcancel := context.WithTimeout(bctx, 90*time.Second)
-	defer tcancel()
+	tctx := browser(t, exe)
 	if err := chromedp.Do(tctx, chromedp.Navigate(urim)); err != nil {
 		t.Fatal(err)
 	}
@@ -594,4 +582,17 @@ fetch("/data.json?id=7&" + bust).then(r => r.json()).then(j => { window.data = j
 		state, _ := chromedp.Run(tctx, chromedp.Evaluate[string](`JSON.stringify({app: window.appLoaded, data: window.data, w: document.getElementById("logo").naturalWidth})`))
 		t.Fatalf("the page did not replay complete: %v (%s)", err, state)
 	}
+}
+
+// browser starts headless Chromium with a profile of its own and returns a
+// tab's context, bounded to 90 s and closed with the test.
+func browser(t *testing.T, exe string) context.Context {
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Flag("user-data-dir", t.TempDir()))...)
+	t.Cleanup(cancel)
+	bctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	tctx, cancel := context.WithTimeout(bctx, 90*time.Second)
+	t.Cleanup(cancel)
+	return tctx
 }
