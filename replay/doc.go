@@ -76,6 +76,16 @@
 // browser gets are the archived page with its links changed, nothing
 // else.
 //
+// # Fuzzy matching and aliases
+//
+// A memento or TimeGate request for a URI-R no capture has falls back, as
+// pywb's default fuzzy rules do, to the capture whose URI equals it once
+// cache busters and trackers (Options.FuzzyParams, DefaultFuzzyParams:
+// "_", "cb", "nocache", utm_*, ...) are removed from both (session ids
+// are already out of every urlkey), the closest in time, or to an alias's
+// captures (Options.Aliases, OutbackCDX's @alias lines): a 302 to that
+// capture's URI-M with X-Archive-Fallback naming how and which capture.
+//
 // # Access rules
 //
 // Rules (Rules: pywb's .aclj files as written, OutbackCDX's rule JSON;
