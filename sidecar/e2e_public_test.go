@@ -304,6 +304,47 @@ func TestE2EPublicAccessRules(t *testing.T) {
 		if code, _, _ := runBinary(t, "access", "remove", "--rules", rulesDir, "--match", "exact", page); code != 1 {
 			t.Errorf("removing a rule that is not there: exit %d, want 1", code)
 		}
+		// The daemon's route: a rule added and removed over the socket.
+		child := "http://open.test/withdrawn/child"
+		childM := pub.ContentURL + "/default/" + old.Format("20060102150405") + "id_/" + child
+		status := func() int { resp, _ := get(t, childM, nil); return resp.StatusCode }
+		if code := status(); code != 200 {
+			t.Fatalf("%s: %d before the rule", childM, code)
+		}
+		call := func(method, body string) (int, string) {
+			tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				return (&net.Dialer{}).DialContext(ctx, "unix", d.sock)
+			}}
+			defer tr.CloseIdleConnections()
+			req, _ := http.NewRequest(method, "http://wayside/v1/access/rules", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode, string(b)
+		}
+		if code, body := call("POST", `{"url": "`+child+`", "match": "exact", "access": "block", "message": "under review"}`); code != 200 || !strings.Contains(body, "test,open)/withdrawn/child###") {
+			t.Fatalf("POST /v1/access/rules: %d %s", code, body)
+		}
+		// The daemon reloads before it answers: the next request sees it.
+		if code := status(); code != 451 {
+			t.Errorf("after POST /v1/access/rules: %d, want 451", code)
+		}
+		if code, body := call("POST", `{"url": "`+child+`", "access": "maybe"}`); code != 400 {
+			t.Errorf("a bad rule: %d %s", code, body)
+		}
+		if code, body := call("DELETE", `{"url": "`+child+`", "match": "exact"}`); code != 200 || !strings.Contains(body, `"removed":1`) {
+			t.Fatalf("DELETE /v1/access/rules: %d %s", code, body)
+		}
+		if code := status(); code != 200 {
+			t.Errorf("after DELETE /v1/access/rules: %d, want 200", code)
+		}
+		if code, _ := call("DELETE", `{"url": "`+child+`", "match": "exact"}`); code != 404 {
+			t.Errorf("deleting a rule that is not there: %d, want 404", code)
+		}
 		// A file that does not parse keeps the rules in force.
 		bad := filepath.Join(rulesDir, "zz-bad.aclj")
 		os.WriteFile(bad, []byte("test,open)/page - {\"access\": \"nonsense\"}\n"), 0o644)
