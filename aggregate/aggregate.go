@@ -38,6 +38,7 @@ type Aggregator struct {
 
 	lookups atomic.Int64
 	partial atomic.Int64
+	cache   *cache // nil when cache_ttl is negative
 }
 
 // upstream is one configured archive.
@@ -60,6 +61,7 @@ type upstream struct {
 type archiveStats struct {
 	requests, avoided, hits, misses, errors, timeouts atomic.Int64
 	dormant                                           atomic.Int64 // lookups skipped while dormant
+	cached                                            atomic.Int64 // lookups answered from the cache
 	mapFetches, mapFailures                           atomic.Int64
 	latency                                           prometheus.Histogram
 }
@@ -90,6 +92,9 @@ func New(cfg Config, opts ...Option) (*Aggregator, error) {
 		return nil, errors.New("aggregate: no archives configured")
 	}
 	a := &Aggregator{cfg: cfg, log: slog.New(slog.DiscardHandler), routing: true}
+	if cfg.CacheTTL > 0 {
+		a.cache = newCache(cfg.CacheMementos)
+	}
 	for _, o := range opts {
 		o(a)
 	}
@@ -224,6 +229,8 @@ type Outcome struct {
 	Mementos int    `json:"mementos"`
 	Error    string `json:"error,omitempty"`
 	Timeout  bool   `json:"timeout,omitempty"`
+	// Cached is true when the answer came from the cache.
+	Cached bool `json:"cached,omitempty"`
 	// Dormant is true when the archive was not asked because it failed
 	// repeatedly (MemGator's dormant mode); Error says until when.
 	Dormant  bool          `json:"dormant,omitempty"`
@@ -317,7 +324,12 @@ func (a *Aggregator) aggregate(ctx context.Context, uriR string, at *time.Time) 
 		pending++
 		go func() {
 			start := time.Now()
-			ms, err := a.ask(ctx, up, uriR, at)
+			ms, cached, err := a.ask(ctx, up, uriR, at)
+			if cached {
+				up.stats.cached.Add(1)
+				ch <- answer{i: i, ms: ms, o: Outcome{Archive: up.cfg.Name, Asked: true, Cached: true, Mementos: len(ms)}}
+				return
+			}
 			ch <- answer{i: i, ms: ms, o: a.account(up, ms, err, time.Since(start))}
 		}()
 	}
@@ -430,10 +442,20 @@ func Closest(ms []Memento, at time.Time) int {
 // ask fetches the archive's mementos of uriR: its TimeMap (all pages, up
 // to MaxPages), or for a TimeGate request its TimeGate's Link header when
 // it has one.
-func (a *Aggregator) ask(ctx context.Context, up *upstream, uriR string, at *time.Time) ([]Memento, error) {
+func (a *Aggregator) ask(ctx context.Context, up *upstream, uriR string, at *time.Time) ([]Memento, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, up.cfg.Timeout)
 	defer cancel()
-	ms, err := a.askOnce(ctx, up, uriR, at)
+	ckey := up.cfg.Name + "\x00" + uriR
+	if at == nil && !noCache(ctx) {
+		if ms, ok := a.cache.get(ckey, time.Now()); ok {
+			return ms, true, nil
+		}
+	}
+	ttl := a.cfg.CacheTTL
+	ms, err := a.askOnce(withTTL(ctx, &ttl), up, uriR, at)
+	if err == nil && at == nil {
+		a.cache.put(ckey, ms, ttl, time.Now())
+	}
 	if err != nil && ctx.Err() != nil {
 		err = ctx.Err() // the deadline, a timeout, or the client gone
 	}
@@ -445,7 +467,7 @@ func (a *Aggregator) ask(ctx context.Context, up *upstream, uriR string, at *tim
 			kept = append(kept, m)
 		}
 	}
-	return kept, err
+	return kept, false, err
 }
 
 func (a *Aggregator) askOnce(ctx context.Context, up *upstream, uriR string, at *time.Time) ([]Memento, error) {
@@ -506,6 +528,9 @@ func (a *Aggregator) timeMapPage(ctx context.Context, up *upstream, target strin
 	case resp.StatusCode != http.StatusOK:
 		return nil, "", fmt.Errorf("TimeMap: HTTP %d", resp.StatusCode)
 	}
+	if ttl, ok := ctx.Value(ttlKey{}).(*time.Duration); ok {
+		*ttl = min(*ttl, freshFor(resp.Header, *ttl))
+	}
 	ms, nlinks, bad, nonEmpty, perr, err := a.readTimeMap(resp, up)
 	if err != nil {
 		return nil, "", err
@@ -530,6 +555,26 @@ func (a *Aggregator) timeMapPage(ctx context.Context, up *upstream, target strin
 	}
 	return ms, next, nil
 }
+
+// ttlKey carries, through an ask's context, how long its answer may be
+// cached: each TimeMap page's Cache-Control lowers it.
+type ttlKey struct{}
+
+func withTTL(ctx context.Context, ttl *time.Duration) context.Context {
+	return context.WithValue(ctx, ttlKey{}, ttl)
+}
+
+// noCacheKey marks a request whose client asked for a fresh answer
+// (Cache-Control: no-cache).
+type noCacheKey struct{}
+
+// WithoutCache returns a context whose lookups ask the archives even
+// when the cache holds their answers (a client's Cache-Control: no-cache).
+func WithoutCache(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noCacheKey{}, true)
+}
+
+func noCache(ctx context.Context) bool { v, _ := ctx.Value(noCacheKey{}).(bool); return v }
 
 // timeMapChunk is how much of a TimeMap is parsed at once: the body is
 // read a chunk at a time (cut where a line ends an entry with ","), so a

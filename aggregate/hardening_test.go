@@ -180,3 +180,66 @@ func TestCDXJAndMementoRoutes(t *testing.T) {
 		t.Error("a short datetime accepted")
 	}
 }
+
+// TestCache: an archive's TimeMap answer is reused within cache_ttl (the
+// answer says cached), a client's Cache-Control: no-cache asks again, an
+// archive's Cache-Control: no-store or max-age=0 is honoured, and an
+// answer larger than the cache's bound is not kept.
+func TestCache(t *testing.T) {
+	var mu sync.Mutex
+	cc, n := "", 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		if cc != "" {
+			w.Header().Set("Cache-Control", cc)
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/link-format")
+		fmt.Fprint(w, `<http://example.com/>; rel="original",
+<http://a.test/1/http://example.com/>; rel="memento"; datetime="Wed, 01 Jan 2020 00:00:00 GMT",
+<http://a.test/2/http://example.com/>; rel="memento"; datetime="Thu, 02 Jan 2020 00:00:00 GMT",
+`)
+	}))
+	defer srv.Close()
+	asked := func() int { mu.Lock(); defer mu.Unlock(); return n }
+	setCC := func(v string) { mu.Lock(); cc = v; mu.Unlock() }
+	ag := newAggregator(t, aggregate.Config{CacheTTL: time.Hour, Archives: []aggregate.ArchiveConfig{{Name: "a", TimeMap: srv.URL + "/tm/"}}})
+	lookup := func(u string) *aggregate.Result {
+		r, err := ag.TimeMap(context.Background(), u)
+		if err != nil || len(r.Mementos) != 2 {
+			t.Fatalf("%+v %v", r, err)
+		}
+		return r
+	}
+	lookup("http://example.com/")
+	if r := lookup("http://example.com/"); !r.Archives[0].Cached || asked() != 1 {
+		t.Errorf("second lookup: cached %v, archive asked %d times", r.Archives[0].Cached, asked())
+	}
+	req := httptest.NewRequest(http.MethodGet, "http://agg.test/aggregate/timemap/link/http://example.com/", nil)
+	req.Header.Set("Cache-Control", "no-cache")
+	if err := ag.Serve(httptest.NewRecorder(), req, "timemap/link/http://example.com/", "http://agg.test/aggregate"); err != nil || asked() != 2 {
+		t.Errorf("no-cache: asked %d times, %v", asked(), err)
+	}
+	for i, v := range []string{"no-store", "max-age=0", "private, max-age=600"} {
+		setCC(v)
+		u := fmt.Sprintf("http://example.com/%d", i)
+		before := asked()
+		lookup(u)
+		lookup(u)
+		if asked()-before != 2 {
+			t.Errorf("Cache-Control %q: asked %d times for two lookups, want 2", v, asked()-before)
+		}
+	}
+	small := newAggregator(t, aggregate.Config{CacheTTL: time.Hour, CacheMementos: 1, Archives: []aggregate.ArchiveConfig{{Name: "a", TimeMap: srv.URL + "/tm/"}}})
+	setCC("")
+	before := asked()
+	for range 2 {
+		if r, err := small.TimeMap(context.Background(), "http://example.com/big"); err != nil || r.Archives[0].Cached {
+			t.Errorf("an answer over the bound was cached: %+v %v", r, err)
+		}
+	}
+	if asked()-before != 2 {
+		t.Errorf("asked %d times", asked()-before)
+	}
+}

@@ -54,6 +54,9 @@ func (a *Aggregator) Serve(w http.ResponseWriter, r *http.Request, rest, base st
 		}
 		at, rest = t, after
 	}
+	if strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-cache") {
+		r = r.WithContext(WithoutCache(r.Context()))
+	}
 	raw, err := replay.RouteURIR(rest, r.URL.RawQuery)
 	if err == nil {
 		raw, err = ParseURIR(raw)
