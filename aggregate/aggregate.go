@@ -453,19 +453,19 @@ func (a *Aggregator) ask(ctx context.Context, up *upstream, uriR string, at *tim
 	}
 	ttl := a.cfg.CacheTTL
 	ms, err := a.askOnce(withTTL(ctx, &ttl), up, uriR, at)
-	if err == nil && at == nil {
-		a.cache.put(ckey, ms, ttl, time.Now())
-	}
 	if err != nil && ctx.Err() != nil {
 		err = ctx.Err() // the deadline, a timeout, or the client gone
 	}
-	// The archive's tokens never reach an answer.
+	// The archive's tokens never reach an answer (nor the cache).
 	kept := ms[:0]
 	for _, m := range ms {
 		if u, ok := up.redactToken(m.URI); ok {
 			m.URI = u
 			kept = append(kept, m)
 		}
+	}
+	if err == nil && at == nil {
+		a.cache.put(ckey, kept, ttl, time.Now())
 	}
 	return kept, false, err
 }

@@ -115,9 +115,10 @@ func TestTokensNotInAnswers(t *testing.T) {
 <http://%s/default/20200102000000/http://example.com/?auth=%s>; rel="memento"; datetime="Thu, 02 Jan 2020 00:00:00 GMT",
 `, host, pathTok, host, bearer)
 	})
-	ag := newAggregator(t, aggregate.Config{Archives: []aggregate.ArchiveConfig{
+	ag := newAggregator(t, aggregate.Config{CacheTTL: time.Hour, Archives: []aggregate.ArchiveConfig{
 		{Name: "w", TimeMap: rec.srv.URL + "/t/" + pathTok + "/default/timemap/link/", Token: bearer}}})
-	for _, kind := range []string{"timemap/link/", "timemap/json/", ""} {
+	// Twice each: the second from the cache.
+	for _, kind := range []string{"timemap/link/", "timemap/json/", "", "timemap/link/", "timemap/cdxj/"} {
 		req := httptest.NewRequest(http.MethodGet, "http://agg.test/aggregate/"+kind+"http://example.com/", nil)
 		w := httptest.NewRecorder()
 		if err := ag.Serve(w, req, kind+"http://example.com/", "http://agg.test/aggregate"); err != nil {

@@ -122,6 +122,9 @@ func notFound(res *Result, hdr http.Header) error {
 	timeouts, failed := 0, 0
 	for _, o := range res.Archives {
 		switch {
+		case o.Dormant:
+			// What a dormant archive holds is unknown: as a failure.
+			failed++
 		case !o.Asked:
 			avoided = append(avoided, o.Archive)
 		default:
@@ -139,7 +142,7 @@ func notFound(res *Result, hdr http.Header) error {
 		if timeouts == failed {
 			code = http.StatusGatewayTimeout
 		}
-		return &replay.Error{Code: code, Header: hdr, Msg: fmt.Sprintf("no mementos of %s found, but %d of the archives asked did not answer: %s",
+		return &replay.Error{Code: code, Header: hdr, Msg: fmt.Sprintf("no mementos of %s found, but %d of the archives did not answer: %s",
 			res.URIR, failed, strings.Join(res.failures(), ", "))}
 	}
 	msg := fmt.Sprintf("no mementos of %s in any archive (asked: %s", res.URIR, orNone(asked))

@@ -101,10 +101,15 @@ type memento struct{ uri, datetime string }
 
 var linkMemento = regexp.MustCompile(`<([^>]+)>; rel="[^"]*\bmemento\b[^"]*"; datetime="([^"]+)"`)
 
+// untoken removes the archives' path token from a URI-M: Wayside's
+// aggregator cuts it out of the URI-Ms it lists (tokens never reach an
+// answer); MemGator and the archives' own TimeMaps keep it.
+func untoken(u string) string { return strings.Replace(u, "/t/"+testCDXToken+"/default/", "/default/", 1) }
+
 func mementoSet(body string) []memento {
 	var out []memento
 	for _, m := range linkMemento.FindAllStringSubmatch(body, -1) {
-		out = append(out, memento{m[1], m[2]})
+		out = append(out, memento{untoken(m[1]), m[2]})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].uri < out[j].uri })
 	return out
@@ -372,7 +377,7 @@ func TestE2EAggregate(t *testing.T) {
 		var closest struct{ URI string }
 		json.Unmarshal(mgj.Mementos["closest"], &closest)
 		code, h, _ := getBody(t, aggBase+"/"+home, map[string]string{"Accept-Datetime": at.UTC().Format(http.TimeFormat)})
-		if code != http.StatusFound || h.Get("Location") != closest.URI || closest.URI != j.Mementos.List[1].URI {
+		if code != http.StatusFound || h.Get("Location") != untoken(closest.URI) || untoken(closest.URI) != j.Mementos.List[1].URI {
 			t.Errorf("TimeGate: %d Location %q; MemGator's closest %q; want %s", code, h.Get("Location"), closest.URI, j.Mementos.List[1].URI)
 		}
 		if h.Get("Vary") != "accept-datetime" || !strings.Contains(h.Get("Link"), `rel="first prev memento"`) {
@@ -475,7 +480,7 @@ func TestE2EAggregate(t *testing.T) {
 		}
 		// The TimeGate too.
 		code, h, _ = getBody(t, fBase+"/"+home, nil)
-		if code != http.StatusFound || !strings.HasPrefix(h.Get("Location"), archives["a"].base()) || h.Get("X-Aggregate-Partial") == "" {
+		if code != http.StatusFound || !strings.HasPrefix(h.Get("Location"), untoken(archives["a"].base()+"/")) || h.Get("X-Aggregate-Partial") == "" {
 			t.Errorf("TimeGate: %d %v", code, h)
 		}
 		// Only b held it: nothing found and b down is a 502, not a 404.
