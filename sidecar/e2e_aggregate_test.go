@@ -104,7 +104,9 @@ var linkMemento = regexp.MustCompile(`<([^>]+)>; rel="[^"]*\bmemento\b[^"]*"; da
 // untoken removes the archives' path token from a URI-M: Wayside's
 // aggregator cuts it out of the URI-Ms it lists (tokens never reach an
 // answer); MemGator and the archives' own TimeMaps keep it.
-func untoken(u string) string { return strings.Replace(u, "/t/"+testCDXToken+"/default/", "/default/", 1) }
+func untoken(u string) string {
+	return strings.Replace(u, "/t/"+testCDXToken+"/default/", "/default/", 1)
+}
 
 func mementoSet(body string) []memento {
 	var out []memento
