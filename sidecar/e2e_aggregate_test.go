@@ -435,6 +435,53 @@ func TestE2EAggregate(t *testing.T) {
 		}
 	})
 
+	t.Run("an archive down for the whole test: dormant, and the same TimeMaps as MemGator's", func(t *testing.T) {
+		mg := buildMemGator(t)
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		down := "http://" + l.Addr().String() + "/default"
+		l.Close() // nothing listens there: every request is refused
+		list := []map[string]any{
+			{"id": "a", "name": "a", "timemap": archives["a"].base() + "/timemap/link/", "timegate": archives["a"].base() + "/", "probability": 1},
+			{"id": "down", "name": "down", "timemap": down + "/timemap/link/", "timegate": down + "/", "probability": 1},
+			{"id": "c", "name": "c", "timemap": archives["c"].base() + "/timemap/link/", "timegate": archives["c"].base() + "/", "probability": 1},
+		}
+		b, _ := json.Marshal(list)
+		arcs := filepath.Join(root, "archives-down.json")
+		os.WriteFile(arcs, b, 0o644)
+		ddir := filepath.Join(root, "down")
+		os.MkdirAll(ddir, 0o755)
+		dd := startDaemon(t, ddir, aggregatorConfig("5s", entry(archives["a"], ""),
+			"    - name: down\n      timemap: "+down+"/timemap/link/\n      timegate: "+down+"/\n",
+			entry(archives["c"], "")))
+		dBase := dd.tcp + "/t/" + testCDXToken + "/aggregate"
+		for i, u := range uris[:12] {
+			code, h, body := getBody(t, dBase+"/timemap/link/"+u, nil)
+			p := h.Get("X-Aggregate-Partial")
+			if !strings.Contains(p, "down (") || (i >= 3) != strings.Contains(p, "dormant until") {
+				t.Errorf("lookup %d: partial marker %q", i, p)
+			}
+			out, err := exec.Command(mg, "--arcs="+arcs, "--format=Link", "--contimeout=5s", u).Output()
+			if err != nil && code == 200 {
+				t.Fatalf("memgator %s: %v\n%s", u, err, exitStderr(err))
+			}
+			if got, want := fmt.Sprint(mementoSet(body)), fmt.Sprint(mementoSet(string(out))); got != want {
+				t.Errorf("%s:\nwayside %s\nmemgator %s", u, got, want)
+			}
+		}
+		var st sidecar.Status
+		if err := dd.client.Status(t.Context(), &st); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range st.Aggregate.Archives {
+			if a.Name == "down" && a.Requests != 3 {
+				t.Errorf("the archive that is down was asked %d times, want 3 (the tolerance)", a.Requests)
+			}
+		}
+	})
+
 	t.Run("killed, hung and broken archives: partial answers by the deadline", func(t *testing.T) {
 		hung := newBlackhole(t)
 		junk := newJunkServer(t)
