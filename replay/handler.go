@@ -314,6 +314,11 @@ func (h *Handler) ServeView(w http.ResponseWriter, r *http.Request, v View) erro
 		rs = h.opts.Rules()
 	}
 	p.chk = rs.Checker(v.AccessPoint)
+	if p.kind != routeMemento {
+		// Lists of captures change with the rules: caches (an aggregator's
+		// among them) revalidate, so a rule change reaches their answers.
+		w.Header().Set("Cache-Control", "no-cache")
+	}
 	switch p.kind {
 	case routeCDX:
 		return h.serveCDX(w, r, p)

@@ -177,8 +177,8 @@ func TestE2EPublicAccessRules(t *testing.T) {
 			if resp.StatusCode != 200 || strings.Contains(body, c.ts()) != visible {
 				t.Errorf("%s: cdx %d %q, want listed=%v", name, resp.StatusCode, body, visible)
 			}
-			if resp.Header.Get("Access-Control-Allow-Origin") != "*" {
-				t.Errorf("%s: cdx without CORS", name)
+			if resp.Header.Get("Access-Control-Allow-Origin") != "*" || resp.Header.Get("Cache-Control") != "no-cache" {
+				t.Errorf("%s: cdx without CORS or Cache-Control: no-cache: %v", name, resp.Header)
 			}
 			// TimeMap.
 			resp, body = get(t, f.URL+"/default/timemap/link/"+c.url, nil)
