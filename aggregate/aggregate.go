@@ -1,6 +1,8 @@
 package aggregate
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +37,7 @@ type Aggregator struct {
 
 	lookups atomic.Int64
 	partial atomic.Int64
+	cache   *cache // nil when cache_ttl is negative
 }
 
 // upstream is one configured archive.
@@ -49,10 +52,15 @@ type upstream struct {
 	noFollow *http.Client // TimeGate: the redirect is the answer
 	amap     *archiveMap
 	stats    archiveStats
+	dormant  dormancy
+	// pathTokens and secrets are kept out of answers (redactToken).
+	pathTokens, secrets []string
 }
 
 type archiveStats struct {
 	requests, avoided, hits, misses, errors, timeouts atomic.Int64
+	dormant                                           atomic.Int64 // lookups skipped while dormant
+	cached                                            atomic.Int64 // lookups answered from the cache
 	mapFetches, mapFailures                           atomic.Int64
 	latency                                           prometheus.Histogram
 }
@@ -83,6 +91,9 @@ func New(cfg Config, opts ...Option) (*Aggregator, error) {
 		return nil, errors.New("aggregate: no archives configured")
 	}
 	a := &Aggregator{cfg: cfg, log: slog.New(slog.DiscardHandler), routing: true}
+	if cfg.CacheTTL > 0 {
+		a.cache = newCache(cfg.CacheMementos)
+	}
 	for _, o := range opts {
 		o(a)
 	}
@@ -104,6 +115,7 @@ func New(cfg Config, opts ...Option) (*Aggregator, error) {
 		up := &upstream{cfg: ac, order: i, hosts: map[string]bool{},
 			amap:  &archiveMap{state: mapNone, kick: make(chan struct{}, 1)},
 			stats: archiveStats{latency: newLatency(ac.Name)}}
+		up.pathTokens, up.secrets = secretsOf(ac)
 		for _, p := range []string{ac.TimeMap, ac.TimeGate, ac.MementoMap} {
 			if u, err := url.Parse(p); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
 				up.hosts[origin(u)] = true
@@ -200,7 +212,11 @@ func ParseURIR(s string) (string, error) {
 	if i := strings.IndexByte(s, '#'); i >= 0 {
 		s = s[:i]
 	}
-	return replay.ParseURIR(s)
+	s, err := replay.ParseURIR(s)
+	if err != nil {
+		return "", err
+	}
+	return normalizeURIR(s)
 }
 
 // Outcome is what one archive contributed to an answer.
@@ -208,10 +224,15 @@ type Outcome struct {
 	Archive string `json:"archive"`
 	// Asked is false when the archive's map said it holds nothing of the
 	// URI-R (the request was avoided).
-	Asked    bool          `json:"asked"`
-	Mementos int           `json:"mementos"`
-	Error    string        `json:"error,omitempty"`
-	Timeout  bool          `json:"timeout,omitempty"`
+	Asked    bool   `json:"asked"`
+	Mementos int    `json:"mementos"`
+	Error    string `json:"error,omitempty"`
+	Timeout  bool   `json:"timeout,omitempty"`
+	// Cached is true when the answer came from the cache.
+	Cached bool `json:"cached,omitempty"`
+	// Dormant is true when the archive was not asked because it failed
+	// repeatedly (MemGator's dormant mode); Error says until when.
+	Dormant  bool          `json:"dormant,omitempty"`
 	Duration time.Duration `json:"-"`
 }
 
@@ -292,11 +313,22 @@ func (a *Aggregator) aggregate(ctx context.Context, uriR string, at *time.Time) 
 			up.stats.avoided.Add(1)
 			continue
 		}
+		if until, ok := up.dormant.asleep(time.Now()); ok {
+			up.stats.dormant.Add(1)
+			res.Archives[i].Dormant = true
+			res.Archives[i].Error = fmt.Sprintf("dormant until %s after repeated failures", until.UTC().Format(time.RFC3339))
+			continue
+		}
 		asked[i] = true
 		pending++
 		go func() {
 			start := time.Now()
-			ms, err := a.ask(ctx, up, uriR, at)
+			ms, cached, err := a.ask(ctx, up, uriR, at)
+			if cached {
+				up.stats.cached.Add(1)
+				ch <- answer{i: i, ms: ms, o: Outcome{Archive: up.cfg.Name, Asked: true, Cached: true, Mementos: len(ms)}}
+				return
+			}
 			ch <- answer{i: i, ms: ms, o: a.account(up, ms, err, time.Since(start))}
 		}()
 	}
@@ -336,6 +368,11 @@ func (a *Aggregator) account(up *upstream, ms []Memento, err error, d time.Durat
 	st.requests.Add(1)
 	st.latency.Observe(d.Seconds())
 	o := Outcome{Archive: up.cfg.Name, Asked: true, Mementos: len(ms), Duration: d}
+	if !errors.Is(err, context.Canceled) {
+		if until, slept := up.dormant.record(err != nil, time.Now(), &a.cfg); slept {
+			a.log.Warn("aggregate: archive dormant", "archive", up.cfg.Name, "until", until, "err", err)
+		}
+	}
 	switch {
 	case errors.Is(err, context.Canceled):
 		// The client went away: not the archive's failure.
@@ -404,14 +441,32 @@ func Closest(ms []Memento, at time.Time) int {
 // ask fetches the archive's mementos of uriR: its TimeMap (all pages, up
 // to MaxPages), or for a TimeGate request its TimeGate's Link header when
 // it has one.
-func (a *Aggregator) ask(ctx context.Context, up *upstream, uriR string, at *time.Time) ([]Memento, error) {
+func (a *Aggregator) ask(ctx context.Context, up *upstream, uriR string, at *time.Time) ([]Memento, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, up.cfg.Timeout)
 	defer cancel()
-	ms, err := a.askOnce(ctx, up, uriR, at)
+	ckey := up.cfg.Name + "\x00" + uriR
+	if at == nil && !noCache(ctx) {
+		if ms, ok := a.cache.get(ckey, time.Now()); ok {
+			return ms, true, nil
+		}
+	}
+	ttl := a.cfg.CacheTTL
+	ms, err := a.askOnce(withTTL(ctx, &ttl), up, uriR, at)
 	if err != nil && ctx.Err() != nil {
 		err = ctx.Err() // the deadline, a timeout, or the client gone
 	}
-	return ms, err
+	// The archive's tokens never reach an answer (nor the cache).
+	kept := ms[:0]
+	for _, m := range ms {
+		if u, ok := up.redactToken(m.URI); ok {
+			m.URI = u
+			kept = append(kept, m)
+		}
+	}
+	if err == nil && at == nil {
+		a.cache.put(ckey, kept, ttl, time.Now())
+	}
+	return kept, false, err
 }
 
 func (a *Aggregator) askOnce(ctx context.Context, up *upstream, uriR string, at *time.Time) ([]Memento, error) {
@@ -472,16 +527,14 @@ func (a *Aggregator) timeMapPage(ctx context.Context, up *upstream, target strin
 	case resp.StatusCode != http.StatusOK:
 		return nil, "", fmt.Errorf("TimeMap: HTTP %d", resp.StatusCode)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, a.cfg.MaxTimeMapBytes+1))
+	if ttl, ok := ctx.Value(ttlKey{}).(*time.Duration); ok {
+		*ttl = min(*ttl, freshFor(resp.Header, *ttl))
+	}
+	ms, nlinks, bad, nonEmpty, perr, err := a.readTimeMap(resp, up)
 	if err != nil {
-		return nil, "", fmt.Errorf("TimeMap: read: %w", err)
+		return nil, "", err
 	}
-	if int64(len(body)) > a.cfg.MaxTimeMapBytes {
-		return nil, "", fmt.Errorf("TimeMap larger than %d bytes (max_timemap_bytes)", a.cfg.MaxTimeMapBytes)
-	}
-	links, perr := ParseLinks(string(body))
-	ms, bad := mementos(links, resp.Request.URL, up.cfg.Name)
-	if len(links) == 0 && len(strings.TrimSpace(string(body))) > 0 {
+	if nlinks == 0 && nonEmpty {
 		return nil, "", fmt.Errorf("TimeMap: not a link-format list: %v", perr)
 	}
 	if perr != nil || bad > 0 {
@@ -500,6 +553,77 @@ func (a *Aggregator) timeMapPage(ctx context.Context, up *upstream, target strin
 		}
 	}
 	return ms, next, nil
+}
+
+// ttlKey carries, through an ask's context, how long its answer may be
+// cached: each TimeMap page's Cache-Control lowers it.
+type ttlKey struct{}
+
+func withTTL(ctx context.Context, ttl *time.Duration) context.Context {
+	return context.WithValue(ctx, ttlKey{}, ttl)
+}
+
+// noCacheKey marks a request whose client asked for a fresh answer
+// (Cache-Control: no-cache).
+type noCacheKey struct{}
+
+// WithoutCache returns a context whose lookups ask the archives even
+// when the cache holds their answers (a client's Cache-Control: no-cache).
+func WithoutCache(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noCacheKey{}, true)
+}
+
+func noCache(ctx context.Context) bool { v, _ := ctx.Value(noCacheKey{}).(bool); return v }
+
+// timeMapChunk is how much of a TimeMap is parsed at once: the body is
+// read a chunk at a time (cut where a line ends an entry with ","), so a
+// TimeMap costs the mementos it lists, not its bytes several times over.
+const timeMapChunk = 256 << 10
+
+// readTimeMap reads a link-format TimeMap from resp, streamed, up to
+// max_timemap_bytes: the mementos, the links read, the entries skipped,
+// whether the body held anything but white space, the first parse
+// problem.
+func (a *Aggregator) readTimeMap(resp *http.Response, up *upstream) (ms []Memento, nlinks, bad int, nonEmpty bool, perr, err error) {
+	br := bufio.NewReaderSize(io.LimitReader(resp.Body, a.cfg.MaxTimeMapBytes+1), 64<<10)
+	var chunk []byte
+	var total int64
+	flush := func() {
+		if len(chunk) == 0 {
+			return
+		}
+		if !nonEmpty && len(bytes.TrimSpace(chunk)) > 0 {
+			nonEmpty = true
+		}
+		links, pe := ParseLinks(string(chunk))
+		if pe != nil && perr == nil {
+			perr = pe
+		}
+		m, b := mementos(links, resp.Request.URL, up.cfg.Name)
+		ms, nlinks, bad = append(ms, m...), nlinks+len(links), bad+b
+		chunk = chunk[:0]
+	}
+	for {
+		line, rerr := br.ReadSlice('\n')
+		total += int64(len(line))
+		if total > a.cfg.MaxTimeMapBytes {
+			return nil, 0, 0, false, nil, fmt.Errorf("TimeMap larger than %d bytes (max_timemap_bytes)", a.cfg.MaxTimeMapBytes)
+		}
+		chunk = append(chunk, line...)
+		if rerr == bufio.ErrBufferFull {
+			continue // a long line: keep reading it
+		}
+		if rerr != nil && rerr != io.EOF {
+			return nil, 0, 0, false, nil, fmt.Errorf("TimeMap: read: %w", rerr)
+		}
+		if rerr == io.EOF {
+			flush()
+			return ms, nlinks, bad, nonEmpty, perr, nil
+		}
+		if len(chunk) >= timeMapChunk && bytes.HasSuffix(bytes.TrimRight(chunk, " \t\r\n"), []byte(",")) {
+			flush()
+		}
+	}
 }
 
 // get issues one GET to an archive, refusing any URL outside its hosts (a

@@ -69,6 +69,20 @@ type Config struct {
 	// UserAgent is sent with every upstream request. Default
 	// "wayside-aggregate".
 	UserAgent string `yaml:"user_agent"`
+	// Tolerance is the consecutive failures (errors, timeouts) after which
+	// an archive is put to sleep for Dormant, doubling at each failure
+	// after it wakes up to MaxDormant, until it answers again (MemGator's
+	// dormant mode). Defaults 3, 15m, 24h.
+	// CacheTTL is how long an archive's TimeMap answer is reused at most
+	// (less when its Cache-Control says so; never with no-store,
+	// no-cache or private). Default 5m; negative: no cache.
+	CacheTTL time.Duration `yaml:"cache_ttl"`
+	// CacheMementos bounds the mementos the cache holds in all (least
+	// recently used out first). Default 1,000,000.
+	CacheMementos int           `yaml:"cache_mementos"`
+	Tolerance     int           `yaml:"tolerance"`
+	Dormant       time.Duration `yaml:"dormant"`
+	MaxDormant    time.Duration `yaml:"max_dormant"`
 }
 
 // Enabled reports whether any archive is configured.
@@ -97,6 +111,24 @@ func (c *Config) Defaults(dataDir string) {
 	}
 	if c.UserAgent == "" {
 		c.UserAgent = "wayside-aggregate"
+	}
+	if c.CacheTTL == 0 {
+		c.CacheTTL = 5 * time.Minute
+	}
+	if c.CacheMementos == 0 {
+		c.CacheMementos = 1000000
+	}
+	if c.Tolerance == 0 {
+		c.Tolerance = 3
+	}
+	if c.Dormant == 0 {
+		c.Dormant = 15 * time.Minute
+	}
+	if c.MaxDormant == 0 {
+		c.MaxDormant = 24 * time.Hour
+	}
+	if c.MaxDormant < c.Dormant {
+		c.MaxDormant = c.Dormant
 	}
 	for i := range c.Archives {
 		a := &c.Archives[i]

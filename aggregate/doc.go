@@ -74,6 +74,20 @@
 // archives hold is unknown. X-Aggregate-Asked and X-Aggregate-Avoided list
 // the archives asked and spared; X-Memento-Count is MemGator's.
 //
+// # Failing archives, tokens, hostile URI-Rs
+//
+// An archive that fails Config.Tolerance times in a row (errors,
+// timeouts, 5xx) is dormant for Config.Dormant, doubled at each failure
+// after it wakes up to MaxDormant, and ends dormancy by answering
+// (MemGator's dormant mode): meanwhile it is not asked, and its Outcome
+// says dormant (the answer is partial). A URI-R's dot segments (plain or
+// percent-encoded) are resolved before it is appended to an archive's
+// prefix, so no request carrying the archive's token climbs out of it.
+// An archive's tokens (its bearer token, a path token "/t/<token>/" of its
+// prefixes) never appear in an answer: the path token is cut out of the
+// URI-Ms it lists, a URI-M still holding a token is dropped. Answers carry
+// Access-Control-Allow-Origin: *.
+//
 // # Statistics
 //
 // Per archive: lookups asked, avoided by the map, hits, misses, errors,

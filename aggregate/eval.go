@@ -151,6 +151,7 @@ type EvalResult struct {
 // opts.All, whether the merged TimeMaps equal those of asking every
 // archive.
 func Eval(ctx context.Context, a *Aggregator, set []Labelled, opts EvalOptions) (EvalResult, error) {
+	ctx = WithoutCache(ctx) // every lookup asks: requests are what is measured
 	names := a.Archives()
 	res := EvalResult{Lookups: len(set), Archives: len(names), PerArchive: make([]ArchiveEval, len(names))}
 	for i, n := range names {

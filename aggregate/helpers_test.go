@@ -232,6 +232,9 @@ func (a *memArchive) config(withMap, withTimeGate bool) aggregate.ArchiveConfig 
 func newAggregator(t *testing.T, cfg aggregate.Config, opts ...aggregate.Option) *aggregate.Aggregator {
 	t.Helper()
 	cfg.MapDir = t.TempDir()
+	if cfg.CacheTTL == 0 {
+		cfg.CacheTTL = -1 // the tests count requests: no cache unless asked for
+	}
 	cfg.Defaults(t.TempDir())
 	a, err := aggregate.New(cfg, opts...)
 	if err != nil {

@@ -36,12 +36,26 @@ func (a *Aggregator) Serve(w http.ResponseWriter, r *http.Request, rest, base st
 		return &replay.Error{Code: http.StatusMethodNotAllowed, Msg: fmt.Sprintf("method %s: the aggregate routes are read-only (GET, HEAD)", r.Method)}
 	}
 	format := ""
+	var at time.Time // a datetime in the route: /memento/<14 digits>/<URI-R>
 	if tm, ok := strings.CutPrefix(rest, "timemap/"); ok {
 		f, after, _ := strings.Cut(tm, "/")
-		if f != "link" && f != "json" {
-			return &replay.Error{Code: http.StatusBadRequest, Msg: fmt.Sprintf("timemap format %q: want link or json (…/aggregate/timemap/link/<URI-R>)", f)}
+		if f != "link" && f != "json" && f != "cdxj" {
+			return &replay.Error{Code: http.StatusBadRequest, Msg: fmt.Sprintf("timemap format %q: want link, json or cdxj (…/aggregate/timemap/link/<URI-R>)", f)}
 		}
 		format, rest = f, after
+	} else if m, ok := strings.CutPrefix(rest, "memento/"); ok {
+		ts, after, _ := strings.Cut(m, "/")
+		if len(ts) != 14 || strings.Trim(ts, "0123456789") != "" {
+			return &replay.Error{Code: http.StatusBadRequest, Msg: fmt.Sprintf("memento datetime %q: want 14 digits (…/aggregate/memento/YYYYMMDDhhmmss/<URI-R>)", ts)}
+		}
+		t, err := replay.ParseTimestamp(ts, false)
+		if err != nil {
+			return &replay.Error{Code: http.StatusBadRequest, Msg: fmt.Sprintf("memento datetime: %v", err)}
+		}
+		at, rest = t, after
+	}
+	if strings.Contains(strings.ToLower(r.Header.Get("Cache-Control")), "no-cache") {
+		r = r.WithContext(WithoutCache(r.Context()))
 	}
 	raw, err := replay.RouteURIR(rest, r.URL.RawQuery)
 	if err == nil {
@@ -57,7 +71,14 @@ func (a *Aggregator) Serve(w http.ResponseWriter, r *http.Request, rest, base st
 		}
 		return a.writeTimeMap(w, r, res, format, base)
 	}
-	at := time.Now().UTC()
+	if !at.IsZero() {
+		res, err := a.TimeGate(r.Context(), raw, at)
+		if err != nil {
+			return err
+		}
+		return a.writeTimeGate(w, r, res, at, base)
+	}
+	at = time.Now().UTC()
 	if v := r.Header.Get("Accept-Datetime"); v != "" {
 		if at, err = replay.ParseAcceptDatetime(v); err != nil {
 			hdr := http.Header{}
@@ -74,6 +95,9 @@ func (a *Aggregator) Serve(w http.ResponseWriter, r *http.Request, rest, base st
 
 // markers sets the asked/avoided/partial headers.
 func markers(h http.Header, res *Result) {
+	// Any page may read the aggregated TimeMaps (no credentials involved).
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Expose-Headers", "Link, Location, Memento-Datetime, Vary, X-Memento-Count, X-Aggregate-Partial")
 	var asked, avoided []string
 	for _, o := range res.Archives {
 		if o.Asked {
@@ -98,6 +122,9 @@ func notFound(res *Result, hdr http.Header) error {
 	timeouts, failed := 0, 0
 	for _, o := range res.Archives {
 		switch {
+		case o.Dormant:
+			// What a dormant archive holds is unknown: as a failure.
+			failed++
 		case !o.Asked:
 			avoided = append(avoided, o.Archive)
 		default:
@@ -115,7 +142,7 @@ func notFound(res *Result, hdr http.Header) error {
 		if timeouts == failed {
 			code = http.StatusGatewayTimeout
 		}
-		return &replay.Error{Code: code, Header: hdr, Msg: fmt.Sprintf("no mementos of %s found, but %d of the archives asked did not answer: %s",
+		return &replay.Error{Code: code, Header: hdr, Msg: fmt.Sprintf("no mementos of %s found, but %d of the archives did not answer: %s",
 			res.URIR, failed, strings.Join(res.failures(), ", "))}
 	}
 	msg := fmt.Sprintf("no mementos of %s in any archive (asked: %s", res.URIR, orNone(asked))
@@ -133,13 +160,18 @@ func orNone(s []string) string {
 }
 
 // timeMapLinks are the URLs an answer links to.
-type timeMapLinks struct{ self, link, json, gate string }
+type timeMapLinks struct{ self, link, json, cdxj, gate string }
 
 func linksFor(base, format, uriR string) timeMapLinks {
-	l := timeMapLinks{link: base + "/timemap/link/" + uriR, json: base + "/timemap/json/" + uriR, gate: base + "/" + uriR}
-	l.self = l.link
-	if format == "json" {
+	l := timeMapLinks{link: base + "/timemap/link/" + uriR, json: base + "/timemap/json/" + uriR,
+		cdxj: base + "/timemap/cdxj/" + uriR, gate: base + "/" + uriR}
+	switch format {
+	case "json":
 		l.self = l.json
+	case "cdxj":
+		l.self = l.cdxj
+	default:
+		l.self = l.link
 	}
 	return l
 }
@@ -159,7 +191,22 @@ func (a *Aggregator) writeTimeMap(w http.ResponseWriter, r *http.Request, res *R
 	lk := linksFor(base, format, res.URIR)
 	var buf bytes.Buffer
 	first, last := res.Mementos[0], res.Mementos[len(res.Mementos)-1]
-	if format == "link" {
+	if format == "cdxj" {
+		// MemGator's CDXJ TimeMap: headers, then a line per memento keyed
+		// by its 14-digit datetime.
+		h.Set("Content-Type", "application/cdxj+ors")
+		meta := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+		fmt.Fprintf(&buf, "!context [\"http://tools.ietf.org/html/rfc7089\"]\n")
+		fmt.Fprintf(&buf, "!id %s\n", meta(map[string]string{"uri": lk.self}))
+		fmt.Fprintf(&buf, "!keys [\"memento_datetime_YYYYMMDDhhmmss\"]\n")
+		fmt.Fprintf(&buf, "!meta %s\n", meta(map[string]string{"original_uri": res.URIR}))
+		fmt.Fprintf(&buf, "!meta %s\n", meta(map[string]string{"timegate_uri": lk.gate}))
+		fmt.Fprintf(&buf, "!meta %s\n", meta(map[string]map[string]string{"timemap_uri": {"link_format": lk.link, "json_format": lk.json, "cdxj_format": lk.cdxj}}))
+		for i, m := range res.Mementos {
+			fmt.Fprintf(&buf, "%s %s\n", replay.Timestamp(m.Datetime), meta(map[string]string{"uri": m.URI,
+				"rel": navRel(i, len(res.Mementos), -1), "datetime": replay.HTTPDate(m.Datetime)}))
+		}
+	} else if format == "link" {
 		h.Set("Content-Type", "application/link-format")
 		fmt.Fprintf(&buf, "<%s>; rel=\"original\",\n", res.URIR)
 		fmt.Fprintf(&buf, "<%s>; rel=\"self\"; type=\"application/link-format\"; from=\"%s\"; until=\"%s\",\n",

@@ -111,6 +111,9 @@ func (h *Handler) parseCDXQuery(coll string, v url.Values) (*cdxQuery, error) {
 		case n == 0:
 		case n > h.opts.MaxResults:
 			q.limit = h.opts.MaxResults
+		case n < -maxLastN:
+			// The last N are held in memory until the scan ends.
+			return nil, badRequest("limit %d: a negative limit (the last N captures) is at most -%d", n, maxLastN)
 		case n < -h.opts.MaxResults:
 			q.limit = -h.opts.MaxResults
 		default:
@@ -358,6 +361,10 @@ var cdxContentTypes = map[string]string{
 	"link": "application/link-format",
 }
 
+// maxLastN bounds a negative CDX limit (the last N captures), whose rows
+// are held in memory: 10,000 rows are a few MB.
+const maxLastN = 10000
+
 // serveCDX answers the CDX API: the captures a query selects, streamed (a
 // huge result set costs no memory beyond a negative limit's window), an
 // empty 200 answer when nothing matches.
@@ -369,7 +376,7 @@ func (h *Handler) serveCDX(w http.ResponseWriter, r *http.Request, p *path) erro
 	ctx := r.Context()
 	if q.numPages {
 		n := 0
-		err := h.selectRows(ctx, q, func(*row) error { n++; return nil })
+		err := h.selectRows(ctx, q, p.chk, func(*row) error { n++; return nil })
 		if err != nil {
 			return err
 		}
@@ -388,9 +395,9 @@ func (h *Handler) serveCDX(w http.ResponseWriter, r *http.Request, p *path) erro
 		return nil
 	}
 	bw := bufio.NewWriterSize(w, 32<<10)
-	cw := &cdxWriter{bw: bw, q: q, h: h, prefix: p.collURL}
+	cw := &cdxWriter{bw: bw, q: q, h: h, prefix: p.mementoURL}
 	started := false
-	err = h.selectRows(ctx, q, func(rw *row) error {
+	err = h.selectRows(ctx, q, p.chk, func(rw *row) error {
 		started = true
 		return cw.write(rw)
 	})
@@ -411,7 +418,7 @@ func (h *Handler) serveCDX(w http.ResponseWriter, r *http.Request, p *path) erro
 
 // selectRows calls fn for each row of the query's answer, in order, after
 // filters, sorting, limit and paging.
-func (h *Handler) selectRows(ctx context.Context, q *cdxQuery, fn func(*row) error) error {
+func (h *Handler) selectRows(ctx context.Context, q *cdxQuery, chk *Checker, fn func(*row) error) error {
 	skip, take := 0, q.limit
 	if q.pageSize > 0 && !q.numPages {
 		skip = q.page * q.pageSize
@@ -424,6 +431,9 @@ func (h *Handler) selectRows(ctx context.Context, q *cdxQuery, fn func(*row) err
 	}
 	emitted, seen := 0, 0
 	each := func(e *captureindex.Entry) (*row, bool) {
+		if !chk.Entry(e).Visible() {
+			return nil, false
+		}
 		rw := newRow(e)
 		if !rw.matches(q.filters) {
 			return nil, false

@@ -18,7 +18,7 @@
 // Parameters follow pywb's CDX server API: url (with * prefix and *.
 // domain wildcards), matchType=exact|prefix|host|domain (key ranges as
 // pywb's calc_search_range), from and to (1 to 14 digits, padded down and
-// up), limit (capped by Options.MaxResults; negative: the last N),
+// up), limit (capped by Options.MaxResults; negative: the last N, at most 10,000),
 // sort=reverse, sort=closest with closest=<timestamp> or "now" (exact
 // matches only, as OutbackCDX; an empty closest is the default order, as
 // pywb's remote index source sends it), filter in pywb's syntax ([!][=|~]field:expression:
@@ -52,7 +52,10 @@
 // recorded (transfer coding removed, content encoding kept) and the
 // archived headers after the header rules (ArchivedHeaders, after pywb's):
 // headers that would act on the archive itself (Date, Set-Cookie, Server,
-// caching, unknown ones, ...) are sent as X-Archive-Orig-<name>, the body
+// caching, Strict-Transport-Security, Clear-Site-Data, WWW-Authenticate,
+// Access-Control-*, unknown ones, ...) are sent as X-Archive-Orig-<name>,
+// and so are Location and Content-Location (a raw archived redirect never
+// leads off the archive), the body
 // framing is the archive's own; a Content-Security-Policy: sandbox keeps a
 // raw page opened in a browser from acting with the archive's origin. A
 // revisit is served with its own status
@@ -72,4 +75,29 @@
 // into the archive using the Referer. No banner is inserted: the bytes a
 // browser gets are the archived page with its links changed, nothing
 // else.
+//
+// # Fuzzy matching and aliases
+//
+// A memento or TimeGate request for a URI-R no capture has falls back, as
+// pywb's default fuzzy rules do, to the capture whose URI equals it once
+// cache busters and trackers (Options.FuzzyParams, DefaultFuzzyParams:
+// "_", "cb", "nocache", utm_*, ...) are removed from both (session ids
+// are already out of every urlkey), the closest in time, or to an alias's
+// captures (Options.Aliases, OutbackCDX's @alias lines): a 302 to that
+// capture's URI-M with X-Archive-Fallback naming how and which capture.
+//
+// # Access rules
+//
+// Rules (Rules: pywb's .aclj files as written, OutbackCDX's rule JSON;
+// LoadRules) decide per capture and access point: exclude hides a capture
+// as if it were not held (unlisted in the CDX API and TimeMaps, never
+// chosen by a TimeGate, a 404 on replay), block lists it but answers its
+// replay with 451 and the rule's message, allow shows it. The most
+// specific matching rule decides (longest SURT key, then exact, then a
+// rule of the request's access point); a rule's date conditions (before,
+// after, newer, older) restrict it to some captures, so an embargo is an
+// exclude rule with "newer". Options.Rules is read once per request, so
+// rules swapped in while serving apply from the next request on. A
+// request's View names its access point and the content origin its URI-Ms
+// point at; a request carrying a Service-Worker header is refused.
 package replay

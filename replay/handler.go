@@ -39,12 +39,47 @@ type Options struct {
 	// Logger receives warnings (WARC files that cannot be read, responses
 	// cut short).
 	Logger *slog.Logger
+	// FuzzyParams are the query parameters fuzzy matching ignores when no
+	// capture has a URI-R's exact query (nil: DefaultFuzzyParams; empty
+	// and non-nil: no fuzzy matching).
+	FuzzyParams []string
+	// Aliases maps a urlkey to the urlkey it is another name of
+	// (OutbackCDX's @alias): a URI-R with no capture of its own is
+	// answered with its alias's.
+	Aliases map[string]string
+	// Rules returns the access rules in force (called once per request,
+	// so rules swapped in while serving apply to the next request); nil,
+	// or a nil result: every capture is allowed.
+	Rules func() *Rules
+}
+
+// View is how one request sees the archive: where it came in and as
+// whom.
+type View struct {
+	// Mount is the escaped path prefix the handler is reached under ("",
+	// or e.g. "/t/<token>").
+	Mount string
+	// AccessPoint is the access point rules are decided for ("public",
+	// "staff", "reading-room", ...).
+	AccessPoint string
+	// ContentURL, when set, is the absolute URL of the origin archived
+	// content is served from: URI-Ms in TimeMaps, Link headers and
+	// TimeGate redirects point there, never at the origin answering the
+	// request.
+	ContentURL string
+	// APIURL, when set, is the absolute URL of the origin answering
+	// TimeMaps and TimeGates: Link headers and TimeMaps name those there.
+	APIURL string
+	// MementosOnly limits the routes to mementos (raw and rewritten
+	// replay): the content origin serves nothing else.
+	MementosOnly bool
 }
 
 // Handler serves the access routes of one capture index, as pywb lays
 // them out (see the package documentation).
 type Handler struct {
 	opts     Options
+	fuzzy    map[string]bool
 	idx      *captureindex.Index
 	log      *slog.Logger
 	rewrites chan struct{}
@@ -71,7 +106,10 @@ func New(opts Options) (*Handler, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	opts.PublicURL = strings.TrimSuffix(opts.PublicURL, "/")
-	return &Handler{opts: opts, idx: opts.Index, log: opts.Logger, rewrites: make(chan struct{}, opts.MaxRewrites)}, nil
+	if opts.FuzzyParams == nil {
+		opts.FuzzyParams = DefaultFuzzyParams
+	}
+	return &Handler{opts: opts, fuzzy: fuzzySet(opts.FuzzyParams), idx: opts.Index, log: opts.Logger, rewrites: make(chan struct{}, opts.MaxRewrites)}, nil
 }
 
 // Error is an answer other than 200 the handler chose (a 4xx with a
@@ -107,6 +145,10 @@ type path struct {
 	mod      string // replay modifier
 	uriR     string
 	rest     string // the route after the collection
+	// mementoURL is the URL prefix of URI-Ms, ending in "/": collURL, or
+	// the collection on the content origin.
+	mementoURL string
+	chk        *Checker
 }
 
 const (
@@ -145,6 +187,7 @@ func (h *Handler) parsePath(r *http.Request, mount, p string) (*path, error) {
 	}
 	rest := strings.TrimPrefix(p, "/")[len(coll)+1:]
 	out.rest = rest
+	out.mementoURL = out.collURL
 	withQuery := func(u string) string {
 		if r.URL.RawQuery != "" {
 			u += "?" + r.URL.RawQuery
@@ -223,6 +266,18 @@ func (h *Handler) baseURL(r *http.Request, mount string) string {
 // file that cannot be read). Once a body is partly sent, a failure cuts the
 // connection (http.ErrAbortHandler).
 func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, mount string) error {
+	return h.ServeView(w, r, View{Mount: mount})
+}
+
+// ServeView is Serve for a request seen through v: its access point's
+// rules decide what it may see, and URI-Ms point at v.ContentURL.
+func (h *Handler) ServeView(w http.ResponseWriter, r *http.Request, v View) error {
+	mount := v.Mount
+	if r.Header.Get("Service-Worker") != "" {
+		// A Service Worker registered by archived content would answer for
+		// every capture under its scope: never served.
+		return &Error{Code: http.StatusForbidden, Msg: "Service Worker scripts are not served from this archive"}
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		return &Error{Code: http.StatusMethodNotAllowed, Msg: fmt.Sprintf("method %s: the access routes are read-only (GET, HEAD)", r.Method)}
@@ -234,6 +289,35 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, mount string) er
 	p, err := h.parsePath(r, mount, ep[len(mount):])
 	if err != nil {
 		return err
+	}
+	if v.MementosOnly && p.kind != routeMemento {
+		return notFound(nil, "no such route %s (this origin serves archived content only)", ep)
+	}
+	if v.APIURL != "" {
+		p.collURL = strings.TrimSuffix(v.APIURL, "/") + "/" + p.coll + "/"
+	}
+	if v.ContentURL != "" {
+		p.mementoURL = strings.TrimSuffix(v.ContentURL, "/") + "/" + p.coll + "/"
+	}
+	if v.ContentURL != "" && !v.MementosOnly && p.kind == routeMemento {
+		// Archived content is served from its own origin only.
+		loc := p.mementoURL + p.rest
+		if r.URL.RawQuery != "" {
+			loc += "?" + r.URL.RawQuery
+		}
+		w.Header().Set("Location", loc)
+		w.WriteHeader(http.StatusFound)
+		return nil
+	}
+	var rs *Rules
+	if h.opts.Rules != nil {
+		rs = h.opts.Rules()
+	}
+	p.chk = rs.Checker(v.AccessPoint)
+	if p.kind != routeMemento {
+		// Lists of captures change with the rules: caches (an aggregator's
+		// among them) revalidate, so a rule change reaches their answers.
+		w.Header().Set("Cache-Control", "no-cache")
 	}
 	switch p.kind {
 	case routeCDX:

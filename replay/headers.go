@@ -19,33 +19,29 @@ const OrigPrefix = "X-Archive-Orig-"
 const (
 	ruleKeep            = iota + 1
 	rulePrefix          // the default
-	ruleURL             // rewritten to a URI-M in rewritten replay, kept raw
-	rulePrefixIfURL     // prefixed in rewritten replay, kept raw
+	ruleURL             // rewritten to a URI-M in rewritten replay, prefixed raw
 	rulePrefixIfContent // prefixed when the body is rewritten (decoded)
 	ruleRefresh         // "N; url=..." with the URL rewritten
 	ruleDrop            // hop-by-hop: never replayed, not even prefixed
 )
 
 var headerRules = map[string]int{
-	"access-control-allow-origin":      rulePrefixIfURL,
-	"access-control-allow-credentials": rulePrefixIfURL,
-	"access-control-expose-headers":    rulePrefixIfURL,
-	"access-control-max-age":           rulePrefixIfURL,
-	"access-control-allow-methods":     rulePrefixIfURL,
-	"access-control-allow-headers":     rulePrefixIfURL,
-	"allow":                            ruleKeep,
-	"content-base":                     ruleURL,
-	"content-disposition":              ruleKeep,
-	"content-encoding":                 rulePrefixIfContent,
-	"content-language":                 ruleKeep,
-	"content-location":                 ruleURL,
-	"content-range":                    ruleKeep,
-	"content-type":                     ruleKeep,
-	"location":                         ruleURL,
-	"proxy-authenticate":               ruleKeep,
-	"refresh":                          ruleRefresh,
-	"www-authenticate":                 ruleKeep,
-	"keep-alive":                       ruleDrop,
+	"allow":               ruleKeep,
+	"content-base":        ruleURL,
+	"content-disposition": ruleKeep,
+	"content-encoding":    rulePrefixIfContent,
+	"content-language":    ruleKeep,
+	"content-location":    ruleURL,
+	"content-range":       ruleKeep,
+	"content-type":        ruleKeep,
+	"location":            ruleURL,
+	"refresh":             ruleRefresh,
+	"keep-alive":          ruleDrop,
+	// Everything else is prefixed, among them what would act on the
+	// archive's origin: Set-Cookie, Strict-Transport-Security,
+	// Clear-Site-Data, WWW-Authenticate and Proxy-Authenticate (a login
+	// prompt), Access-Control-* (the archive's origin is not the
+	// archived site's), Service-Worker-Allowed, Link.
 }
 
 // ArchivedHeaders returns the headers to send with an archived response.
@@ -67,16 +63,13 @@ func ArchivedHeaders(orig http.Header, rw *Rewriter, rewritten bool) http.Header
 			case ruleKeep:
 				out.Add(name, v)
 			case ruleURL:
-				if rw != nil {
-					v = rw.Location(strings.TrimSpace(v), "")
-				}
-				out.Add(name, v)
-			case rulePrefixIfURL:
-				if rw != nil {
+				if rw == nil {
+					// Raw replay: an archived redirect must not send the
+					// browser off the archive (an open redirect).
 					out.Add(OrigPrefix+name, v)
-				} else {
-					out.Add(name, v)
+					continue
 				}
+				out.Add(name, rw.Location(strings.TrimSpace(v), ""))
 			case rulePrefixIfContent:
 				if rewritten {
 					out.Add(OrigPrefix+name, v)

@@ -43,9 +43,16 @@ func (h *Handler) serveMemento(w http.ResponseWriter, r *http.Request, p *path) 
 	links := []string{link(p.uriR, "original"), link(p.timegateURL(p.uriR), "timegate"),
 		link(p.timemapURL("link", p.uriR), "timemap", "type", "application/link-format")}
 	if chosen == nil {
-		hdr := http.Header{}
-		hdr.Set("Link", strings.Join(links, ", "))
-		return notFound(hdr, "no memento of %s in collection %s", p.uriR, p.coll)
+		fb, how, err := h.fallback(r.Context(), p, want)
+		if err != nil {
+			return err
+		}
+		if fb == nil {
+			hdr := http.Header{}
+			hdr.Set("Link", strings.Join(links, ", "))
+			return notFound(hdr, "no memento of %s in collection %s", p.uriR, p.coll)
+		}
+		return fellBack(w, r, p, fb, how, p.uriM(fb.Timestamp(), p.mod, fb.URI), links)
 	}
 	if ts := chosen.Timestamp(); ts != p.ts {
 		loc := p.uriM(ts, p.mod, chosen.URI)
@@ -59,6 +66,11 @@ func (h *Handler) serveMemento(w http.ResponseWriter, r *http.Request, p *path) 
 		return nil
 	}
 	links = append(links, mementoLink(p.uriM(p.ts, "", chosen.URI), "memento", chosen.Date))
+	if d := p.chk.Entry(chosen); !d.Replayable() {
+		hdr := http.Header{}
+		hdr.Set("Link", strings.Join(links, ", "))
+		return &Error{Code: http.StatusUnavailableForLegalReasons, Msg: d.Reason(), Header: hdr}
+	}
 	return h.serveCapture(w, r, p, chosen, strings.Join(links, ", "))
 }
 
@@ -68,6 +80,9 @@ func (h *Handler) serveMemento(w http.ResponseWriter, r *http.Request, p *path) 
 func (h *Handler) closest(ctx context.Context, p *path, t time.Time) (*captureindex.Entry, error) {
 	var chosen *captureindex.Entry
 	err := h.idx.Closest(ctx, p.coll, captureindex.URLKey(p.uriR), t, func(e *captureindex.Entry) error {
+		if !p.chk.Entry(e).Visible() {
+			return nil
+		}
 		switch {
 		case chosen == nil:
 			chosen = e
@@ -186,6 +201,22 @@ func (h *Handler) serveCapture(w http.ResponseWriter, r *http.Request, p *path, 
 
 var errHeadSent = errors.New("replay: head sent")
 
+// fellBack redirects a request for a URI-R without a capture of its own to
+// the capture an alias or fuzzy matching found, saying so: the header
+// X-Archive-Fallback names how ("fuzzy" or "alias") and the capture's URI
+// and timestamp.
+func fellBack(w http.ResponseWriter, r *http.Request, p *path, fb *captureindex.Entry, how, loc string, links []string) error {
+	w.Header().Set("Location", loc)
+	w.Header().Set("X-Archive-Fallback", how+"; uri=\""+fb.URI+"\"; datetime=\""+HTTPDate(fb.Date)+"\"")
+	w.Header().Set("Link", strings.Join(append(links, mementoLink(p.uriM(fb.Timestamp(), "", fb.URI), "memento", fb.Date)), ", "))
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusFound)
+	if r.Method != http.MethodHead {
+		fmt.Fprintf(w, "Found (%s match): %s\n", how, loc)
+	}
+	return nil
+}
+
 // describe derives the status and archived headers from the records: head
 // (a revisit) and payload (the record whose payload is served: its headers
 // apply when there is no head, and under a 304 revisit's). rw is nil for
@@ -255,12 +286,24 @@ func writeHead(w http.ResponseWriter, e *captureindex.Entry, status int, hdr htt
 	out.Set("Link", links)
 	out.Set("X-Content-Type-Options", "nosniff")
 	if rewritten {
-		out.Set("Content-Security-Policy", "default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:")
+		out.Set("Content-Security-Policy", cspRewritten)
 	} else {
-		out.Set("Content-Security-Policy", "sandbox")
+		out.Set("Content-Security-Policy", cspRaw)
 	}
 	w.WriteHeader(status)
 }
+
+// The Content-Security-Policy of replayed content. Rewritten pages may load
+// and run what their own origin (the archive's content origin) serves and
+// nothing else: no request, form submission or frame reaches another
+// origin (the daemon's API, the live web), no worker or Service Worker can
+// be registered, no other origin may frame them. A raw memento opened in
+// a browser is sandboxed besides (no scripts, an opaque origin).
+const (
+	cspRewritten = "default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:; " +
+		"worker-src 'none'; form-action 'self'; frame-ancestors 'self'; base-uri 'self'; object-src 'none'"
+	cspRaw = "sandbox; default-src 'self' data: blob:; worker-src 'none'; form-action 'none'; frame-ancestors 'self'"
+)
 
 // rewriteBody decodes and rewrites a buffered HTML or CSS body. It returns
 // the bytes to send and whether they are rewritten (a body it cannot

@@ -10,7 +10,7 @@ import (
 )
 
 // uriM is the URI-M of a capture of uriR at ts in a collection.
-func (p *path) uriM(ts, mod, uriR string) string { return p.collURL + ts + mod + "/" + uriR }
+func (p *path) uriM(ts, mod, uriR string) string { return p.mementoURL + ts + mod + "/" + uriR }
 
 func (p *path) timegateURL(uriR string) string { return p.collURL + uriR }
 
@@ -41,6 +41,9 @@ func (h *Handler) serveTimeMap(w http.ResponseWriter, r *http.Request, p *path) 
 	var first, last, next time.Time
 	n := 0
 	err := h.idx.Times(r.Context(), p.coll, key, q.From, time.Time{}, func(t time.Time) error {
+		if !p.chk.Decide(key, t).Visible() {
+			return nil
+		}
 		if n >= h.opts.PageSize && !t.Equal(last) {
 			next = t
 			return captureindex.ErrStop
@@ -86,9 +89,12 @@ func (h *Handler) serveTimeMap(w http.ResponseWriter, r *http.Request, p *path) 
 		if !next.IsZero() {
 			bw.WriteString(link(nextURL, "timemap", "type", "application/link-format", "from", HTTPDate(next)) + ",\n")
 		}
-		cw.prefix = p.collURL
+		cw.prefix = p.mementoURL
 	}
 	err = h.idx.Scan(r.Context(), q, func(e *captureindex.Entry) error {
+		if !p.chk.Entry(e).Visible() {
+			return nil
+		}
 		return cw.write(newRow(e))
 	})
 	if err != nil {
@@ -122,7 +128,13 @@ func (h *Handler) serveTimeGate(w http.ResponseWriter, r *http.Request, p *path)
 	key := captureindex.URLKey(p.uriR)
 	first := func(q captureindex.Query) (*captureindex.Entry, error) {
 		var got *captureindex.Entry
-		err := h.idx.Scan(ctx, q, func(e *captureindex.Entry) error { got = e; return captureindex.ErrStop })
+		err := h.idx.Scan(ctx, q, func(e *captureindex.Entry) error {
+			if !p.chk.Entry(e).Visible() {
+				return nil
+			}
+			got = e
+			return captureindex.ErrStop
+		})
 		return got, h.indexError(err)
 	}
 	chosen, err := h.closest(ctx, p, want)
@@ -131,6 +143,14 @@ func (h *Handler) serveTimeGate(w http.ResponseWriter, r *http.Request, p *path)
 	}
 	base := []string{link(p.uriR, "original"), link(p.timemapURL("link", p.uriR), "timemap", "type", "application/link-format")}
 	if chosen == nil {
+		fb, how, err := h.fallback(ctx, p, want)
+		if err != nil {
+			return err
+		}
+		if fb != nil {
+			w.Header().Set("Vary", "accept-datetime")
+			return fellBack(w, r, p, fb, how, p.uriM(fb.Timestamp(), "", fb.URI), base)
+		}
 		hdr := http.Header{}
 		hdr.Set("Vary", "accept-datetime")
 		hdr.Set("Link", strings.Join(base, ", "))

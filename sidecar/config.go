@@ -39,6 +39,7 @@ type Config struct {
 	Map     MapConfig    `yaml:"mementomap"`
 	Fixity  FixityConfig `yaml:"fixity"`
 	Access  AccessConfig `yaml:"access"`
+	Public  PublicConfig `yaml:"public"`
 	// Aggregate lists upstream archives for the MementoMap-routed
 	// aggregate routes (package aggregate).
 	Aggregate aggregate.Config `yaml:"aggregate"`
@@ -523,6 +524,8 @@ func (c *Config) Validate() error {
 	if c.Access.TimeMapPageSize < 0 {
 		add(keyErr("access.timemap_page_size", "must not be negative"))
 	}
+	c.Access.check(func(k, msg string) { add(keyErr(k, "%s", msg)) })
+	c.Public.check(c.Access.enabled(), func(k, msg string) { add(keyErr(k, "%s", msg)) })
 	if u := c.Access.PublicURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		add(keyErr("access.public_url", "%q is not an http(s) URL", u))
 	}

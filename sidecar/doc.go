@@ -12,8 +12,8 @@
 //     tightened);
 //   - the listeners, their limits (Config.Limits: header, body and idle
 //     timeouts, a connection limit per listener, a body bound per route;
-//     a refused request is answered without reading its body, on a
-//     closed connection) and their access control: a Unix socket created with
+//     a refused request is answered without reading its body, and its
+//     connection closed at once) and their access control: a Unix socket created with
 //     mode 0600 (no token), and an optional TCP listener bound to loopback
 //     unless explicitly allowed, where every request needs the bearer token,
 //     a Host header naming the listener (DNS-rebinding defence) and no
@@ -44,6 +44,14 @@
 //     consumers keep (access.index), for every collection it holds, at
 //     /<coll>/...: read-only like the CDX routes (the socket, or the CDX
 //     token on TCP);
+//   - access rules (access.rules: pywb .aclj files, OutbackCDX JSON;
+//     package replay decides) applied on every access route, held in an
+//     atomic pointer that the file watcher, the /v1/access/rules routes
+//     and a config reload (SetAccessRules, ReloadAccessRules) swap;
+//   - the public fronts (public.listen, public.access_points): token-free,
+//     read-only listeners, each an access point, serving the CDX API,
+//     TimeMaps, TimeGate and the MementoMap, with archived content on an
+//     origin of its own (public.content_listen) and nothing else;
 //   - the aggregate routes (/aggregate/timemap/{link,json}/<URI-R> and the
 //     TimeGate /aggregate/<URI-R>, read-only like the access routes) over
 //     the archives of the config's aggregate section, asked only when

@@ -230,6 +230,8 @@ type warcRec struct {
 	Chunked bool
 	// Truncated adds WARC-Truncated: length (an incomplete payload).
 	Truncated bool
+	// Headers are more archived HTTP header lines ("Set-Cookie: a=1").
+	Headers []string
 }
 
 var b32 = base32.StdEncoding
@@ -251,6 +253,9 @@ func (r warcRec) bytes() []byte {
 	}
 	var httpb bytes.Buffer
 	fmt.Fprintf(&httpb, "HTTP/1.1 %d X\r\nContent-Type: %s\r\n", status, mime)
+	for _, h := range r.Headers {
+		httpb.WriteString(h + "\r\n")
+	}
 	payloadDigest := r.Digest
 	if r.Type == "response" {
 		payloadDigest = "sha1:" + sha1B32(r.Body)

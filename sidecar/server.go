@@ -63,6 +63,7 @@ type Server struct {
 	aggRoutes map[string]*route
 
 	mu        sync.Mutex
+	fronts    []*front // the public fronts, once listening
 	tcpAddr   net.Addr
 	unixPath  string
 	allowHost map[string]bool
@@ -199,6 +200,7 @@ func (s *Server) buildRoutes() {
 	s.addMapRoutes()
 	s.addFixityRoutes()
 	s.addCharacterizeRoutes()
+	s.addAccessRoutes()
 }
 
 // Handler returns the HTTP handler as served on the Unix socket (no token,
@@ -232,9 +234,10 @@ func (s *Server) handlerFor(kind listenerKind) http.Handler {
 // body. A request with a body gets Connection: close, so the server does
 // not wait for (and read) a body a client may be trickling.
 func refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
-	if r.ContentLength != 0 {
-		w.Header().Set("Connection", "close")
-	}
+	// The connection is closed after the answer, and nothing more is read
+	// from it: a refused client holds no connection slot.
+	w.Header().Set("Connection", "close")
+	http.NewResponseController(w).SetReadDeadline(time.Now())
 	writeError(w, code, msg)
 }
 
@@ -400,6 +403,11 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
+	stopAccess, err := s.startAccess(runCtx)
+	if err != nil {
+		closeAll()
+		return err
+	}
 
 	var wg sync.WaitGroup
 	errc := make(chan error, len(lns)+2)
@@ -456,6 +464,7 @@ func (s *Server) Run(ctx context.Context) error {
 			srv.Close()
 		}
 	}
+	stopAccess(shCtx)
 	shCancel()
 	cancel()
 	wg.Wait()

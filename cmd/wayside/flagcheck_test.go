@@ -14,6 +14,7 @@ import (
 // subcommand is audited as soon as it lands.
 var subcommands = [][]string{
 	{"cdxj"}, {"crawl"}, {"demo"}, {"serve"}, {"status"}, {"version"},
+	{"access", "add"}, {"access", "remove"}, {"access", "list"}, {"access", "check"},
 	{"aggregate", "eval"}, {"aggregate", "timemap"}, {"aggregate", "timegate"},
 	{"characterize"}, {"characterize", "query"},
 	{"convert", "arc2warc"}, {"convert", "verify"},

@@ -121,6 +121,7 @@ type command struct {
 
 func commands() []command {
 	cs := []command{
+		{"access", "manage and check access rules (pywb .aclj): allow, block, exclude, embargo", runAccess},
 		{"aggregate", "ask only the archives whose MementoMap may hold a URI-R; evaluate the routing", runAggregate},
 		{"crawl", "crawl URLs into WARC files with crawl-time deduplication", runCrawl},
 		{"dedup", "post-crawl deduplication of existing WARC collections, validated before anything is replaced", runDedup},

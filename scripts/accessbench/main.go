@@ -4,6 +4,7 @@
 //	accessbench size WARC...              # capture index bytes per capture vs CDXJ text and gzip
 //	accessbench fill DIR                  # a capture index: 1 URL × 10,000 captures, 2,000 URLs × 10
 //	accessbench load URL SECONDS WORKERS  # TimeMap latency and TimeGate requests/s against a daemon
+//	accessbench rules URL FILE N SECONDS WORKERS  # TimeGate and CDX requests/s with N access rules vs none
 //
 // size indexes the captures of the WARC files (the converter producers
 // use) into a new capture index, compacts it and prints its size per
@@ -64,8 +65,15 @@ func main() {
 		if err = errors.Join(e1, e2); err == nil {
 			err = load(os.Args[2], time.Duration(secs)*time.Second, workers)
 		}
+	case len(os.Args) == 7 && os.Args[1] == "rules":
+		n, e1 := strconv.Atoi(os.Args[4])
+		secs, e2 := strconv.Atoi(os.Args[5])
+		workers, e3 := strconv.Atoi(os.Args[6])
+		if err = errors.Join(e1, e2, e3); err == nil {
+			err = rulesLoad(os.Args[2], os.Args[3], n, time.Duration(secs)*time.Second, workers)
+		}
 	default:
-		fmt.Fprintln(os.Stderr, "usage: accessbench size WARC... | fill DIR | load URL SECONDS WORKERS")
+		fmt.Fprintln(os.Stderr, "usage: accessbench size WARC... | fill DIR | load URL SECONDS WORKERS | rules URL FILE N SECONDS WORKERS")
 		os.Exit(2)
 	}
 	if err != nil {

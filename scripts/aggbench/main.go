@@ -37,6 +37,19 @@ import (
 const archives = 3
 
 func main() {
+	if len(os.Args) == 6 && os.Args[1] == "abuse" {
+		size, err1 := strconv.Atoi(os.Args[4])
+		n, err2 := strconv.Atoi(os.Args[5])
+		if err1 != nil || err2 != nil {
+			fmt.Fprintln(os.Stderr, "usage: aggbench abuse ADDR-FILE URL BYTES N")
+			os.Exit(2)
+		}
+		if err := abuse(os.Args[2], os.Args[3], size, n); err != nil {
+			fmt.Fprintln(os.Stderr, "aggbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if (len(os.Args) != 5 && len(os.Args) != 6) || os.Args[1] != "fill" {
 		fmt.Fprintln(os.Stderr, "usage: aggbench fill DIR KEYS LOOKUPS [WEIGHT]")
 		os.Exit(2)
