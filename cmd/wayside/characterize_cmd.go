@@ -17,10 +17,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/characterize"
-	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/client"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 const characterizeUsage = `[flags] FILE...
@@ -108,6 +109,7 @@ func runCharacterize(ctx context.Context, e *env, args []string) error {
 	records := fs.Bool("records", false, "list every record (and nested object) with its format")
 	writeMeta := fs.Bool("write-metadata", false, "write the identifications as WARC metadata records, to NAME"+characterize.MetadataSuffix+" beside each file")
 	metaDir := fs.String("metadata-dir", "", "with --write-metadata, write the metadata files to `DIR` instead of beside the WARC files")
+	overwrite := overwriteFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -120,6 +122,21 @@ func runCharacterize(ctx context.Context, e *env, args []string) error {
 	}
 	if err := checkInputs("characterize", files); err != nil {
 		return err
+	}
+	if *writeMeta {
+		// The metadata files are checked before the work, not after it.
+		if *metaDir != "" {
+			if err := checkInputDir("characterize", "--metadata-dir", *metaDir); err != nil {
+				return err
+			}
+		}
+		var outs []outFile
+		for _, f := range files {
+			outs = append(outs, outFile{"metadata of " + f, metadataPath(f, *metaDir)})
+		}
+		if err := checkOutput("characterize", files, *overwrite, uniqueOuts(outs)...); err != nil {
+			return err
+		}
 	}
 	c, st, err := openCharacterizer(&cf, *store, nil, characterize.Options{})
 	if err != nil {
@@ -155,11 +172,7 @@ func writeMetadata(e *env, st *characterize.Store, files []string, stats []chara
 			continue // nothing read (or read under the same name already)
 		}
 		done[name] = true
-		d := dir
-		if d == "" {
-			d = filepath.Dir(f)
-		}
-		path := filepath.Join(d, characterize.MetadataName(name))
+		path := metadataPath(f, dir)
 		ms, err := characterize.WriteMetadata(st, name, path, characterize.MetadataOptions{Identifier: tool})
 		if err != nil {
 			problems = append(problems, err)
@@ -592,4 +605,27 @@ func printCharacterized(w io.Writer, c *characterize.Characterizer, st *characte
 	s := c.Stats()
 	fmt.Fprintf(w, "  characterized        %d captures (%s), %d read back from their WARC files, %d formats in the store, %d failed; results in %s\n",
 		s.Records, humanBytes(s.Bytes), s.ReadBack, len(st.Totals()), s.Failed, dir)
+}
+
+// metadataPath is where --write-metadata writes the metadata file of the
+// input file f: beside it, or in dir.
+func metadataPath(f, dir string) string {
+	if dir == "" {
+		dir = filepath.Dir(f)
+	}
+	return filepath.Join(dir, characterize.MetadataName(strings.TrimSuffix(filepath.Base(f), warcio.OpenSuffix)))
+}
+
+// uniqueOuts drops repeated paths (an input named twice has one metadata
+// file).
+func uniqueOuts(outs []outFile) []outFile {
+	seen := map[string]bool{}
+	var u []outFile
+	for _, o := range outs {
+		if !seen[o.path] {
+			seen[o.path] = true
+			u = append(u, o)
+		}
+	}
+	return u
 }

@@ -38,7 +38,7 @@ func TestConvertCommand(t *testing.T) {
 	if err != nil || !strings.Contains(out, "300 ARC records, 300 WARC records, 300 matched, 0 missing, 0 extra, 0 damaged") {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}
-	// Again without --force: the existing output is kept, exit 1.
+	// Again without --overwrite: the existing output is kept, exit 1.
 	if _, stderr, err := runCDXJCmd(t, "convert", "arc2warc", "-q", "-o", dir, arc); err == nil || !strings.Contains(stderr, "already exists") {
 		t.Fatalf("second conversion: %v\n%s", err, stderr)
 	}

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wayside-archive/wayside/sidecar"
 	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/client"
+	"github.com/wayside-archive/wayside/sidecar"
 )
 
 // demoSidecar runs the sidecar daemon (what `wayside serve` runs) in this

@@ -203,13 +203,14 @@ func fixityReplayCmd(ctx context.Context, e *env, args []string) error {
 	af.register(fs)
 	out := fs.String("o", "", "write the manifest to this file (atomically; default stdout)")
 	evidence := fs.String("evidence", "", "keep the replay as evidence WARCs in this new directory (rewritten/ and raw/)")
+	overwrite := overwriteFlag(fs)
 	if err := af.parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return fs.usagef("fixity replay: want exactly one URI-M")
 	}
-	if err := checkOutput("fixity replay", "-o", *out); err != nil {
+	if err := checkOutput("fixity replay", []string{af.config}, *overwrite, outFile{"-o", *out}); err != nil {
 		return err
 	}
 	var opts []fixity.ReplayOption
@@ -450,6 +451,7 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 	evidence := fs.String("evidence", "none", "keep replays as evidence WARCs: keep-all, on-change (first replay and every root change) or none")
 	evidenceMax := fs.Int64("evidence-max", fixity.DefaultEvidenceMaxBytes, "evidence budget of the store in bytes; the oldest evidence is evicted beyond it")
 	asJSON := fs.Bool("json", false, "print each sweep's result as JSON")
+	overwrite := overwriteFlag(fs)
 	fs.within("parallel", 1, 64)
 	fs.atLeast("retries", 0)
 	fs.rule("accept-after", func(fl *flag.Flag) error {
@@ -472,7 +474,7 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 	if *retries == 0 {
 		*retries = -1 // the sweeper's "no retries" (0 is its default, 2)
 	}
-	if err := checkOutput("fixity sweep", "--report", *reportPath); err != nil {
+	if err := checkOutput("fixity sweep", append(storeFiles(*store), af.config, *list), *overwrite, outFile{"--report", *reportPath}); err != nil {
 		return err
 	}
 	var sched cron.Schedule
@@ -612,6 +614,7 @@ func fixityReportCmd(e *env, args []string) error {
 	store := fs.String("store", "", "history store directory (required)")
 	out := fs.String("o", "", "output file (written atomically; default stdout)")
 	asJSON := fs.Bool("json", false, "write JSON instead of HTML")
+	overwrite := overwriteFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -621,7 +624,7 @@ func fixityReportCmd(e *env, args []string) error {
 	if err := checkInputDir("fixity report", "--store", *store); err != nil {
 		return err
 	}
-	if err := checkOutput("fixity report", "-o", *out); err != nil {
+	if err := checkOutput("fixity report", storeFiles(*store), *overwrite, outFile{"-o", *out}); err != nil {
 		return err
 	}
 	recs, err := fixity.ReadHistory(*store) // no lock: works while a sweep runs
@@ -691,4 +694,17 @@ func fixityWriteReport(hist *fixity.History, path string) error {
 		return fmt.Errorf("fixity sweep: report: %w", err)
 	}
 	return nil
+}
+
+// storeFiles lists the files directly in the history store dir: inputs an
+// output must not replace.
+func storeFiles(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, d := range ents {
+		if d.Type().IsRegular() {
+			out = append(out, filepath.Join(dir, d.Name()))
+		}
+	}
+	return out
 }

@@ -181,6 +181,7 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	in := captureFlags(fs)
 	id := fs.String("id", "", "the archive's URI, written as the !id header")
 	name := fs.String("name", "", "the archive's name, written in !meta")
+	overwrite := overwriteFlag(fs)
 	quiet := fs.quietFlag()
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -191,7 +192,7 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("mementomap generate", fs.Args()); err != nil {
 		return err
 	}
-	if err := checkOutput("mementomap generate", "-o", *out); err != nil {
+	if err := checkOutput("mementomap generate", fs.Args(), *overwrite, outFile{"-o", *out}); err != nil {
 		return err
 	}
 	opts, err := in.options(e, fs, "generate")
@@ -275,6 +276,7 @@ func runMMCompact(ctx context.Context, e *env, args []string) error {
 		"compacts further. OUT is replaced atomically; - writes to stdout.")
 	w, wh, wp, means, allowRoot, workers := compactFlags(fs)
 	skipBad := fs.Bool("skip-bad", false, "skip malformed and out-of-order lines (each reported) instead of stopping")
+	overwrite := overwriteFlag(fs)
 	quiet := fs.quietFlag()
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -285,7 +287,7 @@ func runMMCompact(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("mementomap compact", fs.Args()[:1]); err != nil {
 		return err
 	}
-	if err := checkOutput("mementomap compact", "OUT", fs.Arg(1)); err != nil {
+	if err := checkOutput("mementomap compact", fs.Args()[:1], *overwrite, outFile{"OUT", fs.Arg(1)}); err != nil {
 		return err
 	}
 	opts, err := compactOptions(fs, w, wh, wp, means, allowRoot, workers)
@@ -450,13 +452,17 @@ func runMMMerge(ctx context.Context, e *env, args []string) error {
 		"captures under it. Headers of all maps are kept. Compact the result to\n"+
 		"shrink it.")
 	out := fs.String("o", "-", "output map file (written atomically); - for stdout")
+	overwrite := overwriteFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() < 1 {
 		return fs.usagef("mementomap merge: no maps given")
 	}
-	if err := checkOutput("mementomap merge", "-o", *out); err != nil {
+	if err := checkInputs("mementomap merge", fs.Args()); err != nil {
+		return err
+	}
+	if err := checkOutput("mementomap merge", fs.Args(), *overwrite, outFile{"-o", *out}); err != nil {
 		return err
 	}
 	var maps []*mementomap.Map
@@ -517,6 +523,7 @@ func runMMEval(ctx context.Context, e *env, args []string) error {
 	table := fs.String("table", "", "with --grid or --sweep: write the table (TSV) here (default: stdout)")
 	plot := fs.String("plot", "", "with --grid or --sweep: write an SVG plot of cost vs accuracy here")
 	tmp := fs.String("tmp", "", "directory for the compacted maps (default: system temp)")
+	overwrite := overwriteFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -543,10 +550,8 @@ func runMMEval(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("mementomap eval", inputs); err != nil {
 		return err
 	}
-	for _, o := range [][2]string{{"--table", *table}, {"--plot", *plot}} {
-		if err := checkOutput("mementomap eval", o[0], o[1]); err != nil {
-			return err
-		}
+	if err := checkOutput("mementomap eval", inputs, *overwrite, outFile{"--table", *table}, outFile{"--plot", *plot}); err != nil {
+		return err
 	}
 	var fm *mementomap.Map
 	if *full != "" {
@@ -716,6 +721,7 @@ func runMMStats(ctx context.Context, e *env, args []string) error {
 	in := captureFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of text tables")
 	svg := fs.String("svg", "", "also write an SVG plot of the depth distribution here")
+	overwrite := overwriteFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -725,7 +731,7 @@ func runMMStats(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("mementomap stats", fs.Args()); err != nil {
 		return err
 	}
-	if err := checkOutput("mementomap stats", "--svg", *svg); err != nil {
+	if err := checkOutput("mementomap stats", fs.Args(), *overwrite, outFile{"--svg", *svg}); err != nil {
 		return err
 	}
 	opts, err := in.options(e, fs, "stats")
@@ -789,13 +795,12 @@ func runMMSynth(ctx context.Context, e *env, args []string) error {
 	fs.atLeast("n", 1)
 	fs.atLeast("seed", 0)
 	fs.atLeast("absent", 0)
+	overwrite := overwriteFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	for _, o := range [][2]string{{"-o", *out}, {"--set", *set}} {
-		if err := checkOutput("mementomap synth", o[0], o[1]); err != nil {
-			return err
-		}
+	if err := checkOutput("mementomap synth", nil, *overwrite, outFile{"-o", *out}, outFile{"--set", *set}); err != nil {
+		return err
 	}
 	abs := *absent
 	if *set == "" {

@@ -12,9 +12,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/wayside-archive/wayside/sidecar"
 	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/client"
+	"github.com/wayside-archive/wayside/sidecar"
 	"github.com/wayside-archive/wayside/sidecar/loadgen"
 )
 
