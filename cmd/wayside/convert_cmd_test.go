@@ -39,7 +39,7 @@ func TestConvertCommand(t *testing.T) {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}
 	// Again without --overwrite: the existing output is kept, exit 1.
-	if _, stderr, err := runCDXJCmd(t, "convert", "arc2warc", "-q", "-o", dir, arc); err == nil || !strings.Contains(stderr, "already exists") {
+	if _, stderr, err := runCDXJCmd(t, "convert", "arc2warc", "-q", "-o", dir, arc); err == nil || !strings.Contains(err.Error(), "already exists (give --overwrite") {
 		t.Fatalf("second conversion: %v\n%s", err, stderr)
 	}
 	// The conversion of another ARC is not this ARC's conversion.

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -264,18 +263,8 @@ func fixityReplayCmd(ctx context.Context, e *env, args []string) error {
 // the URI-M itself answered with an error status, or the replay met
 // transient errors. The manifest (written to where) records it.
 func replayOutcome(m *fixity.Manifest, where string) error {
-	main := m.Main()
-	switch {
-	case main == nil || main.Rewritten == nil:
-		return fmt.Errorf("fixity replay: %s: the replay recorded no answer for the URI-M itself (manifest: %s)", m.URIM, where)
-	case main.Rewritten.Outcome == fixity.OutcomeOK && main.Rewritten.Status >= 500:
-		return fmt.Errorf("fixity replay: %s: the archive answered %d %s: a transient error, do not compare this root (manifest: %s)",
-			m.URIM, main.Rewritten.Status, http.StatusText(main.Rewritten.Status), where)
-	case main.Rewritten.Outcome == fixity.OutcomeOK && main.Rewritten.Status >= 400:
-		return fmt.Errorf("fixity replay: %s: the archive answered %d %s: no memento to hash there (manifest: %s)",
-			m.URIM, main.Rewritten.Status, http.StatusText(main.Rewritten.Status), where)
-	case m.Context.Transient:
-		return fmt.Errorf("fixity replay: %s: transient errors, do not compare this root (manifest: %s): %s", m.URIM, where, strings.Join(m.Context.Errors, "; "))
+	if why, _ := m.Unusable(); why != "" {
+		return fmt.Errorf("fixity replay: %s: %s; do not compare this root (manifest: %s)", m.URIM, why, where)
 	}
 	return nil
 }
@@ -551,8 +540,10 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 				return errors.Join(err, rerr)
 			}
 		}
-		if err == nil && ctx.Err() == nil {
-			err = sweepOutcome(res)
+		if ctx.Err() == nil {
+			if oerr := sweepOutcome(e, res); err == nil {
+				err = oerr
+			}
 		}
 		return err
 	}
@@ -595,18 +586,25 @@ func classCounts(m map[fixity.Class]int) string {
 // sweepOutcome is the error of a sweep some of whose mementos could not be
 // replayed (failed, or still transient after the retries): their roots
 // were not compared, so the sweep did not do what was asked for them.
-func sweepOutcome(res fixity.SweepResult) error {
-	transient := res.ByClass[fixity.ClassTransient]
-	bad := res.Failed + transient
+func sweepOutcome(e *env, res fixity.SweepResult) error {
+	transient, missing := res.ByClass[fixity.ClassTransient], res.ByClass[fixity.ClassMissing]
+	bad := res.Failed + transient + missing
 	if bad == 0 {
 		return nil
 	}
-	what := "could not be replayed"
-	if bad == res.Total {
-		what = "could not be replayed: no memento was checked"
+	for _, u := range res.Unchecked {
+		class := string(u.Class)
+		if class == "" {
+			class = "failed"
+		}
+		fmt.Fprintf(e.stderr, "fixity sweep: not checked (%s): %s: %s\n", class, u.URIM, u.Reason)
 	}
-	return fmt.Errorf("fixity sweep: %d of %d mementos %s (failed %d, transient %d after the retries; see the store's history)",
-		bad, res.Total, what, res.Failed, transient)
+	what := "could not be checked (listed above)"
+	if bad == res.Total {
+		what = "could not be checked (listed above): no memento was checked"
+	}
+	return fmt.Errorf("fixity sweep: %d of %d mementos %s (failed %d, missing %d, transient %d after the retries)",
+		bad, res.Total, what, res.Failed, missing, transient)
 }
 
 func fixityReportCmd(e *env, args []string) error {

@@ -236,3 +236,44 @@ func checkedStore(t *testing.T, dir string) *fixity.History {
 	}
 	return hist
 }
+
+// A sweep over an archive that answers some URI-Ms 404, 410, 500 or not at
+// all (issue 21: a 404 was taken as a good baseline, class none, exit 0):
+// exit 1, every such URI-M named on stderr with its reason, none of them
+// given a baseline, the good memento checked.
+func TestFixitySweepNamesUncheckedMementos(t *testing.T) {
+	arch, archFlags := fixityTestArchive(t)
+	arch.Inject(testarchive.PageRandom, testarchive.Fault{Status: 410})
+	arch.Inject(testarchive.PageLeak, testarchive.Fault{Status: 500})
+	arch.Inject(testarchive.PageState, testarchive.Fault{Hang: true})
+	good := arch.URIM(testarchive.SiteTS, testarchive.PageDeterministic)
+	bad := map[string]string{
+		arch.URIM(testarchive.SiteTS, testarchive.SiteHost+"/missing"): "404 Not Found",
+		arch.URIM(testarchive.SiteTS, testarchive.PageRandom):          "410 Gone",
+		arch.URIM(testarchive.SiteTS, testarchive.PageLeak):            ": 500",
+		arch.URIM(testarchive.SiteTS, testarchive.PageState):           "timeout",
+	}
+	args := append([]string{"sweep", "-q", "--store", filepath.Join(t.TempDir(), "store"), "--retries", "0"}, archFlags...)
+	args = append(args, good)
+	for u := range bad {
+		args = append(args, u)
+	}
+	out, stderr, err := fixityRun(t, context.Background(), "", args...)
+	if err == nil || report(&strings.Builder{}, err, false) != exitFailure || !strings.Contains(err.Error(), "4 of 5 mementos could not be checked") {
+		t.Fatalf("sweep: %v, want exit 1 for 4 of 5\nstdout %s\nstderr %s", err, out, stderr)
+	}
+	for u, why := range bad {
+		line := ""
+		for _, l := range strings.Split(stderr, "\n") {
+			if strings.Contains(l, "not checked") && strings.Contains(l, u+": ") {
+				line = l
+			}
+		}
+		if line == "" || !strings.Contains(line, why) {
+			t.Errorf("%s (%s) not named on stderr:\n%s", u, why, stderr)
+		}
+	}
+	if strings.Contains(stderr, "not checked") && strings.Contains(stderr, good+": ") {
+		t.Errorf("the good memento was named as not checked:\n%s", stderr)
+	}
+}
