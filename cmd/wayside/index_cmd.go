@@ -292,6 +292,10 @@ func runIndexStats(ctx context.Context, e *env, args []string) error {
 	if checkErr != nil {
 		return fmt.Errorf("index stats: %w", checkErr)
 	}
+	if st.Originals == 0 {
+		// A mistyped prefix or path looks like this: say so (exit 1).
+		return fmt.Errorf("index stats: the index at %s holds nothing (no original in any scope): check the path or the prefix", shownURL(dir))
+	}
 	return nil
 }
 

@@ -14,10 +14,10 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/wayside-archive/wayside/client"
 	"github.com/wayside-archive/wayside/dedupindex"
 	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
 	diredis "github.com/wayside-archive/wayside/dedupindex/redis"
-	"github.com/wayside-archive/wayside/client"
 )
 
 // Options are settings that do not belong in an index URL.
@@ -235,6 +235,11 @@ func openRedis(ctx context.Context, u *url.URL, o Options) (dedupindex.Index, er
 	defer cancel()
 	if err := c.Ping(pctx).Err(); err != nil {
 		c.Close()
+		if cluster {
+			if addr := singleServer(pctx, addrs, password); addr != "" {
+				return nil, fmt.Errorf("redis at %s is a single server, not a cluster (cluster_enabled:0): add cluster=0 to the URL to use it alone (redis://%s/?cluster=0), or give the addresses of a Redis Cluster", addr, addr)
+			}
+		}
 		return nil, fmt.Errorf("redis at %s does not answer: %w", u.Host, err)
 	}
 	ix, err := diredis.New(pctx, c, append(opts, diredis.WithClientClosed())...)
@@ -243,6 +248,20 @@ func openRedis(ctx context.Context, u *url.URL, o Options) (dedupindex.Index, er
 		return nil, err
 	}
 	return ix, nil
+}
+
+// singleServer returns the first of addrs that answers as a Redis server
+// with cluster support disabled, or "".
+func singleServer(ctx context.Context, addrs []string, password string) string {
+	for _, a := range addrs {
+		c := goredis.NewClient(&goredis.Options{Addr: a, Password: password, MaxRetries: -1})
+		info, err := c.Info(ctx, "cluster").Result()
+		c.Close()
+		if err == nil && strings.Contains(info, "cluster_enabled:0") {
+			return a
+		}
+	}
+	return ""
 }
 
 func openSidecar(_ context.Context, u *url.URL, o Options) (dedupindex.Index, error) {
