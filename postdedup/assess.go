@@ -2,6 +2,7 @@ package postdedup
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -12,6 +13,9 @@ import (
 type AssessOptions struct {
 	Manifest ManifestOptions
 	Policy   Policy
+	// ExactBelow is the total input size up to which a sample is not
+	// taken (default DefaultExactBelow; negative: always sample).
+	ExactBelow int64
 }
 
 // MIMEStat counts duplicates of one media type.
@@ -37,13 +41,27 @@ type Assessment struct {
 	// ProjectedSaving is the estimated stored bytes saved (scaled up from
 	// the sample): the copies' stored size minus an estimate of their
 	// revisit records.
-	ProjectedSaving      int64               `json:"projected_saving"`
-	ProjectedSavingRatio float64             `json:"projected_saving_ratio"`
-	ByMIME               map[string]MIMEStat `json:"by_mime"`
-	Kept                 map[string]int      `json:"kept,omitempty"`
-	BadInput             []Problem           `json:"bad_input,omitempty"`
-	Problems             []Problem           `json:"problems,omitempty"`
+	ProjectedSaving      int64   `json:"projected_saving"`
+	ProjectedSavingRatio float64 `json:"projected_saving_ratio"`
+	// SavingError is the half-width of the 95% confidence interval of
+	// ProjectedSaving (0 when nothing was sampled out: the figure is
+	// exact), from the variance between the sampled digest clusters;
+	// SavingErrorRatio is the same over StoredBytes.
+	SavingError      int64   `json:"saving_error"`
+	SavingErrorRatio float64 `json:"saving_error_ratio"`
+	// Exact is set when --sample was given but the inputs were small
+	// enough to assess whole (AssessOptions.ExactBelow).
+	Exact    bool                `json:"exact,omitempty"`
+	ByMIME   map[string]MIMEStat `json:"by_mime"`
+	Kept     map[string]int      `json:"kept,omitempty"`
+	BadInput []Problem           `json:"bad_input,omitempty"`
+	Problems []Problem           `json:"problems,omitempty"`
 }
+
+// DefaultExactBelow is the total input size up to which Assess reads
+// everything even when asked to sample: the exact figure costs little
+// there, and an estimate from few clusters would be far off.
+const DefaultExactBelow = 1 << 30
 
 // revisitEstimate estimates the stored size of the revisit replacing e:
 // its WARC header (about 700 bytes with the Refers-To fields) and HTTP
@@ -65,6 +83,22 @@ func Assess(ctx context.Context, inputs []string, opts AssessOptions) (Assessmen
 	inputs, err := CheckInputs(inputs)
 	if err != nil {
 		return a, err
+	}
+	if s := opts.Manifest.Sample; s > 0 && s < 1 {
+		var total int64
+		for _, p := range inputs {
+			if fi, err := os.Stat(p); err == nil {
+				total += fi.Size()
+			}
+		}
+		limit := opts.ExactBelow
+		if limit == 0 {
+			limit = DefaultExactBelow
+		}
+		if total <= limit {
+			// Small enough to read whole: the exact figure, not an estimate.
+			opts.Manifest.Sample, a.Sample, a.Exact = 0, 0, true
+		}
 	}
 	dir, err := os.MkdirTemp(opts.Manifest.TempDir, "wayside-dedup-assess-")
 	if err != nil {
@@ -92,6 +126,9 @@ func Assess(ctx context.Context, inputs []string, opts AssessOptions) (Assessmen
 	var cur string
 	firsts := map[string]*Entry{}
 	var saved int64
+	// The saving of each digest cluster (the sampling unit), for the
+	// variance of the estimate: sumSq is the sum of their squares.
+	var clusterSaved, sumSq float64
 	for {
 		e, err := m.Next()
 		if err != nil {
@@ -101,6 +138,8 @@ func Assess(ctx context.Context, inputs []string, opts AssessOptions) (Assessmen
 			break
 		}
 		if e.Key != cur {
+			sumSq += clusterSaved * clusterSaved
+			clusterSaved = 0
 			cur = e.Key
 			clear(firsts)
 		}
@@ -111,7 +150,8 @@ func Assess(ctx context.Context, inputs []string, opts AssessOptions) (Assessmen
 		if e.Key == noKey || !e.CanBeOriginal() {
 			code := ReasonCode(e.NotOriginal)
 			a.Kept[code]++
-			if IsBadInput(code) && len(a.BadInput) < maxListed {
+			// A revisit already there is ordinary input, not bad input.
+			if IsBadInput(code) && code != codeRevisit && len(a.BadInput) < maxListed {
 				a.BadInput = append(a.BadInput, Problem{Path: e.Path, Offset: e.Offset, Message: e.NotOriginal})
 			}
 			continue
@@ -136,7 +176,9 @@ func Assess(ctx context.Context, inputs []string, opts AssessOptions) (Assessmen
 		a.Duplicates++
 		a.DupPayload += e.PayloadLength
 		a.DupStored += e.Length
-		saved += max(e.Length-revisitEstimate(e, compressed[e.Path]), 0)
+		s := max(e.Length-revisitEstimate(e, compressed[e.Path]), 0)
+		saved += s
+		clusterSaved += float64(s)
 		if dedupindex.URLKey(e.URI) == dedupindex.URLKey(first.URI) {
 			a.SameURL++
 		} else {
@@ -147,13 +189,19 @@ func Assess(ctx context.Context, inputs []string, opts AssessOptions) (Assessmen
 		ms.PayloadBytes += e.PayloadLength
 		a.ByMIME[e.MIME] = ms
 	}
+	sumSq += clusterSaved * clusterSaved
 	scale := 1.0
 	if s := opts.Manifest.Sample; s > 0 && s < 1 {
 		scale = 1 / s
+		// Each cluster is in the sample with probability s (Bernoulli
+		// sampling by digest): the estimate sum(y)/s has variance
+		// estimated by (1-s)/s^2 * sum(y^2).
+		a.SavingError = int64(1.96 * math.Sqrt((1-s)*sumSq) / s)
 	}
 	a.ProjectedSaving = int64(float64(saved) * scale)
 	if a.StoredBytes > 0 {
 		a.ProjectedSavingRatio = float64(a.ProjectedSaving) / float64(a.StoredBytes)
+		a.SavingErrorRatio = float64(a.SavingError) / float64(a.StoredBytes)
 	}
 	return a, nil
 }

@@ -494,6 +494,7 @@ func runDedupAssess(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "dedup assess", "[--sample 10%] [flags] WARC...\n\nCount duplicate responses and bytes (same-URL and other-URL, per MIME type)\nand project the saving, without rewriting anything. Digest matches are taken\nat their word here; resolve compares bytes.")
 	sample := fs.String("sample", "", "assess only this share of the digest space (whole clusters, so ratios stay unbiased), e.g. 10%")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	fs.quietFlag() // assess prints no progress; -q is taken as everywhere
 	var pf policyFlags
 	pf.register(fs)
 	var mf manifestFlags
@@ -534,14 +535,22 @@ func runDedupAssess(ctx context.Context, e *env, args []string) error {
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "assess: %d files, %d stored bytes, %d raw bytes", a.Files, a.StoredBytes, a.RawBytes)
-	if a.Sample > 0 && a.Sample < 1 {
+	switch {
+	case a.Sample > 0 && a.Sample < 1:
 		fmt.Fprintf(w, " (sample: %.1f%% of the digest space; counts below are the sample's)", a.Sample*100)
+	case a.Exact:
+		fmt.Fprintf(w, " (read whole, not sampled: the inputs are small; the figures are exact)")
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  responses                %d (%d payload bytes)\n", a.Responses, a.PayloadBytes)
 	fmt.Fprintf(w, "  duplicates               %d (%d payload bytes, %d stored bytes)\n", a.Duplicates, a.DupPayload, a.DupStored)
 	fmt.Fprintf(w, "    same URL / other URL   %d / %d\n", a.SameURL, a.OtherURL)
-	fmt.Fprintf(w, "  projected saving         %d stored bytes (%.1f%%)\n", a.ProjectedSaving, a.ProjectedSavingRatio*100)
+	if a.SavingError > 0 {
+		fmt.Fprintf(w, "  projected saving         %d ± %d stored bytes (%.1f%% ± %.1f%%, 95%% confidence, from the sample)\n",
+			a.ProjectedSaving, a.SavingError, a.ProjectedSavingRatio*100, a.SavingErrorRatio*100)
+	} else {
+		fmt.Fprintf(w, "  projected saving         %d stored bytes (%.1f%%)\n", a.ProjectedSaving, a.ProjectedSavingRatio*100)
+	}
 	mimes := make([]string, 0, len(a.ByMIME))
 	for k := range a.ByMIME {
 		mimes = append(mimes, k)
