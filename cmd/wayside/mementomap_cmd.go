@@ -9,14 +9,17 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/internal/zipfgen"
 	"github.com/wayside-archive/wayside/mementomap"
 	"github.com/wayside-archive/wayside/mementomap/ukvs"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 const mementomapUsage = `<generate|compact|lookup|merge|eval|stats|synth> [flags] [args]
@@ -147,6 +150,9 @@ func (c *captureInput) formatOf(p string) mementomap.Format {
 
 // addAll feeds every input file (or stdin for "-") to g.
 func (c *captureInput) addAll(ctx context.Context, e *env, fs *flagSet, g *mementomap.Generator, cmd string, quiet bool) error {
+	if err := c.checkCountedTwice(fs, cmd); err != nil {
+		return err
+	}
 	for _, p := range fs.Args() {
 		if !quiet {
 			fmt.Fprintf(e.stderr, "%s: reading %s\n", cmd, p)
@@ -166,6 +172,56 @@ func (c *captureInput) addAll(ctx context.Context, e *env, fs *flagSet, g *memen
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkCountedTwice refuses a CDX or CDXJ input that indexes a WARC (or
+// ARC) file also given as an input (`generate index.cdxj warcs/*.warc.gz`):
+// every capture of that file would be counted twice. Only when both kinds
+// of input are given are the index files read for their filename fields.
+func (c *captureInput) checkCountedTwice(fs *flagSet, cmd string) error {
+	warcs := map[string]string{}
+	var indexes []string
+	for _, p := range fs.Args() {
+		if p == "-" {
+			continue
+		}
+		switch c.formatOf(p) {
+		case mementomap.FormatWARC:
+			warcs[strings.TrimSuffix(filepath.Base(p), warcio.OpenSuffix)] = p
+		case mementomap.FormatCDXJ, mementomap.FormatCDX:
+			indexes = append(indexes, p)
+		}
+	}
+	if len(warcs) == 0 {
+		return nil
+	}
+	for _, ix := range indexes {
+		f, err := os.Open(ix)
+		if err != nil {
+			return fmt.Errorf("mementomap %s: %w", cmd, err)
+		}
+		r, err := maybeGunzip(f)
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("mementomap %s: %s: %w", cmd, ix, err)
+		}
+		rd := cdxj.NewReader(r, ix)
+		for {
+			l, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				continue // a bad line is the generator's to report
+			}
+			if w, ok := warcs[l.Filename]; ok {
+				f.Close()
+				return fs.usagef("mementomap %s: %s indexes %s, which is an input too: its captures would be counted twice; give the WARC files or their index, not both", cmd, ix, w)
+			}
+		}
+		f.Close()
 	}
 	return nil
 }
