@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/aggregate"
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/ingest"
-	"github.com/wayside-archive/wayside/api"
 	"golang.org/x/net/netutil"
 )
 
@@ -253,6 +253,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind
 	if !ok {
 		if s.refererRedirect(w, r, kind) {
 			return "replay_referer"
+		}
+		if s.access != nil {
+			if e, ok := s.access.h.UnknownCollection(p); ok {
+				refuse(w, r, e.Code, e.Msg)
+				return "unknown"
+			}
 		}
 		refuse(w, r, http.StatusNotFound, fmt.Sprintf("no such route %s", p))
 		return "unknown"
