@@ -2,9 +2,12 @@ package postdedup
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"syscall"
+	"time"
 
 	"github.com/wayside-archive/wayside/dedupindex"
 )
@@ -58,6 +61,36 @@ type Assessment struct {
 	Problems []Problem           `json:"problems,omitempty"`
 }
 
+// assessDirPrefix names Assess's temporary directories (in the temporary
+// directory), each holding a lock file while in use.
+const (
+	assessDirPrefix = "wayside-dedup-assess-"
+	assessLock      = ".lock"
+)
+
+// removeStaleAssessDirs removes the temporary directories of Assess runs
+// that were killed (SIGKILL leaves them): those whose lock no process
+// holds, and those without a lock file a minute after they were made.
+func removeStaleAssessDirs(tempDir string) {
+	if tempDir == "" {
+		tempDir = os.TempDir()
+	}
+	dirs, _ := filepath.Glob(filepath.Join(tempDir, assessDirPrefix+"*"))
+	for _, d := range dirs {
+		f, err := os.Open(filepath.Join(d, assessLock))
+		if err != nil {
+			if fi, serr := os.Stat(d); serr == nil && time.Since(fi.ModTime()) > time.Minute {
+				os.RemoveAll(d)
+			}
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			os.RemoveAll(d) // nobody holds it: its process is gone
+		}
+		f.Close()
+	}
+}
+
 // DefaultExactBelow is the total input size up to which Assess reads
 // everything even when asked to sample: the exact figure costs little
 // there, and an estimate from few clusters would be far off.
@@ -100,11 +133,22 @@ func Assess(ctx context.Context, inputs []string, opts AssessOptions) (Assessmen
 			opts.Manifest.Sample, a.Sample, a.Exact = 0, 0, true
 		}
 	}
-	dir, err := os.MkdirTemp(opts.Manifest.TempDir, "wayside-dedup-assess-")
+	removeStaleAssessDirs(opts.Manifest.TempDir)
+	dir, err := os.MkdirTemp(opts.Manifest.TempDir, assessDirPrefix)
 	if err != nil {
 		return a, err
 	}
 	defer os.RemoveAll(dir)
+	// The lock tells a later Assess that this directory is in use; one
+	// whose lock nobody holds was left by a killed process.
+	lock, err := os.Create(filepath.Join(dir, assessLock))
+	if err != nil {
+		return a, err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return a, fmt.Errorf("postdedup: assess: lock %s: %w", dir, err)
+	}
 	opts.Manifest.Parts = 1
 	opts.Manifest.CompareCache = -1
 	path := filepath.Join(dir, "manifest.tsv")

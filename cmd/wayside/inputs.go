@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
 // checkInputs checks, before a command creates or writes anything, that
@@ -93,7 +95,9 @@ func overwriteFlag(fs *flagSet) *bool {
 // --overwrite; no two outputs are the same file; and an existing output is
 // refused unless overwrite (--overwrite) is set. Outputs "" and "-"
 // (stdout) pass; inputs "-" (stdin) and directories are skipped. The error
-// names the flag and path (exit status 1).
+// names the flag and path (exit status 1). When every output passes, the
+// temporary files an earlier run killed before its rename left for them
+// (".NAME.tmp-*" beside each, fsutil.WriteFileAtomic's) are removed.
 func checkOutput(cmd string, inputs []string, overwrite bool, outs ...outFile) error {
 	type ident struct {
 		abs string
@@ -154,6 +158,11 @@ func checkOutput(cmd string, inputs []string, overwrite bool, outs ...outFile) e
 			id.fi = fi
 		}
 		seen = append(seen, id)
+	}
+	for _, s := range seen {
+		if err := fsutil.RemoveStaleTemps(s.abs); err != nil {
+			return fmt.Errorf("%s: %w", cmd, err)
+		}
 	}
 	return nil
 }
