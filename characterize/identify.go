@@ -20,7 +20,8 @@ const Unknown = "UNKNOWN"
 // match was based on.
 type Format struct {
 	// PUID is the PRONOM unique identifier ("fmt/11", "x-fmt/263") or
-	// Unknown; "" only for an empty payload (nothing to identify).
+	// Unknown (an empty payload too: EmptyFormat); "" only for a record
+	// not identified (a revisit not resolved).
 	PUID    string `json:"puid"`
 	Name    string `json:"format,omitempty"`
 	Version string `json:"version,omitempty"`
@@ -31,6 +32,13 @@ type Format struct {
 	Basis   string `json:"basis,omitempty"`
 	Warning string `json:"warning,omitempty"`
 }
+
+// EmptyFormat is the identification of an empty (0-byte) payload: PRONOM
+// has no format for it, so it is Unknown, with siegfried's warning for an
+// empty source. It is an identification like any other (a revisit of an
+// empty payload inherits it from its original, a metadata record states
+// it).
+var EmptyFormat = Format{PUID: Unknown, Basis: "0 bytes", Warning: "empty source"}
 
 // Engine identifies single byte strings with siegfried and its embedded
 // PRONOM signatures. One Engine is safe for concurrent use.
@@ -86,7 +94,7 @@ func (e *Engine) Tool() string {
 // Identify identifies b. name (a URL or file name: its extension is a
 // hint) and mime (the declared media type) help for formats without byte
 // signatures (CSS, JavaScript, JSON); pass "" when unknown. An empty b gives
-// the zero Format.
+// EmptyFormat.
 func (e *Engine) Identify(b []byte, name, mime string) Format {
 	return e.identify(b, name, mime, 0)
 }
@@ -110,7 +118,7 @@ func (e *Engine) Identify(b []byte, name, mime string) Format {
 // asked for more than 8 KiB at an end, so the second step ran every time.
 func (e *Engine) identify(b []byte, name, mime string, window int) Format {
 	if len(b) == 0 {
-		return Format{}
+		return EmptyFormat
 	}
 	src := slicer{b: b, reach: int64(len(b))}
 	if window > 0 && len(b) > 2*window && !bytes.HasPrefix(b, zipMagic) && !bytes.HasPrefix(b, ole2Magic) {

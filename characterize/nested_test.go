@@ -271,7 +271,7 @@ func TestNested(t *testing.T) {
 	expect(find("http://example.org/bomb.gz", "zeros.bin"), "*", "decompression bomb") // identified from the bytes read
 	expect(find("http://example.org/cut.zip"), Unknown, "payload truncated")
 	expect(find("http://example.org/blob"), Unknown, "")
-	expect(find("http://example.org/empty"), "", "empty payload")
+	expect(find("http://example.org/empty"), Unknown, "empty payload") // an identification (EmptyFormat), not none
 	expect(find("http://example.org/notgzip.html"), "fmt/471", "Content-Encoding gzip not removed")
 	expect(find("http://example.org/deep.zip", "l1.zip", "l2.zip", "l3.zip"), "x-fmt/263", "depth limit")
 	if n := len(byURI["http://example.org/many.zip"].Nested); n >= 30 {

@@ -595,7 +595,7 @@ func account(txn *memdb.Txn, r *Record, sign int64) error {
 		}
 	default:
 		f.Bytes += sign * r.Size
-		if r.PUID == "" {
+		if r.Size == 0 {
 			f.Empty += sign
 		}
 		add(r.PUID, Aggregate{Objects: sign, Bytes: sign * r.Size}, r.Format)

@@ -214,7 +214,7 @@ func (w *walk) payload(p Payload, at []string, depth int) (Object, string) {
 		}
 	}
 	o.Format = w.id.e.identify(data, p.Name, p.MIME, w.id.lim.ScanWindow)
-	if len(data) == 0 && o.Format.PUID == "" {
+	if len(data) == 0 {
 		o.note("empty payload")
 	}
 	if whole {

@@ -357,6 +357,20 @@ func (im *importer) warc(path string) error {
 			}
 			continue
 		}
+		if c.Length <= 0 {
+			// A record the reader cannot give a stored extent (a file
+			// compressed as one gzip stream, not one member per record):
+			// a revisit could not point at it. Were it locatable and an
+			// original, it is a bad record, named, not "skipped".
+			probe := c
+			probe.Length = 1
+			if _, ok, _ := im.dedup.SeedEntry(probe); ok {
+				if err := im.bad(&ImportError{File: path, Offset: rec.Offset, Err: fmt.Errorf("%w: response record %s for %s cannot be located in the file (compressed as one gzip stream, not one gzip member per record): not used as an original; recompress the file one member per record", ErrBadRecord, rec.RecordID, rec.TargetURI)}); err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		// The rule the ingester applies too: status and size policy.
 		e, ok, err := im.dedup.SeedEntry(c)
 		switch {

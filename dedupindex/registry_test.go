@@ -3,7 +3,9 @@ package dedupindex_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/url"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	_ "github.com/wayside-archive/wayside/dedupindex/pebble"
 	_ "github.com/wayside-archive/wayside/dedupindex/redis"
 	"github.com/wayside-archive/wayside/internal/redistest"
+	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
 func TestParse(t *testing.T) {
@@ -151,4 +154,59 @@ func TestSchemesRegisteredByBackends(t *testing.T) {
 	dedupindex.RegisterScheme("pebble", func(context.Context, *url.URL, dedupindex.OpenOptions) (dedupindex.Index, error) {
 		return nil, errors.New("not reached")
 	})
+}
+
+// wait=1 against a cluster whose masters have no replica (issue 21: every
+// commit was logged as failed while stored, the crawl exited 1): refused
+// at start-up, naming the masters; without wait= the cluster opens.
+func TestOpenRedisWaitWithoutReplicas(t *testing.T) {
+	ctx := context.Background()
+	cl := redistest.New(t, redistest.Options{Masters: 1, Replicas: -1})
+	_, err := dedupindex.OpenURL(ctx, cl.URL("prefix=nr:&wait=1"), dedupindex.OpenOptions{})
+	if err == nil || !strings.Contains(err.Error(), "wait=1") || !strings.Contains(err.Error(), " has 0 connected") {
+		t.Fatalf("Open with wait=1 and no replica: %v, want a start-up error naming the master", err)
+	}
+	ix, err := dedupindex.OpenURL(ctx, cl.URL("prefix=nr:"), dedupindex.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+}
+
+// A Redis server that is not a cluster, given as a cluster (the default):
+// the error says so and how to use it (issue 21: "does not answer").
+func TestOpenRedisSingleServerHint(t *testing.T) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		testenv.MissingTool(t, "redis-server is not installed: %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	srv := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var ix dedupindex.Index
+	for i := 0; i < 100; i++ { // until the server listens
+		if ix, err = dedupindex.OpenURL(ctx, "redis://"+addr+"/?cluster=0&prefix=single:", dedupindex.OpenOptions{}); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("the single server never answered with cluster=0: %v", err)
+	}
+	ix.Close()
+	_, err = dedupindex.OpenURL(ctx, "redis://"+addr+"/", dedupindex.OpenOptions{})
+	if err == nil || !strings.Contains(err.Error(), "single server, not a cluster") || !strings.Contains(err.Error(), "cluster=0") {
+		t.Fatalf("Open of a single server as a cluster: %v, want the hint", err)
+	}
 }

@@ -32,6 +32,7 @@ const (
 	ClassAccepted  Class = "accepted"  // a root already in the accepted-state set
 	ClassTransient Class = "transient" // a replay met a transient error: not compared
 	ClassRefused   Class = "refused"   // the URI-M is outside the configured archives: not replayed
+	ClassMissing   Class = "missing"   // the archive answered the URI-M with an error status (404, 410...): no memento, not compared
 	// ClassURIMHeaderV1 is the merged URI-M/Header class that histories
 	// written before the two were split (policy wayside-fixity/1) hold.
 	// It still counts as a change; new records never use it.

@@ -3,6 +3,7 @@ package fixity
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"sort"
 	"strconv"
@@ -169,6 +170,31 @@ func (m *Manifest) Main() *Resource {
 		}
 	}
 	return nil
+}
+
+// Unusable says why the root of this replay must not be compared (nor
+// taken as a baseline), or "" when it may be: the replay recorded no
+// answer for the URI-M itself, the archive answered it with an error
+// status (4xx: no memento there; 5xx: transient), or the replay met
+// transient errors. transient says whether a retry may help. One rule for
+// wayside fixity replay and the sweeper.
+func (m *Manifest) Unusable() (reason string, transient bool) {
+	main := m.Main()
+	switch {
+	case main == nil || main.Rewritten == nil:
+		return "the replay recorded no answer for the URI-M itself", true
+	case main.Rewritten.Outcome == OutcomeTimeout:
+		return "the URI-M got no answer before the time limit (timeout)", true
+	case main.Rewritten.Outcome != OutcomeOK:
+		return "the request for the URI-M " + main.Rewritten.Outcome, true
+	case main.Rewritten.Status >= 500:
+		return fmt.Sprintf("the archive answered %d %s: a transient error", main.Rewritten.Status, http.StatusText(main.Rewritten.Status)), true
+	case main.Rewritten.Status >= 400:
+		return fmt.Sprintf("the archive answered %d %s: no memento there", main.Rewritten.Status, http.StatusText(main.Rewritten.Status)), false
+	case m.Context.Transient:
+		return "transient errors: " + strings.Join(m.Context.Errors, "; "), true
+	}
+	return "", false
 }
 
 // statusField is the value of the status leaf.

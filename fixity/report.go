@@ -153,7 +153,7 @@ func BuildReport(recs []Record, opts ...ReportOption) *Report {
 				r.Totals["checks"]++
 			}
 		}
-		if rec.Transient || rec.Class == ClassTransient || rec.Class == ClassRefused {
+		if rec.Transient || rec.Class == ClassTransient || rec.Class == ClassRefused || rec.Class == ClassMissing {
 			c.Transient++
 			m.Transient++
 			r.Totals["transient"]++
@@ -216,7 +216,7 @@ func BuildReport(recs []Record, opts ...ReportOption) *Report {
 		policies = append(policies, PolicyAlgorithm1, PolicyEntity)
 	}
 	r.Study = buildStudy(archs, downloads, checks, policies)
-	shown := append(ChangeClasses(), ClassNone, ClassAccepted, ClassTransient, ClassRefused)
+	shown := append(ChangeClasses(), ClassNone, ClassAccepted, ClassTransient, ClassRefused, ClassMissing)
 	if classes[ClassURIMHeaderV1] > 0 {
 		shown = append(shown, ClassURIMHeaderV1)
 	}

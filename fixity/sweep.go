@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -95,6 +96,17 @@ type SweepResult struct {
 	ByClass  map[Class]int `json:"by_class"`
 	Changed  int           `json:"changed"`
 	Failed   int           `json:"failed"` // refused or never replayed
+	// Unchecked names every URI-M whose root was not compared (failed,
+	// transient after the retries, or missing: answered 404, 410...),
+	// in input order.
+	Unchecked []Unchecked `json:"unchecked,omitempty"`
+}
+
+// Unchecked is a URI-M a sweep could not check, and why.
+type Unchecked struct {
+	URIM   string `json:"urim"`
+	Class  Class  `json:"class,omitempty"` // transient, missing or refused; "" when it failed without a record
+	Reason string `json:"reason"`
 }
 
 // NewSweeper checks options.
@@ -146,6 +158,7 @@ func (s *Sweeper) Run(ctx context.Context, urims []string) (SweepResult, error) 
 	}
 	var mu sync.Mutex
 	var firstErr error
+	unchecked := map[string]Unchecked{}
 	work := make(chan string)
 	var wg sync.WaitGroup
 	for range min(s.o.Parallel, max(len(list), 1)) {
@@ -161,10 +174,16 @@ func (s *Sweeper) Run(ctx context.Context, urims []string) (SweepResult, error) 
 						firstErr = err
 					}
 					res.Failed++
+					if ctx.Err() == nil {
+						unchecked[u] = Unchecked{URIM: u, Class: rec.Class, Reason: err.Error()}
+					}
 				} else {
 					res.ByClass[rec.Class]++
 					if rec.Class.IsChange() {
 						res.Changed++
+					}
+					if rec.Class == ClassTransient || rec.Class == ClassMissing {
+						unchecked[u] = Unchecked{URIM: u, Class: rec.Class, Reason: strings.Join(rec.Errors, "; ")}
 					}
 				}
 				mu.Unlock()
@@ -181,6 +200,11 @@ feed:
 	}
 	close(work)
 	wg.Wait()
+	for _, u := range list {
+		if x, ok := unchecked[u]; ok {
+			res.Unchecked = append(res.Unchecked, x)
+		}
+	}
 	res.Finished = time.Now().UTC()
 	if ctx.Err() != nil {
 		return res, ctx.Err()
@@ -228,7 +252,10 @@ func (s *Sweeper) one(ctx context.Context, sweep, urim string) (Record, error) {
 		if ctx.Err() != nil {
 			return Record{}, ctx.Err()
 		}
-		if err == nil && !m.Context.Transient {
+		if err != nil {
+			continue
+		}
+		if _, transient := m.Unusable(); !transient {
 			break
 		}
 	}
@@ -241,6 +268,18 @@ func (s *Sweeper) one(ctx context.Context, sweep, urim string) (Record, error) {
 		return rec, nil
 	}
 	rec.Archive, rec.Root, rec.Checks = m.Archive, m.Root.String(), m.Checks
+	if why, transient := m.Unusable(); why != "" && !m.Context.Transient {
+		// The URI-M itself was not answered with a memento: its root is
+		// never compared, nor taken as a baseline.
+		rec.Class, rec.Errors = ClassMissing, []string{why}
+		if transient {
+			rec.Class, rec.Transient = ClassTransient, true
+		}
+		if err := s.o.History.Append(rec); err != nil {
+			return rec, err
+		}
+		return rec, nil
+	}
 	st := s.o.History.State(canon)
 	keep := ""
 	switch {

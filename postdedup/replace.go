@@ -104,9 +104,8 @@ func Replace(ctx context.Context, outDir string, opts ReplaceOptions) (ReplaceSt
 			}
 			continue
 		}
-		retired := filepath.Join(st.Retired, fmt.Sprintf("%04d-%s", i, filepath.Base(f.Input)))
-		if err := os.Link(f.Input, retired); err != nil && !errors.Is(err, os.ErrExist) {
-			return st, fmt.Errorf("postdedup: replace: keep %s: %w", f.Input, err)
+		if err := retire(st.Retired, i, f.Input); err != nil {
+			return st, err
 		}
 		if err := fsutil.SyncDir(st.Retired); err != nil {
 			return st, err
@@ -126,6 +125,37 @@ func Replace(ctx context.Context, outDir string, opts ReplaceOptions) (ReplaceSt
 		}
 	}
 	return st, nil
+}
+
+// retire keeps the input (the i-th file of the stamp) in dir as a hard
+// link under a name no other file holds: NNNN-BASE, else NNNN-BASE.2, .3…
+// A name already linked to this very input (an interrupted Replace run
+// again) is kept; a name holding any other file (an original retired by an
+// earlier run into the same output directory) is never reused or replaced.
+func retire(dir string, i int, input string) error {
+	ifi, err := os.Stat(input)
+	if err != nil {
+		return fmt.Errorf("postdedup: replace: keep %s: %w", input, err)
+	}
+	base := fmt.Sprintf("%04d-%s", i, filepath.Base(input))
+	for n := 1; n <= 10000; n++ {
+		name := base
+		if n > 1 {
+			name = fmt.Sprintf("%s.%d", base, n)
+		}
+		p := filepath.Join(dir, name)
+		err := os.Link(input, p)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("postdedup: replace: keep %s: %w", input, err)
+		}
+		if fi, serr := os.Stat(p); serr == nil && os.SameFile(fi, ifi) {
+			return nil // kept by an interrupted run
+		}
+	}
+	return fmt.Errorf("postdedup: replace: keep %s: no free name for it in %s", input, dir)
 }
 
 // replacingPath marks an output directory whose outputs are being swapped

@@ -232,13 +232,15 @@ func checkOutDir(outDir string, files []FileInfo) error {
 	if err != nil {
 		return fmt.Errorf("postdedup: %w", err)
 	}
+	outFI, outErr := os.Stat(outDir) // symlinks resolved: the same directory under another name
 	names := map[string]string{}
 	for _, f := range files {
 		abs, err := filepath.Abs(f.Path)
 		if err != nil {
 			return fmt.Errorf("postdedup: %w", err)
 		}
-		if filepath.Dir(abs) == absOut {
+		inDir, inErr := os.Stat(filepath.Dir(abs))
+		if filepath.Dir(abs) == absOut || outErr == nil && inErr == nil && os.SameFile(outFI, inDir) {
 			return fmt.Errorf("postdedup: output directory %s holds the input %s: rewrite never writes in place (use --replace after validation)", outDir, f.Path)
 		}
 		n := filepath.Base(f.Path)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/wayside-archive/wayside/captureindex"
@@ -170,6 +171,30 @@ func (h *Handler) Collection(p string) (string, bool) {
 		return "", false
 	}
 	return coll, h.idx.HasScope(coll) || coll == h.idx.DefaultScope()
+}
+
+// UnknownCollection reports whether p has the shape of an access route
+// (/<coll>/cdx, /<coll>/timemap/..., /<coll>/<timestamp>/..., or
+// /<coll>/<URI-R>) of a collection the index does not hold, and returns
+// the 404 that names it and lists the collections there are.
+func (h *Handler) UnknownCollection(p string) (*Error, bool) {
+	coll, ok := h.Collection(p)
+	if ok || coll == "" {
+		return nil, false
+	}
+	rest := strings.TrimPrefix(p, "/")[len(coll)+1:]
+	switch {
+	case rest == "cdx", strings.HasPrefix(rest, "timemap/"), strings.HasPrefix(rest, "http:"), strings.HasPrefix(rest, "https:"),
+		rest != "" && rest[0] >= '0' && rest[0] <= '9':
+	default:
+		return nil, false
+	}
+	known := h.idx.Scopes()
+	if d := h.idx.DefaultScope(); d != "" && !slices.Contains(known, d) {
+		known = append(known, d)
+		slices.Sort(known)
+	}
+	return &Error{Code: http.StatusNotFound, Msg: fmt.Sprintf("unknown collection %q (collections: %s)", coll, strings.Join(known, ", "))}, true
 }
 
 // parsePath parses the escaped path after the mount.

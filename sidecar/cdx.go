@@ -30,6 +30,10 @@ func (s *Server) addCDXRoutes() {
 	}
 }
 
+// cdxDefaultPageSize is the rows of a page when a query gives page but
+// not pageSize.
+const cdxDefaultPageSize = 1000
+
 var cdxDefaultFields = []string{"urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length"}
 
 var cdxFieldNames = map[string]bool{
@@ -102,11 +106,15 @@ type cdxQuery struct {
 	filters  []cdxFilter
 	limit    int
 	hasLimit bool
-	reverse  bool
-	from, to string
-	json     bool
-	gzip     bool
-	hex      bool
+	// page (0-based) of pageSize rows, when paged: a page past the last
+	// is an empty answer, never the first page again.
+	page, pageSize int
+	paged          bool
+	reverse        bool
+	from, to       string
+	json           bool
+	gzip           bool
+	hex            bool
 }
 
 func (s *Server) parseCDXQuery(r *http.Request, ri *reqInfo) (cdxQuery, error) {
@@ -152,6 +160,23 @@ func (s *Server) parseCDXQuery(r *http.Request, ri *reqInfo) (cdxQuery, error) {
 			return cq, errorf(http.StatusBadRequest, "limit %q: not an integer", l)
 		}
 		cq.limit, cq.hasLimit = n, n != 0
+	}
+	if p, ps := q.Get("page"), q.Get("pageSize"); p != "" || ps != "" {
+		cq.paged, cq.pageSize = true, cdxDefaultPageSize
+		if p != "" {
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 0 {
+				return cq, errorf(http.StatusBadRequest, "page %q: want 0 or more", p)
+			}
+			cq.page = n
+		}
+		if ps != "" {
+			n, err := strconv.Atoi(ps)
+			if err != nil || n < 1 {
+				return cq, errorf(http.StatusBadRequest, "pageSize %q: want a positive integer", ps)
+			}
+			cq.pageSize = n
+		}
 	}
 	switch so := q.Get("sort"); so {
 	case "", "regular", "asc":
@@ -281,6 +306,10 @@ func (s *Server) handleCDXQuery(w http.ResponseWriter, r *http.Request, ri *reqI
 		for i, j := 0, len(rows)-1; i < j; i, j = i+1, j-1 {
 			rows[i], rows[j] = rows[j], rows[i]
 		}
+	}
+	if cq.paged {
+		start := min(len(rows), cq.page*cq.pageSize)
+		rows = rows[start:min(len(rows), start+cq.pageSize)]
 	}
 	if cq.hasLimit {
 		if cq.limit > 0 && cq.limit < len(rows) {

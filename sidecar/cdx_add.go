@@ -24,7 +24,7 @@ func (s *Server) handleCDXAdd(w http.ResponseWriter, r *http.Request, _ *reqInfo
 		scope = s.cfg.Index.Scope
 	}
 	match, _ := dedupindex.ParseMatch(s.cfg.Index.Match) // validated
-	body := http.MaxBytesReader(w, r.Body, s.cfg.Limits.MaxCDXPostBytes)
+	body := &limitedBody{r: http.MaxBytesReader(w, r.Body, s.cfg.Limits.MaxCDXPostBytes)}
 	rd := cdxj.NewReader(body, "POST body")
 	var res api.CDXAddResult
 	var entries []dedupindex.Entry
@@ -35,7 +35,9 @@ func (s *Server) handleCDXAdd(w http.ResponseWriter, r *http.Request, _ *reqInfo
 		}
 		if err != nil {
 			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
+			if errors.As(err, &mbe) || body.tooLarge {
+				// The line cut at the limit fails to parse before the
+				// reader reports the limit: still 413, not 400.
 				return errorf(http.StatusRequestEntityTooLarge, "body exceeds limits.max_cdx_post_bytes (%d)", s.cfg.Limits.MaxCDXPostBytes)
 			}
 			return errorf(http.StatusBadRequest, "%v", err)
@@ -105,4 +107,20 @@ func originalOfLine(l cdxj.Line) (dedupindex.Original, bool, error) {
 		o.Length = l.Length
 	}
 	return o, true, nil
+}
+
+// limitedBody remembers whether the body it reads hit its size limit
+// (http.MaxBytesError), whatever the reader above it makes of the error.
+type limitedBody struct {
+	r        io.Reader
+	tooLarge bool
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	var mbe *http.MaxBytesError
+	if err != nil && errors.As(err, &mbe) {
+		b.tooLarge = true
+	}
+	return n, err
 }

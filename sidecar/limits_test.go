@@ -3,6 +3,8 @@ package sidecar
 import (
 	"bufio"
 	"context"
+	"crypto/sha1"
+	"encoding/base32"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -241,6 +244,39 @@ func TestRequestBodyBoundedPerRoute(t *testing.T) {
 		if out := closedByServer(t, conn); !strings.HasPrefix(out, tc.want) {
 			t.Errorf("POST %s with %d bytes: %q, want %q", tc.path, tc.size, firstLine(out), tc.want)
 		}
+	}
+}
+
+// TestCDXPostChunkedTooLarge: a CDX POST without Content-Length (chunked)
+// whose valid lines run past limits.max_cdx_post_bytes answers 413, not
+// 400 for the line the limit cut (issue 21), and adds nothing.
+func TestCDXPostChunkedTooLarge(t *testing.T) {
+	c, addr := runTCP(t, func(c *Config) { c.Limits.MaxCDXPostBytes = 8192 })
+	auth := "Host: " + addr + "\r\nAuthorization: Bearer " + limitsToken + "\r\n"
+	var body strings.Builder
+	first := ""
+	for i := 0; body.Len() < 20000; i++ {
+		sum := sha1.Sum([]byte(strconv.Itoa(i)))
+		if i == 0 {
+			first = base32.StdEncoding.EncodeToString(sum[:])
+		}
+		fmt.Fprintf(&body, `com,example)/p%d 20240101000000 {"url": "http://example.com/p%d", "mime": "text/html", "status": "200", "digest": "sha1:%s", "length": "1000", "offset": "%d", "filename": "a.warc.gz"}`+"\n",
+			i, i, base32.StdEncoding.EncodeToString(sum[:]), i*1000)
+	}
+	b := body.String()
+	var chunked strings.Builder
+	for len(b) > 0 {
+		n := min(len(b), 1000)
+		fmt.Fprintf(&chunked, "%x\r\n%s\r\n", n, b[:n])
+		b = b[n:]
+	}
+	chunked.WriteString("0\r\n\r\n")
+	conn := dialRaw(t, addr, fmt.Sprintf("POST %s HTTP/1.1\r\n%sTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n%s", api.PathCDX, auth, chunked.String()))
+	if out := closedByServer(t, conn); !strings.HasPrefix(out, "HTTP/1.1 413 ") {
+		t.Fatalf("chunked CDX POST of %d bytes over an 8192-byte limit: %q, want 413", body.Len(), firstLine(out))
+	}
+	if _, ok, err := c.Lookup(context.Background(), api.Key{Digest: "sha1:" + first}); err != nil || ok {
+		t.Fatalf("after the refused POST the first line's original is in the index (%v %v), want nothing added", ok, err)
 	}
 }
 

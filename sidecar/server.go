@@ -272,6 +272,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind
 		if s.refererRedirect(w, r, kind) {
 			return "replay_referer"
 		}
+		if s.access != nil {
+			if e, ok := s.access.h.UnknownCollection(p); ok {
+				refuse(w, r, e.Code, e.Msg)
+				return "unknown"
+			}
+		}
 		refuse(w, r, http.StatusNotFound, fmt.Sprintf("no such route %s", p))
 		return "unknown"
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -475,5 +476,40 @@ func TestClaimLeaseExpires(t *testing.T) {
 	m, _ := c.Metrics(ctx)
 	if !strings.Contains(m, "wayside_claims_expired_total 1\n") {
 		t.Errorf("expired claim not counted:\n%s", m)
+	}
+}
+
+// An access route of a collection the daemon does not hold answers 404
+// "unknown collection" listing the ones it has (issue 21: the README's
+// /default/cdx against the example config, whose collection is
+// crawl-2026, answered "no such route"); other unknown paths stay "no such
+// route".
+func TestUnknownCollectionNamed(t *testing.T) {
+	c, _, _ := runInProcess(t, func(c *Config) { c.Index.Scope = "crawl-2026" })
+	ctx := context.Background()
+	for path, want := range map[string]string{
+		"/default/cdx?url=example.org/":                   `unknown collection "default" (collections: crawl-2026)`,
+		"/default/timemap/link/https://example.org/":      `unknown collection "default" (collections: crawl-2026)`,
+		"/default/20230601000000id_/https://example.org/": `unknown collection "default" (collections: crawl-2026)`,
+		"/v2/nothing": "no such route /v2/nothing",
+	} {
+		resp, err := c.Raw(ctx, path)
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			t.Errorf("GET %s: %d %s, want 404 %s", path, resp.StatusCode, body, want)
+			continue
+		}
+		if !strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), want) {
+			t.Errorf("GET %s: %v, want 404 %s", path, err, want)
+		}
+	}
+	resp, err := c.Raw(ctx, "/crawl-2026/cdx?url=example.org/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /crawl-2026/cdx: %d, want 200 (an empty answer)", resp.StatusCode)
 	}
 }

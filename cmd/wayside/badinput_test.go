@@ -294,6 +294,12 @@ func badInputs(t *testing.T, bin string) string {
 	arc := read(filepath.Join(shared, "corpus", "arc", "warcio-example.arc.gz"))
 	manifest := read(filepath.Join("..", "..", "fixity", "testdata", "manifests", "baseline.json"))
 	write("good.warc.gz", warc)
+	// For the output cases (outputs.txt): another name of good.warc.gz,
+	// and an existing metadata file of it.
+	if err := os.Symlink("good.warc.gz", filepath.Join(in, "link.warc.gz")); err != nil {
+		t.Fatal(err)
+	}
+	write("good.characterization.warc.gz", warc)
 	write("truncated.warc.gz", warc[:len(warc)*6/10])
 	write("corrupt.warc.gz", corrupt(warc))
 	write("good.arc.gz", arc)

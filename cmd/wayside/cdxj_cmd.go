@@ -36,6 +36,7 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	tmpDir := fs.String("tmpdir", "", "`DIR` for sort runs (default: the system temporary directory)")
 	quiet := fs.quietFlag()
 	verify := fs.Bool("verify", false, "check WARC-Block-Digest of every record (damaged records fail the run) and count payload digests that disagree with the de-chunked payload")
+	overwrite := overwriteFlag(fs)
 	puid := fs.Bool("puid", false, `add each capture's format as a "puid" field (characterizes the files first, as wayside characterize)`)
 	var cf charFlags
 	cf.register(fs)
@@ -59,7 +60,7 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("cdxj", files); err != nil {
 		return err
 	}
-	if err := checkOutput("cdxj", "-o", *out); err != nil {
+	if err := checkOutput("cdxj", files, *overwrite, outFile{"-o", *out}); err != nil {
 		return err
 	}
 	if *puid && *mergeMode {

@@ -21,6 +21,7 @@ import (
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/characterize"
 	"github.com/wayside-archive/wayside/client"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 const characterizeUsage = `[flags] FILE...
@@ -110,6 +111,7 @@ func runCharacterize(ctx context.Context, e *env, args []string) error {
 	metaDir := fs.String("metadata-dir", "", "with --write-metadata, write the metadata files to `DIR` instead of beside the WARC files")
 	var in inputFlags
 	in.register(fs)
+	overwrite := overwriteFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -125,6 +127,21 @@ func runCharacterize(ctx context.Context, e *env, args []string) error {
 	}
 	if err := checkInputs("characterize", files); err != nil {
 		return err
+	}
+	if *writeMeta {
+		// The metadata files are checked before the work, not after it.
+		if *metaDir != "" {
+			if err := checkInputDir("characterize", "--metadata-dir", *metaDir); err != nil {
+				return err
+			}
+		}
+		var outs []outFile
+		for _, f := range files {
+			outs = append(outs, outFile{"metadata of " + f, metadataPath(f, *metaDir)})
+		}
+		if err := checkOutput("characterize", files, *overwrite, uniqueOuts(outs)...); err != nil {
+			return err
+		}
 	}
 	c, st, err := openCharacterizer(&cf, *store, nil, characterize.Options{})
 	if err != nil {
@@ -160,11 +177,7 @@ func writeMetadata(e *env, st *characterize.Store, files []string, stats []chara
 			continue // nothing read (or read under the same name already)
 		}
 		done[name] = true
-		d := dir
-		if d == "" {
-			d = filepath.Dir(f)
-		}
-		path := filepath.Join(d, characterize.MetadataName(name))
+		path := metadataPath(f, dir)
 		ms, err := characterize.WriteMetadata(st, name, path, characterize.MetadataOptions{Identifier: tool})
 		if err != nil {
 			problems = append(problems, err)
@@ -597,4 +610,27 @@ func printCharacterized(w io.Writer, c *characterize.Characterizer, st *characte
 	s := c.Stats()
 	fmt.Fprintf(w, "  characterized        %d captures (%s), %d read back from their WARC files, %d formats in the store, %d failed; results in %s\n",
 		s.Records, humanBytes(s.Bytes), s.ReadBack, len(st.Totals()), s.Failed, dir)
+}
+
+// metadataPath is where --write-metadata writes the metadata file of the
+// input file f: beside it, or in dir.
+func metadataPath(f, dir string) string {
+	if dir == "" {
+		dir = filepath.Dir(f)
+	}
+	return filepath.Join(dir, characterize.MetadataName(strings.TrimSuffix(filepath.Base(f), warcio.OpenSuffix)))
+}
+
+// uniqueOuts drops repeated paths (an input named twice has one metadata
+// file).
+func uniqueOuts(outs []outFile) []outFile {
+	seen := map[string]bool{}
+	var u []outFile
+	for _, o := range outs {
+		if !seen[o.path] {
+			seen[o.path] = true
+			u = append(u, o)
+		}
+	}
+	return u
 }

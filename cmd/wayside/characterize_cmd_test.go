@@ -425,11 +425,16 @@ func TestCharacterizeWriteMetadata(t *testing.T) {
 			t.Errorf("%s in --metadata-dir: metadata records %v, want %v as beside the WARC", f, got, want)
 		}
 	}
-	// A directory that cannot be written: exit 1 naming the file, the
-	// reports still printed.
+	// A --metadata-dir that does not exist is refused before the work
+	// (issue 21: it failed only after every file was read, calling it
+	// "unreadable records"): exit 1 naming the flag, nothing reported.
 	out, stderr, err = runCLI(ctx, "characterize", "-q", "--write-metadata", "--metadata-dir", filepath.Join(other, "missing"), files[0])
-	if err == nil || report(&strings.Builder{}, err, false) != exitFailure || !strings.Contains(stderr, filepath.Base(files[0])) || !strings.Contains(out, "records") {
-		t.Fatalf("unwritable metadata dir: %v\nstdout %s\nstderr %s", err, out, stderr)
+	if err == nil || report(&strings.Builder{}, err, false) != exitFailure || !strings.Contains(err.Error(), "--metadata-dir "+filepath.Join(other, "missing")+": no such directory") || out != "" {
+		t.Fatalf("missing metadata dir: %v\nstdout %s\nstderr %s", err, out, stderr)
+	}
+	// Metadata files already there are not replaced without --overwrite.
+	if _, _, err = runCLI(ctx, "characterize", "-q", "--write-metadata", "--metadata-dir", other, files[0]); err == nil || !strings.Contains(err.Error(), "already exists (give --overwrite") {
+		t.Fatalf("existing metadata file: %v", err)
 	}
 }
 

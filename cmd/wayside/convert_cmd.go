@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/wayside-archive/wayside/convert"
 )
 
 const convertUsage = `<arc2warc|verify> [flags] [args]
 
-  arc2warc [-o DIR] [--warc-version 1.1|1.0] [--force] [--json] [-q] ARC...
+  arc2warc [-o DIR] [--warc-version 1.1|1.0] [--overwrite] [--json] [-q] ARC...
       convert each ARC file (v1 or v2, gzip or not) into DIR/NAME.warc.gz,
       following the IIPC ARC-to-WARC guidelines; the input is never modified
       and each output appears whole (written to a temporary file, fsynced,
@@ -30,7 +31,7 @@ func runARC2WARC(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "convert arc2warc", "[flags] ARC...\n\nConvert ARC files to WARC files (one WARC file per ARC file, NAME.warc.gz).")
 	dir := fs.String("o", ".", "write the WARC files into `DIR` (created if missing)")
 	version := fs.String("warc-version", convert.Version11, "WARC `VERSION` to write: 1.1 or 1.0")
-	force := fs.Bool("force", false, "replace existing output files")
+	overwrite := overwriteFlag(fs)
 	level := fs.Int("level", 6, "gzip compression `LEVEL` (1-9)")
 	asJSON := fs.Bool("json", false, "print one JSON result per file on stdout")
 	quiet := fs.quietFlag("print nothing but errors")
@@ -51,13 +52,25 @@ func runARC2WARC(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("convert arc2warc", files); err != nil {
 		return err
 	}
-	if fi, err := os.Stat(*dir); err == nil && !fi.IsDir() {
+	fi, err := os.Stat(*dir)
+	if err == nil && !fi.IsDir() {
 		return fmt.Errorf("convert arc2warc: -o %s: not a directory", *dir)
 	}
+	created := err != nil
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return fmt.Errorf("convert arc2warc: %w", err)
 	}
-	opts := convert.Options{Version: *version, Overwrite: *force, CompressionLevel: *level, Software: "Wayside " + versionString()}
+	outs := make([]outFile, len(files))
+	for i, f := range files {
+		outs[i] = outFile{"output of " + f, filepath.Join(*dir, convert.OutputName(f))}
+	}
+	if err := checkOutput("convert arc2warc", files, *overwrite, outs...); err != nil {
+		if created {
+			os.Remove(*dir)
+		}
+		return err
+	}
+	opts := convert.Options{Version: *version, Overwrite: *overwrite, CompressionLevel: *level, Software: "Wayside " + versionString()}
 	enc := json.NewEncoder(e.stdout)
 	failed, problems := 0, 0
 	for _, f := range files {

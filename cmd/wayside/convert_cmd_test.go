@@ -38,8 +38,8 @@ func TestConvertCommand(t *testing.T) {
 	if err != nil || !strings.Contains(out, "300 ARC records, 300 WARC records, 300 matched, 0 missing, 0 extra, 0 damaged") {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}
-	// Again without --force: the existing output is kept, exit 1.
-	if _, stderr, err := runCDXJCmd(t, "convert", "arc2warc", "-q", "-o", dir, arc); err == nil || !strings.Contains(stderr, "already exists") {
+	// Again without --overwrite: the existing output is kept, exit 1.
+	if _, stderr, err := runCDXJCmd(t, "convert", "arc2warc", "-q", "-o", dir, arc); err == nil || !strings.Contains(err.Error(), "already exists (give --overwrite") {
 		t.Fatalf("second conversion: %v\n%s", err, stderr)
 	}
 	// The conversion of another ARC is not this ARC's conversion.

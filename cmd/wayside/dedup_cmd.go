@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -107,6 +108,7 @@ func runDedupManifest(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "dedup manifest", "-o FILE [flags] WARC...\n\nWrite the hash manifest of WARC files: one line per record a CDXJ index lists\n(response, resource, revisit, metadata), sorted by payload digest, then date,\nfile and offset (the copy-numbering order).")
 	out := fs.String("o", "", "write the manifest to `FILE` (with --parts: FILE.part-001-of-00N, ...)")
 	parts := fs.Int("parts", 1, "split the manifest by digest into `N` parts (at most 256)")
+	overwrite := overwriteFlag(fs)
 	quiet := fs.quietFlag()
 	var mf manifestFlags
 	mf.register(fs)
@@ -117,9 +119,6 @@ func runDedupManifest(ctx context.Context, e *env, args []string) error {
 	if *out == "" || fs.NArg() == 0 && !mf.in.given() {
 		return fs.usagef("dedup manifest: give -o FILE and at least one WARC file")
 	}
-	if err := checkOutput("dedup manifest", "-o", *out); err != nil {
-		return err
-	}
 	opts, err := mf.options(fs)
 	if err != nil {
 		return err
@@ -127,6 +126,13 @@ func runDedupManifest(ctx context.Context, e *env, args []string) error {
 	opts.Parts = *parts
 	inputs, err := dedupInputs(e, fs, &mf.in)
 	if err != nil {
+		return err
+	}
+	var outs []outFile
+	for i := 0; i < max(opts.Parts, 1); i++ {
+		outs = append(outs, outFile{"-o", postdedup.PartName(*out, i, max(opts.Parts, 1))})
+	}
+	if err := checkOutput("dedup manifest", inputs, *overwrite, outs...); err != nil {
 		return err
 	}
 	if !*quiet {
@@ -194,6 +200,7 @@ func runDedupResolve(ctx context.Context, e *env, args []string) error {
 	jsonOut := fs.Bool("json", false, "print the statistics as JSON")
 	memMB := fs.Int("mem-mb", 256, "`MB` of lines sorted in memory")
 	tmpDir := fs.String("tmpdir", "", "`DIR` for sort runs")
+	overwrite := overwriteFlag(fs)
 	fs.atLeast("mem-mb", 1)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -204,7 +211,7 @@ func runDedupResolve(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("dedup resolve", fs.Args()); err != nil {
 		return err
 	}
-	if err := checkOutput("dedup resolve", "-o", *out); err != nil {
+	if err := checkOutput("dedup resolve", fs.Args(), *overwrite, outFile{"-o", *out}); err != nil {
 		return err
 	}
 	pol, err := pf.policy(fs)
@@ -297,15 +304,29 @@ func runDedupRewrite(ctx context.Context, e *env, args []string) error {
 	var mans stringList
 	fs.Var(&mans, "manifest", "manifest `FILE` (part) the plan was resolved from (repeatable)")
 	jobs := fs.Int("j", runtime.NumCPU(), "rewrite `N` files in parallel")
+	overwrite := overwriteFlag(fs)
 	quiet := fs.quietFlag()
 	fs.atLeast("j", 1)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *out == "" || len(mans) == 0 || fs.NArg() == 0 {
+	plans := moreManifests(&mans, fs.Args())
+	if *out == "" || len(mans) == 0 || len(plans) == 0 {
 		return fs.usagef("dedup rewrite: give -o OUTDIR, --manifest and at least one plan")
 	}
-	if err := checkInputs("dedup rewrite", append(append([]string(nil), mans...), fs.Args()...)); err != nil {
+	if err := checkInputs("dedup rewrite", append(append([]string(nil), mans...), plans...)); err != nil {
+		return err
+	}
+	var inputs []string
+	for _, m := range mans {
+		if mr, err := postdedup.OpenManifest(m); err == nil {
+			for _, f := range mr.Files {
+				inputs = append(inputs, f.Path)
+			}
+			mr.Close()
+		}
+	}
+	if err := checkOutDir("dedup rewrite", *out, inputs, *overwrite); err != nil {
 		return err
 	}
 	opts := postdedup.RewriteOptions{Jobs: *jobs}
@@ -314,7 +335,7 @@ func runDedupRewrite(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "rewrite: %d/%d files, %s: %d revisits, %d → %d bytes\n", done, total, l.Output, l.Revisits, l.InputSize, l.OutputSize)
 		}
 	}
-	st, err := postdedup.Rewrite(ctx, mans, fs.Args(), *out, opts)
+	st, err := postdedup.Rewrite(ctx, mans, plans, *out, opts)
 	if err != nil {
 		return err
 	}
@@ -344,17 +365,18 @@ func runDedupValidate(ctx context.Context, e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if len(mans) == 0 || fs.NArg() < 2 {
+	rest := moreManifests(&mans, fs.Args())
+	if len(mans) == 0 || len(rest) < 2 {
 		return fs.usagef("dedup validate: give --manifest, the output directory and the plan")
 	}
-	outDir := fs.Arg(0)
-	if err := checkInputs("dedup validate", append(append([]string(nil), mans...), fs.Args()[1:]...)); err != nil {
+	outDir, plans := rest[0], rest[1:]
+	if err := checkInputs("dedup validate", append(append([]string(nil), mans...), plans...)); err != nil {
 		return err
 	}
 	if err := checkInputDir("dedup validate", "OUTDIR", outDir); err != nil {
 		return err
 	}
-	st, err := postdedup.Validate(ctx, mans, fs.Args()[1:], outDir, postdedup.ValidateOptions{Deep: *deep, OriginalDirs: dirs, Jobs: *jobs})
+	st, err := postdedup.Validate(ctx, mans, plans, outDir, postdedup.ValidateOptions{Deep: *deep, OriginalDirs: dirs, Jobs: *jobs})
 	if *jsonOut {
 		printJSON(e.stdout, st)
 	} else {
@@ -401,6 +423,7 @@ func runDedupRun(ctx context.Context, e *env, args []string) error {
 	deep := fs.Bool("deep", false, "validate by re-reading every output record too")
 	quiet := fs.quietFlag()
 	jsonOut := fs.Bool("json", false, "print the final report as JSON")
+	overwrite := overwriteFlag(fs)
 	var pf policyFlags
 	pf.register(fs)
 	var mf manifestFlags
@@ -414,6 +437,9 @@ func runDedupRun(ctx context.Context, e *env, args []string) error {
 	}
 	runInputs, err := dedupInputs(e, fs, &mf.in)
 	if err != nil {
+		return err
+	}
+	if err := checkOutDir("dedup run", *out, runInputs, *overwrite); err != nil {
 		return err
 	}
 	pol, err := pf.policy(fs)
@@ -473,6 +499,7 @@ func runDedupAssess(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "dedup assess", "[--sample 10%] [flags] WARC...\n\nCount duplicate responses and bytes (same-URL and other-URL, per MIME type)\nand project the saving, without rewriting anything. Digest matches are taken\nat their word here; resolve compares bytes.")
 	sample := fs.String("sample", "", "assess only this share of the digest space (whole clusters, so ratios stay unbiased), e.g. 10%")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	fs.quietFlag() // assess prints no progress; -q is taken as everywhere
 	var pf policyFlags
 	pf.register(fs)
 	var mf manifestFlags
@@ -514,14 +541,22 @@ func runDedupAssess(ctx context.Context, e *env, args []string) error {
 	}
 	w := e.stdout
 	fmt.Fprintf(w, "assess: %d files, %d stored bytes, %d raw bytes", a.Files, a.StoredBytes, a.RawBytes)
-	if a.Sample > 0 && a.Sample < 1 {
+	switch {
+	case a.Sample > 0 && a.Sample < 1:
 		fmt.Fprintf(w, " (sample: %.1f%% of the digest space; counts below are the sample's)", a.Sample*100)
+	case a.Exact:
+		fmt.Fprintf(w, " (read whole, not sampled: the inputs are small; the figures are exact)")
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  responses                %d (%d payload bytes)\n", a.Responses, a.PayloadBytes)
 	fmt.Fprintf(w, "  duplicates               %d (%d payload bytes, %d stored bytes)\n", a.Duplicates, a.DupPayload, a.DupStored)
 	fmt.Fprintf(w, "    same URL / other URL   %d / %d\n", a.SameURL, a.OtherURL)
-	fmt.Fprintf(w, "  projected saving         %d stored bytes (%.1f%%)\n", a.ProjectedSaving, a.ProjectedSavingRatio*100)
+	if a.SavingError > 0 {
+		fmt.Fprintf(w, "  projected saving         %d ± %d stored bytes (%.1f%% ± %.1f%%, 95%% confidence, from the sample)\n",
+			a.ProjectedSaving, a.SavingError, a.ProjectedSavingRatio*100, a.SavingErrorRatio*100)
+	} else {
+		fmt.Fprintf(w, "  projected saving         %d stored bytes (%.1f%%)\n", a.ProjectedSaving, a.ProjectedSavingRatio*100)
+	}
 	mimes := make([]string, 0, len(a.ByMIME))
 	for k := range a.ByMIME {
 		mimes = append(mimes, k)
@@ -537,4 +572,69 @@ func runDedupAssess(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(w, "  bad input: %s\n", p)
 	}
 	return problemsErr("assess", a.Problems, e)
+}
+
+// moreManifests moves the manifest files among args into mans and returns
+// the other arguments, in order: `--manifest A B C plan1 plan2` (the
+// README's form for the parts of one manifest) works as well as
+// `--manifest A --manifest B ...`. A manifest is told by its content (its
+// first line is a manifest header line), never by its name.
+func moreManifests(mans *stringList, args []string) []string {
+	if len(*mans) == 0 {
+		return args
+	}
+	var rest []string
+	for _, a := range args {
+		if isManifest(a) {
+			*mans = append(*mans, a)
+		} else {
+			rest = append(rest, a)
+		}
+	}
+	return rest
+}
+
+// isManifest reports whether the file at path starts as a dedup manifest:
+// "#wayside-dedup-manifest", or the "#file"/"#problem" lines sorted
+// before it.
+func isManifest(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 64)
+	n, _ := io.ReadFull(f, buf)
+	head := string(buf[:n])
+	for _, p := range []string{"#wayside-dedup-manifest\t", "#file\t", "#problem\t"} {
+		if strings.HasPrefix(head, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkOutDir checks the files a rewrite will write into outDir (one per
+// input, of the same base name) with the one output check: none may be an
+// input (an outDir that is the inputs' directory under another name
+// included), and a file already there is replaced only if an earlier dedup
+// run or rewrite made it (outDir holds its state directory) or with
+// --overwrite.
+func checkOutDir(cmd, outDir string, inputs []string, overwrite bool) error {
+	if fi, err := os.Stat(outDir); err != nil || !fi.IsDir() {
+		return nil // created by the stage (or refused by it: not a directory)
+	}
+	if _, err := os.Stat(filepath.Join(outDir, postdedup.StateDir)); err == nil {
+		overwrite = true // outputs of an earlier run of the stage
+	}
+	outs := make([]outFile, 0, len(inputs))
+	seen := map[string]bool{}
+	for _, in := range inputs {
+		p := filepath.Join(outDir, filepath.Base(in))
+		if !seen[p] {
+			seen[p] = true
+			outs = append(outs, outFile{"-o " + outDir + ":", p})
+		}
+	}
+	return checkOutput(cmd, inputs, overwrite, outs...)
 }

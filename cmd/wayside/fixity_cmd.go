@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -203,13 +202,14 @@ func fixityReplayCmd(ctx context.Context, e *env, args []string) error {
 	af.register(fs)
 	out := fs.String("o", "", "write the manifest to this file (atomically; default stdout)")
 	evidence := fs.String("evidence", "", "keep the replay as evidence WARCs in this new directory (rewritten/ and raw/)")
+	overwrite := overwriteFlag(fs)
 	if err := af.parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return fs.usagef("fixity replay: want exactly one URI-M")
 	}
-	if err := checkOutput("fixity replay", "-o", *out); err != nil {
+	if err := checkOutput("fixity replay", []string{af.config}, *overwrite, outFile{"-o", *out}); err != nil {
 		return err
 	}
 	var opts []fixity.ReplayOption
@@ -263,18 +263,8 @@ func fixityReplayCmd(ctx context.Context, e *env, args []string) error {
 // the URI-M itself answered with an error status, or the replay met
 // transient errors. The manifest (written to where) records it.
 func replayOutcome(m *fixity.Manifest, where string) error {
-	main := m.Main()
-	switch {
-	case main == nil || main.Rewritten == nil:
-		return fmt.Errorf("fixity replay: %s: the replay recorded no answer for the URI-M itself (manifest: %s)", m.URIM, where)
-	case main.Rewritten.Outcome == fixity.OutcomeOK && main.Rewritten.Status >= 500:
-		return fmt.Errorf("fixity replay: %s: the archive answered %d %s: a transient error, do not compare this root (manifest: %s)",
-			m.URIM, main.Rewritten.Status, http.StatusText(main.Rewritten.Status), where)
-	case main.Rewritten.Outcome == fixity.OutcomeOK && main.Rewritten.Status >= 400:
-		return fmt.Errorf("fixity replay: %s: the archive answered %d %s: no memento to hash there (manifest: %s)",
-			m.URIM, main.Rewritten.Status, http.StatusText(main.Rewritten.Status), where)
-	case m.Context.Transient:
-		return fmt.Errorf("fixity replay: %s: transient errors, do not compare this root (manifest: %s): %s", m.URIM, where, strings.Join(m.Context.Errors, "; "))
+	if why, _ := m.Unusable(); why != "" {
+		return fmt.Errorf("fixity replay: %s: %s; do not compare this root (manifest: %s)", m.URIM, why, where)
 	}
 	return nil
 }
@@ -450,6 +440,7 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 	evidence := fs.String("evidence", "none", "keep replays as evidence WARCs: keep-all, on-change (first replay and every root change) or none")
 	evidenceMax := fs.Int64("evidence-max", fixity.DefaultEvidenceMaxBytes, "evidence budget of the store in bytes; the oldest evidence is evicted beyond it")
 	asJSON := fs.Bool("json", false, "print each sweep's result as JSON")
+	overwrite := overwriteFlag(fs)
 	fs.within("parallel", 1, 64)
 	fs.atLeast("retries", 0)
 	fs.rule("accept-after", func(fl *flag.Flag) error {
@@ -472,7 +463,7 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 	if *retries == 0 {
 		*retries = -1 // the sweeper's "no retries" (0 is its default, 2)
 	}
-	if err := checkOutput("fixity sweep", "--report", *reportPath); err != nil {
+	if err := checkOutput("fixity sweep", append(storeFiles(*store), af.config, *list), *overwrite, outFile{"--report", *reportPath}); err != nil {
 		return err
 	}
 	var sched cron.Schedule
@@ -549,8 +540,10 @@ func fixitySweepCmd(ctx context.Context, e *env, args []string) error {
 				return errors.Join(err, rerr)
 			}
 		}
-		if err == nil && ctx.Err() == nil {
-			err = sweepOutcome(res)
+		if ctx.Err() == nil {
+			if oerr := sweepOutcome(e, res); err == nil {
+				err = oerr
+			}
 		}
 		return err
 	}
@@ -593,18 +586,25 @@ func classCounts(m map[fixity.Class]int) string {
 // sweepOutcome is the error of a sweep some of whose mementos could not be
 // replayed (failed, or still transient after the retries): their roots
 // were not compared, so the sweep did not do what was asked for them.
-func sweepOutcome(res fixity.SweepResult) error {
-	transient := res.ByClass[fixity.ClassTransient]
-	bad := res.Failed + transient
+func sweepOutcome(e *env, res fixity.SweepResult) error {
+	transient, missing := res.ByClass[fixity.ClassTransient], res.ByClass[fixity.ClassMissing]
+	bad := res.Failed + transient + missing
 	if bad == 0 {
 		return nil
 	}
-	what := "could not be replayed"
-	if bad == res.Total {
-		what = "could not be replayed: no memento was checked"
+	for _, u := range res.Unchecked {
+		class := string(u.Class)
+		if class == "" {
+			class = "failed"
+		}
+		fmt.Fprintf(e.stderr, "fixity sweep: not checked (%s): %s: %s\n", class, u.URIM, u.Reason)
 	}
-	return fmt.Errorf("fixity sweep: %d of %d mementos %s (failed %d, transient %d after the retries; see the store's history)",
-		bad, res.Total, what, res.Failed, transient)
+	what := "could not be checked (listed above)"
+	if bad == res.Total {
+		what = "could not be checked (listed above): no memento was checked"
+	}
+	return fmt.Errorf("fixity sweep: %d of %d mementos %s (failed %d, missing %d, transient %d after the retries)",
+		bad, res.Total, what, res.Failed, missing, transient)
 }
 
 func fixityReportCmd(e *env, args []string) error {
@@ -612,6 +612,7 @@ func fixityReportCmd(e *env, args []string) error {
 	store := fs.String("store", "", "history store directory (required)")
 	out := fs.String("o", "", "output file (written atomically; default stdout)")
 	asJSON := fs.Bool("json", false, "write JSON instead of HTML")
+	overwrite := overwriteFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -621,7 +622,7 @@ func fixityReportCmd(e *env, args []string) error {
 	if err := checkInputDir("fixity report", "--store", *store); err != nil {
 		return err
 	}
-	if err := checkOutput("fixity report", "-o", *out); err != nil {
+	if err := checkOutput("fixity report", storeFiles(*store), *overwrite, outFile{"-o", *out}); err != nil {
 		return err
 	}
 	recs, err := fixity.ReadHistory(*store) // no lock: works while a sweep runs
@@ -691,4 +692,17 @@ func fixityWriteReport(hist *fixity.History, path string) error {
 		return fmt.Errorf("fixity sweep: report: %w", err)
 	}
 	return nil
+}
+
+// storeFiles lists the files directly in the history store dir: inputs an
+// output must not replace.
+func storeFiles(dir string) []string {
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, d := range ents {
+		if d.Type().IsRegular() {
+			out = append(out, filepath.Join(dir, d.Name()))
+		}
+	}
+	return out
 }

@@ -6,17 +6,19 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"github.com/wayside-archive/wayside/internal/testenv"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/wayside-archive/wayside/fixity"
 	"github.com/wayside-archive/wayside/fixity/testarchive"
+	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
 func fixityRun(t *testing.T, ctx context.Context, stdin string, args ...string) (string, string, error) {
@@ -63,11 +65,42 @@ func TestFixityVerifyAndCompareCmd(t *testing.T) {
 }
 
 // fixityTestArchive needs Chromium, starts a test archive with the
-// built-in site and returns it with the flags that configure it.
+// built-in site and returns it with the flags that configure it. The cap
+// on a page load and the raw fetch timeout are bounds, not expectations:
+// they are generous so that a replay on a machine starved of CPU still
+// finishes (issue 21: a replay timed out under load with --cap 8s); every
+// test answer is asserted as before. The idle period that ends a page
+// load leaves a starved browser time to run the scripts that fetch more.
 func fixityTestArchive(t *testing.T) (*testarchive.Server, []string) {
 	t.Helper()
 	arch := startTestArchive(t)
-	return arch, []string{"--archive", "test=" + arch.Host() + "," + arch.AliasHost(), "--idle", "400ms", "--cap", "8s", "--raw-timeout", "3s"}
+	return arch, []string{"--archive", "test=" + arch.Host() + "," + arch.AliasHost(), "--idle", "1s", "--cap", "2m", "--raw-timeout", "1m"}
+}
+
+// cancelOn is a writer that cancels a context once what was written
+// contains want: a scheduled sweep is stopped after its first sweep
+// reported, however long that took, instead of after a fixed time.
+type cancelOn struct {
+	mu     sync.Mutex
+	b      bytes.Buffer
+	want   string
+	cancel func()
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.b.Write(p)
+	if strings.Contains(c.b.String(), c.want) {
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+func (c *cancelOn) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.b.String()
 }
 
 func TestFixityCmdEndToEnd(t *testing.T) {
@@ -95,13 +128,18 @@ func TestFixityCmdEndToEnd(t *testing.T) {
 			t.Fatalf("sweep %d: %v\n%s", i, err, out)
 		}
 	}
-	// A scheduled sweep runs until interrupted.
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	// A scheduled sweep runs until interrupted: here, once its first
+	// sweep has reported (a bound of minutes only guards against a hang).
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	live := filepath.Join(dir, "live.html")
-	out, _, err = fixityRun(t, sctx, "", append(append([]string{"sweep", "--store", store, "--schedule", "@every 1s", "--report", live}, archFlags...), page)...)
+	sout := &cancelOn{want: "mementos", cancel: cancel}
+	var serr bytes.Buffer
+	err = run(sctx, append([]string{"fixity", "sweep", "--store", store, "--schedule", "@every 1s", "--report", live}, append(archFlags, page)...),
+		&env{stdin: strings.NewReader(""), stdout: sout, stderr: &serr, getenv: func(string) string { return "" }})
+	timedOut := errors.Is(sctx.Err(), context.DeadlineExceeded)
 	cancel()
-	if err != nil || !strings.Contains(out, "1 mementos, 0 changed, 0 failed") {
-		t.Fatalf("scheduled sweep: %v\n%s", err, out)
+	if out = sout.String(); timedOut || err != nil || !strings.Contains(out, "1 mementos, 0 changed, 0 failed") {
+		t.Fatalf("scheduled sweep: %v (gave up after 5 minutes: %v)\n%s\n%s", err, timedOut, out, serr.String())
 	}
 	if lb, err := os.ReadFile(live); err != nil || !bytes.Contains(lb, []byte("<svg")) {
 		t.Fatalf("--report after a scheduled sweep: %v", err)
@@ -235,4 +273,59 @@ func checkedStore(t *testing.T, dir string) *fixity.History {
 		t.Fatal(err)
 	}
 	return hist
+}
+
+// A sweep over an archive that answers some URI-Ms 404, 410, 500 or not at
+// all (issue 21: a 404 was taken as a good baseline, class none, exit 0):
+// exit 1, every such URI-M named on stderr with its reason, none of them
+// given a baseline, the good memento checked. The URI-M never answered is
+// swept on its own with a short cap (its timeout is the expected outcome),
+// the others with the generous bounds, so load cannot change the answer.
+func TestFixitySweepNamesUncheckedMementos(t *testing.T) {
+	arch, archFlags := fixityTestArchive(t)
+	arch.Inject(testarchive.PageRandom, testarchive.Fault{Status: 410})
+	arch.Inject(testarchive.PageLeak, testarchive.Fault{Status: 500})
+	arch.Inject(testarchive.PageState, testarchive.Fault{Hang: true})
+	good := arch.URIM(testarchive.SiteTS, testarchive.PageDeterministic)
+	hung := arch.URIM(testarchive.SiteTS, testarchive.PageState)
+	store := filepath.Join(t.TempDir(), "store")
+	for _, tc := range []struct {
+		flags []string
+		urims map[string]string // URI-M: what its line on stderr says
+		total int
+	}{
+		{nil, map[string]string{
+			arch.URIM(testarchive.SiteTS, testarchive.SiteHost+"/missing"): "404 Not Found",
+			arch.URIM(testarchive.SiteTS, testarchive.PageRandom):          "410 Gone",
+			arch.URIM(testarchive.SiteTS, testarchive.PageLeak):            ": 500",
+		}, 4},
+		{[]string{"--cap", "10s", "--raw-timeout", "5s"}, map[string]string{hung: "timeout"}, 1},
+	} {
+		args := append(append([]string{"sweep", "-q", "--store", store, "--retries", "0"}, archFlags...), tc.flags...)
+		if tc.total > len(tc.urims) {
+			args = append(args, good)
+		}
+		for u := range tc.urims {
+			args = append(args, u)
+		}
+		out, stderr, err := fixityRun(t, context.Background(), "", args...)
+		want := fmt.Sprintf("%d of %d mementos could not be checked", len(tc.urims), tc.total)
+		if err == nil || report(&strings.Builder{}, err, false) != exitFailure || !strings.Contains(err.Error(), want) {
+			t.Fatalf("sweep: %v, want exit 1 and %q\nstdout %s\nstderr %s", err, want, out, stderr)
+		}
+		for u, why := range tc.urims {
+			line := ""
+			for _, l := range strings.Split(stderr, "\n") {
+				if strings.Contains(l, "not checked") && strings.Contains(l, u+": ") {
+					line = l
+				}
+			}
+			if line == "" || !strings.Contains(line, why) {
+				t.Errorf("%s (%s) not named on stderr:\n%s", u, why, stderr)
+			}
+		}
+		if strings.Contains(stderr, "not checked") && strings.Contains(stderr, good+": ") {
+			t.Errorf("the good memento was named as not checked:\n%s", stderr)
+		}
+	}
 }

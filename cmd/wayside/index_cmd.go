@@ -15,6 +15,7 @@ import (
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
 const indexUsage = `<import|stats|lookup> [flags] [args]
@@ -195,6 +196,11 @@ func runIndexImport(ctx context.Context, e *env, args []string) error {
 	} else {
 		printImportSummary(e.stdout, st, time.Since(start))
 	}
+	var pe *os.PathError
+	if ierr != nil && fsutil.IsDiskFull(ierr) && errors.As(ierr, &pe) {
+		// One line naming the cause, not Pebble's chain of prefixes.
+		return fmt.Errorf("index import: the index's disk is full (%s: %w); the originals of every batch written before are kept: free space and run the same import again", pe.Path, pe.Err)
+	}
 	if ierr != nil {
 		return fmt.Errorf("index import: %w", ierr)
 	}
@@ -290,6 +296,10 @@ func runIndexStats(ctx context.Context, e *env, args []string) error {
 	}
 	if checkErr != nil {
 		return fmt.Errorf("index stats: %w", checkErr)
+	}
+	if st.Originals == 0 {
+		// A mistyped prefix or path looks like this: say so (exit 1).
+		return fmt.Errorf("index stats: the index at %s holds nothing (no original in any scope): check the path or the prefix", shownURL(dir))
 	}
 	return nil
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,5 +122,61 @@ func TestIndexImportBadInput(t *testing.T) {
 	}
 	if _, _, err := runIndexCLI(t, "import", "--index", idx, "--format", "arc", cdxj); err == nil {
 		t.Fatal("import accepted --format arc")
+	}
+}
+
+// A WARC compressed as one gzip stream (not one member per record): its
+// records cannot be located, so none may be an original; issue 21 found
+// them counted "other skipped" with nothing on stderr and exit 0. Each
+// such would-be original is a bad record, named, and the exit status 1.
+func TestIndexImportOneStreamNamesUnlocatable(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(testenv.SharedDir(t), "corpus", "warc", "pywb-dupes.warc.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := io.ReadAll(zr) // every member, as one stream
+	if err != nil {
+		t.Fatal(err)
+	}
+	var one bytes.Buffer
+	zw := gzip.NewWriter(&one)
+	zw.Write(plain)
+	zw.Close()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "one-stream.warc.gz")
+	if err := os.WriteFile(path, one.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := runIndexCLI(t, "import", "--index", filepath.Join(dir, "idx"), "--quiet", path)
+	if err == nil || report(&strings.Builder{}, err, false) != exitFailure || !strings.Contains(stderr, path) || !strings.Contains(stderr, "cannot be located") {
+		t.Fatalf("import of a one-stream WARC: %v\nstdout %s\nstderr %s", err, out, stderr)
+	}
+	if !strings.Contains(out, "originals added:   0") {
+		t.Fatalf("an unlocatable record became an original:\n%s", out)
+	}
+}
+
+// index stats of an index that holds no original (a mistyped Redis
+// prefix looks the same) says so and exits 1 (issue 21: "0 originals",
+// exit 0); the figures are still printed.
+func TestIndexStatsEmptyIndexFails(t *testing.T) {
+	dir := t.TempDir()
+	cdxj := filepath.Join(dir, "revisits.cdxj")
+	line := `com,example)/ 20240101000000 {"url": "http://example.com/", "mime": "warc/revisit", "status": "200", "digest": "` +
+		digest.Of(digest.SHA1, []byte("x")).Base32() + `", "length": "10", "offset": "0", "filename": "a.warc.gz"}` + "\n"
+	if err := os.WriteFile(cdxj, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idx := filepath.Join(dir, "idx")
+	if out, stderr, err := runIndexCLI(t, "import", "--index", idx, "-q", cdxj); err != nil || !strings.Contains(out, "originals added:   0") {
+		t.Fatalf("import of revisits only: %v\n%s\n%s", err, out, stderr)
+	}
+	out, _, err := runIndexCLI(t, "stats", "--index", idx)
+	if err == nil || report(&strings.Builder{}, err, false) != exitFailure || !strings.Contains(err.Error(), "holds nothing") || !strings.Contains(out, "originals:  0") {
+		t.Fatalf("stats of an empty index: %v\n%s", err, out)
 	}
 }

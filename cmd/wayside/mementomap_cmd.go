@@ -9,14 +9,17 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/internal/zipfgen"
 	"github.com/wayside-archive/wayside/mementomap"
 	"github.com/wayside-archive/wayside/mementomap/ukvs"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 const mementomapUsage = `<generate|compact|lookup|merge|eval|stats|synth> [flags] [args]
@@ -155,6 +158,9 @@ func (c *captureInput) formatOf(p string) mementomap.Format {
 
 // addAll feeds every input file (or stdin for "-") to g.
 func (c *captureInput) addAll(ctx context.Context, e *env, fs *flagSet, files []string, g *mementomap.Generator, cmd string, quiet bool) error {
+	if err := c.checkCountedTwice(fs, files, cmd); err != nil {
+		return err
+	}
 	for _, p := range files {
 		if !quiet {
 			fmt.Fprintf(e.stderr, "%s: reading %s\n", cmd, p)
@@ -178,6 +184,56 @@ func (c *captureInput) addAll(ctx context.Context, e *env, fs *flagSet, files []
 	return nil
 }
 
+// checkCountedTwice refuses a CDX or CDXJ input that indexes a WARC (or
+// ARC) file also given as an input (`generate index.cdxj warcs/*.warc.gz`):
+// every capture of that file would be counted twice. Only when both kinds
+// of input are given are the index files read for their filename fields.
+func (c *captureInput) checkCountedTwice(fs *flagSet, files []string, cmd string) error {
+	warcs := map[string]string{}
+	var indexes []string
+	for _, p := range files {
+		if p == "-" {
+			continue
+		}
+		switch c.formatOf(p) {
+		case mementomap.FormatWARC:
+			warcs[strings.TrimSuffix(filepath.Base(p), warcio.OpenSuffix)] = p
+		case mementomap.FormatCDXJ, mementomap.FormatCDX:
+			indexes = append(indexes, p)
+		}
+	}
+	if len(warcs) == 0 {
+		return nil
+	}
+	for _, ix := range indexes {
+		f, err := os.Open(ix)
+		if err != nil {
+			return fmt.Errorf("mementomap %s: %w", cmd, err)
+		}
+		r, err := maybeGunzip(f)
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("mementomap %s: %s: %w", cmd, ix, err)
+		}
+		rd := cdxj.NewReader(r, ix)
+		for {
+			l, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				continue // a bad line is the generator's to report
+			}
+			if w, ok := warcs[l.Filename]; ok {
+				f.Close()
+				return fs.usagef("mementomap %s: %s indexes %s, which is an input too: its captures would be counted twice; give the WARC files or their index, not both", cmd, ix, w)
+			}
+		}
+		f.Close()
+	}
+	return nil
+}
+
 func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "mementomap generate", "[flags] FILE...\n\n"+
 		"Builds the full MementoMap: every capture's URI is SURT-canonicalized, its\n"+
@@ -189,6 +245,7 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	in := captureFlags(fs)
 	id := fs.String("id", "", "the archive's URI, written as the !id header")
 	name := fs.String("name", "", "the archive's name, written in !meta")
+	overwrite := overwriteFlag(fs)
 	quiet := fs.quietFlag()
 	var inf inputFlags
 	inf.register(fs)
@@ -205,7 +262,7 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("mementomap generate", files); err != nil {
 		return err
 	}
-	if err := checkOutput("mementomap generate", "-o", *out); err != nil {
+	if err := checkOutput("mementomap generate", files, *overwrite, outFile{"-o", *out}); err != nil {
 		return err
 	}
 	opts, err := in.options(e, fs, "generate")
@@ -289,6 +346,7 @@ func runMMCompact(ctx context.Context, e *env, args []string) error {
 		"compacts further. OUT is replaced atomically; - writes to stdout.")
 	w, wh, wp, means, allowRoot, workers := compactFlags(fs)
 	skipBad := fs.Bool("skip-bad", false, "skip malformed and out-of-order lines (each reported) instead of stopping")
+	overwrite := overwriteFlag(fs)
 	quiet := fs.quietFlag()
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -299,7 +357,7 @@ func runMMCompact(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("mementomap compact", fs.Args()[:1]); err != nil {
 		return err
 	}
-	if err := checkOutput("mementomap compact", "OUT", fs.Arg(1)); err != nil {
+	if err := checkOutput("mementomap compact", fs.Args()[:1], *overwrite, outFile{"OUT", fs.Arg(1)}); err != nil {
 		return err
 	}
 	opts, err := compactOptions(fs, w, wh, wp, means, allowRoot, workers)
@@ -464,13 +522,17 @@ func runMMMerge(ctx context.Context, e *env, args []string) error {
 		"captures under it. Headers of all maps are kept. Compact the result to\n"+
 		"shrink it.")
 	out := fs.String("o", "-", "output map file (written atomically); - for stdout")
+	overwrite := overwriteFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() < 1 {
 		return fs.usagef("mementomap merge: no maps given")
 	}
-	if err := checkOutput("mementomap merge", "-o", *out); err != nil {
+	if err := checkInputs("mementomap merge", fs.Args()); err != nil {
+		return err
+	}
+	if err := checkOutput("mementomap merge", fs.Args(), *overwrite, outFile{"-o", *out}); err != nil {
 		return err
 	}
 	var maps []*mementomap.Map
@@ -531,6 +593,7 @@ func runMMEval(ctx context.Context, e *env, args []string) error {
 	table := fs.String("table", "", "with --grid or --sweep: write the table (TSV) here (default: stdout)")
 	plot := fs.String("plot", "", "with --grid or --sweep: write an SVG plot of cost vs accuracy here")
 	tmp := fs.String("tmp", "", "directory for the compacted maps (default: system temp)")
+	overwrite := overwriteFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -557,10 +620,8 @@ func runMMEval(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("mementomap eval", inputs); err != nil {
 		return err
 	}
-	for _, o := range [][2]string{{"--table", *table}, {"--plot", *plot}} {
-		if err := checkOutput("mementomap eval", o[0], o[1]); err != nil {
-			return err
-		}
+	if err := checkOutput("mementomap eval", inputs, *overwrite, outFile{"--table", *table}, outFile{"--plot", *plot}); err != nil {
+		return err
 	}
 	var fm *mementomap.Map
 	if *full != "" {
@@ -730,6 +791,7 @@ func runMMStats(ctx context.Context, e *env, args []string) error {
 	in := captureFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of text tables")
 	svg := fs.String("svg", "", "also write an SVG plot of the depth distribution here")
+	overwrite := overwriteFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -739,7 +801,7 @@ func runMMStats(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("mementomap stats", fs.Args()); err != nil {
 		return err
 	}
-	if err := checkOutput("mementomap stats", "--svg", *svg); err != nil {
+	if err := checkOutput("mementomap stats", fs.Args(), *overwrite, outFile{"--svg", *svg}); err != nil {
 		return err
 	}
 	opts, err := in.options(e, fs, "stats")
@@ -803,13 +865,12 @@ func runMMSynth(ctx context.Context, e *env, args []string) error {
 	fs.atLeast("n", 1)
 	fs.atLeast("seed", 0)
 	fs.atLeast("absent", 0)
+	overwrite := overwriteFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	for _, o := range [][2]string{{"-o", *out}, {"--set", *set}} {
-		if err := checkOutput("mementomap synth", o[0], o[1]); err != nil {
-			return err
-		}
+	if err := checkOutput("mementomap synth", nil, *overwrite, outFile{"-o", *out}, outFile{"--set", *set}); err != nil {
+		return err
 	}
 	abs := *absent
 	if *set == "" {

@@ -40,6 +40,10 @@ type Index struct {
 
 	closed atomic.Bool
 	opMu   sync.RWMutex // shared by operations using db, exclusive in Close
+	// fatal holds the error of a write Pebble found fatal (a commit that
+	// failed, e.g. on a full disk): no write is tried after it, and Close
+	// leaves the store as a crash would (the next Open recovers it).
+	fatal atomic.Pointer[error]
 
 	shards [numShards]shard
 
@@ -326,6 +330,23 @@ func (ix *Index) begin() error {
 
 func (ix *Index) end() { ix.opMu.RUnlock() }
 
+// write runs a durable write. Pebble treats a failed commit as fatal
+// and panics (pebblelog.Logger.Fatalf); write turns that panic into an
+// error, one line naming the cause (no space left on device), and marks
+// the index failed: later writes return the same error without touching
+// the store.
+func (ix *Index) write(f func() error) (err error) {
+	if fe := ix.fatal.Load(); fe != nil {
+		return *fe
+	}
+	defer func() {
+		if pebblelog.Recover(recover(), &err) {
+			ix.fatal.Store(&err)
+		}
+	}()
+	return f()
+}
+
 // Close drops all pending claims, waits for operations in flight and closes
 // the database.
 func (ix *Index) Close() error {
@@ -343,6 +364,11 @@ func (ix *Index) Close() error {
 	}
 	ix.opMu.Lock()
 	defer ix.opMu.Unlock()
+	if fe := ix.fatal.Load(); fe != nil {
+		// Pebble is in its fatal state: closing it may fail again, or
+		// panic. The store is left as a crash leaves it; Open recovers.
+		return fmt.Errorf("dedupindex/pebble: close after a failed write: %w", *fe)
+	}
 	if err := ix.db.Close(); err != nil {
 		return fmt.Errorf("dedupindex/pebble: close: %w", err)
 	}
@@ -368,7 +394,7 @@ func (ix *Index) scopeID(name string, create bool) (id uint64, ok bool, err erro
 		return id, true, nil
 	}
 	id = n + 1
-	if err := ix.db.Set(scopeKey(name), binary.AppendUvarint(nil, id), pebble.Sync); err != nil {
+	if err := ix.write(func() error { return ix.db.Set(scopeKey(name), binary.AppendUvarint(nil, id), pebble.Sync) }); err != nil {
 		return 0, false, fmt.Errorf("dedupindex/pebble: add scope %q: %w", name, err)
 	}
 	ix.namesMu.Lock()
@@ -403,7 +429,7 @@ func (ix *Index) intern(kind byte, s string) (uint64, error) {
 		return id, nil
 	}
 	id = n + 1
-	if err := ix.db.Set(internKey(kind, id), []byte(s), pebble.Sync); err != nil {
+	if err := ix.write(func() error { return ix.db.Set(internKey(kind, id), []byte(s), pebble.Sync) }); err != nil {
 		return 0, fmt.Errorf("dedupindex/pebble: intern %q: %w", s, err)
 	}
 	ix.namesMu.Lock()

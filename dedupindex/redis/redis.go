@@ -170,6 +170,11 @@ func New(ctx context.Context, c goredis.UniversalClient, opts ...Option) (*Index
 		masters:      map[string]*masterState{},
 	}
 	ix.reads.v.Store(readScoreMax / 2)
+	if ix.waitReplicas > 0 {
+		if err := ix.checkReplicas(ctx); err != nil {
+			return nil, err
+		}
+	}
 	entries, valueMax := ix.listpackLimits(ctx)
 	ix.valueMax = valueMax
 	capacity := o.capacity

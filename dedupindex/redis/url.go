@@ -124,6 +124,11 @@ func openURL(ctx context.Context, u *url.URL, o dedupindex.OpenOptions) (dedupin
 	defer cancel()
 	if err := c.Ping(pctx).Err(); err != nil {
 		c.Close()
+		if cluster {
+			if addr := singleServer(pctx, addrs, password); addr != "" {
+				return nil, fmt.Errorf("redis at %s is a single server, not a cluster (cluster_enabled:0): add cluster=0 to the URL to use it alone (redis://%s/?cluster=0), or give the addresses of a Redis Cluster", addr, addr)
+			}
+		}
 		return nil, fmt.Errorf("redis at %s does not answer: %w", u.Host, err)
 	}
 	ix, err := New(pctx, c, append(opts, WithClientClosed())...)
@@ -132,4 +137,18 @@ func openURL(ctx context.Context, u *url.URL, o dedupindex.OpenOptions) (dedupin
 		return nil, err
 	}
 	return ix, nil
+}
+
+// singleServer returns the first of addrs that answers as a Redis server
+// with cluster support disabled, or "".
+func singleServer(ctx context.Context, addrs []string, password string) string {
+	for _, a := range addrs {
+		c := goredis.NewClient(&goredis.Options{Addr: a, Password: password, MaxRetries: -1})
+		info, err := c.Info(ctx, "cluster").Result()
+		c.Close()
+		if err == nil && strings.Contains(info, "cluster_enabled:0") {
+			return a
+		}
+	}
+	return ""
 }

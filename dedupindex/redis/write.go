@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -114,6 +115,44 @@ func (ix *Index) writeWait(ctx context.Context, node *goredis.Client, want int, 
 	replicas = max(replicas, int(n))
 	ix.mu.Unlock()
 	return ack{acked: int(n), replicas: replicas}, nil
+}
+
+// checkReplicas, at start-up with WithWait, refuses a cluster (or server)
+// where a master has fewer connected replicas than every commit is to
+// wait for: each commit would be stored and yet reported failed
+// (ErrNotReplicated), the crawl's exit status 1 for nothing.
+func (ix *Index) checkReplicas(ctx context.Context) error {
+	var short []string
+	check := func(n *goredis.Client) error {
+		addr := n.Options().Addr
+		r, err := ix.connectedReplicas(ctx, n, addr, true)
+		if err != nil {
+			return err
+		}
+		if r < ix.waitReplicas {
+			ix.mu.Lock()
+			short = append(short, fmt.Sprintf("%s has %d", addr, r))
+			ix.mu.Unlock()
+		}
+		return nil
+	}
+	var err error
+	switch c := ix.c.(type) {
+	case *goredis.ClusterClient:
+		err = c.ForEachMaster(ctx, func(ctx context.Context, n *goredis.Client) error { return check(n) })
+	case *goredis.Client:
+		err = check(c)
+	default:
+		return fmt.Errorf("dedupindex/redis: waiting for replicas needs a *ClusterClient or *Client, not %T", ix.c)
+	}
+	if err != nil {
+		return fmt.Errorf("dedupindex/redis: wait=%d: count the replicas: %w", ix.waitReplicas, err)
+	}
+	if len(short) > 0 {
+		sort.Strings(short)
+		return fmt.Errorf("dedupindex/redis: wait=%d asks every commit to be acknowledged by %d replica(s), but master %s connected: every commit would be stored and reported failed; add replicas, or open without wait=", ix.waitReplicas, ix.waitReplicas, strings.Join(short, ", master "))
+	}
+	return nil
 }
 
 // connectedReplicas returns how many replicas the master at addr has,
