@@ -116,4 +116,3 @@ type IDXBlock struct {
 	Digest   string `json:"digest"`
 	Filename string `json:"filename"`
 }
-
