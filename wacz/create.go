@@ -327,11 +327,18 @@ func (c *creator) addWARC(ctx context.Context, p string) error {
 			continue
 		}
 		l = cdxj.FromCapture(rec.Capture(name))
+		if l.IsRevisit() && l.Status == 304 {
+			// wabac.js (ReplayWeb.page) takes a revisit line with a 3xx
+			// status for the revisit of a redirect and serves it as it
+			// is, an empty 304, instead of the original: see the
+			// package documentation.
+			l.Status = 0
+		}
 		buf = l.Format(buf[:0])
 		if err := c.sorter.Add(buf); err != nil {
 			return fmt.Errorf("wacz: index: %w", err)
 		}
-		if err := c.pages.consider(rec); err != nil {
+		if err := c.pages.consider(rec, name); err != nil {
 			return err
 		}
 	}

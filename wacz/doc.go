@@ -28,6 +28,15 @@
 //	datapackage.json               every resource's path, size and sha256
 //	datapackage-digest.json        the sha256 of datapackage.json, signed
 //
+// The index follows pywb's conventions (package cdxj) with one exception:
+// a revisit whose HTTP status is 304 (the server-not-modified profile)
+// gets no status field. wabac.js, which ReplayWeb.page runs, treats a
+// revisit line with a 3xx status as the revisit of a redirect and serves
+// it as recorded — an empty 304 — instead of the original's payload;
+// without the status it resolves the revisit to its original
+// (internal/interop's TestWACZReplay shows both). Pages' timestamps are
+// given to the second, the precision of the index's timestamps.
+//
 // Signing uses an anonymous ECDSA key (LoadOrCreateKey keeps one under the
 // user's configuration directory). The curve is P-384, not P-256: wabac.js
 // (ReplayWeb.page) imports an anonymous "publicKey" as P-384 and

@@ -96,15 +96,20 @@ func IsPage(rec *warcio.Record) bool {
 	return strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")
 }
 
-// PageTS is the timestamp pages.jsonl gives a capture date.
-func PageTS(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// PageTS is the timestamp pages.jsonl gives a capture date: to the second,
+// the precision of the index's 14-digit timestamps, so that a replay tool
+// asked for the page at its ts finds that capture and not a closer one of
+// the same URL (a second crawl a few hundred milliseconds later).
+func PageTS(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
 
-func (ps *pageSet) consider(rec *warcio.Record) error {
+func (ps *pageSet) consider(rec *warcio.Record, file string) error {
 	if !IsPage(rec) {
 		return nil
 	}
 	ts := PageTS(rec.Date)
-	sum := sha256.Sum256([]byte(rec.TargetURI + " " + ts))
+	// The id names the record: two captures of a URL within one second
+	// share url and ts, not id (wabac.js keeps pages by id).
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s %s %s %d", rec.TargetURI, ts, file, rec.Offset))
 	p := Page{ID: hex.EncodeToString(sum[:16]), URL: rec.TargetURI, TS: ts, Seed: ps.seeds[rec.TargetURI]}
 	if rec.Type == "response" {
 		p.Title = Title(rec.Payload, rec.HTTP.Header.Get("Content-Encoding"))
