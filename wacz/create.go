@@ -301,6 +301,7 @@ func (c *creator) addWARC(ctx context.Context, p string) error {
 	r := warcio.NewReader(tee, p, warcio.Options{KeepPayload: titleBytes})
 	var l cdxj.Line
 	var buf []byte
+	records, problems := c.res.Records, len(c.res.Problems)
 	for n := 0; ; n++ {
 		if n%256 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -341,6 +342,9 @@ func (c *creator) addWARC(ctx context.Context, p string) error {
 		if err := c.pages.consider(rec, name); err != nil {
 			return err
 		}
+	}
+	if c.res.Records == records && len(c.res.Problems) > problems {
+		return fmt.Errorf("wacz: no WARC record could be read: %w", c.res.Problems[problems])
 	}
 	// Hash what the reader left unread (nothing after a clean end).
 	if _, err := io.Copy(io.Discard, tee); err != nil {

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wayside-archive/wayside/internal/testenv"
+)
+
+func runWACZCmd(t *testing.T, cfg string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return cfg
+		}
+		return ""
+	}}
+	err = run(context.Background(), args, e)
+	return out.String(), errb.String(), err
+}
+
+// TestWACZCommand: create from a WARC directory signs with a key it
+// creates (0600) under the configuration directory and reuses; verify
+// exits 0 naming that key; a flipped byte and a truncated file exit 1 with
+// one line naming the member; usage errors exit 2.
+func TestWACZCommand(t *testing.T) {
+	cfg := t.TempDir()
+	dir := t.TempDir()
+	testenv.CopyFiles(t, dir, filepath.Join(testenv.SharedDir(t), "corpus", "warc", "pywb-iana.warc.gz"),
+		filepath.Join(testenv.SharedDir(t), "corpus", "warc", "warcio-example.warc.gz"))
+	os.WriteFile(filepath.Join(dir, "crawl.warc.gz.open"), []byte("not closed"), 0o644)
+	out := filepath.Join(t.TempDir(), "c.wacz")
+	_, stderr, err := runWACZCmd(t, cfg, "wacz", "create", "-o", out, "--title", "Test", dir)
+	if err != nil || !strings.Contains(stderr, "created a new signing key") || !strings.Contains(stderr, "2 WARC files") {
+		t.Fatalf("create: %v\n%s", err, stderr)
+	}
+	key := filepath.Join(cfg, "wayside", "wacz-signing-key.pem")
+	if fi, err := os.Stat(key); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key: %v", err)
+	}
+	pub, _, err := runWACZCmd(t, cfg, "wacz", "pubkey")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub = strings.TrimSpace(pub)
+	stdout, stderr, err := runWACZCmd(t, cfg, "wacz", "verify", "--trust", pub, out)
+	if err != nil || !strings.Contains(stdout, "OK") || !strings.Contains(stdout, pub) {
+		t.Fatalf("verify: %v\n%s%s", err, stdout, stderr)
+	}
+	// A second create reuses the key.
+	out2 := filepath.Join(t.TempDir(), "d.wacz")
+	if _, stderr, err := runWACZCmd(t, cfg, "wacz", "create", "-o", out2, dir); err != nil || strings.Contains(stderr, "created a new") {
+		t.Fatalf("second create: %v\n%s", err, stderr)
+	}
+	if _, _, err := runWACZCmd(t, cfg, "wacz", "verify", "-q", "--trust", pub, out2); err != nil {
+		t.Fatal(err)
+	}
+
+	// A flipped byte in the index.
+	b, _ := os.ReadFile(out)
+	zr, _ := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	var off int64
+	for _, f := range zr.File {
+		if f.Name == "indexes/index.cdxj" {
+			off, _ = f.DataOffset()
+		}
+	}
+	bad := append([]byte(nil), b...)
+	bad[off+100] ^= 1
+	badPath := filepath.Join(t.TempDir(), "bad.wacz")
+	os.WriteFile(badPath, bad, 0o644)
+	_, stderr, err = runWACZCmd(t, cfg, "wacz", "verify", badPath)
+	if err == nil || report(&strings.Builder{}, err, false) != exitFailure || !strings.Contains(err.Error(), "indexes/index.cdxj") || !strings.Contains(stderr, "indexes/index.cdxj") {
+		t.Fatalf("flipped byte: %v\n%s", err, stderr)
+	}
+	// Truncated.
+	os.WriteFile(badPath, b[:len(b)/2], 0o644)
+	_, _, err = runWACZCmd(t, cfg, "wacz", "verify", badPath)
+	if err == nil || !strings.Contains(err.Error(), "not a complete zip") || !strings.Contains(err.Error(), "archive/pywb-iana.warc.gz") {
+		t.Fatalf("truncated: %v", err)
+	}
+
+	// Unsigned: fails verify unless allowed.
+	out3 := filepath.Join(t.TempDir(), "u.wacz")
+	if _, _, err := runWACZCmd(t, cfg, "wacz", "create", "-q", "--no-sign", "-o", out3, dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runWACZCmd(t, cfg, "wacz", "verify", out3); err == nil || !strings.Contains(err.Error(), "not signed") {
+		t.Fatalf("unsigned: %v", err)
+	}
+	if _, _, err := runWACZCmd(t, cfg, "wacz", "verify", "--allow-unsigned", out3); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, args := range [][]string{{"wacz"}, {"wacz", "create", dir}, {"wacz", "create", "-o", "x.zip", dir}, {"wacz", "create", "-o", out}, {"wacz", "verify"}} {
+		_, _, err := runWACZCmd(t, cfg, args...)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%v: want a usage error, got %v", args, err)
+		}
+	}
+	if _, _, err := runWACZCmd(t, cfg, "wacz", "create", "-o", filepath.Join(t.TempDir(), "n.wacz"), filepath.Join(dir, "none.warc.gz")); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing input: %v", err)
+	}
+}
