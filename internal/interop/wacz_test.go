@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"hash/crc32"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -371,4 +373,103 @@ func runAllowFail(t testing.TB, args ...string) string {
 	cmd.Stdout = &stdout
 	cmd.Run()
 	return stdout.String()
+}
+
+// rezip copies the zip src to dst with member name's bytes changed by
+// edit (stored, sizes and CRC recomputed: only the content differs).
+func rezip(t testing.TB, src, dst, name string, edit func([]byte) []byte) {
+	t.Helper()
+	zr, err := zip.OpenReader(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	f, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zw := zip.NewWriter(f)
+	for _, m := range zr.File {
+		rc, _ := m.Open()
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Name == name {
+			b = edit(bytes.Clone(b))
+		}
+		w, _ := zw.CreateRaw(&zip.FileHeader{Name: m.Name, Method: zip.Store, CRC32: crc32.ChecksumIEEE(b), CompressedSize64: uint64(len(b)), UncompressedSize64: uint64(len(b))})
+		w.Write(b)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWACZCheckersCatchBrokenOutput: the independent checker
+// (js/check-wacz.mjs) names a WARC member whose bytes changed, a page
+// missing from the index and a forged signature, and wabac.js finds the
+// forged signature invalid, so the checks TestWACZReplay relies on can
+// fail.
+func TestWACZCheckersCatchBrokenOutput(t *testing.T) {
+	t.Parallel()
+	js := tools(t)
+	warc := filepath.Join(testenv.SharedDir(t), "corpus", "warc", "pywb-iana.warc.gz")
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.wacz")
+	wayside(t, "wacz", "create", "-q", "--key", filepath.Join(dir, "key.pem"), "-o", good, warc)
+	var chk waczCheck
+	js.nodeJSON(t, &chk, "check-wacz.mjs", good)
+	if len(chk.Problems) != 0 || !chk.Signature {
+		t.Fatalf("good file: %+v", chk)
+	}
+	flipped := filepath.Join(dir, "flipped.wacz")
+	rezip(t, good, flipped, "archive/pywb-iana.warc.gz", func(b []byte) []byte { b[len(b)/2] ^= 1; return b })
+	js.nodeJSON(t, &chk, "check-wacz.mjs", flipped)
+	if !anyContains(chk.Problems, "archive/pywb-iana.warc.gz: sha256") {
+		t.Errorf("flipped WARC byte: %v", chk.Problems)
+	}
+	page := filepath.Join(dir, "page.wacz")
+	rezip(t, good, page, "pages/pages.jsonl", func(b []byte) []byte {
+		return append(b, `{"id":"x","url":"http://nowhere.example/","ts":"2020-01-01T00:00:00Z"}`+"\n"...)
+	})
+	js.nodeJSON(t, &chk, "check-wacz.mjs", page)
+	if !anyContains(chk.Problems, "page http://nowhere.example/ at 20200101000000 not in the index") {
+		t.Errorf("page not in the index: %v", chk.Problems)
+	}
+	forged := filepath.Join(dir, "forged.wacz")
+	rezip(t, good, forged, "datapackage-digest.json", func(b []byte) []byte {
+		var d map[string]any
+		json.Unmarshal(b, &d)
+		sd := d["signedData"].(map[string]any)
+		sig := []byte(sd["signature"].(string))
+		sig[5] = map[bool]byte{true: 'B', false: 'A'}[sig[5] == 'A']
+		sd["signature"] = string(sig)
+		out, _ := json.Marshal(d)
+		return out
+	})
+	js.nodeJSON(t, &chk, "check-wacz.mjs", forged)
+	if chk.Signature {
+		t.Error("the independent checker accepts a forged signature")
+	}
+	var rep waczReplay
+	qf := filepath.Join(dir, "q.json")
+	os.WriteFile(qf, []byte("[]"), 0o644)
+	js.nodeJSON(t, &rep, "replay-wacz.mjs", qf, forged)
+	for _, e := range rep.Verify.Entries {
+		if e.ID == "signature" && e.Matched != false {
+			t.Errorf("wabac.js: forged signature matched %v", e.Matched)
+		}
+	}
+}
+
+func anyContains(list []string, s string) bool {
+	for _, x := range list {
+		if strings.Contains(x, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -98,7 +98,14 @@ for (let i = 0; i < lines.length; i++) {
   const warc = members.get("archive/" + j.filename);
   if (!warc) { bad("index", `line ${i + 1}: no archive/${j.filename}`); continue; }
   let rec = warc.subarray(Number(j.offset), Number(j.offset) + Number(j.length));
-  if (j.filename.endsWith(".gz")) rec = gunzipSync(rec);
+  if (j.filename.endsWith(".gz")) {
+    try {
+      rec = gunzipSync(rec);
+    } catch (e) {
+      bad("archive/" + j.filename, `offset ${j.offset}: the record does not inflate: ${e.message}`);
+      continue;
+    }
+  }
   const head = rec.subarray(0, Math.min(rec.length, 8192)).toString("latin1");
   const h = (n) => (head.match(new RegExp("^" + n + ":\\s*(.*?)\\r?$", "mi")) || [])[1];
   const date = (h("WARC-Date") || "").replace(/[-:TZ]/g, "").slice(0, 14);
