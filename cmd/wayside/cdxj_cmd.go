@@ -51,6 +51,11 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("cdxj", files); err != nil {
 		return err
 	}
+	files, doneWACZ, err := openWACZInputs(ctx, "cdxj", files)
+	if err != nil {
+		return err
+	}
+	defer doneWACZ()
 	if err := checkOutput("cdxj", "-o", *out); err != nil {
 		return err
 	}
@@ -80,7 +85,7 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	// -o FILE is replaced atomically, and also when the run only reports
 	// problems (damaged records counted, the rest indexed).
 	var runErr, fatal error
-	err := fsutil.WriteFileAtomic(*out, 0o644, func(w io.Writer) error {
+	err = fsutil.WriteFileAtomic(*out, 0o644, func(w io.Writer) error {
 		runErr = run(w)
 		var problems problemsError
 		switch {

@@ -121,6 +121,14 @@ func runCharacterize(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("characterize", files); err != nil {
 		return err
 	}
+	if *writeMeta && *metaDir == "" && hasWACZ(files) {
+		return fs.usagef("characterize: --write-metadata of a WACZ input needs --metadata-dir (its WARC files are read from a temporary copy)")
+	}
+	files, doneWACZ, err := openWACZInputs(ctx, "characterize", files)
+	if err != nil {
+		return err
+	}
+	defer doneWACZ()
 	c, st, err := openCharacterizer(&cf, *store, nil, characterize.Options{})
 	if err != nil {
 		return err

@@ -437,7 +437,15 @@ func runDedupRun(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "rewrite: %d/%d files, %s: %d revisits\n", done, total, l.Output, l.Revisits)
 		}
 	}
-	rep, err := postdedup.Run(ctx, fs.Args(), *out, opts)
+	if *replace && hasWACZ(fs.Args()) {
+		return fs.usagef("dedup run: --replace cannot replace the WARC files inside a WACZ input")
+	}
+	inputs, doneWACZ, err := openWACZInputs(ctx, "dedup run", fs.Args())
+	if err != nil {
+		return err
+	}
+	defer doneWACZ()
+	rep, err := postdedup.Run(ctx, inputs, *out, opts)
 	if *jsonOut {
 		printJSON(e.stdout, rep)
 	} else {

@@ -106,6 +106,7 @@ type captureInput struct {
 	format, status, mime, tmp *string
 	skipBad                   *bool
 	memMB                     *int
+	files                     []string // inputs after openWACZInputs (nil: the arguments)
 }
 
 func captureFlags(fs *flagSet) *captureInput {
@@ -147,7 +148,11 @@ func (c *captureInput) formatOf(p string) mementomap.Format {
 
 // addAll feeds every input file (or stdin for "-") to g.
 func (c *captureInput) addAll(ctx context.Context, e *env, fs *flagSet, g *mementomap.Generator, cmd string, quiet bool) error {
-	for _, p := range fs.Args() {
+	files := fs.Args()
+	if c.files != nil {
+		files = c.files // WACZ inputs opened (openWACZInputs)
+	}
+	for _, p := range files {
 		if !quiet {
 			fmt.Fprintf(e.stderr, "%s: reading %s\n", cmd, p)
 		}
@@ -191,6 +196,12 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("mementomap generate", fs.Args()); err != nil {
 		return err
 	}
+	files, doneWACZ, err := openWACZInputs(ctx, "mementomap generate", fs.Args())
+	if err != nil {
+		return err
+	}
+	defer doneWACZ()
+	in.files = files
 	if err := checkOutput("mementomap generate", "-o", *out); err != nil {
 		return err
 	}

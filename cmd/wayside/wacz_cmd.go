@@ -238,3 +238,48 @@ func runWACZPubkey(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintln(e.stdout, pub)
 	return nil
 }
+
+// openWACZInputs is the one hook through which commands that read WARC
+// files accept WACZ files too: each input ending in ".wacz" is replaced by
+// its WARC files, copied out of the zip (under wacz.Open's size and name
+// limits, never outside a new temporary directory) and named as in the
+// WACZ's archive/; other inputs pass through in place. done removes the
+// copies; call it when the command has finished reading.
+func openWACZInputs(ctx context.Context, cmd string, paths []string) (out []string, done func(), err error) {
+	done = func() {}
+	var work string
+	for _, p := range paths {
+		if !hasWACZ([]string{p}) {
+			out = append(out, p)
+			continue
+		}
+		if work == "" {
+			if work, err = os.MkdirTemp("", "wayside-wacz-"); err != nil {
+				return nil, done, fmt.Errorf("%s: %w", cmd, err)
+			}
+			done = func() { os.RemoveAll(work) }
+		}
+		dir, err := os.MkdirTemp(work, "in-")
+		if err != nil {
+			done()
+			return nil, func() {}, fmt.Errorf("%s: %w", cmd, err)
+		}
+		warcs, err := wacz.ExtractWARCs(ctx, p, dir, wacz.Limits{})
+		if err != nil {
+			done()
+			return nil, func() {}, fmt.Errorf("%s: %w", cmd, err)
+		}
+		out = append(out, warcs...)
+	}
+	return out, done, nil
+}
+
+// hasWACZ reports whether any input is a WACZ file (openWACZInputs).
+func hasWACZ(paths []string) bool {
+	for _, p := range paths {
+		if strings.HasSuffix(strings.ToLower(p), ".wacz") {
+			return true
+		}
+	}
+	return false
+}

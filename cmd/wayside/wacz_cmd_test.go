@@ -110,3 +110,84 @@ func TestWACZCommand(t *testing.T) {
 		t.Errorf("missing input: %v", err)
 	}
 }
+
+// TestWACZInputs: cdxj, mementomap generate, characterize and dedup run
+// read a WACZ as they read the WARC files in it — the same output — and
+// leave no copy behind; a WACZ with an unsafe member name is refused,
+// naming it, with nothing extracted.
+func TestWACZInputs(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	warcs := []string{
+		filepath.Join(testenv.SharedDir(t), "corpus", "warc", "pywb-iana.warc.gz"),
+		filepath.Join(testenv.SharedDir(t), "corpus", "warc", "warcio-example.warc.gz"),
+	}
+	w := filepath.Join(t.TempDir(), "in.wacz")
+	if _, stderr, err := runWACZCmd(t, "", append([]string{"wacz", "create", "-q", "--no-sign", "-o", w}, warcs...)...); err != nil {
+		t.Fatal(err, stderr)
+	}
+	same := func(name string, args ...string) {
+		t.Helper()
+		a, stderr, err := runWACZCmd(t, "", append(append([]string(nil), args...), warcs...)...)
+		if err != nil {
+			t.Fatalf("%s of the WARC files: %v\n%s", name, err, stderr)
+		}
+		b, stderr, err := runWACZCmd(t, "", append(append([]string(nil), args...), w)...)
+		if err != nil {
+			t.Fatalf("%s of the WACZ: %v\n%s", name, err, stderr)
+		}
+		strip := func(s string) string {
+			var keep []string
+			for _, l := range strings.Split(s, "\n") {
+				if !strings.HasPrefix(l, "!meta") && !strings.Contains(l, "elapsed") {
+					keep = append(keep, l)
+				}
+			}
+			return strings.Join(keep, "\n")
+		}
+		if strip(a) != strip(b) || len(a) < 100 {
+			t.Errorf("%s: the WACZ gives\n%.600s\nthe WARC files\n%.600s", name, b, a)
+		}
+	}
+	same("cdxj", "cdxj", "-q")
+	same("mementomap generate", "mementomap", "generate", "-q")
+	same("characterize", "characterize", "-q", "--json")
+
+	d1, d2 := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	if _, stderr, err := runWACZCmd(t, "", append([]string{"dedup", "run", "-q", "-o", d1}, warcs...)...); err != nil {
+		t.Fatal(err, stderr)
+	}
+	if _, stderr, err := runWACZCmd(t, "", "dedup", "run", "-q", "-o", d2, w); err != nil {
+		t.Fatal(err, stderr)
+	}
+	for _, wf := range warcs {
+		a, err1 := os.ReadFile(filepath.Join(d1, filepath.Base(wf)))
+		b, err2 := os.ReadFile(filepath.Join(d2, filepath.Base(wf)))
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("dedup run output %s differs (%v, %v)", filepath.Base(wf), err1, err2)
+		}
+	}
+	if _, _, err := runWACZCmd(t, "", "characterize", "--write-metadata", w); err == nil || !strings.Contains(err.Error(), "--metadata-dir") {
+		t.Errorf("characterize --write-metadata of a WACZ: %v", err)
+	}
+	if _, _, err := runWACZCmd(t, "", "dedup", "run", "--replace", "-o", d2, w); err == nil || !strings.Contains(err.Error(), "--replace") {
+		t.Errorf("dedup run --replace of a WACZ: %v", err)
+	}
+
+	// A WACZ with a zip-slip member.
+	slip := filepath.Join(t.TempDir(), "slip.wacz")
+	f, _ := os.Create(slip)
+	zw := zip.NewWriter(f)
+	for _, n := range []string{"archive/ok.warc", "archive/../../../evil.warc"} {
+		mw, _ := zw.CreateHeader(&zip.FileHeader{Name: n, Method: zip.Store})
+		mw.Write([]byte("WARC/1.0\r\n"))
+	}
+	zw.Close()
+	f.Close()
+	if _, _, err := runWACZCmd(t, "", "cdxj", "-q", slip); err == nil || !strings.Contains(err.Error(), `"archive/../../../evil.warc"`) {
+		t.Errorf("zip slip: %v", err)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("left in TMPDIR: %v", ents)
+	}
+}
