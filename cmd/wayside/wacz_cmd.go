@@ -283,3 +283,52 @@ func hasWACZ(paths []string) bool {
 	}
 	return false
 }
+
+// checkWACZOutput checks `crawl --wacz FILE` before the crawl starts.
+func checkWACZOutput(fs *flagSet, out string) error {
+	if out == "" {
+		return nil
+	}
+	if !strings.HasSuffix(out, ".wacz") {
+		return fs.usagef("crawl: --wacz %s: the name must end in .wacz", out)
+	}
+	return checkOutput("crawl", "--wacz", out)
+}
+
+// crawlWACZ packages the closed WARC files of a crawl's directory as a
+// WACZ signed with Wayside's key, the crawl's seeds as pages' seeds and
+// its live MementoMap, if any, as an extra resource.
+func crawlWACZ(ctx context.Context, e *env, out, warcDir string, seeds []string, liveMap string, quiet bool) error {
+	warcs, err := wacz.ExpandInputs([]string{warcDir})
+	if err != nil {
+		return fmt.Errorf("crawl: --wacz: %w", err)
+	}
+	p, err := waczKey(e, "")
+	if err != nil {
+		return err
+	}
+	key, _, err := wacz.LoadOrCreateKey(p)
+	if err != nil {
+		return err
+	}
+	opts := wacz.Options{Seeds: seeds, Key: key, Software: "Wayside " + versionString(), Title: "Crawl of " + strings.Join(seeds, " ")}
+	if liveMap != "" {
+		if _, err := os.Stat(liveMap); err == nil {
+			opts.Extras = append(opts.Extras, wacz.Extra{Name: "mementomap.ukvs", File: liveMap})
+		}
+	}
+	res, err := wacz.Create(ctx, out, warcs, opts)
+	if err != nil {
+		return fmt.Errorf("crawl: --wacz: %w", err)
+	}
+	for _, pr := range res.Problems {
+		fmt.Fprintln(e.stderr, "crawl: --wacz:", pr)
+	}
+	if len(res.Problems) > 0 {
+		return fmt.Errorf("crawl: --wacz: %s written, but %d records could not be read or indexed (listed above)", out, len(res.Problems))
+	}
+	if !quiet {
+		fmt.Fprintf(e.stderr, "crawl: wrote %s: %d WARC files, %d index lines, %d pages + %d extra pages, signed\n", out, res.WARCs, res.IndexLines, res.Pages, res.ExtraPages)
+	}
+	return nil
+}

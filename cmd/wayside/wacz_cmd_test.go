@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
@@ -189,5 +191,59 @@ func TestWACZInputs(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
 		t.Errorf("left in TMPDIR: %v", ents)
+	}
+}
+
+// TestCrawlWACZ: crawl --wacz packages the crawl's WARC directory at the
+// end, signed with Wayside's key, its seed the main page; wacz verify
+// trusts it. A bad --wacz name is a usage error before anything is fetched.
+func TestCrawlWACZ(t *testing.T) {
+	srv, err := sitetest.Start(sitetest.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cfg, dir := t.TempDir(), t.TempDir()
+	out := filepath.Join(t.TempDir(), "crawl.wacz")
+	seed := srv.URL + "/"
+	if _, _, err := runWACZCmd(t, cfg, "crawl", "--warc-dir", dir, "--wacz", filepath.Join(t.TempDir(), "x.zip"), seed); err == nil || !strings.Contains(err.Error(), "must end in .wacz") {
+		t.Fatalf("bad --wacz: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("a refused crawl wrote %v", ents)
+	}
+	_, stderr, err := runWACZCmd(t, cfg, "crawl", "--warc-dir", dir, "--robots", "--delay", "0", "--parallel", "1", "--max-file-size", "40000", "--wacz", out, seed)
+	if err != nil || !strings.Contains(stderr, "crawl: wrote "+out) {
+		t.Fatalf("crawl --wacz: %v\n%s", err, stderr)
+	}
+	pub, _, _ := runWACZCmd(t, cfg, "wacz", "pubkey")
+	if stdout, stderr, err := runWACZCmd(t, cfg, "wacz", "verify", "--trust", strings.TrimSpace(pub), out); err != nil {
+		t.Fatalf("verify: %v\n%s%s", err, stdout, stderr)
+	}
+	zr, err := zip.OpenReader(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	var dp, pages []byte
+	warcs := 0
+	for _, f := range zr.File {
+		rc, _ := f.Open()
+		b, _ := io.ReadAll(rc)
+		rc.Close()
+		switch {
+		case f.Name == "datapackage.json":
+			dp = b
+		case f.Name == "pages/pages.jsonl":
+			pages = b
+		case strings.HasPrefix(f.Name, "archive/"):
+			warcs++
+		}
+	}
+	if on, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz")); warcs != len(on) || warcs < 2 {
+		t.Errorf("%d WARC members, %d WARC files", warcs, len(on))
+	}
+	if !strings.Contains(string(dp), `"mainPageUrl": "`+seed+`"`) || !strings.Contains(string(pages), `"url":"`+seed+`"`) || !strings.Contains(string(pages), `"seed":true`) {
+		t.Errorf("seed page missing:\n%s\n%s", dp, pages)
 	}
 }
