@@ -153,7 +153,10 @@ func ExpandInputs(inputs []string) ([]string, error) {
 		n := 0
 		for _, e := range ents {
 			name := e.Name()
-			if e.Type().IsRegular() && (strings.HasSuffix(name, ".warc") || strings.HasSuffix(name, ".warc.gz")) {
+			if !strings.HasSuffix(name, ".warc") && !strings.HasSuffix(name, ".warc.gz") {
+				continue
+			}
+			if fi, err := os.Stat(filepath.Join(in, name)); err == nil && fi.Mode().IsRegular() { // a symlink to a file counts
 				out = append(out, filepath.Join(in, name))
 				n++
 			}
