@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"crypto/ecdsa"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,6 +40,8 @@ type Options struct {
 	// Logger receives warnings (WARC files that cannot be read, responses
 	// cut short).
 	Logger *slog.Logger
+	// WACZKey signs the WACZ files of the …/wacz route (nil: unsigned).
+	WACZKey *ecdsa.PrivateKey
 }
 
 // Handler serves the access routes of one capture index, as pywb lays
@@ -114,6 +117,7 @@ const (
 	routeTimeMap
 	routeTimeGate
 	routeMemento
+	routeWACZ
 )
 
 var tsSegment = regexp.MustCompile(`^([0-9]{1,14})([a-z]{2}_)?$`)
@@ -154,6 +158,9 @@ func (h *Handler) parsePath(r *http.Request, mount, p string) (*path, error) {
 	switch {
 	case rest == "cdx":
 		out.kind = routeCDX
+		return out, nil
+	case rest == "wacz":
+		out.kind = routeWACZ
 		return out, nil
 	case strings.HasPrefix(rest, "timemap/"):
 		format, after, _ := strings.Cut(strings.TrimPrefix(rest, "timemap/"), "/")
@@ -238,6 +245,8 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, mount string) er
 	switch p.kind {
 	case routeCDX:
 		return h.serveCDX(w, r, p)
+	case routeWACZ:
+		return h.serveWACZ(w, r, p)
 	case routeTimeMap:
 		return h.serveTimeMap(w, r, p)
 	case routeTimeGate:

@@ -2,15 +2,18 @@ package sidecar
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/replay"
-	"github.com/wayside-archive/wayside/api"
+	"github.com/wayside-archive/wayside/wacz"
 )
 
 // AccessConfig configures the capture index and the access routes (CDX
@@ -28,6 +31,10 @@ type AccessConfig struct {
 	// TimeMapPageSize is the number of mementos per TimeMap page.
 	// Default 10000.
 	TimeMapPageSize int `yaml:"timemap_page_size"`
+	// WACZKey is a PEM file with the ECDSA private key that signs the WACZ
+	// files of the …/wacz route ("": unsigned; `wayside wacz pubkey`
+	// prints a key's public half).
+	WACZKey string `yaml:"wacz_key"`
 }
 
 func (c *AccessConfig) enabled() bool { return c.Index != "-" }
@@ -47,8 +54,18 @@ func (s *Server) openAccess() (*access, error) {
 		return nil, nil
 	}
 	ac := s.cfg.Access
+	var key *ecdsa.PrivateKey
+	if ac.WACZKey != "" {
+		b, err := os.ReadFile(ac.WACZKey)
+		if err == nil {
+			key, err = wacz.ParseKey(b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sidecar: access.wacz_key %s: %w", ac.WACZKey, err)
+		}
+	}
 	h, err := replay.New(replay.Options{Index: idx, WARCDirs: s.cfg.Ingest.Dirs, PublicURL: ac.PublicURL,
-		MaxResults: ac.MaxResults, PageSize: ac.TimeMapPageSize, Logger: s.log.With("component", "replay")})
+		MaxResults: ac.MaxResults, PageSize: ac.TimeMapPageSize, Logger: s.log.With("component", "replay"), WACZKey: key})
 	if err != nil {
 		return nil, fmt.Errorf("sidecar: %w", err)
 	}
