@@ -80,7 +80,8 @@ type Options struct {
 	ZipNumLines int
 	// TempDir holds temporary files ("": the output's directory).
 	TempDir string
-	// SortMemory bounds the index lines held in memory (0: 64 MiB).
+	// SortMemory bounds the index lines held in memory (0: 16 MiB; past
+	// it sorted runs spill to TempDir).
 	SortMemory int64
 	// Extras are added under wayside/.
 	Extras []Extra
@@ -200,7 +201,7 @@ func Create(ctx context.Context, out string, warcs []string, opts Options) (*Res
 		opts.ZipNumLines = DefaultZipNumLines
 	}
 	if opts.SortMemory <= 0 {
-		opts.SortMemory = 64 << 20
+		opts.SortMemory = 16 << 20
 	}
 	if opts.Created.IsZero() {
 		opts.Created = time.Now()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -188,9 +187,7 @@ func runWACZVerify(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := printJSON(e.stdout, rep); err != nil {
 			return err
 		}
 	}
