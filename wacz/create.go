@@ -214,7 +214,20 @@ func Create(ctx context.Context, out string, warcs []string, opts Options) (*Res
 	if tmpBase == "" {
 		tmpBase = filepath.Dir(out)
 	}
-	work, err := os.MkdirTemp(tmpBase, ".wacz-work-")
+	// What a writer of the same output killed earlier left behind (one
+	// writer per output file).
+	if err := fsutil.RemoveStaleTemps(out); err != nil {
+		return nil, fmt.Errorf("wacz: %w", err)
+	}
+	workPrefix := "." + filepath.Base(out) + ".work-"
+	if ents, err := os.ReadDir(tmpBase); err == nil {
+		for _, e := range ents {
+			if e.IsDir() && strings.HasPrefix(e.Name(), workPrefix) {
+				os.RemoveAll(filepath.Join(tmpBase, e.Name()))
+			}
+		}
+	}
+	work, err := os.MkdirTemp(tmpBase, workPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("wacz: %w", err)
 	}

@@ -7,9 +7,13 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/internal/testenv"
@@ -245,5 +249,59 @@ func TestCrawlWACZ(t *testing.T) {
 	}
 	if !strings.Contains(string(dp), `"mainPageUrl": "`+seed+`"`) || !strings.Contains(string(pages), `"url":"`+seed+`"`) || !strings.Contains(string(pages), `"seed":true`) {
 		t.Errorf("seed page missing:\n%s\n%s", dp, pages)
+	}
+}
+
+// TestWACZCreateKilled: `wacz create` killed with SIGKILL while it writes
+// leaves nothing at the output path (only a temporary file and work
+// directory beside it), and the next run removes those and writes a WACZ
+// that verifies.
+func TestWACZCreateKilled(t *testing.T) {
+	bin := waysideBinary(t)
+	in := t.TempDir()
+	src := filepath.Join(testenv.SharedDir(t), "corpus", "warc", "pywb-iana.warc.gz")
+	for i := range 60 { // ~47 MB of input: long enough to be caught writing
+		if err := os.Symlink(src, filepath.Join(in, "copy"+strconv.Itoa(i)+".warc.gz")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outDir := t.TempDir()
+	out := filepath.Join(outDir, "k.wacz")
+	cmd := exec.Command(bin, "wacz", "create", "-q", "--no-sign", "-o", out, in)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait (bounded) until the temporary output holds data, then kill.
+	killed := false
+	deadline := time.Now().Add(2 * time.Minute)
+	for !killed && time.Now().Before(deadline) {
+		tmps, _ := filepath.Glob(filepath.Join(outDir, ".k.wacz.tmp-*"))
+		for _, p := range tmps {
+			if fi, err := os.Stat(p); err == nil && fi.Size() > 1<<20 {
+				cmd.Process.Signal(syscall.SIGKILL)
+				killed = true
+			}
+		}
+		time.Sleep(2 * time.Millisecond) // polling the file's size, not waiting for an event
+	}
+	err := cmd.Wait()
+	if !killed {
+		t.Fatalf("create ended (%v) before 1 MiB of its ~47 MB output was written", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("a killed create left %s: %v", out, err)
+	}
+	left, _ := os.ReadDir(outDir)
+	if len(left) != 2 {
+		t.Errorf("want a temporary file and a work directory left, got %v", left)
+	}
+	if _, stderr, err := runWACZCmd(t, "", "wacz", "create", "-q", "--no-sign", "-o", out, in); err != nil {
+		t.Fatal(err, stderr)
+	}
+	if left, _ := os.ReadDir(outDir); len(left) != 1 {
+		t.Errorf("the next run left %v", left)
+	}
+	if _, stderr, err := runWACZCmd(t, "", "wacz", "verify", "-q", "--allow-unsigned", out); err != nil {
+		t.Fatal(err, stderr)
 	}
 }
