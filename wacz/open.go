@@ -2,6 +2,7 @@ package wacz
 
 import (
 	"archive/zip"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -141,6 +143,79 @@ func (a *Archive) check() error {
 		total += zf.UncompressedSize64
 		if total > uint64(l.MaxTotalBytes) {
 			return fmt.Errorf("wacz: %s: member %s: the members' total size passes the limit of %d bytes: %w", a.path, name, l.MaxTotalBytes, ErrUnsafe)
+		}
+	}
+	return a.checkLocalHeaders()
+}
+
+// ErrMismatch is wrapped by the error of a zip whose local headers do not
+// agree with its central directory (changed bytes, or bytes inserted
+// between members).
+var ErrMismatch = errors.New("local header does not match the central directory")
+
+// checkLocalHeaders walks the members in file order: each local header
+// must start where the previous member ends and carry the central
+// directory's name, method and (without a data descriptor) CRC-32 and
+// sizes.
+func (a *Archive) checkLocalHeaders() error {
+	files := make([]*zip.File, 0, len(a.zr.File))
+	offs := map[*zip.File]int64{}
+	for _, zf := range a.zr.File {
+		off, err := zf.DataOffset()
+		if err != nil {
+			return fmt.Errorf("wacz: %s: member %s: %w", a.path, zf.Name, err)
+		}
+		offs[zf] = off
+		files = append(files, zf)
+	}
+	slices.SortFunc(files, func(x, y *zip.File) int { return cmp.Compare(offs[x], offs[y]) })
+	var pos int64
+	hdr := make([]byte, 30)
+	for _, zf := range files {
+		bad := func(what string) error {
+			return fmt.Errorf("wacz: %s: member %s: %w (%s)", a.path, zf.Name, ErrMismatch, what)
+		}
+		if _, err := a.f.ReadAt(hdr, pos); err != nil {
+			return bad(fmt.Sprintf("no local header at offset %d", pos))
+		}
+		if binary.LittleEndian.Uint32(hdr) != 0x04034b50 {
+			return bad(fmt.Sprintf("no local header signature at offset %d: bytes before or between members", pos))
+		}
+		flags := binary.LittleEndian.Uint16(hdr[6:])
+		method := binary.LittleEndian.Uint16(hdr[8:])
+		crc := binary.LittleEndian.Uint32(hdr[14:])
+		csize := binary.LittleEndian.Uint32(hdr[18:])
+		usize := binary.LittleEndian.Uint32(hdr[22:])
+		nlen := int64(binary.LittleEndian.Uint16(hdr[26:]))
+		elen := int64(binary.LittleEndian.Uint16(hdr[28:]))
+		name := make([]byte, nlen)
+		if _, err := a.f.ReadAt(name, pos+30); err != nil {
+			return bad("name cut short")
+		}
+		switch {
+		case string(name) != zf.Name:
+			return bad(fmt.Sprintf("the local header names it %q", name))
+		case pos+30+nlen+elen != offs[zf]:
+			return bad("its data does not follow its local header")
+		case method != zf.Method:
+			return bad(fmt.Sprintf("method %d in the local header, %d in the central directory", method, zf.Method))
+		case flags&0x8 == 0 && crc != zf.CRC32:
+			return bad(fmt.Sprintf("CRC-32 %08x in the local header, %08x in the central directory", crc, zf.CRC32))
+		case flags&0x8 == 0 && csize != 0xffffffff && (uint64(csize) != zf.CompressedSize64 || uint64(usize) != zf.UncompressedSize64):
+			return bad("its sizes differ from the central directory's")
+		}
+		pos = offs[zf] + int64(zf.CompressedSize64)
+		if flags&0x8 != 0 {
+			// A data descriptor: [signature] CRC-32, sizes (4 or 8 bytes each).
+			var sig [4]byte
+			a.f.ReadAt(sig[:], pos)
+			if binary.LittleEndian.Uint32(sig[:]) == 0x08074b50 {
+				pos += 4
+			}
+			pos += 12
+			if zf.CompressedSize64 >= 0xffffffff || zf.UncompressedSize64 >= 0xffffffff {
+				pos += 8
+			}
 		}
 	}
 	return nil

@@ -550,3 +550,28 @@ func TestTitle(t *testing.T) {
 		t.Errorf("title in body: %q", got)
 	}
 }
+
+// TestVerifyCatchesLocalHeaderChange: a changed byte in a member's local
+// header (its name, its CRC-32) or bytes inserted between members are
+// named, though archive/zip reads only the central directory.
+func TestVerifyCatchesLocalHeaderChange(t *testing.T) {
+	src, _ := create(t, corpusNamed(t, "warcio-example.warc.gz"), Options{})
+	const m = "archive/warcio-example.warc.gz"
+	off, _ := memberSpan(t, src, m)
+	hdr := off - 30 - int64(len(m)) // no extra field
+	for name, at := range map[string]int64{"name": hdr + 30 + 3, "crc": hdr + 14} {
+		_, err := Verify(context.Background(), flipByte(t, src, at), VerifyOptions{AllowUnsigned: true})
+		if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), m) {
+			t.Errorf("%s byte flipped: %v", name, err)
+		}
+	}
+	b, _ := os.ReadFile(src)
+	ioff, _ := memberSpan(t, src, IndexCDXJPath)
+	ins := ioff - 30 - int64(len(IndexCDXJPath))
+	grown := append(append(append([]byte(nil), b[:ins]...), "junk"...), b[ins:]...)
+	p := filepath.Join(t.TempDir(), "grown.wacz")
+	os.WriteFile(p, grown, 0o644)
+	if _, err := Verify(context.Background(), p, VerifyOptions{AllowUnsigned: true}); err == nil {
+		t.Error("bytes inserted between members passed")
+	}
+}
