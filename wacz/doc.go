@@ -45,7 +45,8 @@
 // "hash" field, encoded as WebCrypto encodes it (r||s), base64.
 //
 // Verify checks a WACZ as a whole: the zip is complete and safe (member
-// names, counts, sizes, compression ratios: see Limits), every resource's
+// names, counts, sizes, compression ratios: see Limits) and its local
+// headers agree with its central directory, every resource's
 // size and sha256, datapackage-digest.json against datapackage.json, the
 // signature, every index line against the record it points at (URL, date,
 // payload digest, block digest) and every page against the index. Each
