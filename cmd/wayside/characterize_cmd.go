@@ -17,9 +17,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/characterize"
-	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/client"
 )
 
