@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"crypto/ecdsa"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -52,6 +53,8 @@ type Options struct {
 	// so rules swapped in while serving apply to the next request); nil,
 	// or a nil result: every capture is allowed.
 	Rules func() *Rules
+	// WACZKey signs the WACZ files of the …/wacz route (nil: unsigned).
+	WACZKey *ecdsa.PrivateKey
 }
 
 // View is how one request sees the archive: where it came in and as
@@ -157,6 +160,7 @@ const (
 	routeTimeMap
 	routeTimeGate
 	routeMemento
+	routeWACZ
 )
 
 var tsSegment = regexp.MustCompile(`^([0-9]{1,14})([a-z]{2}_)?$`)
@@ -222,6 +226,9 @@ func (h *Handler) parsePath(r *http.Request, mount, p string) (*path, error) {
 	switch {
 	case rest == "cdx":
 		out.kind = routeCDX
+		return out, nil
+	case rest == "wacz":
+		out.kind = routeWACZ
 		return out, nil
 	case strings.HasPrefix(rest, "timemap/"):
 		format, after, _ := strings.Cut(strings.TrimPrefix(rest, "timemap/"), "/")
@@ -347,6 +354,8 @@ func (h *Handler) ServeView(w http.ResponseWriter, r *http.Request, v View) erro
 	switch p.kind {
 	case routeCDX:
 		return h.serveCDX(w, r, p)
+	case routeWACZ:
+		return h.serveWACZ(w, r, p)
 	case routeTimeMap:
 		return h.serveTimeMap(w, r, p)
 	case routeTimeGate:

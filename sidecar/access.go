@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/replay"
+	"github.com/wayside-archive/wayside/wacz"
 )
 
 // AccessConfig configures the capture index and the access routes (CDX
@@ -54,6 +56,10 @@ type AccessConfig struct {
 	// Aliases is a file of "@alias SOURCE TARGET" lines (OutbackCDX's):
 	// a URI-R without captures is answered with its alias's.
 	Aliases string `yaml:"aliases"`
+	// WACZKey is a PEM file with the ECDSA private key that signs the WACZ
+	// files of the …/wacz route ("": unsigned; `wayside wacz pubkey`
+	// prints a key's public half).
+	WACZKey string `yaml:"wacz_key"`
 }
 
 func (c *AccessConfig) enabled() bool { return c.Index != "-" }
@@ -220,7 +226,17 @@ func (s *Server) openAccessFor(cfg Config) (*access, error) {
 	if a.point == "" {
 		a.point = "staff"
 	}
-	opts := replay.Options{Index: idx, WARCDirs: cfg.Ingest.Dirs, PublicURL: ac.PublicURL,
+	var key *ecdsa.PrivateKey
+	if ac.WACZKey != "" {
+		b, err := os.ReadFile(ac.WACZKey)
+		if err == nil {
+			key, err = wacz.ParseKey(b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sidecar: access.wacz_key %s: %w", ac.WACZKey, err)
+		}
+	}
+	opts := replay.Options{WACZKey: key, Index: idx, WARCDirs: cfg.Ingest.Dirs, PublicURL: ac.PublicURL,
 		MaxResults: ac.MaxResults, PageSize: ac.TimeMapPageSize, Logger: s.log.With("component", "replay"),
 		FuzzyParams: ac.FuzzyParams}
 	if ac.Aliases != "" {

@@ -30,6 +30,7 @@ import (
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/fixity"
 	"github.com/wayside-archive/wayside/internal/testenv"
+	"github.com/wayside-archive/wayside/wacz"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -192,6 +193,23 @@ func TestE2EAccess(t *testing.T) {
 		resp.Body.Close()
 		if n := bytes.Count(b, []byte("\n")); resp.StatusCode != 200 || n != 3 || !json.Valid(bytes.SplitN(b, []byte("\n"), 2)[0]) {
 			t.Errorf("JSON TimeMap: status %d, %d lines:\n%s", resp.StatusCode, n, b)
+		}
+	})
+
+	t.Run("wacz", func(t *testing.T) {
+		// Every capture of the site as a WACZ, streamed by the daemon and
+		// sound by wacz.Verify.
+		resp := httpGetRaw(t, base+"/wacz?url="+url.QueryEscape(home)+"&matchType=host", nil)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/wacz" {
+			t.Fatalf("status %d: %.300s", resp.StatusCode, b)
+		}
+		p := filepath.Join(t.TempDir(), "site.wacz")
+		os.WriteFile(p, b, 0o644)
+		rep, err := wacz.Verify(ctx, p, wacz.VerifyOptions{AllowUnsigned: true})
+		if err != nil || !rep.OK() || rep.IndexLines != len(lines) || rep.Pages == 0 {
+			t.Fatalf("verify: %v %+v, want %d index lines", err, rep, len(lines))
 		}
 	})
 

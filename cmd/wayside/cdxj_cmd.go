@@ -63,6 +63,11 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	if err := checkOutput("cdxj", files, *overwrite, outFile{"-o", *out}); err != nil {
 		return err
 	}
+	files, doneWACZ, err := openWACZInputs(ctx, "cdxj", files)
+	if err != nil {
+		return err
+	}
+	defer doneWACZ()
 	if *puid && *mergeMode {
 		return usagef("cdxj: --puid indexes WARC files, not shards (--merge)")
 	}

@@ -128,6 +128,9 @@ func runCharacterize(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("characterize", files); err != nil {
 		return err
 	}
+	if *writeMeta && *metaDir == "" && hasWACZ(files) {
+		return fs.usagef("characterize: --write-metadata of a WACZ input needs --metadata-dir (its WARC files are read from a temporary copy)")
+	}
 	if *writeMeta {
 		// The metadata files are checked before the work, not after it.
 		if *metaDir != "" {
@@ -143,6 +146,11 @@ func runCharacterize(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
+	files, doneWACZ, err := openWACZInputs(ctx, "characterize", files)
+	if err != nil {
+		return err
+	}
+	defer doneWACZ()
 	c, st, err := openCharacterizer(&cf, *store, nil, characterize.Options{})
 	if err != nil {
 		return err

@@ -140,7 +140,11 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "crawl", crawlUsage)
 	var f crawlFlags
 	f.register(fs)
+	waczOut := fs.String("wacz", "", "at the end, package the WARC directory's closed WARC files as a signed WACZ `FILE` (see wayside wacz create)")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := checkWACZOutput(fs, *waczOut); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 && f.seeds == "" {
@@ -150,7 +154,10 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 		return usagef("crawl: --warc-prefix %q: use letters, digits, '.', '_' and '-' only", f.warcPrefix)
 	}
 	_, err := crawlOnce(ctx, e, &f, fs.Args(), "crawl")
-	return err
+	if err != nil || *waczOut == "" || ctx.Err() != nil {
+		return err
+	}
+	return crawlWACZ(ctx, e, *waczOut, f.warcDir, fs.Args(), f.liveMap, f.quiet)
 }
 
 // crawlSummary is what one crawl did.

@@ -469,6 +469,14 @@ func runDedupRun(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "rewrite: %d/%d files, %s: %d revisits\n", done, total, l.Output, l.Revisits)
 		}
 	}
+	if *replace && hasWACZ(runInputs) {
+		return fs.usagef("dedup run: --replace cannot replace the WARC files inside a WACZ input")
+	}
+	runInputs, doneWACZ, err := openWACZInputs(ctx, "dedup run", runInputs)
+	if err != nil {
+		return err
+	}
+	defer doneWACZ()
 	rep, err := postdedup.Run(ctx, runInputs, *out, opts)
 	if *jsonOut {
 		printJSON(e.stdout, rep)

@@ -23,6 +23,7 @@ var subcommands = [][]string{
 	{"index", "import"}, {"index", "stats"}, {"index", "lookup"},
 	{"mementomap", "generate"}, {"mementomap", "compact"}, {"mementomap", "lookup"}, {"mementomap", "merge"},
 	{"mementomap", "eval"}, {"mementomap", "stats"}, {"mementomap", "synth"},
+	{"wacz", "create"}, {"wacz", "verify"}, {"wacz", "pubkey"},
 }
 
 // TestEveryNumericFlagIsChecked runs every subcommand's -h with the flag

@@ -136,6 +136,7 @@ func commands() []command {
 		{"serve", "run the sidecar daemon beside a crawler", runServe},
 		{"status", "query a running sidecar daemon", runStatus},
 		{"version", "print the version of this binary", runVersion},
+		{"wacz", "package WARC files as a signed WACZ; verify a WACZ", runWACZ},
 	}
 	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
 	return cs

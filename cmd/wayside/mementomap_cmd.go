@@ -109,6 +109,7 @@ type captureInput struct {
 	format, status, mime, tmp *string
 	skipBad                   *bool
 	memMB                     *int
+	files                     []string // inputs after openWACZInputs (nil: the arguments)
 }
 
 func captureFlags(fs *flagSet) *captureInput {
@@ -265,6 +266,11 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	if err := checkOutput("mementomap generate", files, *overwrite, outFile{"-o", *out}); err != nil {
 		return err
 	}
+	files, doneWACZ, err := openWACZInputs(ctx, "mementomap generate", files)
+	if err != nil {
+		return err
+	}
+	defer doneWACZ()
 	opts, err := in.options(e, fs, "generate")
 	if err != nil {
 		return err

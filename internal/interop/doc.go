@@ -42,6 +42,25 @@
 //     exact-URL query reads). CDXJ files beside WARC files must hold
 //     exactly the lines `wayside cdxj` gives for those files.
 //
+// WACZ (package wacz, `wayside wacz create`): a crawl of the example
+// site (twice, revisits of both profiles across rotated files) is packaged
+// with a plain CDXJ and with a ZipNum index and loaded in wabac.js as
+// ReplayWeb.page opens a local WACZ — on demand, index first, records by
+// byte range through the zip (js/replay-wacz.mjs): every page of
+// pages.jsonl and every revisit must replay byte for byte as wabac.js
+// replays the WARC files imported directly, and wabac.js must find the
+// signature valid with Wayside's key (TestWACZReplay). js/check-wacz.mjs,
+// an independent checker with its own zip reader, checks the layout,
+// every resource's size and sha256, the digest, the signature (WebCrypto),
+// the index against the records and the pages against the index. js-wacz
+// 0.1.6 (npm "@harvard-lil/js-wacz") packages the same WARC files:
+// same WARC bytes, the same index lines modulo the warcio.js conventions
+// above and the status Wayside leaves out of server-not-modified revisits,
+// js-wacz's pages among Wayside's with their titles; js-wacz 0.1.6 lists
+// wrong sha256 values for the WARC resources in its datapackage.json, so
+// its hashes are not compared, and `wayside wacz verify` of its file must
+// report those and nothing else (TestWACZAgainstJSWACZ).
+//
 // The output sets: a crawl of the example site (crawl/sitetest) run twice,
 // the second time with conditional requests, rotated into several WARC
 // files so that revisits refer across files (16 revisits of both
