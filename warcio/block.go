@@ -162,12 +162,12 @@ func (r *Reader) finishRecord(rec *Record) error {
 				rec.anomaly("gzip member at offset %d holds more than one record", r.memberStart)
 				return nil
 			}
-			n, derr := io.Copy(io.Discard, r.br)
-			rec.anomaly("%d bytes of junk after the record in its gzip member", n)
-			if derr == nil {
-				derr = io.EOF
+			r.junkAfter(rec, r.dataPos())
+			if r.memberOpen { // a record follows in this member
+				r.shared = true
+				return nil
 			}
-			err = derr
+			err = io.EOF
 		}
 		if e := r.endMember(err); e != nil {
 			return e
@@ -314,7 +314,7 @@ func (b *blockReader) atEnd(err error) bool {
 	if b.rec.ARC != nil {
 		// One record per member: the member's end is the record's end,
 		// not the declared Archive-length.
-		if r.seeker != nil && !r.arcFixed {
+		if r.seeker != nil && !r.arcFixed && !r.inShared {
 			n := b.rec.ContentLength - b.remaining
 			if b.last == '\n' && n > 0 {
 				n-- // the line feed ending every ARC record
@@ -354,7 +354,9 @@ func (b *blockReader) atEnd(err error) bool {
 // pendingEnd records that the block's record ended at memberEnd while the
 // next member is already open.
 func (b *blockReader) pendingEnd(memberEnd int64) {
-	b.rec.Length = memberEnd - b.rec.Offset
+	if !b.r.inShared {
+		b.rec.Length = memberEnd - b.rec.Offset
+	}
 	b.r.pendingLength = true
 }
 
