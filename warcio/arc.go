@@ -519,7 +519,6 @@ func (r *Reader) nextRecordLine(off int64) (next int64, lastLF, ok bool) {
 	}
 }
 
-
 // arcLengthFromData checks an ARC record's Archive-length against the data
 // that follows its header line, read ahead in the buffer (up to its size):
 // a length confirmed by what follows it (a record header line, blank
