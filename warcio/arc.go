@@ -401,9 +401,11 @@ func (r *Reader) readARCOnce(rec *Record) (*Record, error) {
 func (r *Reader) arcOverrun(rec *Record, left int64) error {
 	msg := fmt.Sprintf("Archive-length %d overruns the file (%d bytes left after the header line)", rec.ARC.Length, left)
 	if r.seekTo(rec.Offset+1) && r.skipToRecordLine() >= 0 && r.moreInput() {
+		r.emitSpan(Span{Offset: rec.Offset, Length: r.rawPos() - rec.Offset, DataOffset: rec.Offset, DataLength: r.rawPos() - rec.Offset, Reason: msg})
 		return r.errorf(rec.Offset, ErrCorrupt, "%s; reading goes on at offset %d", msg, r.rawPos())
 	}
 	r.done = true
+	r.emitTail(rec.Offset, rec.DataOffset, msg)
 	return r.errorf(rec.Offset, ErrTruncated, "%s", msg)
 }
 
@@ -430,8 +432,7 @@ func (r *Reader) finishARC(rec *Record, headLen int64, fixed bool) error {
 			r.spanFirst = false
 			s, last, serr := r.skipInMember()
 			if serr != nil {
-				r.pendErr = serr
-				return nil
+				return serr
 			}
 			if !r.memberOpen && first && !fixed && r.seeker != nil {
 				// The member holds this record alone: its end is the
@@ -443,6 +444,7 @@ func (r *Reader) finishARC(rec *Record, headLen int64, fixed bool) error {
 				r.arcFix = arcFix{set: true, offset: rec.Offset, length: rec.ContentLength + extra}
 				return errReread
 			}
+			rec.DataLength = dp0 - rec.DataOffset
 			r.junkSpan(rec, s)
 			if r.memberOpen {
 				r.shared = true

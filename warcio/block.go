@@ -162,7 +162,9 @@ func (r *Reader) finishRecord(rec *Record) error {
 				rec.anomaly("gzip member at offset %d holds more than one record", r.memberStart)
 				return nil
 			}
-			r.junkAfter(rec, r.dataPos())
+			if err := r.junkAfter(rec, r.dataPos()); err != nil {
+				return err
+			}
 			if r.memberOpen { // a record follows in this member
 				r.shared = true
 				return nil
@@ -306,7 +308,9 @@ func (b *blockReader) atEnd(err error) bool {
 		// eats the record trailer and never reaches the end of input, so
 		// a short block at the end is a cut file.
 		r.done = true
-		b.err = r.errorf(b.rec.Offset, ErrTruncated, "block ends %d bytes short of its Content-Length %d", b.remaining, b.rec.ContentLength)
+		msg := fmt.Sprintf("block ends %d bytes short of its Content-Length %d", b.remaining, b.rec.ContentLength)
+		r.emitTail(b.rec.Offset, b.rec.DataOffset, msg)
+		b.err = r.errorf(b.rec.Offset, ErrTruncated, "%s", msg)
 		return false
 	}
 	// A complete gzip member ended inside the block.
@@ -333,7 +337,9 @@ func (b *blockReader) atEnd(err error) bool {
 			return true
 		}
 		r.done = true
-		b.err = r.errorf(b.rec.Offset, ErrTruncated, "file ends %d bytes short of the record's Content-Length %d", b.remaining, b.rec.ContentLength)
+		msg := fmt.Sprintf("file ends %d bytes short of the record's Content-Length %d", b.remaining, b.rec.ContentLength)
+		r.emitTail(b.rec.Offset, b.rec.DataOffset, msg)
+		b.err = r.errorf(b.rec.Offset, ErrTruncated, "%s", msg)
 		return false
 	}
 	memberEnd := r.rawPos()

@@ -113,6 +113,9 @@ type Reader struct {
 	// spanFirst says it began at its member's first data byte.
 	span      Span
 	spanFirst bool
+	quietGzip bool
+	// lastEnd is the data offset where the last record returned ends.
+	lastEnd int64
 	// inShared: the record being read is not the first of its member.
 	inShared bool
 	// pendErr is returned by the next call to Next (junk found after a
@@ -430,6 +433,9 @@ func (r *Reader) Next() (rec *Record, err error) {
 			}
 		}
 		rec, err := r.next()
+		if err == nil {
+			r.lastEnd = max(r.lastEnd, rec.DataOffset+rec.DataLength)
+		}
 		if ioErr := r.cnt.err; ioErr != nil {
 			// The input itself failed (EIO, EISDIR…): no resync can help.
 			r.done = true
@@ -510,7 +516,7 @@ func (r *Reader) endMember(err error) error {
 	}
 	if err == io.ErrUnexpectedEOF {
 		r.done = true
-		r.emitTail(r.memberStart, -1, "gzip member cut short")
+		r.emitTail(r.memberStart, max(r.memberData, r.lastEnd), "gzip member cut short")
 		return r.errorf(r.memberStart, ErrTruncated, "gzip member cut short")
 	}
 	r.resync, r.resyncFrom = true, r.memberStart+1
@@ -559,7 +565,7 @@ func (r *Reader) next() (*Record, error) {
 	}
 	if !r.atWARCHead() {
 		rec, err := r.readARC(rec)
-		if err == nil {
+		if err == nil && rec.DataLength == 0 {
 			rec.DataLength = r.dataEnd(rec)
 		}
 		return rec, err
@@ -574,7 +580,9 @@ func (r *Reader) next() (*Record, error) {
 	if err := r.finishRecord(rec); err != nil {
 		return nil, err
 	}
-	rec.DataLength = r.dataEnd(rec)
+	if rec.DataLength == 0 {
+		rec.DataLength = r.dataEnd(rec)
+	}
 	return rec, nil
 }
 
@@ -598,11 +606,14 @@ func (r *Reader) fail(rec *Record, atEOF bool, format string, a ...any) error {
 		r.emitTail(rec.Offset, rec.DataOffset, msg)
 		return r.errorf(rec.Offset, ErrTruncated, "%s", msg)
 	}
-	if r.compressed && r.memberOpen && r.dcnt.err == nil {
+	if r.compressed && r.memberOpen {
 		// The gzip stream is sound: only the record's framing is not.
 		// Reading goes on inside the member (it may hold more records,
 		// or the whole file).
 		r.dataResync = true
+		// A record cut by damaged gzip data: the member's error is this
+		// record's, not another one.
+		r.quietGzip = r.dcnt.err != nil && r.dcnt.err != io.ErrUnexpectedEOF
 		r.span = Span{Offset: r.memberStart, DataOffset: rec.DataOffset, Reason: msg}
 		r.spanFirst = rec.DataOffset == r.memberData
 		return r.errorf(rec.Offset, ErrCorrupt, "%s", msg)

@@ -3,6 +3,7 @@ package warcio
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -53,6 +54,9 @@ func (r *Reader) Unaccounted() (spans int, bytes int64) { return r.spans, r.span
 func (r *Reader) emitSpan(s Span) {
 	if s.Length <= 0 && s.DataLength <= 0 {
 		return
+	}
+	if s.DataOffset >= 0 {
+		r.lastEnd = max(r.lastEnd, s.DataOffset+s.DataLength)
 	}
 	if !s.Padding {
 		r.spans++
@@ -136,6 +140,9 @@ func (r *Reader) skipInMember() (Span, byte, error) {
 func (r *Reader) resyncInMember() error {
 	s, _, err := r.skipInMember()
 	if err != nil {
+		if r.quietGzip && errors.Is(err, ErrCorrupt) {
+			return nil // reading goes on at the next gzip member
+		}
 		return err
 	}
 	r.emitSpan(s)
@@ -148,15 +155,18 @@ func (r *Reader) resyncInMember() error {
 // junkAfter handles bytes that start no record after rec in its gzip
 // member: they are skipped up to the next record line in the member (or
 // its end), reported as a span, and Next returns an error for them next.
-func (r *Reader) junkAfter(rec *Record, from int64) {
+// A gzip error on the way is the record's own: it is returned (the
+// record's member is damaged).
+func (r *Reader) junkAfter(rec *Record, from int64) error {
+	rec.DataLength = from - rec.DataOffset
 	r.span = Span{Offset: r.memberStart, DataOffset: from, Reason: "bytes that start no record follow the record"}
 	r.spanFirst = false
 	s, _, err := r.skipInMember()
 	if err != nil {
-		r.pendErr = err
-		return
+		return err
 	}
 	r.junkSpan(rec, s)
+	return nil
 }
 
 func (r *Reader) junkSpan(rec *Record, s Span) {
@@ -193,7 +203,15 @@ func (r *Reader) checkWARCLength(rec *Record) {
 	n := r.br.Buffered()
 	end := rec.ContentLength
 	if end+16 > int64(n) {
-		return
+		// A small block not yet buffered is read ahead (at most 64 KiB
+		// moved within the buffer, once per buffer fill).
+		if end+16 > int64(min(maxCheckAhead, r.br.Size()/4)) {
+			return
+		}
+		b, _ := r.br.Peek(int(end + 16))
+		if n = len(b); end+16 > int64(n) {
+			return
+		}
 	}
 	b, _ := r.br.Peek(n)
 	i := int(end)
@@ -206,13 +224,14 @@ func (r *Reader) checkWARCLength(rec *Record) {
 	// The declared end is not followed by a record: is there a record
 	// header inside the declared block?
 	j := -1
+	lim := min(int(end)+len(headerPrefix), len(b))
 	for k := 0; k < int(end); {
-		x := bytes.Index(b[k:end], []byte("\nWARC/"))
+		x := bytes.Index(b[k:lim], []byte("\nWARC/"))
 		if x < 0 {
 			break
 		}
 		k += x + 1
-		if startsWARC(b[k:]) && hasWARCType(b[k:]) {
+		if k < int(end) && startsWARC(b[k:]) && hasWARCType(b[k:]) {
 			j = k
 			break
 		}
@@ -228,6 +247,9 @@ func (r *Reader) checkWARCLength(rec *Record) {
 	rec.ContentLength = int64(blk)
 	rec.Truncated = "length"
 }
+
+// maxCheckAhead bounds the read-ahead of checkWARCLength.
+const maxCheckAhead = 64 << 10
 
 // startsWARC reports whether b starts a WARC version line ("WARC/1.0").
 func startsWARC(b []byte) bool {
