@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/wayside-archive/wayside/internal/excerpt"
 )
 
 // Span is a stretch of the input the reader did not turn into a record:
@@ -108,11 +110,16 @@ func (r *Reader) skipInMember() (Span, byte, error) {
 	s := r.span
 	r.span = Span{}
 	var last byte
+	first := true
 	for {
 		line, err := r.br.ReadSlice('\n')
 		if len(line) > 0 {
 			last = line[len(line)-1]
 		}
+		if first && s.Reason != "" && len(line) > 0 {
+			s.Reason += " (starts " + excerpt.Quote(line, 60) + ")"
+		}
+		first = false
 		if err == bufio.ErrBufferFull {
 			continue
 		}
@@ -171,7 +178,7 @@ func (r *Reader) junkAfter(rec *Record, from int64) error {
 
 func (r *Reader) junkSpan(rec *Record, s Span) {
 	r.emitSpan(s)
-	r.pendErr = r.errorf(r.memberStart, ErrCorrupt, "%d bytes at uncompressed offset %d start no record (after the record at uncompressed offset %d)", s.DataLength, s.DataOffset, rec.DataOffset)
+	r.pendErr = r.errorf(r.memberStart, ErrCorrupt, "%d bytes at uncompressed offset %d start no record (after the record at uncompressed offset %d): %s", s.DataLength, s.DataOffset, rec.DataOffset, s.Reason)
 }
 
 // recordLineIn returns the offset in b of the first line after from

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/wayside-archive/wayside/convert"
 )
@@ -124,9 +125,18 @@ func runConvertVerify(ctx context.Context, e *env, args []string) error {
 		for _, p := range rep.Problems {
 			fmt.Fprintf(e.stdout, "UNREADABLE %s\n", p)
 		}
+		for _, d := range rep.Disagreements {
+			fmt.Fprintf(e.stdout, "DISAGREE %s\n", d)
+		}
+		for _, n := range rep.NotConverted {
+			fmt.Fprintf(e.stdout, "NOT-CONVERTED %s\n", n)
+		}
+		for _, s := range rep.Skipped {
+			fmt.Fprintf(e.stdout, "SKIPPED  %s offset %s (listed in %s)\n", rep.ARC, strings.TrimPrefix(s, "offset "), rep.WARC)
+		}
 		if !*quiet || !rep.OK() {
-			fmt.Fprintf(e.stdout, "%d ARC records, %d WARC records, %d matched, %d missing, %d extra, %d damaged, %d unreadable\n",
-				rep.ARCRecords, rep.WARCRecords, rep.Matched, len(rep.Missing), len(rep.Extra), len(rep.Damaged), len(rep.Problems))
+			fmt.Fprintf(e.stdout, "%d ARC records (%d found by a second framing), %d WARC records, %d matched, %d missing, %d extra, %d damaged, %d unreadable, %d skipped, %d disagreements, %d not converted\n",
+				rep.ARCRecords, rep.Framed, rep.WARCRecords, rep.Matched, len(rep.Missing), len(rep.Extra), len(rep.Damaged), len(rep.Problems), len(rep.Skipped), len(rep.Disagreements), len(rep.NotConverted))
 		}
 	}
 	if !rep.OK() {
