@@ -123,7 +123,7 @@ func TestVerifyDoesNotTrustReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var read []arcRecord
+	var read []framescan.Read
 	converted := map[string]int{}
 	var missed framescan.Record
 	for _, r := range framed.Records {
@@ -131,7 +131,7 @@ func TestVerifyDoesNotTrustReader(t *testing.T) {
 			missed = r
 			continue // the reader "lost" it, and so did the conversion
 		}
-		read = append(read, arcRecord{key: r.URI + " " + r.Date, offset: r.Member, data: r.DataOffset})
+		read = append(read, framescan.Read{Key: r.Key(), Offset: r.Member, DataOffset: r.DataOffset})
 		converted[r.URI+" "+"20240506070809"]++
 	}
 	// The bad-date record is "skipped with its reason".

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -83,7 +84,7 @@ func keyOf(e Entry) matchKey {
 func Verify(ctx context.Context, arcPath, warcPath string) (*Report, error) {
 	rep := &Report{ARC: arcPath, WARC: warcPath}
 	var arcEntries []Entry
-	var arcRead []arcRecord
+	var arcRead []framescan.Read
 	var arcSpans []warcio.Span
 	err := eachRecord(ctx, arcPath, rep, warcio.Options{BlockDigest: true, OnSpan: func(s warcio.Span) {
 		if !s.Padding {
@@ -95,7 +96,7 @@ func Verify(ctx context.Context, arcPath, warcPath string) (*Report, error) {
 			return
 		}
 		arcEntries = append(arcEntries, Entry{Offset: rec.Offset, Type: arcKind(rec), URI: TargetURI(rec), Date: rec.Date, Digest: rec.PayloadDigest})
-		arcRead = append(arcRead, arcRecord{key: rec.ARC.URL + " " + rec.ARC.Date, offset: rec.Offset, data: rec.DataOffset})
+		arcRead = append(arcRead, framescan.Read{Key: framescan.Key("", rec.ARC.URL, rec.ARC.Date), Offset: rec.Offset, DataOffset: rec.DataOffset})
 	})
 	if err != nil {
 		return rep, err
@@ -172,43 +173,17 @@ func Verify(ctx context.Context, arcPath, warcPath string) (*Report, error) {
 	return rep, nil
 }
 
-// arcRecord is a record the reader read from the ARC file.
-type arcRecord struct {
-	key          string // ARC URL and Archive-date as written
-	offset, data int64
-}
-
 // crossCheck compares the ARC records the second framing finds with the
 // records the reader read (and the spans it reported), and with the WARC
 // file's records and skipped list.
-func crossCheck(rep *Report, framed *framescan.Result, read []arcRecord, spans []warcio.Span, converted map[string]int, skipped []warcio.Span) {
-	readKeys := map[string]int{}
-	for _, a := range read {
-		readKeys[a.key]++
-	}
-	in := func(ss []warcio.Span, r framescan.Record) (warcio.Span, bool) {
-		for _, s := range ss {
-			if s.Length > 0 && r.Member >= s.Offset && r.Member < s.Offset+s.Length {
-				return s, true
-			}
-			if s.DataOffset >= 0 && r.DataOffset >= s.DataOffset && r.DataOffset < s.DataOffset+s.DataLength {
-				return s, true
-			}
-		}
-		return warcio.Span{}, false
-	}
+func crossCheck(rep *Report, framed *framescan.Result, read []framescan.Read, spans []warcio.Span, converted map[string]int, skipped []warcio.Span) {
+	rep.Disagreements = append(rep.Disagreements, framescan.Compare(rep.ARC, framed, read, extents(spans))...)
+	listed := extents(skipped)
 	for _, r := range framed.Records {
 		if !r.ARC {
 			continue
 		}
 		rep.Framed++
-		where := fmt.Sprintf("%s offset %d (uncompressed offset %d) %s %s", rep.ARC, r.Member, r.DataOffset, r.URI, r.Date)
-		key := r.URI + " " + r.Date
-		if readKeys[key] > 0 {
-			readKeys[key]--
-		} else if _, ok := in(spans, r); !ok {
-			rep.Disagreements = append(rep.Disagreements, where+": found by the second framing, neither read nor reported unreadable by the reader")
-		}
 		uri := strings.NewReplacer(" ", "%20", "\r", "%0D", "\n", "%0A", "\x0c", "%0C", "\x00", "%00").Replace(r.URI)
 		if t, ok := warcio.ARCDate(r.Date); ok {
 			k := uri + " " + t.Format("20060102150405")
@@ -217,18 +192,20 @@ func crossCheck(rep *Report, framed *framescan.Result, read []arcRecord, spans [
 				continue
 			}
 		}
-		if s, ok := in(skipped, r); ok {
-			_ = s // listed as skipped, with its reason
-			continue
+		if slices.ContainsFunc(listed, func(e framescan.Extent) bool { return e.Covers(r) }) {
+			continue // listed as skipped, with its reason
 		}
-		rep.NotConverted = append(rep.NotConverted, where+": not in the WARC file and not listed as skipped")
+		rep.NotConverted = append(rep.NotConverted, fmt.Sprintf("%s offset %d (uncompressed offset %d) %s %s: not in the WARC file and not listed as skipped", rep.ARC, r.Member, r.DataOffset, r.URI, r.Date))
 	}
-	for _, a := range read {
-		if readKeys[a.key] > 0 {
-			readKeys[a.key]--
-			rep.Disagreements = append(rep.Disagreements, fmt.Sprintf("%s offset %d (uncompressed offset %d) %s: read by the reader, not found by the second framing", rep.ARC, a.offset, a.data, a.key))
-		}
+}
+
+// extents gives spans as framescan takes them.
+func extents(spans []warcio.Span) []framescan.Extent {
+	out := make([]framescan.Extent, len(spans))
+	for i, s := range spans {
+		out[i] = framescan.Extent{Offset: s.Offset, Length: s.Length, DataOffset: s.DataOffset, DataLength: s.DataLength}
 	}
+	return out
 }
 
 // isSourceList reports whether rec is the conversion's source list.
