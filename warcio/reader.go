@@ -337,6 +337,16 @@ func (r *Reader) DataOffset() int64 {
 	return r.dataPos()
 }
 
+// Offset returns how many stored bytes the reader has consumed: after
+// io.EOF from Next, the whole input, every gzip member of it complete.
+// A caller that reads a growing file again later may go on from there.
+func (r *Reader) Offset() int64 {
+	if !r.started {
+		return 0
+	}
+	return r.rawPos()
+}
+
 // rawPos is the offset in the stored file of the next unread raw byte.
 func (r *Reader) rawPos() int64 { return r.cnt.n - int64(r.raw.Buffered()) }
 
