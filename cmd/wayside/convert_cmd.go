@@ -135,8 +135,8 @@ func runConvertVerify(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "SKIPPED  %s offset %s (listed in %s)\n", rep.ARC, strings.TrimPrefix(s, "offset "), rep.WARC)
 		}
 		if !*quiet || !rep.OK() {
-			fmt.Fprintf(e.stdout, "%d ARC records (%d found by a second framing), %d WARC records, %d matched, %d missing, %d extra, %d damaged, %d unreadable, %d skipped, %d disagreements, %d not converted\n",
-				rep.ARCRecords, rep.Framed, rep.WARCRecords, rep.Matched, len(rep.Missing), len(rep.Extra), len(rep.Damaged), len(rep.Problems), len(rep.Skipped), len(rep.Disagreements), len(rep.NotConverted))
+			fmt.Fprintf(e.stdout, "%d ARC records, %d WARC records, %d matched, %d missing, %d extra, %d damaged, %d unreadable; second framing of the ARC: %d records, %d disagreements, %d not converted, %d stretches listed as skipped\n",
+				rep.ARCRecords, rep.WARCRecords, rep.Matched, len(rep.Missing), len(rep.Extra), len(rep.Damaged), len(rep.Problems), rep.Framed, len(rep.Disagreements), len(rep.NotConverted), len(rep.Skipped))
 		}
 	}
 	if !rep.OK() {
