@@ -250,19 +250,12 @@ func (im *importer) file(path string) (err error) {
 	return fmt.Errorf("dedupindex: import %s: unknown format %q", path, im.cur.Format)
 }
 
-// detectFormat guesses a file's format from its name, else its content.
+// detectFormat tells a file's format from its content (a WARC named
+// *.bin is a WARC), else from its name.
 func detectFormat(path string) (Format, error) {
 	name := strings.ToLower(filepath.Base(path))
 	name = strings.TrimSuffix(name, ".open")
 	name = strings.TrimSuffix(name, ".gz")
-	switch {
-	case strings.HasSuffix(name, ".warc"), strings.HasSuffix(name, ".arc"):
-		return FormatWARC, nil
-	case strings.HasSuffix(name, ".cdxj"):
-		return FormatCDXJ, nil
-	case strings.HasSuffix(name, ".cdx"):
-		return FormatCDX, nil
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("dedupindex: import: %w", err)
@@ -290,6 +283,12 @@ func detectFormat(path string) (Format, error) {
 	case warcio.StartsRecord(head):
 		return FormatWARC, nil // an ARC file: warcio reads it as WARC
 	case len(bytes.Fields(line)) >= 9:
+		return FormatCDX, nil
+	case strings.HasSuffix(name, ".warc"), strings.HasSuffix(name, ".arc"):
+		return FormatWARC, nil // damaged from its first byte: read, its problems reported
+	case strings.HasSuffix(name, ".cdxj"):
+		return FormatCDXJ, nil
+	case strings.HasSuffix(name, ".cdx"):
 		return FormatCDX, nil
 	}
 	return "", fmt.Errorf("dedupindex: import %s: cannot tell the format (not WARC, CDX or CDXJ); use --format", path)
