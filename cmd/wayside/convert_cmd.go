@@ -35,6 +35,7 @@ func runARC2WARC(ctx context.Context, e *env, args []string) error {
 	level := fs.Int("level", 6, "gzip compression `LEVEL` (1-9)")
 	asJSON := fs.Bool("json", false, "print one JSON result per file on stdout")
 	quiet := fs.quietFlag("print nothing but errors")
+	tolerate := tolerateFlag(fs)
 	fs.oneOf("warc-version", convert.Version11, convert.Version10)
 	fs.within("level", 1, 9)
 	if err := fs.Parse(args); err != nil {
@@ -84,7 +85,11 @@ func runARC2WARC(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if failed > 0 || problems > 0 {
-		return fmt.Errorf("convert arc2warc: %d of %d files not converted, %d unreadable ARC records skipped (listed above)", failed, len(files), problems)
+		err := fmt.Errorf("convert arc2warc: %d of %d files not converted, %d unreadable ARC records skipped (listed above)", failed, len(files), problems)
+		if failed > 0 {
+			return err
+		}
+		return tolerated(e, *tolerate, err)
 	}
 	return nil
 }
