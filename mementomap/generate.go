@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/mementomap/ukvs"
@@ -35,16 +36,23 @@ const (
 
 // DetectFormat tells a file's format from its content: a WARC or ARC
 // file (gzip-compressed or not) by its first record, a MementoMap by its
-// "!" header lines or "SURT-KEY FREQUENCY" lines, CDX by its " CDX" header or its fields, CDXJ by a
-// 14-digit timestamp followed by a JSON block; anything else is a URI
-// list. The name is consulted only when the file cannot be read (a pipe
-// read once, a missing file, which fails later with its own error).
+// "!" header lines or "SURT-KEY FREQUENCY" lines, CDX by its " CDX"
+// header or its fields, CDXJ by a timestamp followed by a JSON block, a
+// URI list by a URL on its first line. Only when the content says none of
+// these (binary data, a file damaged from its first byte, a file that
+// cannot be read here, such as a pipe) does the name decide, and reading
+// the file as what it is named then reports what is wrong with it.
 func DetectFormat(path string) Format {
 	head, ok := readHead(path)
 	if !ok {
 		return formatByName(path)
 	}
-	return formatOf(head)
+	if f := formatOf(head); f != FormatAuto {
+		return f
+	}
+	// Binary data, or text of no known kind: the name says what it was
+	// meant to be, and reading it as that reports what is wrong.
+	return formatByName(path)
 }
 
 // readHead returns the first bytes of a file, decompressed when it is
@@ -102,7 +110,25 @@ func formatOf(head []byte) Format {
 			return FormatCDX
 		}
 	}
-	return FormatURIList
+	if len(f) == 1 && utf8.Valid(f[0]) && isURL(f[0]) {
+		return FormatURIList
+	}
+	return FormatAuto
+}
+
+// isURL reports whether b starts with a URI scheme and "://" (a line of
+// a URI list).
+func isURL(b []byte) bool {
+	i := bytes.Index(b, []byte("://"))
+	if i <= 0 {
+		return false
+	}
+	for j, c := range b[:i] {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return true
 }
 
 func isTimestamp(b []byte) bool {
