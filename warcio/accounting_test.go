@@ -412,3 +412,46 @@ func TestAccountingProperty(t *testing.T) {
 		}
 	}
 }
+
+// TestARCLengthOverrunsEOFKept: an LF-only ARC file whose last record
+// declares a few bytes more than the file holds (its HTTP message whole)
+// is read with that record kept, marked truncated, every byte accounted;
+// plain and as one gzip stream. A record whose Archive-length is short
+// does not swallow the next header line, and one whose length is long
+// stops at the next header line.
+func TestARCLengthOverrunsEOFKept(t *testing.T) {
+	fd := genFiledesc()
+	a := genARCRecord(1, "first body")
+	long := setDeclared(genARCRecord(2, "second body"), true, 40)
+	short := setDeclared(genARCRecord(3, "third body"), true, -5)
+	last := setDeclared(genARCRecord(4, "last body"), true, 3)
+	var plain []byte
+	for _, r := range []genRec{fd, a, long, short, last} {
+		plain = append(plain, r.b...)
+	}
+	for _, data := range [][]byte{plain, gzipBytes(plain)} {
+		rd := readAccounted(t, "overrun.arc", data, true)
+		if len(rd.errs) != 0 || len(rd.spans) != 0 {
+			t.Errorf("errors %v spans %v", rd.errs, rd.spans)
+		}
+		if len(rd.recs) != 5 {
+			t.Fatalf("%d records, want 5", len(rd.recs))
+		}
+		for i, want := range []string{"", "", "length", "", "length"} {
+			if rd.recs[i].Truncated != want {
+				t.Errorf("record %d (%s): Truncated %q, want %q (%v)", i, rd.recs[i].TargetURI, rd.recs[i].Truncated, want, rd.recs[i].Anomalies)
+			}
+			if h := rd.recs[i].HTTP; i > 0 && (h == nil || h.Status != 200) {
+				t.Errorf("record %d: HTTP message not read whole", i)
+			}
+		}
+		f := genFile{name: "overrun.arc", data: data, good: map[string]bool{}, layout: "plain"}
+		if data[0] == 0x1f {
+			f.layout = "stream"
+		}
+		for _, r := range []genRec{fd, a, long, short, last} {
+			f.good[r.key] = true
+		}
+		checkAccounting(t, f, rd)
+	}
+}
