@@ -280,10 +280,14 @@ func (s *scanner) header(line []byte, at, member int64, br *bufio.Reader) {
 // IP DATE TYPE RESULT CHECKSUM LOCATION OFFSET FILENAME LENGTH (v2), the
 // URL possibly holding spaces (fields are taken from the right).
 func (s *scanner) arcLine(line []byte) (Record, bool) {
-	t := strings.TrimRight(string(line), "\r\n")
-	if len(t) > maxHead {
+	b := bytes.TrimRight(line, "\r\n")
+	// Cheap tests first (this runs on every line of every payload): a
+	// letter first, a digit last, a colon early, at least four spaces.
+	if len(b) < 16 || len(b) > maxHead || !(b[0] >= 'a' && b[0] <= 'z' || b[0] >= 'A' && b[0] <= 'Z') ||
+		b[len(b)-1] < '0' || b[len(b)-1] > '9' || bytes.IndexByte(b[:min(len(b), 33)], ':') < 0 || bytes.Count(b, []byte{' '}) < 4 {
 		return Record{}, false
 	}
+	t := string(b)
 	f := strings.Split(t, " ")
 	for _, n := range s.arcCounts() {
 		if len(f) < n {
