@@ -63,10 +63,16 @@ func TestDamagedInputReportedByEveryReader(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"cdxj", func(n int) []string { return []string{"cdxj", "-q", "-o", filepath.Join(dir, fmt.Sprint("x", n, ".cdxj"))} }, warc, []string{fmt.Sprintf("offset %d", junkAt), fmt.Sprintf("offset %d", rawAt)}},
-		{"index import", func(n int) []string { return []string{"index", "import", "-q", "--index", filepath.Join(dir, fmt.Sprint("idx", n))} }, warc, []string{fmt.Sprintf("offset %d", junkAt), fmt.Sprintf("offset %d", rawAt)}},
+		{"cdxj", func(n int) []string {
+			return []string{"cdxj", "-q", "-o", filepath.Join(dir, fmt.Sprint("x", n, ".cdxj"))}
+		}, warc, []string{fmt.Sprintf("offset %d", junkAt), fmt.Sprintf("offset %d", rawAt)}},
+		{"index import", func(n int) []string {
+			return []string{"index", "import", "-q", "--index", filepath.Join(dir, fmt.Sprint("idx", n))}
+		}, warc, []string{fmt.Sprintf("offset %d", junkAt), fmt.Sprintf("offset %d", rawAt)}},
 		{"characterize", func(int) []string { return []string{"characterize", "-q"} }, warc, []string{fmt.Sprintf("offset %d", junkAt), fmt.Sprintf("offset %d", rawAt)}},
-		{"dedup run", func(n int) []string { return []string{"dedup", "run", "-q", "-o", filepath.Join(dir, fmt.Sprint("dd", n))} }, warc, []string{fmt.Sprintf("offset %d", junkAt), fmt.Sprintf("offset %d", rawAt)}},
+		{"dedup run", func(n int) []string {
+			return []string{"dedup", "run", "-q", "-o", filepath.Join(dir, fmt.Sprint("dd", n))}
+		}, warc, []string{fmt.Sprintf("offset %d", junkAt), fmt.Sprintf("offset %d", rawAt)}},
 		{"convert arc2warc", func(n int) []string {
 			return []string{"convert", "arc2warc", "-q", "-o", filepath.Join(dir, fmt.Sprint("conv", n))}
 		}, arc, []string{"2024O506070809"}},
