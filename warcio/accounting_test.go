@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -242,6 +243,22 @@ func readAccounted(t *testing.T, name string, data []byte, seekable bool) readin
 	}
 	if n, _ := r.Unaccounted(); n != countReal(rd.spans) {
 		t.Errorf("%s: Unaccounted says %d spans, OnSpan saw %d", name, n, countReal(rd.spans))
+	}
+	if seekable {
+		// Read as a mapped file is read (Options.Map): the same records,
+		// errors and spans.
+		var spans []Span
+		m := newMemReader(data, name, Options{OnSpan: func(s Span) { spans = append(spans, s) }})
+		got := readOutcome(t, m)
+		if len(got.Recs) != len(rd.recs) || len(got.Errs) != len(rd.errs) || !reflect.DeepEqual(spans, rd.spans) {
+			t.Errorf("%s in memory: %d records, errors %v, spans %v; buffered: %d records, errors %v, spans %v", name, len(got.Recs), got.Errs, spans, len(rd.recs), rd.errs, rd.spans)
+		} else {
+			for i := range got.Recs {
+				if !reflect.DeepEqual(got.Recs[i], *rd.recs[i]) {
+					t.Errorf("%s in memory: record %d differs: %+v\nbuffered: %+v", name, i, got.Recs[i], *rd.recs[i])
+				}
+			}
+		}
 	}
 	return rd
 }
