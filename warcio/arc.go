@@ -546,6 +546,16 @@ func (r *Reader) arcLengthFromData(declared int64) (n int64, ok bool) {
 			return 0, false
 		}
 		if startsRecord(b[i:], r.arcVersion) || looksLikeARCAttempt(b[i:]) {
+			// Not at a line start, the declared end may be inside the next
+			// header line (an Archive-length a few bytes long, "ttp://…"
+			// still parsing) or right after a record without its line
+			// feed: the HTTP message's own end tells them apart.
+			if i > 0 && b[i-1] != '\n' {
+				ls := bytes.LastIndexByte(b[:i], '\n') + 1
+				if e := httpEnd(b); ls > 0 && e >= 0 && (e == ls-1 || e == ls) && startsRecord(b[ls:], r.arcVersion) {
+					return int64(ls - 1), true
+				}
+			}
 			return declared, true
 		}
 	} else if !atEnd {
@@ -573,19 +583,30 @@ func (r *Reader) arcLengthFromData(declared int64) (n int64, ok bool) {
 // httpWhole reports whether b holds an HTTP message with a
 // Content-Length whose body is complete.
 func httpWhole(b []byte) bool {
+	e := httpEnd(b)
+	return e >= 0 && e <= len(b)
+}
+
+// httpEnd returns where the HTTP message at the start of b ends by its
+// Content-Length (possibly past len(b)), or -1 when b holds no HTTP head
+// with one.
+func httpEnd(b []byte) int {
 	end, sep := bytes.Index(b, []byte("\r\n\r\n")), 4
 	if end < 0 {
 		end, sep = bytes.Index(b, []byte("\n\n")), 2
 	}
 	if end < 0 || !looksLikeHTTP(b) {
-		return false
+		return -1
 	}
 	for _, line := range bytes.Split(b[:end], []byte("\n")) {
 		name, val, ok := bytes.Cut(line, []byte(":"))
 		if ok && bytes.EqualFold(bytes.TrimSpace(name), []byte("Content-Length")) {
-			cl, err := strconv.ParseInt(string(bytes.TrimSpace(val)), 10, 64)
-			return err == nil && int64(len(b)-end-sep) >= cl
+			cl, err := strconv.Atoi(string(bytes.TrimSpace(val)))
+			if err != nil || cl < 0 {
+				return -1
+			}
+			return end + sep + cl
 		}
 	}
-	return false
+	return -1
 }

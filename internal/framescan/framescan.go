@@ -171,13 +171,44 @@ type scanner struct {
 	arcV int     // ARC version from the filedesc, when known
 	// expect is where the last ARC record's declared length ends.
 	expect int64
+	// head is 1 on the first line after an ARC header line, 2 inside its
+	// HTTP head, 0 otherwise; headCL is the head's Content-Length and
+	// httpEnd where the message ends by it (-1: unknown).
+	head            int
+	headCL, httpEnd int64
 }
 
 func (s *scanner) add(rec Record) {
 	if rec.ARC {
 		s.expect = rec.end
+		s.head, s.headCL, s.httpEnd = 1, -1, -1
 	}
 	s.res.Records = append(s.res.Records, rec)
+}
+
+// http follows the HTTP head of the last ARC record (the line at data
+// offset at is one of its lines) to learn where its message ends.
+func (s *scanner) http(line []byte, at int64) {
+	switch {
+	case s.head == 0:
+	case s.head == 1: // the record's first line
+		s.head = 2
+		if !bytes.HasPrefix(line, []byte("HTTP/")) {
+			s.head = 0
+		}
+	case len(bytes.TrimRight(line, "\r\n")) == 0:
+		if s.headCL >= 0 {
+			s.httpEnd = at + int64(len(line)) + s.headCL
+		}
+		s.head = 0
+	default:
+		name, val, ok := bytes.Cut(line, []byte(":"))
+		if ok && strings.EqualFold(strings.TrimSpace(string(name)), "content-length") {
+			if n, err := strconv.ParseInt(strings.TrimSpace(string(val)), 10, 64); err == nil && n >= 0 {
+				s.headCL = n
+			}
+		}
+	}
 }
 
 // stream scans one member's (or a plain file's) data.
@@ -194,13 +225,20 @@ func (s *scanner) stream(rd io.Reader, member int64) error {
 		if len(line) > 0 {
 			at := s.data
 			s.data += int64(len(line))
+			s.http(line, at)
 			if e := s.expect; err == nil && e > at && e < s.data {
 				// An ARC record not followed by a line feed: the next
-				// header line starts where its declared length ends.
-				if rec, ok := s.arcLine(line[e-at:]); ok {
+				// header line starts where its declared length ends —
+				// unless the line itself is a header line and the HTTP
+				// message before it ends at its start (the declared
+				// length is then a few bytes long, and "ttp://…" still
+				// reads as a header line).
+				_, lineOK := s.arcLine(line)
+				if rec, ok := s.arcLine(line[e-at:]); ok && !(atLineStart && lineOK && (s.httpEnd == at || s.httpEnd == at-1)) {
 					rec.Member, rec.DataOffset = member, e
 					rec.end = s.data + rec.Length
 					s.add(rec)
+					atLineStart = false
 				}
 			}
 			if atLineStart && err == nil {
