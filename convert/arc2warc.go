@@ -129,12 +129,17 @@ func ARCToWARC(ctx context.Context, path, dir string, opts Options) (Result, err
 	}
 	buf := &blockBuffer{max: opts.MaxMemoryBlock, dir: dir}
 	defer buf.Close()
-	r, err := warcio.Open(path, warcio.Options{BlockDigest: true, BlockSink: buf.sink})
+	var spans []warcio.Span
+	r, err := warcio.Open(path, warcio.Options{BlockDigest: true, BlockSink: buf.sink, OnSpan: func(s warcio.Span) {
+		if !s.Padding {
+			spans = append(spans, s)
+		}
+	}})
 	if err != nil {
 		return res, err // warcio's error names the file
 	}
 	defer r.Close()
-	c := &converter{
+	c := &converter{spans: &spans,
 		opts: opts, res: &res, r: r, buf: buf,
 		arcName: filepath.Base(path), arcSHA1: sum, arcSize: size,
 		warcName: filepath.Base(res.WARC),
@@ -165,6 +170,7 @@ type converter struct {
 	infoID   string
 	filedesc string // the filedesc URL
 	sources  bytes.Buffer
+	spans    *[]warcio.Span // what the reader did not read as records
 }
 
 func (c *converter) run(ctx context.Context) error {
@@ -257,7 +263,9 @@ func (c *converter) writeWarcinfo(rec *warcio.Record) error {
 // convert writes the WARC record of one ARC record.
 func (c *converter) convert(rec *warcio.Record) error {
 	if rec.Date.IsZero() {
-		c.res.Problems = append(c.res.Problems, fmt.Sprintf("convert: %s offset %d: Archive-date %q is not a date: record not converted", c.arcName, rec.Offset, rec.ARC.Date))
+		why := fmt.Sprintf("Archive-date %q is not a date: record not converted", rec.ARC.Date)
+		c.res.Problems = append(c.res.Problems, fmt.Sprintf("convert: %s offset %d: %s", c.arcName, rec.Offset, why))
+		*c.spans = append(*c.spans, warcio.Span{Offset: rec.Offset, Length: rec.Length, DataOffset: rec.DataOffset, DataLength: rec.DataLength, Reason: why})
 		return nil
 	}
 	v := c.opts.Version
@@ -291,6 +299,9 @@ func (c *converter) convert(rec *warcio.Record) error {
 		return fmt.Errorf("offset %d: no block digest computed", rec.Offset)
 	}
 	h.BlockDigest = rec.BlockDigest
+	if rec.Truncated != "" {
+		h.Fields = append(h.Fields, warcio.Field{Name: "WARC-Truncated", Value: rec.Truncated})
+	}
 	block, err := c.buf.Reader()
 	if err != nil {
 		return err
@@ -312,6 +323,9 @@ func (c *converter) writeSources() error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "arc-file: %s\r\narc-file-length: %d\r\narc-file-sha1: %s\r\n", c.arcName, c.arcSize, c.arcSHA1)
 	b.Write(c.sources.Bytes())
+	for _, s := range *c.spans {
+		fmt.Fprintf(&b, "%s %s\r\n", skippedField, formatSkipped(s))
+	}
 	v := c.opts.Version
 	h := warcio.RecordHead{Version: v, Type: "metadata", ID: warcio.NewRecordID(), Date: warcio.FormatDate(c.opts.Now(), v), WarcinfoID: c.infoID}
 	if c.filedesc != "" {
@@ -421,4 +435,34 @@ func fileSHA1(path string) (string, int64, error) {
 		return "", 0, fmt.Errorf("convert: %w", err) // "read PATH: ..."
 	}
 	return digest.FromHash(digest.SHA1, h).String(), n, nil
+}
+
+// skippedField names the source list's lines for input bytes not
+// converted: "arc-skipped: OFFSET LENGTH DATA-OFFSET DATA-LENGTH REASON"
+// (stored and uncompressed extents, as warcio.Span gives them).
+const skippedField = "arc-skipped:"
+
+func formatSkipped(s warcio.Span) string {
+	return fmt.Sprintf("%d %d %d %d %s", s.Offset, s.Length, s.DataOffset, s.DataLength, strings.NewReplacer("\r", " ", "\n", " ").Replace(s.Reason))
+}
+
+// parseSkipped reads the value of an arc-skipped line.
+func parseSkipped(v string) (warcio.Span, bool) {
+	f := strings.SplitN(strings.TrimSpace(v), " ", 5)
+	if len(f) < 4 {
+		return warcio.Span{}, false
+	}
+	var n [4]int64
+	for i := range n {
+		x, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return warcio.Span{}, false
+		}
+		n[i] = x
+	}
+	s := warcio.Span{Offset: n[0], Length: n[1], DataOffset: n[2], DataLength: n[3]}
+	if len(f) == 5 {
+		s.Reason = f[4]
+	}
+	return s, true
 }

@@ -27,7 +27,12 @@
 // record (Content-Type application/warc-fields, concurrent to the warcinfo
 // record) listing, for each converted record, "arc-record: <WARC-Record-ID>
 // OFFSET LENGTH ARC-HEADER-LINE": the ARC offset and stored length of the
-// record it came from and its header line verbatim.
+// record it came from and its header line verbatim, and for every stretch
+// of the ARC file that was not converted (a damaged record, bytes that
+// start no record, a record whose date is no date) "arc-skipped: OFFSET
+// LENGTH DATA-OFFSET DATA-LENGTH REASON" (stored and uncompressed extents,
+// as warcio.Span gives them). A record kept shorter than its declared
+// Archive-length (warcio.Record.Truncated) is written with WARC-Truncated.
 //
 // The output is written to a temporary file in the output directory,
 // fsynced and renamed into place (then the directory is fsynced): a crash
@@ -38,5 +43,11 @@
 // digest — digests computed from the bytes of both files, not taken from
 // headers — that every WARC record's block digest holds, and that the WARC
 // file holds no other record than its warcinfo record and the conversion's
-// source list.
+// source list. It does not trust the reader the conversion used: the ARC
+// file is framed a second time by package internal/framescan (written
+// apart: the standard library's inflater, header lines looked for at every
+// line start), and Verify fails when the two readings disagree on the
+// records (a record one finds that the other neither reads nor reports
+// unreadable) or when a framed record is neither in the WARC file nor
+// listed in its source list as skipped, with the reason.
 package convert

@@ -1,14 +1,17 @@
 package convert
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/wayside-archive/wayside/internal/framescan"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -45,11 +48,24 @@ type Report struct {
 	Damaged []string `json:"damaged,omitempty"`
 	// Problems lists records of either file that could not be read.
 	Problems []string `json:"problems,omitempty"`
+	// Framed counts the ARC records a second framing of the ARC file
+	// finds (package framescan, which does not use the reader the
+	// conversion read with). Disagreements lists where the two readings
+	// of the ARC file differ: a record one finds that the other neither
+	// finds nor reports as unreadable. NotConverted lists records the
+	// second framing finds that the WARC file neither holds nor lists as
+	// skipped (with the reason) in its source list.
+	Framed        int      `json:"framed"`
+	Disagreements []string `json:"disagreements,omitempty"`
+	NotConverted  []string `json:"not_converted,omitempty"`
+	// Skipped lists the stretches of the ARC file the WARC file's source
+	// list says were not converted, with the reason.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // OK reports whether the WARC file holds exactly the ARC file's records.
 func (r *Report) OK() bool {
-	return r.ARCRecords > 0 && len(r.Missing)+len(r.Extra)+len(r.Damaged)+len(r.Problems) == 0
+	return r.ARCRecords > 0 && len(r.Missing)+len(r.Extra)+len(r.Damaged)+len(r.Problems)+len(r.Disagreements)+len(r.NotConverted) == 0
 }
 
 type matchKey struct {
@@ -68,19 +84,48 @@ func keyOf(e Entry) matchKey {
 func Verify(ctx context.Context, arcPath, warcPath string) (*Report, error) {
 	rep := &Report{ARC: arcPath, WARC: warcPath}
 	var arcEntries []Entry
-	err := eachRecord(ctx, arcPath, rep, func(rec *warcio.Record) {
+	var arcRead []framescan.Read
+	var arcSpans []warcio.Span
+	err := eachRecord(ctx, arcPath, rep, warcio.Options{BlockDigest: true, OnSpan: func(s warcio.Span) {
+		if !s.Padding {
+			arcSpans = append(arcSpans, s)
+		}
+	}}, func(rec *warcio.Record) {
 		if rec.ARC == nil {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s offset %d: a WARC record in the ARC file", arcPath, rec.Offset))
 			return
 		}
 		arcEntries = append(arcEntries, Entry{Offset: rec.Offset, Type: arcKind(rec), URI: TargetURI(rec), Date: rec.Date, Digest: rec.PayloadDigest})
+		arcRead = append(arcRead, framescan.Read{Key: framescan.Key("", rec.ARC.URL, rec.ARC.Date), Offset: rec.Offset, DataOffset: rec.DataOffset})
 	})
 	if err != nil {
 		return rep, err
 	}
+	framed, err := framescan.File(arcPath)
+	if err != nil {
+		return rep, fmt.Errorf("convert: %w", err)
+	}
 	byKey := map[matchKey][]Entry{}
 	infos := 0
-	err = eachRecord(ctx, warcPath, rep, func(rec *warcio.Record) {
+	var sources bytes.Buffer
+	capture := false
+	warcOpts := warcio.Options{BlockDigest: true,
+		OnHead: func(rec *warcio.Record) {
+			capture = isSourceList(rec)
+			if capture {
+				sources.Reset()
+			}
+		},
+		Payload: writerFunc(func(p []byte) (int, error) {
+			if capture && sources.Len() < 256<<20 {
+				sources.Write(p)
+			}
+			return len(p), nil
+		}),
+	}
+	converted := map[string]int{} // target URI + date of the WARC's records
+	err = eachRecord(ctx, warcPath, rep, warcOpts, func(rec *warcio.Record) {
+		converted[rec.TargetURI+" "+rec.Date.UTC().Format("20060102150405")]++
 		if rec.ARC != nil {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s offset %d: an ARC record in the WARC file", warcPath, rec.Offset))
 			return
@@ -96,7 +141,7 @@ func Verify(ctx context.Context, arcPath, warcPath string) (*Report, error) {
 			if infos++; infos == 1 {
 				return
 			}
-		case rec.Type == "metadata" && strings.HasPrefix(strings.ToLower(rec.ContentType), "application/warc-fields") && rec.Header("WARC-Concurrent-To") != "":
+		case isSourceList(rec):
 			return // the source list
 		}
 		e := Entry{Offset: rec.Offset, Type: rec.Type, URI: rec.TargetURI, Date: rec.Date, Digest: rec.PayloadDigest}
@@ -120,8 +165,72 @@ func Verify(ctx context.Context, arcPath, warcPath string) (*Report, error) {
 		rep.Extra = append(rep.Extra, ws...)
 	}
 	sortEntries(rep.Extra)
+	skipped := skippedSpans(sources.Bytes())
+	for _, s := range skipped {
+		rep.Skipped = append(rep.Skipped, s.String())
+	}
+	crossCheck(rep, framed, arcRead, arcSpans, converted, skipped)
 	return rep, nil
 }
+
+// crossCheck compares the ARC records the second framing finds with the
+// records the reader read (and the spans it reported), and with the WARC
+// file's records and skipped list.
+func crossCheck(rep *Report, framed *framescan.Result, read []framescan.Read, spans []warcio.Span, converted map[string]int, skipped []warcio.Span) {
+	rep.Disagreements = append(rep.Disagreements, framescan.Compare(rep.ARC, framed, read, extents(spans))...)
+	listed := extents(skipped)
+	for _, r := range framed.Records {
+		if !r.ARC {
+			continue
+		}
+		rep.Framed++
+		uri := strings.NewReplacer(" ", "%20", "\r", "%0D", "\n", "%0A", "\x0c", "%0C", "\x00", "%00").Replace(r.URI)
+		if t, ok := warcio.ARCDate(r.Date); ok {
+			k := uri + " " + t.Format("20060102150405")
+			if converted[k] > 0 {
+				converted[k]--
+				continue
+			}
+		}
+		if slices.ContainsFunc(listed, func(e framescan.Extent) bool { return e.Covers(r) }) {
+			continue // listed as skipped, with its reason
+		}
+		rep.NotConverted = append(rep.NotConverted, fmt.Sprintf("%s offset %d (uncompressed offset %d) %s %s: not in the WARC file and not listed as skipped", rep.ARC, r.Member, r.DataOffset, r.URI, r.Date))
+	}
+}
+
+// extents gives spans as framescan takes them.
+func extents(spans []warcio.Span) []framescan.Extent {
+	out := make([]framescan.Extent, len(spans))
+	for i, s := range spans {
+		out[i] = framescan.Extent{Offset: s.Offset, Length: s.Length, DataOffset: s.DataOffset, DataLength: s.DataLength}
+	}
+	return out
+}
+
+// isSourceList reports whether rec is the conversion's source list.
+func isSourceList(rec *warcio.Record) bool {
+	return rec.Type == "metadata" && strings.HasPrefix(strings.ToLower(rec.ContentType), "application/warc-fields") && rec.Header("WARC-Concurrent-To") != ""
+}
+
+// skippedSpans reads the arc-skipped lines of a source list.
+func skippedSpans(list []byte) []warcio.Span {
+	var out []warcio.Span
+	for _, line := range strings.Split(string(list), "\n") {
+		v, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), skippedField)
+		if !ok {
+			continue
+		}
+		if s, ok := parseSkipped(v); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // arcKind names an ARC record for reports.
 func arcKind(rec *warcio.Record) string {
@@ -133,8 +242,8 @@ func arcKind(rec *warcio.Record) string {
 
 // eachRecord calls fn for every readable record of a file and lists the
 // unreadable ones in rep.Problems.
-func eachRecord(ctx context.Context, path string, rep *Report, fn func(*warcio.Record)) error {
-	r, err := warcio.Open(path, warcio.Options{BlockDigest: true})
+func eachRecord(ctx context.Context, path string, rep *Report, opts warcio.Options, fn func(*warcio.Record)) error {
+	r, err := warcio.Open(path, opts)
 	if err != nil {
 		return fmt.Errorf("convert: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -250,19 +251,12 @@ func (im *importer) file(path string) (err error) {
 	return fmt.Errorf("dedupindex: import %s: unknown format %q", path, im.cur.Format)
 }
 
-// detectFormat guesses a file's format from its name, else its content.
+// detectFormat tells a file's format from its content (a WARC named
+// *.bin is a WARC), else from its name.
 func detectFormat(path string) (Format, error) {
 	name := strings.ToLower(filepath.Base(path))
 	name = strings.TrimSuffix(name, ".open")
 	name = strings.TrimSuffix(name, ".gz")
-	switch {
-	case strings.HasSuffix(name, ".warc"), strings.HasSuffix(name, ".arc"):
-		return FormatWARC, nil
-	case strings.HasSuffix(name, ".cdxj"):
-		return FormatCDXJ, nil
-	case strings.HasSuffix(name, ".cdx"):
-		return FormatCDX, nil
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("dedupindex: import: %w", err)
@@ -285,11 +279,20 @@ func detectFormat(path string) (Format, error) {
 		return FormatWARC, nil
 	case bytes.HasPrefix(line, []byte(" CDX ")) || bytes.HasPrefix(line, []byte("CDX ")):
 		return FormatCDX, nil
-	case bytes.Contains(line, []byte(" {")):
+	case utf8.Valid(line) && bytes.Contains(line, []byte(" {")):
 		return FormatCDXJ, nil
 	case warcio.StartsRecord(head):
 		return FormatWARC, nil // an ARC file: warcio reads it as WARC
-	case len(bytes.Fields(line)) >= 9:
+	// The content says nothing sure (binary data, damaged from its first
+	// byte): the name says what it was meant to be, and reading it as
+	// that reports what is wrong.
+	case strings.HasSuffix(name, ".warc"), strings.HasSuffix(name, ".arc"):
+		return FormatWARC, nil
+	case strings.HasSuffix(name, ".cdxj"):
+		return FormatCDXJ, nil
+	case strings.HasSuffix(name, ".cdx"):
+		return FormatCDX, nil
+	case utf8.Valid(line) && len(bytes.Fields(line)) >= 9:
 		return FormatCDX, nil
 	}
 	return "", fmt.Errorf("dedupindex: import %s: cannot tell the format (not WARC, CDX or CDXJ); use --format", path)

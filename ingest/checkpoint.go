@@ -22,8 +22,13 @@ type fileState struct {
 	Dev  uint64 `json:"dev"`
 	Ino  uint64 `json:"ino"`
 	Size int64  `json:"size"`
-	// Offset is the position after the last complete record ingested.
-	Offset int64 `json:"offset"`
+	// Offset is the position after the last complete record ingested;
+	// when that record is in a gzip member holding several (or the file
+	// is one gzip stream), the position where reading resumes (the start
+	// of the stretch read last), and DataSkip the uncompressed bytes from
+	// there that are ingested already.
+	Offset   int64 `json:"offset"`
+	DataSkip int64 `json:"data_skip,omitempty"`
 	// CDXJSize is the size of this file's CDXJ output at Offset; a restart
 	// truncates the CDXJ file back to it so no line is written twice.
 	CDXJSize    int64     `json:"cdxj_size"`

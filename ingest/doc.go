@@ -20,7 +20,12 @@
 //  5. the checkpoint: per file (keyed by the name without ".open", with
 //     device and inode to notice a replaced file), the offset after the
 //     last complete record and the CDXJ size at that point, written
-//     atomically.
+//     atomically. A record in a gzip member that holds several (a WARC
+//     compressed as one gzip stream) has no stored offset of its own: it
+//     is checkpointed as the offset reading started from and the
+//     uncompressed bytes from there already ingested, and a file read to
+//     a clean end is checkpointed at its end, so such a file is read once
+//     and no record of it is ingested twice.
 //
 // After a crash the CDXJ files are cut back to their checkpointed sizes
 // and the batch in flight is read again: the index Puts are no-ops, its

@@ -29,14 +29,14 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 	}
 	defer fh.Close()
 	in.mu.Lock()
-	start := st.Offset
+	start, skip := st.Offset, st.DataSkip
 	in.mu.Unlock()
 	it, err := newRecordIter(fh, filepath.Dir(f.path), f.base, start)
 	if err != nil {
 		return err
 	}
 	var batch []ingested
-	next := start
+	next, nextSkip := start, skip
 	truncatedAt := int64(-1)
 	for {
 		if ctx.Err() != nil {
@@ -44,6 +44,12 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 		}
 		rec, err := it.Next()
 		if err == io.EOF {
+			// Every member read complete: the file is consumed to its
+			// end (a one-stream gzip file, junk after the last record),
+			// and is not read again unless it grows.
+			if end := it.consumed(); end > next || nextSkip > 0 {
+				next, nextSkip = end, 0
+			}
 			break
 		}
 		if err != nil {
@@ -55,17 +61,24 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 			in.noteError(fmt.Errorf("ingest: %w", err))
 			continue
 		}
+		if rec.dataStart < skip {
+			continue // ingested by an earlier read of its gzip member
+		}
 		batch = append(batch, rec)
-		next = rec.c.Offset + rec.c.Length
+		if rec.shared {
+			next, nextSkip = start, rec.dataEnd
+		} else {
+			next, nextSkip = rec.c.Offset+rec.c.Length, 0
+		}
 		if len(batch) >= batchSize {
-			if err := in.flush(ctx, fh, f, st, batch, next); err != nil {
+			if err := in.flush(ctx, fh, f, st, batch, next, nextSkip); err != nil {
 				return err
 			}
 			batch = batch[:0]
 		}
 	}
-	if len(batch) > 0 || next > start {
-		if err := in.flush(ctx, fh, f, st, batch, next); err != nil {
+	if len(batch) > 0 || next != start || nextSkip != skip {
+		if err := in.flush(ctx, fh, f, st, batch, next, nextSkip); err != nil {
 			return err
 		}
 	}
@@ -105,7 +118,7 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 // it points at), the index entries, the CDXJ lines, and last the checkpoint.
 // A crash between steps repeats the batch on restart: index Puts of the same
 // original are no-ops and the CDXJ file is cut back to its checkpointed size.
-func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *fileState, batch []ingested, next int64) error {
+func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *fileState, batch []ingested, next, nextSkip int64) error {
 	if in.cfg.ObserveBatch != nil {
 		defer func(start time.Time) { in.cfg.ObserveBatch(time.Since(start)) }(time.Now())
 	}
@@ -164,8 +177,8 @@ func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *file
 		}
 	}
 	in.mu.Lock()
-	consumed := next - st.Offset
-	st.Offset = next
+	consumed := max(next-st.Offset, 0)
+	st.Offset, st.DataSkip = next, nextSkip
 	st.CDXJSize = cdxjSize
 	st.Records += int64(len(batch))
 	st.Originals += int64(originals)

@@ -33,6 +33,13 @@ type ingested struct {
 	c wayside.Capture
 	// indexed is set for records that get a CDXJ line (cdxj.HasLine).
 	indexed bool
+	// dataStart and dataEnd locate the record in the uncompressed data
+	// read from the iterator's start; shared is set for a record in a gzip
+	// member that holds others (or a file that is one gzip stream): such
+	// a record is located by the member's start and its uncompressed
+	// offset from there, not by a stored offset of its own.
+	dataStart, dataEnd int64
+	shared             bool
 }
 
 // Next returns the next record, io.EOF at the end of the complete records,
@@ -51,8 +58,12 @@ func (it *recordIter) Next() (ingested, error) {
 	rec.Offset += it.start
 	c := rec.Capture(it.name)
 	c.Dir = it.dir
-	return ingested{c: c, indexed: cdxj.HasLine(rec)}, nil
+	return ingested{c: c, indexed: cdxj.HasLine(rec), dataStart: rec.DataOffset, dataEnd: rec.DataOffset + rec.DataLength, shared: rec.Length == 0}, nil
 }
+
+// consumed is the file offset up to which the reader consumed the input
+// (after io.EOF: its end).
+func (it *recordIter) consumed() int64 { return it.start + it.r.Offset() }
 
 func isTruncated(err error) bool { return errors.Is(err, warcio.ErrTruncated) }
 

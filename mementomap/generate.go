@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/mementomap/ukvs"
@@ -33,8 +34,121 @@ const (
 	FormatMap Format = "map"
 )
 
-// DetectFormat guesses a file's format from its name.
+// DetectFormat tells a file's format from its content: a WARC or ARC
+// file (gzip-compressed or not) by its first record, a MementoMap by its
+// "!" header lines or "SURT-KEY FREQUENCY" lines, CDX by its " CDX"
+// header or its fields, CDXJ by a timestamp followed by a JSON block, a
+// URI list by a URL on its first line. Only when the content says none of
+// these (binary data, a file damaged from its first byte, a file that
+// cannot be read here, such as a pipe) does the name decide, and reading
+// the file as what it is named then reports what is wrong with it.
 func DetectFormat(path string) Format {
+	head, ok := readHead(path)
+	if !ok {
+		return formatByName(path)
+	}
+	if f := formatOf(head); f != FormatAuto {
+		return f
+	}
+	// Binary data, or text of no known kind: the name says what it was
+	// meant to be, and reading it as that reports what is wrong.
+	return formatByName(path)
+}
+
+// readHead returns the first bytes of a file, decompressed when it is
+// gzip-compressed.
+func readHead(path string) ([]byte, bool) {
+	if path == "-" {
+		return nil, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	br := bufio.NewReader(f)
+	var r io.Reader = br
+	if b, _ := br.Peek(2); len(b) == 2 && b[0] == 0x1f && b[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, true
+		}
+		r = zr
+	}
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(r, head)
+	return head[:n], true
+}
+
+func formatOf(head []byte) Format {
+	if warcio.StartsRecord(bytes.TrimLeft(head, "\r\n")) {
+		return FormatWARC
+	}
+	line := head
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	line = bytes.TrimRight(line, "\r")
+	switch {
+	case bytes.HasPrefix(line, []byte("!")):
+		return FormatMap
+	case bytes.HasPrefix(line, []byte(" CDX ")):
+		return FormatCDX
+	}
+	f := bytes.Fields(line)
+	if len(f) == 2 && bytes.IndexByte(f[0], ')') > 0 && isDigits(f[1]) {
+		return FormatMap // "SURT-KEY FREQUENCY" lines
+	}
+	if len(f) >= 3 && isTimestamp(f[1]) {
+		if f[2][0] == '{' {
+			return FormatCDXJ
+		}
+		if len(f) >= 7 {
+			return FormatCDX
+		}
+	}
+	if len(f) == 1 && utf8.Valid(f[0]) && isURL(f[0]) {
+		return FormatURIList
+	}
+	return FormatAuto
+}
+
+// isURL reports whether b starts with a URI scheme and "://" (a line of
+// a URI list).
+func isURL(b []byte) bool {
+	i := bytes.Index(b, []byte("://"))
+	if i <= 0 {
+		return false
+	}
+	for j, c := range b[:i] {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return true
+}
+
+func isTimestamp(b []byte) bool {
+	return len(b) >= 4 && len(b) <= 17 && isDigits(b)
+}
+
+func isDigits(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// formatByName guesses a format from a file name.
+func formatByName(path string) Format {
 	p := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(path), ".gz"), ".open")
 	switch {
 	case strings.HasSuffix(p, ".warc") || strings.HasSuffix(p, ".arc"):

@@ -20,6 +20,7 @@ import (
 
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/framescan"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/internal/mapfile"
 	"github.com/wayside-archive/wayside/warcio"
@@ -252,6 +253,7 @@ func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries []*En
 		return fc, err
 	}
 	checkCDXJ(filepath.Join(outDir, l.CDXJ), l.CDXJLines, st)
+	checkFraming(ctx, f, copies, st)
 	if opts.Deep {
 		deepCheck(ctx, f, l, copies, entries, outPath, st)
 	}
@@ -471,6 +473,82 @@ func deepCheck(ctx context.Context, f FileInfo, l Layout, copies []*Copy, entrie
 	}
 	if st.Records != f.Records || problems != f.Problems {
 		st.fail("%s: %d records and %d unreadable ones, the input had %d and %d", outPath, st.Records, problems, f.Records, f.Problems)
+	}
+}
+
+// checkFraming frames the input a second way (package framescan, which
+// does not use the reader the manifest was written with) and checks that
+// the two readings agree: every record the second framing finds was read
+// or lies in a stretch the reader reported unreadable, every record read
+// is found, the reader still reads the records and problems the manifest
+// counted, and each revisit replaces exactly one framed record: the copy,
+// starting where the copy starts, with no other record inside it (a
+// revisit over a copy whose length swallowed another record would lose
+// that record).
+func checkFraming(ctx context.Context, f FileInfo, copies []*Copy, st *ValidateStats) {
+	framed, err := framescan.File(f.Path)
+	if err != nil {
+		st.fail("%s: second framing: %v", f.Path, err)
+		return
+	}
+	var read []framescan.Read
+	var unread []framescan.Extent
+	r, err := warcio.Open(f.Path, warcio.Options{SkipPayloadDigest: true, OnSpan: func(s warcio.Span) {
+		if !s.Padding {
+			unread = append(unread, framescan.Extent{Offset: s.Offset, Length: s.Length, DataOffset: s.DataOffset, DataLength: s.DataLength})
+		}
+	}})
+	if err != nil {
+		st.fail("%v", err)
+		return
+	}
+	defer r.Close()
+	records, problems := 0, 0
+	for n := 0; ; n++ {
+		if n%256 == 0 && ctx.Err() != nil {
+			return
+		}
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			problems++
+			if errors.Is(err, warcio.ErrTruncated) {
+				break
+			}
+			continue
+		}
+		records++
+		key := framescan.Key(rec.RecordID, rec.TargetURI, rec.Header("WARC-Date"))
+		if rec.ARC != nil {
+			key = framescan.Key("", rec.ARC.URL, rec.ARC.Date)
+		}
+		read = append(read, framescan.Read{Key: key, Offset: rec.Offset, DataOffset: rec.DataOffset})
+	}
+	if records != f.Records || problems != f.Problems {
+		st.fail("%s: reads as %d records and %d unreadable ones, the manifest counted %d and %d", f.Path, records, problems, f.Records, f.Problems)
+	}
+	for _, d := range framescan.Compare(f.Path, framed, read, unread) {
+		st.fail("%s", d)
+	}
+	for _, c := range copies {
+		starts := 0
+		for _, rec := range framed.Records {
+			at := rec.DataOffset
+			if framed.Compressed {
+				at = rec.Member
+			}
+			switch {
+			case at == c.Offset:
+				starts++
+			case at > c.Offset && at < c.Offset+c.Length:
+				st.fail("%s offset %d: the revisit replacing the record at offset %d (%d bytes) would drop the record %s the second framing finds inside it", f.Path, at, c.Offset, c.Length, rec.Key())
+			}
+		}
+		if starts != 1 {
+			st.fail("%s offset %d: the second framing finds %d records starting where the rewritten copy starts, want 1", f.Path, c.Offset, starts)
+		}
 	}
 }
 

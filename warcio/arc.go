@@ -289,6 +289,7 @@ func (r *Reader) readARC(rec *Record) (*Record, error) {
 		if err := r.openMember(); err != nil {
 			return nil, err
 		}
+		r.dcnt.n, r.memberData = rec.DataOffset, rec.DataOffset
 		if err := r.skipBlank(); err != nil {
 			return nil, r.fail(rec, true, "gzip member vanished on re-read")
 		}
@@ -336,9 +337,17 @@ func (r *Reader) readARCOnce(rec *Record) (*Record, error) {
 	r.isARC = true
 	rec.ARC = &h
 	rec.ContentLength = h.Length
+	if fix < 0 {
+		if n, ok := r.arcLengthFromData(h.Length); ok && n != h.Length {
+			fix = n
+		}
+	}
 	if fix >= 0 {
 		rec.ContentLength = fix
 		rec.anomaly("Archive-length %d is wrong: the record holds %d bytes", h.Length, fix)
+		if fix < h.Length {
+			rec.Truncated = "length"
+		}
 	}
 	rec.ContentType = h.ContentType
 	if t, ok := ARCDate(h.Date); ok {
@@ -392,9 +401,11 @@ func (r *Reader) readARCOnce(rec *Record) (*Record, error) {
 func (r *Reader) arcOverrun(rec *Record, left int64) error {
 	msg := fmt.Sprintf("Archive-length %d overruns the file (%d bytes left after the header line)", rec.ARC.Length, left)
 	if r.seekTo(rec.Offset+1) && r.skipToRecordLine() >= 0 && r.moreInput() {
+		r.emitSpan(Span{Offset: rec.Offset, Length: r.rawPos() - rec.Offset, DataOffset: rec.Offset, DataLength: r.rawPos() - rec.Offset, Reason: msg})
 		return r.errorf(rec.Offset, ErrCorrupt, "%s; reading goes on at offset %d", msg, r.rawPos())
 	}
 	r.done = true
+	r.emitTail(rec.Offset, rec.DataOffset, msg)
 	return r.errorf(rec.Offset, ErrTruncated, "%s", msg)
 }
 
@@ -416,23 +427,30 @@ func (r *Reader) finishARC(rec *Record, headLen int64, fixed bool) error {
 				rec.anomaly("gzip member at offset %d holds more than one record", r.memberStart)
 				return nil
 			}
-			var last [1]byte
-			n, derr := io.Copy(lastByte{&last}, r.br)
-			_ = n
-			if derr == nil {
-				derr = io.EOF
+			first := rec.DataOffset == r.memberData && !r.shared
+			r.span = Span{Offset: r.memberStart, DataOffset: dp0, Reason: "bytes that start no record follow the record's Archive-length"}
+			r.spanFirst = false
+			s, last, serr := r.skipInMember()
+			if serr != nil {
+				return serr
 			}
-			if derr == io.EOF && !fixed && r.seeker != nil {
+			if !r.memberOpen && first && !fixed && r.seeker != nil {
+				// The member holds this record alone: its end is the
+				// record's end, not the declared Archive-length.
 				extra := r.dataPos() - dp0
-				if last[0] == '\n' {
+				if last == '\n' {
 					extra--
 				}
-				r.memberOpen = false
 				r.arcFix = arcFix{set: true, offset: rec.Offset, length: rec.ContentLength + extra}
 				return errReread
 			}
-			rec.anomaly("%d bytes after the record's Archive-length in its gzip member", r.dataPos()-dp0)
-			err = derr
+			rec.DataLength = dp0 - rec.DataOffset
+			r.junkSpan(rec, s)
+			if r.memberOpen {
+				r.shared = true
+				return nil
+			}
+			err = io.EOF
 		}
 		if e := r.endMember(err); e != nil {
 			return e
@@ -503,12 +521,92 @@ func (r *Reader) nextRecordLine(off int64) (next int64, lastLF, ok bool) {
 	}
 }
 
-// lastByte is an io.Writer that remembers the last byte written.
-type lastByte struct{ b *[1]byte }
-
-func (l lastByte) Write(p []byte) (int, error) {
-	if len(p) > 0 {
-		l.b[0] = p[len(p)-1]
+// arcLengthFromData checks an ARC record's Archive-length against the data
+// that follows its header line, read ahead in the buffer (up to its size):
+// a length confirmed by what follows it (a record header line, blank
+// lines, the end of the data) is kept; one that runs over the next record
+// header line, or stops short of it, is replaced by the length up to that
+// line (less the line feed that separates records); one that runs past the
+// end of the data (the gzip member or the file) by the length up to it,
+// when the record is whole (a few bytes short, or an HTTP message whose
+// body is complete). ok is false when the buffer cannot tell.
+func (r *Reader) arcLengthFromData(declared int64) (n int64, ok bool) {
+	want := int(min(declared+4096, int64(r.br.Size())))
+	b, err := r.br.Peek(want)
+	atEnd := err != nil && len(b) < want
+	if int64(len(b)) > declared {
+		i := int(declared)
+		for i < len(b) && isBlank(b[i]) {
+			i++
+		}
+		if i == len(b) {
+			return declared, atEnd
+		}
+		if bytes.IndexByte(b[i:], '\n') < 0 && !atEnd {
+			return 0, false
+		}
+		if startsRecord(b[i:], r.arcVersion) || looksLikeARCAttempt(b[i:]) {
+			// Not at a line start, the declared end may be inside the next
+			// header line (an Archive-length a few bytes long, "ttp://…"
+			// still parsing) or right after a record without its line
+			// feed: the HTTP message's own end tells them apart.
+			if i > 0 && b[i-1] != '\n' {
+				ls := bytes.LastIndexByte(b[:i], '\n') + 1
+				if e := httpEnd(b); ls > 0 && e >= 0 && (e == ls-1 || e == ls) && startsRecord(b[ls:], r.arcVersion) {
+					return int64(ls - 1), true
+				}
+			}
+			return declared, true
+		}
+	} else if !atEnd {
+		return 0, false
+	} else if int64(len(b)) == declared {
+		return declared, true
 	}
-	return len(p), nil
+	if j := recordLineIn(b, 0, r.arcVersion); j >= 0 {
+		return int64(j - 1), true
+	}
+	if !atEnd {
+		return 0, false
+	}
+	n = int64(len(b))
+	if n > 0 && b[n-1] == '\n' {
+		n--
+	}
+	if n < declared && declared-n > 16 && !httpWhole(b) && !(r.compressed && r.moreInput()) {
+		// A record cut off at the end of the input: reported truncated.
+		return 0, false
+	}
+	return n, true
+}
+
+// httpWhole reports whether b holds an HTTP message with a
+// Content-Length whose body is complete.
+func httpWhole(b []byte) bool {
+	e := httpEnd(b)
+	return e >= 0 && e <= len(b)
+}
+
+// httpEnd returns where the HTTP message at the start of b ends by its
+// Content-Length (possibly past len(b)), or -1 when b holds no HTTP head
+// with one.
+func httpEnd(b []byte) int {
+	end, sep := bytes.Index(b, []byte("\r\n\r\n")), 4
+	if end < 0 {
+		end, sep = bytes.Index(b, []byte("\n\n")), 2
+	}
+	if end < 0 || !looksLikeHTTP(b) {
+		return -1
+	}
+	for _, line := range bytes.Split(b[:end], []byte("\n")) {
+		name, val, ok := bytes.Cut(line, []byte(":"))
+		if ok && bytes.EqualFold(bytes.TrimSpace(name), []byte("Content-Length")) {
+			cl, err := strconv.Atoi(string(bytes.TrimSpace(val)))
+			if err != nil || cl < 0 {
+				return -1
+			}
+			return end + sep + cl
+		}
+	}
+	return -1
 }

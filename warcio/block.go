@@ -162,12 +162,14 @@ func (r *Reader) finishRecord(rec *Record) error {
 				rec.anomaly("gzip member at offset %d holds more than one record", r.memberStart)
 				return nil
 			}
-			n, derr := io.Copy(io.Discard, r.br)
-			rec.anomaly("%d bytes of junk after the record in its gzip member", n)
-			if derr == nil {
-				derr = io.EOF
+			if err := r.junkAfter(rec, r.dataPos()); err != nil {
+				return err
 			}
-			err = derr
+			if r.memberOpen { // a record follows in this member
+				r.shared = true
+				return nil
+			}
+			err = io.EOF
 		}
 		if e := r.endMember(err); e != nil {
 			return e
@@ -306,7 +308,9 @@ func (b *blockReader) atEnd(err error) bool {
 		// eats the record trailer and never reaches the end of input, so
 		// a short block at the end is a cut file.
 		r.done = true
-		b.err = r.errorf(b.rec.Offset, ErrTruncated, "block ends %d bytes short of its Content-Length %d", b.remaining, b.rec.ContentLength)
+		msg := fmt.Sprintf("block ends %d bytes short of its Content-Length %d", b.remaining, b.rec.ContentLength)
+		r.emitTail(b.rec.Offset, b.rec.DataOffset, msg)
+		b.err = r.errorf(b.rec.Offset, ErrTruncated, "%s", msg)
 		return false
 	}
 	// A complete gzip member ended inside the block.
@@ -314,7 +318,7 @@ func (b *blockReader) atEnd(err error) bool {
 	if b.rec.ARC != nil {
 		// One record per member: the member's end is the record's end,
 		// not the declared Archive-length.
-		if r.seeker != nil && !r.arcFixed {
+		if r.seeker != nil && !r.arcFixed && !r.inShared {
 			n := b.rec.ContentLength - b.remaining
 			if b.last == '\n' && n > 0 {
 				n-- // the line feed ending every ARC record
@@ -333,7 +337,9 @@ func (b *blockReader) atEnd(err error) bool {
 			return true
 		}
 		r.done = true
-		b.err = r.errorf(b.rec.Offset, ErrTruncated, "file ends %d bytes short of the record's Content-Length %d", b.remaining, b.rec.ContentLength)
+		msg := fmt.Sprintf("file ends %d bytes short of the record's Content-Length %d", b.remaining, b.rec.ContentLength)
+		r.emitTail(b.rec.Offset, b.rec.DataOffset, msg)
+		b.err = r.errorf(b.rec.Offset, ErrTruncated, "%s", msg)
 		return false
 	}
 	memberEnd := r.rawPos()
@@ -354,7 +360,9 @@ func (b *blockReader) atEnd(err error) bool {
 // pendingEnd records that the block's record ended at memberEnd while the
 // next member is already open.
 func (b *blockReader) pendingEnd(memberEnd int64) {
-	b.rec.Length = memberEnd - b.rec.Offset
+	if !b.r.inShared {
+		b.rec.Length = memberEnd - b.rec.Offset
+	}
 	b.r.pendingLength = true
 }
 

@@ -12,13 +12,17 @@
 // by their content) are read behind the same API: see Record for how an ARC
 // record is presented. Their leniency: URLs with spaces (fields are split
 // from the right), Archive-dates of other than 14 digits, missing line
-// feeds between records, and wrong Archive-lengths, which are corrected
-// from the file's structure — the gzip member's end, or in a plain file the
-// next line that starts a record — and noted in Anomalies (this needs a
-// seekable input, as Open gives). A header line that does not parse (too
-// few fields, no date) is ErrCorrupt, and so is an Archive-length running
-// past the end of a plain file when records follow (ErrTruncated when none
-// do); reading goes on at the next record.
+// feeds between records, and wrong Archive-lengths. An Archive-length is
+// checked against the data that follows the header line (read ahead in the
+// buffer): one that runs over the next record's header line, or stops
+// short of it, is replaced by the length up to that line; one that runs
+// past the end of the data by the length up to it — the gzip member's end,
+// or at the end of the file a record kept when it is whole (a few bytes
+// short, or an HTTP message whose body is complete) and marked
+// Record.Truncated. Records larger than the buffer are corrected from the
+// file's structure (seeking back, as Open allows). Corrections are noted
+// in Anomalies. A header line that does not parse (too few fields, no
+// date) is ErrCorrupt; reading goes on at the next record.
 //
 // It owns the one implementation of two things the rest of Wayside relies
 // on: locating records (offset and stored length, i.e. the gzip member, as
@@ -34,8 +38,24 @@
 // naming the file and offset; a partial record at the end of a file (a
 // crashed crawler's ".open" file, a cut download) is reported with
 // ErrTruncated, distinct from the io.EOF of a clean end, and a corrupt record
-// in the middle with ErrCorrupt, after which Next resynchronises on the next
-// gzip member or "WARC/" line.
+// in the middle with ErrCorrupt, after which Next resynchronises: inside a
+// sound gzip member on its next line that starts a record (a member may
+// hold many records, or the whole file: none after a damaged one is lost),
+// else on the next gzip member or "WARC/" line. A WARC Content-Length that
+// runs over the next record's header (seen in the buffer) is cut back to
+// it, the record marked Truncated.
+//
+// Every input byte is accounted for: it lies in a record or in a Span the
+// reader reports (Options.OnSpan, Reader.Unaccounted) — a damaged record,
+// bytes between records that start none, a partial record at the end, zero
+// padding — apart from the blank lines between records. Spans are located
+// in the stored file and, inside gzip members, in the uncompressed data
+// (Record.DataOffset and DataLength locate records there too, which tells
+// apart the records of a member that holds several). Every span but zero
+// padding also surfaces as an *Error from Next, so a command that lists
+// Next's errors names every unaccounted stretch by file and offset.
+// Package internal/framescan frames files a second, separately written
+// way, against which tests and verification commands check this reader.
 //
 // Every WARC file Wayside writes holds one gzip member per record, and
 // MemberWriter is the one place that compresses them: WriteRecord writes a

@@ -58,6 +58,12 @@ type Options struct {
 	// wrapping mapfile.ErrFault instead of the process crashing. Ignored
 	// for uncompressed files and by NewReader.
 	Map bool
+	// OnSpan, when set, is called for every stretch of the input the
+	// reader did not turn into a record (see Span), in input order, once
+	// its end is known. Together with the records Next returns the spans
+	// account for every input byte; every span but zero padding at the end
+	// also surfaces as an *Error from Next.
+	OnSpan func(Span)
 	// OnHead, when set, is called for each record once its WARC headers
 	// and HTTP head (Record.HTTP) are parsed, before any payload byte is
 	// read (and written to Payload): a reader that streams the payload
@@ -99,6 +105,27 @@ type Reader struct {
 	done       bool
 	resync     bool
 	resyncFrom int64
+	// dataResync: the record that failed is inside a sound gzip member;
+	// reading goes on at the next line of that member that starts a
+	// record (a member may hold many records, or the whole file).
+	dataResync bool
+	// span is the unaccounted stretch being skipped (resync, dataResync);
+	// spanFirst says it began at its member's first data byte.
+	span      Span
+	spanFirst bool
+	quietGzip bool
+	// lastEnd is the data offset where the last record returned ends.
+	lastEnd int64
+	// inShared: the record being read is not the first of its member.
+	inShared bool
+	// pendErr is returned by the next call to Next (junk found after a
+	// record that was itself returned).
+	pendErr error
+	// memberData is the data offset where the open gzip member starts.
+	memberData int64
+	// spans and spanBytes count the spans reported (see Unaccounted).
+	spans     int
+	spanBytes int64
 
 	// arcVersion is the ARC version the file's filedesc record declared
 	// (0 before one is read); isARC is set once an ARC record was read.
@@ -310,6 +337,16 @@ func (r *Reader) DataOffset() int64 {
 	return r.dataPos()
 }
 
+// Offset returns how many stored bytes the reader has consumed: after
+// io.EOF from Next, the whole input, every gzip member of it complete.
+// A caller that reads a growing file again later may go on from there.
+func (r *Reader) Offset() int64 {
+	if !r.started {
+		return 0
+	}
+	return r.rawPos()
+}
+
 // rawPos is the offset in the stored file of the next unread raw byte.
 func (r *Reader) rawPos() int64 { return r.cnt.n - int64(r.raw.Buffered()) }
 
@@ -380,14 +417,35 @@ func (r *Reader) Next() (rec *Record, err error) {
 		if r.done {
 			return nil, io.EOF
 		}
+		if err := r.pendErr; err != nil {
+			r.pendErr = nil
+			return nil, err
+		}
+		if r.dataResync {
+			r.dataResync = false
+			if err := r.resyncInMember(); err != nil {
+				return nil, err
+			}
+		}
 		if r.resync {
 			r.resync = false
-			if !r.resynchronise(r.resyncFrom) {
+			ok := r.resynchronise(r.resyncFrom)
+			end := r.rawPos()
+			if ok && r.compressed {
+				end = r.memberStart
+			} else if !ok && r.size >= 0 {
+				end = r.size
+			}
+			r.emitRaw(end)
+			if !ok {
 				r.done = true
 				return nil, io.EOF
 			}
 		}
 		rec, err := r.next()
+		if err == nil {
+			r.lastEnd = max(r.lastEnd, rec.DataOffset+rec.DataLength)
+		}
 		if ioErr := r.cnt.err; ioErr != nil {
 			// The input itself failed (EIO, EISDIR…): no resync can help.
 			r.done = true
@@ -411,6 +469,7 @@ func (r *Reader) openMember() error {
 	err := r.gz.Reset(src)
 	if err == nil {
 		r.gz.Multistream(false)
+		r.memberData, r.dcnt.err = r.dcnt.n, nil
 		r.memberStart = start
 		r.memberOpen = true
 		r.shared = false
@@ -422,13 +481,16 @@ func (r *Reader) openMember() error {
 	}
 	if err == io.ErrUnexpectedEOF {
 		r.done = true
+		r.emitTail(start, -1, "partial gzip header")
 		return r.errorf(start, ErrTruncated, "partial gzip header")
 	}
 	// Trailing zero padding (preallocated files) is not a record.
 	if r.zeroTail() {
+		r.emitSpan(Span{Offset: start, Length: r.rawPos() - start, DataOffset: -1, Reason: "zero padding at the end of the file", Padding: true})
 		return io.EOF
 	}
 	r.resync, r.resyncFrom = true, start+1
+	r.span = Span{Offset: start, DataOffset: -1, Reason: fmt.Sprintf("no gzip member here: %v", err)}
 	return r.errorf(start, ErrCorrupt, "no gzip member here: %v", err)
 }
 
@@ -464,9 +526,11 @@ func (r *Reader) endMember(err error) error {
 	}
 	if err == io.ErrUnexpectedEOF {
 		r.done = true
+		r.emitTail(r.memberStart, max(r.memberData, r.lastEnd), "gzip member cut short")
 		return r.errorf(r.memberStart, ErrTruncated, "gzip member cut short")
 	}
 	r.resync, r.resyncFrom = true, r.memberStart+1
+	r.span = Span{Offset: r.memberStart, DataOffset: -1, Reason: fmt.Sprintf("gzip: %v", err)}
 	return r.errorf(r.memberStart, ErrCorrupt, "gzip: %v", err)
 }
 
@@ -492,6 +556,8 @@ func (r *Reader) next() (*Record, error) {
 			}
 		}
 		rec.Offset = r.memberStart
+		rec.DataOffset = r.dataPos()
+		r.inShared = r.shared
 		if r.shared {
 			rec.anomaly("record shares the gzip member at offset %d with the previous record", r.memberStart)
 		}
@@ -505,34 +571,69 @@ func (r *Reader) next() (*Record, error) {
 			return nil, r.errorf(r.rawPos(), ErrCorrupt, "read: %v", err)
 		}
 		rec.Offset = r.rawPos()
+		rec.DataOffset = rec.Offset
 	}
 	if !r.atWARCHead() {
-		return r.readARC(rec)
+		rec, err := r.readARC(rec)
+		if err == nil && rec.DataLength == 0 {
+			rec.DataLength = r.dataEnd(rec)
+		}
+		return rec, err
 	}
 	if err := r.readWARCHead(rec); err != nil {
 		return nil, err
 	}
+	r.checkWARCLength(rec)
 	if err := r.readBlock(rec); err != nil {
 		return nil, err
 	}
 	if err := r.finishRecord(rec); err != nil {
 		return nil, err
 	}
+	if rec.DataLength == 0 {
+		rec.DataLength = r.dataEnd(rec)
+	}
 	return rec, nil
+}
+
+// dataEnd is the data length of rec just read: up to the current data
+// position, or for a record whose gzip member ended early (the next
+// member is open already) up to that member's first byte.
+func (r *Reader) dataEnd(rec *Record) int64 {
+	end := r.dataPos()
+	if r.compressed && r.memberOpen && r.memberData > rec.DataOffset && r.memberData < end && !r.shared {
+		end = r.memberData
+	}
+	return end - rec.DataOffset
 }
 
 // fail turns a problem at the record starting at rec.Offset into an error,
 // truncation when the input ends there, corruption otherwise.
 func (r *Reader) fail(rec *Record, atEOF bool, format string, a ...any) error {
+	msg := fmt.Sprintf(format, a...)
 	if atEOF && (!r.compressed || !r.moreInput()) {
 		r.done = true
-		return r.errorf(rec.Offset, ErrTruncated, format, a...)
+		r.emitTail(rec.Offset, rec.DataOffset, msg)
+		return r.errorf(rec.Offset, ErrTruncated, "%s", msg)
+	}
+	if r.compressed && r.memberOpen {
+		// The gzip stream is sound: only the record's framing is not.
+		// Reading goes on inside the member (it may hold more records,
+		// or the whole file).
+		r.dataResync = true
+		// A record cut by damaged gzip data: the member's error is this
+		// record's, not another one.
+		r.quietGzip = r.dcnt.err != nil && r.dcnt.err != io.ErrUnexpectedEOF
+		r.span = Span{Offset: r.memberStart, DataOffset: rec.DataOffset, Reason: msg}
+		r.spanFirst = rec.DataOffset == r.memberData
+		return r.errorf(rec.Offset, ErrCorrupt, "%s", msg)
 	}
 	r.resync, r.resyncFrom = true, rec.Offset+1
+	r.span = Span{Offset: rec.Offset, DataOffset: -1, Reason: msg}
 	if r.compressed {
 		r.memberOpen = false
 	}
-	return r.errorf(rec.Offset, ErrCorrupt, format, a...)
+	return r.errorf(rec.Offset, ErrCorrupt, "%s", msg)
 }
 
 // moreInput reports whether raw bytes remain after the current position.

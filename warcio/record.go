@@ -32,6 +32,17 @@ type Record struct {
 	// with another record (see Anomalies).
 	Offset int64
 	Length int64
+	// DataOffset and DataLength locate the record in the uncompressed
+	// data (the same as Offset and Length in an uncompressed file): they
+	// tell apart the records of a gzip member that holds several, or of
+	// a file that is one gzip stream. See Span.
+	DataOffset int64
+	DataLength int64
+	// Truncated is "length" when the record's block is shorter than its
+	// declared length (the next record's header, or the end of the file,
+	// came first) and the reader kept what there is, as a WARC writer
+	// marks it with WARC-Truncated; "" otherwise.
+	Truncated string
 	// indexLength, when set (uncompressed WARC files), is the length index
 	// lines give the record: up to the end of its block, without the blank
 	// lines that close it, as pywb and warcio write it. See IndexLength.

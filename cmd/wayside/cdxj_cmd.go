@@ -37,6 +37,7 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	quiet := fs.quietFlag()
 	verify := fs.Bool("verify", false, "check WARC-Block-Digest of every record (damaged records fail the run) and count payload digests that disagree with the de-chunked payload")
 	overwrite := overwriteFlag(fs)
+	tolerate := tolerateFlag(fs)
 	puid := fs.Bool("puid", false, `add each capture's format as a "puid" field (characterizes the files first, as wayside characterize)`)
 	var cf charFlags
 	cf.register(fs)
@@ -88,8 +89,15 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 		}
 		return indexWARCs(ctx, e, w, files, cfg)
 	}
+	damageOnly := func(err error) error {
+		var problems problemsError
+		if errors.As(err, &problems) {
+			return tolerated(e, *tolerate, err)
+		}
+		return err
+	}
 	if *out == "" || *out == "-" {
-		return run(e.stdout)
+		return damageOnly(run(e.stdout))
 	}
 	// -o FILE is replaced atomically, and also when the run only reports
 	// problems (damaged records counted, the rest indexed).
@@ -112,7 +120,7 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	case err != nil:
 		return fmt.Errorf("cdxj: %w", err)
 	}
-	return runErr
+	return damageOnly(runErr)
 }
 
 func mergeShards(w io.Writer, files []string, unique bool) error {

@@ -104,6 +104,7 @@ func runCharacterize(ctx context.Context, e *env, args []string) error {
 	force := fs.Bool("force", false, "with --store, characterize records already stored again")
 	jobs := fs.Int("j", 2, "read `N` files in parallel")
 	quiet := fs.quietFlag()
+	tolerate := tolerateFlag(fs)
 	fs.atLeast("j", 1)
 	asJSON := fs.Bool("json", false, "print the per-file reports as JSON")
 	records := fs.Bool("records", false, "list every record (and nested object) with its format")
@@ -168,9 +169,11 @@ func runCharacterize(ctx context.Context, e *env, args []string) error {
 	}
 	if *writeMeta {
 		tool := c.Identifier().Engine().Tool()
-		problems = append(problems, writeMetadata(e, st, files, stats, *metaDir, tool, *asJSON)...)
+		if mp := writeMetadata(e, st, files, stats, *metaDir, tool, *asJSON); len(mp) > 0 {
+			return reportProblems(e, "characterize", append(problems, mp...))
+		}
 	}
-	return reportProblems(e, "characterize", problems)
+	return tolerated(e, *tolerate, reportProblems(e, "characterize", problems))
 }
 
 // writeMetadata writes the metadata file of each input file that was read,

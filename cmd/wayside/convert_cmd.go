@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/wayside-archive/wayside/convert"
 )
@@ -35,6 +36,7 @@ func runARC2WARC(ctx context.Context, e *env, args []string) error {
 	level := fs.Int("level", 6, "gzip compression `LEVEL` (1-9)")
 	asJSON := fs.Bool("json", false, "print one JSON result per file on stdout")
 	quiet := fs.quietFlag("print nothing but errors")
+	tolerate := tolerateFlag(fs)
 	fs.oneOf("warc-version", convert.Version11, convert.Version10)
 	fs.within("level", 1, 9)
 	in := inputFlags{only: "arc"}
@@ -101,7 +103,11 @@ func runARC2WARC(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if failed > 0 || problems > 0 {
-		return fmt.Errorf("convert arc2warc: %d of %d files not converted, %d unreadable ARC records skipped (listed above)", failed, len(files), problems)
+		err := fmt.Errorf("convert arc2warc: %d of %d files not converted, %d unreadable ARC records skipped (listed above)", failed, len(files), problems)
+		if failed > 0 {
+			return err
+		}
+		return tolerated(e, *tolerate, err)
 	}
 	return nil
 }
@@ -142,9 +148,18 @@ func runConvertVerify(ctx context.Context, e *env, args []string) error {
 		for _, p := range rep.Problems {
 			fmt.Fprintf(e.stdout, "UNREADABLE %s\n", p)
 		}
+		for _, d := range rep.Disagreements {
+			fmt.Fprintf(e.stdout, "DISAGREE %s\n", d)
+		}
+		for _, n := range rep.NotConverted {
+			fmt.Fprintf(e.stdout, "NOT-CONVERTED %s\n", n)
+		}
+		for _, s := range rep.Skipped {
+			fmt.Fprintf(e.stdout, "SKIPPED  %s offset %s (listed in %s)\n", rep.ARC, strings.TrimPrefix(s, "offset "), rep.WARC)
+		}
 		if !*quiet || !rep.OK() {
-			fmt.Fprintf(e.stdout, "%d ARC records, %d WARC records, %d matched, %d missing, %d extra, %d damaged, %d unreadable\n",
-				rep.ARCRecords, rep.WARCRecords, rep.Matched, len(rep.Missing), len(rep.Extra), len(rep.Damaged), len(rep.Problems))
+			fmt.Fprintf(e.stdout, "%d ARC records, %d WARC records, %d matched, %d missing, %d extra, %d damaged, %d unreadable; second framing of the ARC: %d records, %d disagreements, %d not converted, %d stretches listed as skipped\n",
+				rep.ARCRecords, rep.WARCRecords, rep.Matched, len(rep.Missing), len(rep.Extra), len(rep.Damaged), len(rep.Problems), rep.Framed, len(rep.Disagreements), len(rep.NotConverted), len(rep.Skipped))
 		}
 	}
 	if !rep.OK() {

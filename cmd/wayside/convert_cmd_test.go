@@ -35,7 +35,8 @@ func TestConvertCommand(t *testing.T) {
 		t.Fatalf("arc2warc result %q (%v)", out, err)
 	}
 	out, _, err = runCDXJCmd(t, "convert", "verify", arc, res.WARC)
-	if err != nil || !strings.Contains(out, "300 ARC records, 300 WARC records, 300 matched, 0 missing, 0 extra, 0 damaged") {
+	if err != nil || !strings.Contains(out, "300 ARC records, 300 WARC records, 300 matched, 0 missing, 0 extra, 0 damaged") ||
+		!strings.Contains(out, "second framing of the ARC: 300 records, 0 disagreements, 0 not converted") {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}
 	// Again without --overwrite: the existing output is kept, exit 1.

@@ -419,6 +419,7 @@ func printReplace(w io.Writer, st postdedup.ReplaceStats) {
 func runDedupRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "dedup run", "-o OUTDIR [flags] WARC...\n\nManifest, resolve, rewrite and validate in one go (state in OUTDIR/.wayside-dedup).\nRun again after an interruption: it starts over, or finishes an interrupted --replace.")
 	out := fs.String("o", "", "output `DIR` for the new WARC files (must not hold any input)")
+	tolerate := tolerateFlag(fs)
 	replace := fs.Bool("replace", false, "after validation, replace each input with its output (atomically per file)")
 	deep := fs.Bool("deep", false, "validate by re-reading every output record too")
 	quiet := fs.quietFlag()
@@ -486,7 +487,7 @@ func runDedupRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return problemsErr("run", rep.Problems, e)
+	return tolerated(e, *tolerate, problemsErr("run", rep.Problems, e))
 }
 
 func printRun(w io.Writer, rep postdedup.RunReport, took time.Duration) {

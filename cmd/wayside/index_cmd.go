@@ -125,6 +125,7 @@ func runIndexImport(ctx context.Context, e *env, args []string) error {
 	match := fs.String("match", "digest", "dedup matching the crawl will use: digest (URL-agnostic) or url (same URL)")
 	format := fs.String("format", "auto", "input format: auto, warc, cdx or cdxj")
 	strict := fs.Bool("strict", false, "stop at the first bad record")
+	tolerate := tolerateFlag(fs)
 	batch := fs.Int("batch", 1000, "originals per durable write")
 	quiet := fs.quietFlag()
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
@@ -208,7 +209,7 @@ func runIndexImport(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("index import: %w", cerr)
 	}
 	if st.Bad > 0 {
-		return fmt.Errorf("index import: %d bad records skipped (listed above); everything else was imported", st.Bad)
+		return tolerated(e, *tolerate, fmt.Errorf("index import: %d bad records skipped (listed above); everything else was imported", st.Bad))
 	}
 	return nil
 }

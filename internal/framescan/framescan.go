@@ -1,0 +1,426 @@
+package framescan
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Record is a record header found by the scan.
+type Record struct {
+	// Member is the stored offset of the gzip member the header starts in
+	// (its own offset in an uncompressed file); DataOffset the header's
+	// offset in the uncompressed data (the member's data following each
+	// other).
+	Member     int64
+	DataOffset int64
+	// ARC is set for an ARC header line.
+	ARC bool
+	// Type is the WARC-Type (lower case); "filedesc" or "arc" for ARC.
+	Type string
+	// ID is the WARC-Record-ID ("" for ARC).
+	ID string
+	// URI is the WARC-Target-URI (without angle brackets) or the ARC URL.
+	URI string
+	// Date is the WARC-Date or the ARC Archive-date, as written.
+	Date string
+	// Length is the declared Content-Length or Archive-length.
+	Length int64
+	// Confirmed says that the declared length ends where a header, a gzip
+	// member or the data ends.
+	Confirmed bool
+
+	end int64 // data offset of the declared end
+}
+
+// Key identifies a record across readings: the WARC-Record-ID, or for
+// ARC records (and WARC records without one) the URI and date.
+func (r Record) Key() string {
+	if r.ID != "" {
+		return "id " + r.ID
+	}
+	return "uri " + r.URI + " " + r.Date
+}
+
+// Gap is a stretch of stored bytes that is no gzip data.
+type Gap struct {
+	Offset, Length int64
+	Reason         string
+}
+
+// Result is what a scan found.
+type Result struct {
+	Compressed bool
+	Members    int
+	DataBytes  int64
+	// Records are the records found, in file order.
+	Records []Record
+	// Gaps are the stored stretches that are no (or broken) gzip data.
+	Gaps []Gap
+}
+
+// maxHead bounds a WARC header block and an ARC header line.
+const maxHead = 1 << 20
+
+// File scans the file at path.
+func File(path string) (*Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("framescan: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("framescan: %w", err)
+	}
+	return Scan(f, fi.Size())
+}
+
+// Scan scans size bytes read from ra.
+func Scan(ra io.ReaderAt, size int64) (*Result, error) {
+	res := &Result{}
+	var magic [2]byte
+	if n, _ := ra.ReadAt(magic[:], 0); n == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		res.Compressed = true
+	}
+	s := &scanner{res: res}
+	if !res.Compressed {
+		if err := s.stream(io.NewSectionReader(ra, 0, size), 0); err != nil {
+			return nil, err
+		}
+		res.DataBytes = s.data
+		s.ends = append(s.ends, s.data)
+		s.resolve()
+		return res, nil
+	}
+	off := int64(0)
+	for off < size {
+		cr := &countReader{r: io.NewSectionReader(ra, off, size-off)}
+		br := bufio.NewReader(cr)
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			next := nextMagic(ra, off+1, size)
+			res.Gaps = append(res.Gaps, Gap{off, next - off, "no gzip member here: " + err.Error()})
+			off = next
+			continue
+		}
+		zr.Multistream(false)
+		member := off
+		start := s.data
+		serr := s.stream(zr, member)
+		used := cr.n - int64(br.Buffered())
+		if serr != nil {
+			// Damaged gzip data: what inflated is scanned; the rest of the
+			// member up to the next gzip header is a gap.
+			next := nextMagic(ra, off+1, size)
+			res.Gaps = append(res.Gaps, Gap{off, next - off, "gzip: " + serr.Error()})
+			off = next
+			s.ends = append(s.ends, s.data)
+			continue
+		}
+		res.Members++
+		if s.data == start && used == 0 {
+			break
+		}
+		s.ends = append(s.ends, s.data)
+		off += used
+	}
+	res.DataBytes = s.data
+	s.resolve()
+	return res, nil
+}
+
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// nextMagic returns the offset of the next gzip header (1f 8b 08) at or
+// after off, or size.
+func nextMagic(ra io.ReaderAt, off, size int64) int64 {
+	buf := make([]byte, 64<<10)
+	for off < size {
+		n, _ := ra.ReadAt(buf, off)
+		if n < 3 {
+			return size
+		}
+		if i := bytes.Index(buf[:n], []byte{0x1f, 0x8b, 0x08}); i >= 0 {
+			return off + int64(i)
+		}
+		off += int64(n - 2)
+	}
+	return size
+}
+
+type scanner struct {
+	res  *Result
+	data int64   // data bytes scanned so far
+	ends []int64 // data offsets where a member (or the data) ends
+	arcV int     // ARC version from the filedesc, when known
+	// expect is where the last ARC record's declared length ends.
+	expect int64
+	// head is 1 on the first line after an ARC header line, 2 inside its
+	// HTTP head, 0 otherwise; headCL is the head's Content-Length and
+	// httpEnd where the message ends by it (-1: unknown).
+	head            int
+	headCL, httpEnd int64
+}
+
+func (s *scanner) add(rec Record) {
+	if rec.ARC {
+		s.expect = rec.end
+		s.head, s.headCL, s.httpEnd = 1, -1, -1
+	}
+	s.res.Records = append(s.res.Records, rec)
+}
+
+// http follows the HTTP head of the last ARC record (the line at data
+// offset at is one of its lines) to learn where its message ends.
+func (s *scanner) http(line []byte, at int64) {
+	switch {
+	case s.head == 0:
+	case s.head == 1: // the record's first line
+		s.head = 2
+		if !bytes.HasPrefix(line, []byte("HTTP/")) {
+			s.head = 0
+		}
+	case len(bytes.TrimRight(line, "\r\n")) == 0:
+		if s.headCL >= 0 {
+			s.httpEnd = at + int64(len(line)) + s.headCL
+		}
+		s.head = 0
+	default:
+		name, val, ok := bytes.Cut(line, []byte(":"))
+		if ok && strings.EqualFold(strings.TrimSpace(string(name)), "content-length") {
+			if n, err := strconv.ParseInt(strings.TrimSpace(string(val)), 10, 64); err == nil && n >= 0 {
+				s.headCL = n
+			}
+		}
+	}
+}
+
+// stream scans one member's (or a plain file's) data.
+func (s *scanner) stream(rd io.Reader, member int64) error {
+	br := bufio.NewReaderSize(rd, 64<<10)
+	atLineStart := true
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			s.data += int64(len(line))
+			atLineStart = false
+			continue
+		}
+		if len(line) > 0 {
+			at := s.data
+			s.data += int64(len(line))
+			s.http(line, at)
+			if e := s.expect; err == nil && e > at && e < s.data {
+				// An ARC record not followed by a line feed: the next
+				// header line starts where its declared length ends —
+				// unless the line itself is a header line and the HTTP
+				// message before it ends at its start (the declared
+				// length is then a few bytes long, and "ttp://…" still
+				// reads as a header line).
+				_, lineOK := s.arcLine(line)
+				if rec, ok := s.arcLine(line[e-at:]); ok && !(atLineStart && lineOK && (s.httpEnd == at || s.httpEnd == at-1)) {
+					rec.Member, rec.DataOffset = member, e
+					rec.end = s.data + rec.Length
+					s.add(rec)
+					atLineStart = false
+				}
+			}
+			if atLineStart && err == nil {
+				s.header(line, at, member, br)
+			}
+			atLineStart = err == nil
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// header looks at a complete line at data offset at for a record header,
+// reading the rest of a WARC header block from br.
+func (s *scanner) header(line []byte, at, member int64, br *bufio.Reader) {
+	if len(line) >= 7 && strings.EqualFold(string(line[:5]), "WARC/") && line[5] >= '0' && line[5] <= '9' && line[6] == '.' {
+		rec := Record{Member: member, DataOffset: at, Length: -1}
+		n := int64(len(line))
+		for n < maxHead {
+			l, err := br.ReadSlice('\n')
+			if err != nil {
+				s.data += int64(len(l))
+				return // no complete header block: not a record header
+			}
+			n += int64(len(l))
+			s.data += int64(len(l))
+			t := bytes.TrimRight(l, "\r\n")
+			if len(t) == 0 {
+				break
+			}
+			name, val, ok := bytes.Cut(t, []byte(":"))
+			if !ok {
+				continue
+			}
+			v := strings.TrimSpace(string(val))
+			switch strings.ToLower(strings.TrimSpace(string(name))) {
+			case "warc-type":
+				rec.Type = strings.ToLower(v)
+			case "warc-record-id":
+				rec.ID = v
+			case "warc-target-uri":
+				rec.URI = strings.Trim(v, "<>")
+			case "warc-date":
+				rec.Date = v
+			case "content-length":
+				if x, err := strconv.ParseInt(v, 10, 64); err == nil && x >= 0 {
+					rec.Length = x
+				}
+			}
+		}
+		if rec.Type == "" || rec.Length < 0 {
+			return
+		}
+		rec.end = at + n + rec.Length
+		s.add(rec)
+		return
+	}
+	if rec, ok := s.arcLine(line); ok {
+		rec.Member, rec.DataOffset = member, at
+		rec.end = at + int64(len(line)) + rec.Length
+		if rec.Type == "filedesc" {
+			if b, err := br.Peek(8); err == nil || len(b) > 0 {
+				if f := strings.Fields(string(b)); len(f) > 0 && (f[0] == "1" || f[0] == "2") {
+					s.arcV = int(f[0][0] - '0')
+				}
+			}
+		}
+		s.add(rec)
+	}
+}
+
+// arcLine parses an ARC header line: URL IP DATE TYPE LENGTH (v1) or URL
+// IP DATE TYPE RESULT CHECKSUM LOCATION OFFSET FILENAME LENGTH (v2), the
+// URL possibly holding spaces (fields are taken from the right).
+func (s *scanner) arcLine(line []byte) (Record, bool) {
+	b := bytes.TrimRight(line, "\r\n")
+	// Cheap tests first (this runs on every line of every payload): a
+	// letter first, a digit last, a colon early, at least four spaces.
+	if len(b) < 16 || len(b) > maxHead || !(b[0] >= 'a' && b[0] <= 'z' || b[0] >= 'A' && b[0] <= 'Z') ||
+		b[len(b)-1] < '0' || b[len(b)-1] > '9' || bytes.IndexByte(b[:min(len(b), 33)], ':') < 0 || bytes.Count(b, []byte{' '}) < 4 {
+		return Record{}, false
+	}
+	t := string(b)
+	f := strings.Split(t, " ")
+	for _, n := range s.arcCounts() {
+		if len(f) < n {
+			continue
+		}
+		tail := f[len(f)-n+1:]
+		url := strings.Join(f[:len(f)-n+1], " ")
+		length, date := tail[len(tail)-1], tail[1]
+		if !scheme(url) || tail[0] == "" || !digits(date) || len(date) < 8 || len(date) > 28 || !digits(length) {
+			continue
+		}
+		if n == 10 && !digits(tail[6]) {
+			continue
+		}
+		l, err := strconv.ParseInt(length, 10, 64)
+		if err != nil {
+			continue
+		}
+		typ := "arc"
+		if strings.HasPrefix(strings.ToLower(url), "filedesc:") {
+			typ = "filedesc"
+		}
+		return Record{ARC: true, Type: typ, URI: url, Date: date, Length: l}, true
+	}
+	return Record{}, false
+}
+
+func (s *scanner) arcCounts() []int {
+	switch s.arcV {
+	case 1:
+		return []int{5}
+	case 2:
+		return []int{10, 5}
+	}
+	return []int{5, 10}
+}
+
+func scheme(u string) bool {
+	i := strings.IndexByte(u, ':')
+	if i <= 0 || i > 32 {
+		return false
+	}
+	for j := 0; j < i; j++ {
+		c := u[j]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return true
+}
+
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// slack is how far past a declared end the next header (or a member's
+// end) may start and still confirm it: the CRLF CRLF closing a WARC
+// record, the line feed after an ARC record.
+const slack = 4
+
+// resolve drops the headers found inside a record whose declared length is
+// confirmed (they are its payload) and marks the confirmed records.
+func (s *scanner) resolve() {
+	c := s.res.Records
+	sort.SliceStable(c, func(i, j int) bool { return c[i].DataOffset < c[j].DataOffset })
+	ends := s.ends
+	sort.Slice(ends, func(i, j int) bool { return ends[i] < ends[j] })
+	starts := make([]int64, len(c))
+	for i := range c {
+		starts[i] = c[i].DataOffset
+	}
+	near := func(xs []int64, e int64) bool {
+		k := sort.Search(len(xs), func(i int) bool { return xs[i] >= e })
+		return k < len(xs) && xs[k] <= e+slack
+	}
+	var out []Record
+	for i := 0; i < len(c); {
+		r := c[i]
+		r.Confirmed = near(starts, r.end) || near(ends, r.end)
+		out = append(out, r)
+		j := i + 1
+		if r.Confirmed {
+			for j < len(c) && c[j].DataOffset < r.end {
+				j++
+			}
+		}
+		i = j
+	}
+	s.res.Records = out
+}
