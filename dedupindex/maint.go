@@ -15,9 +15,9 @@ import (
 type Selector struct {
 	// Scope restricts to one scope ("" any).
 	Scope string `json:"scope,omitempty"`
-	// Files matches originals stored in one of these WARC files. A name
-	// without a directory matches the file's base name, so `--file
-	// NAME.warc.gz` selects it however the index spelled its path.
+	// Files matches originals stored in one of these WARC files, by base
+	// name (indexes store plain file names; `--file /data/X.warc.gz`
+	// selects X.warc.gz).
 	Files []string `json:"files,omitempty"`
 	// URLPrefix matches originals whose target URI starts with it.
 	URLPrefix string `json:"url_prefix,omitempty"`
@@ -52,14 +52,12 @@ func (s Selector) Match(scope string, o Original) bool {
 	return true
 }
 
-// MatchFile reports whether the stored file name file is one of names: by
-// its whole name, or by base name for a name without a directory.
+// MatchFile reports whether the stored file name file is one of names,
+// compared by base name.
 func MatchFile(names []string, file string) bool {
+	b := filepath.Base(file)
 	for _, n := range names {
-		if n == file {
-			return true
-		}
-		if !strings.ContainsAny(n, `/\`) && filepath.Base(file) == n {
+		if filepath.Base(n) == b {
 			return true
 		}
 	}

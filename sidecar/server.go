@@ -179,6 +179,7 @@ func (s *Server) buildRoutes() {
 	s.add(&route{name: "status", method: "GET", path: "/v1/status", h: s.handleStatus})
 	s.addDedupRoutes()
 	s.addIndexRoutes()
+	s.addMaintRoutes()
 	s.addCDXRoutes()
 	s.addIngestRoutes()
 	s.addMapRoutes()

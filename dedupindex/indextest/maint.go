@@ -12,15 +12,14 @@ import (
 )
 
 // maintFixture is the collection the maintenance tests select from:
-// 24 originals in two scopes, three WARC files (two of them with
-// directories), two hosts, a day apart each, plus one same-URL key.
+// 24 originals in two scopes, three WARC files, two hosts, a day apart each, plus one same-URL key.
 type maintFixture struct {
 	entries []dedupindex.Entry
 }
 
 func newMaintFixture() maintFixture {
 	var f maintFixture
-	files := []string{"A-00001.warc.gz", "/data/warcs/B-00002.warc.gz", "crawls/C-00003.warc.gz"}
+	files := []string{"A-00001.warc.gz", "B-00002.warc.gz", "C-00003.warc.gz"}
 	for i := range 24 {
 		scope := "s"
 		if i%4 == 3 {
@@ -105,7 +104,7 @@ func sameIDs(t *testing.T, what string, got, want []string) {
 func selectors() map[string]dedupindex.Selector {
 	return map[string]dedupindex.Selector{
 		"file":       {Files: []string{"B-00002.warc.gz"}},
-		"files":      {Files: []string{"A-00001.warc.gz", "crawls/C-00003.warc.gz"}},
+		"files":      {Files: []string{"A-00001.warc.gz", "/data/warcs/C-00003.warc.gz"}},
 		"scope":      {Scope: "t"},
 		"url-prefix": {URLPrefix: "https://two.example/page/1"},
 		"dates":      {From: t0.Add(5 * 24 * time.Hour), To: t0.Add(9 * 24 * time.Hour)},
