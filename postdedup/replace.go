@@ -21,6 +21,9 @@ import (
 type ReplaceOptions struct {
 	// Failpoint, when set, is called at named points (crash tests).
 	Failpoint func(name string)
+	// Indexes are the indexes that name the replaced files: each is told
+	// where a file's records are right after its swap (see IndexUpdater).
+	Indexes []IndexUpdater
 }
 
 // ReplaceStats summarises Replace.
@@ -34,6 +37,8 @@ type ReplaceStats struct {
 	BytesBefore  int64  `json:"bytes_before"`
 	BytesAfter   int64  `json:"bytes_after"`
 	CDXJReplaced int    `json:"cdxj_replaced"`
+	// IndexesUpdated names the indexes updated to the new offsets.
+	IndexesUpdated []string `json:"indexes_updated,omitempty"`
 }
 
 // ReadStamp reads the validation stamp in outDir.
@@ -88,6 +93,14 @@ func Replace(ctx context.Context, outDir string, opts ReplaceOptions) (ReplaceSt
 		}
 		done[i] = d
 	}
+	// Read every validated output before the first swap: the indexes are
+	// updated from them right after each swap.
+	var runCaps *RunCaptures
+	if len(opts.Indexes) > 0 {
+		if runCaps, err = readRunCaptures(ctx, outDir, s, done); err != nil {
+			return st, fmt.Errorf("postdedup: replace: nothing replaced: %w", err)
+		}
+	}
 	if err := fsutil.WriteFileAtomic(replacingPath(outDir), 0o644, func(io.Writer) error { return nil }); err != nil {
 		return st, fmt.Errorf("postdedup: replace: %w", err)
 	}
@@ -100,6 +113,10 @@ func Replace(ctx context.Context, outDir string, opts ReplaceOptions) (ReplaceSt
 		if done[i] {
 			st.Already++
 			if err := swapCDXJ(outDir, f, &st, opts); err != nil {
+				return st, err
+			}
+			// An earlier run may have died between swap and update.
+			if err := updateIndexes(ctx, opts.Indexes, filepath.Base(f.Input), runCaps); err != nil {
 				return st, err
 			}
 			continue
@@ -116,10 +133,16 @@ func Replace(ctx context.Context, outDir string, opts ReplaceOptions) (ReplaceSt
 			return st, err
 		}
 		fail(opts.Failpoint, "replace-after-swap")
+		if err := updateIndexes(ctx, opts.Indexes, filepath.Base(f.Input), runCaps); err != nil {
+			return st, err
+		}
 		st.Replaced++
 		if err := swapCDXJ(outDir, f, &st, opts); err != nil {
 			return st, err
 		}
+	}
+	for _, u := range opts.Indexes {
+		st.IndexesUpdated = append(st.IndexesUpdated, u.Name())
 	}
 	return st, nil
 }

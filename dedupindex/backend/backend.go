@@ -246,6 +246,28 @@ func openRedis(ctx context.Context, u *url.URL, o Options) (dedupindex.Index, er
 }
 
 func openSidecar(_ context.Context, u *url.URL, o Options) (dedupindex.Index, error) {
+	c, err := sidecarClient(u, o)
+	if err != nil {
+		return nil, err
+	}
+	return c.Index(), nil
+}
+
+// SidecarClient returns a client of the daemon a sidecar:// index URL
+// names (for what the daemon serves besides its dedup index: its capture
+// index). The caller closes it.
+func SidecarClient(raw string, o Options) (*client.Client, error) {
+	u, err := Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "sidecar" {
+		return nil, fmt.Errorf("%w: %s is not a sidecar URL", ErrBadURL, Redact(u))
+	}
+	return sidecarClient(u, o)
+}
+
+func sidecarClient(u *url.URL, o Options) (*client.Client, error) {
 	addr := u.Path
 	var copts []client.Option
 	if u.Host != "" {
@@ -259,9 +281,5 @@ func openSidecar(_ context.Context, u *url.URL, o Options) (dedupindex.Index, er
 	if addr == "" {
 		return nil, fmt.Errorf("%w: sidecar URL without a socket path or host", ErrBadURL)
 	}
-	c, err := client.New(addr, copts...)
-	if err != nil {
-		return nil, err
-	}
-	return c.Index(), nil
+	return client.New(addr, copts...)
 }
