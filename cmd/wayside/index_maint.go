@@ -19,11 +19,11 @@ import (
 	"github.com/wayside-archive/wayside/client"
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/crawl"
-	"github.com/wayside-archive/wayside/postdedup"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/backend"
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/postdedup"
 	"github.com/wayside-archive/wayside/replay"
 	"github.com/wayside-archive/wayside/warcio"
 )
