@@ -3,6 +3,7 @@ package captureindex
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble"
@@ -34,6 +35,12 @@ type change struct {
 // plan walks every capture and lists the rows match selects, and before
 // them the revisits (kept) whose original is among those rows.
 func (ix *Index) plan(ctx context.Context, match func(scope, file string, k parsedKey, v value) bool) ([]change, error) {
+	return ix.planGone(ctx, match, map[location]bool{})
+}
+
+// planGone is plan with the locations already removed (by earlier
+// batches) in gone; it adds the locations match selects.
+func (ix *Index) planGone(ctx context.Context, match func(scope, file string, k parsedKey, v value) bool, gone map[location]bool) ([]change, error) {
 	snap := ix.db.NewSnapshot()
 	defer snap.Close()
 	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: []byte{tagCapture}, UpperBound: []byte{tagCapture + 1}})
@@ -42,7 +49,6 @@ func (ix *Index) plan(ctx context.Context, match func(scope, file string, k pars
 	}
 	defer it.Close()
 	var dels []change
-	gone := map[location]bool{}
 	type ref struct {
 		change
 		to location
@@ -66,7 +72,7 @@ func (ix *Index) plan(ctx context.Context, match func(scope, file string, k pars
 		scope, _ := ix.name(kindScope, pk.scope)
 		file, _ := ix.name(kindFile, pk.file)
 		c := change{key: append([]byte(nil), it.Key()...), val: v, scope: pk.scope}
-		if match(scope, file, pk, v) {
+		if match != nil && match(scope, file, pk, v) {
 			dels = append(dels, c)
 			gone[location{pk.file, pk.offset}] = true
 			continue
@@ -88,9 +94,26 @@ func (ix *Index) plan(ctx context.Context, match func(scope, file string, k pars
 	return append(out, dels...), nil
 }
 
-// apply writes changes into b, counting per scope in delta.
-func apply(b *pebble.Batch, cs []change, delta map[uint64]map[byte]int64) {
+// apply writes changes into b, counting per scope in delta. Each row is
+// read again first (the caller holds wmu): a writer may have changed it
+// (resolved a revisit) since it was planned.
+func (ix *Index) apply(b *pebble.Batch, cs []change, delta map[uint64]map[byte]int64) error {
 	for _, c := range cs {
+		raw, closer, err := ix.db.Get(c.key)
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		c.val, err = decodeValue(raw)
+		closer.Close()
+		if err != nil {
+			return fmt.Errorf("entry %x: %w", clipKey(c.key), err)
+		}
+		if c.unresolve && c.val.orig == nil {
+			continue
+		}
 		d := delta[c.scope]
 		if d == nil {
 			d = map[byte]int64{}
@@ -113,6 +136,7 @@ func apply(b *pebble.Batch, cs []change, delta map[uint64]map[byte]int64) {
 			}
 		}
 	}
+	return nil
 }
 
 // commit writes the counters of delta into b, commits it durably and
@@ -152,37 +176,79 @@ func (ix *Index) Delete(ctx context.Context, sel dedupindex.Selector) (int64, er
 		return 0, err
 	}
 	defer ix.end()
-	ix.wmu.Lock()
-	defer ix.wmu.Unlock()
-	cs, err := ix.plan(ctx, func(scope, file string, k parsedKey, v value) bool {
+	match := func(scope, file string, k parsedKey, v value) bool {
 		return sel.Match(scope, dedupindex.Original{File: file, TargetURI: v.uri, Date: timeOf(k, v)})
-	})
+	}
+	ix.wmu.Lock()
+	cs, err := ix.plan(ctx, match)
+	ix.wmu.Unlock()
 	if err != nil {
 		return 0, fmt.Errorf("captureindex: delete: %w", err)
 	}
+	gone := map[location]bool{}
+	for _, c := range cs {
+		if !c.unresolve {
+			pk, _ := parseCaptureKey(c.key)
+			gone[location{pk.file, pk.offset}] = true
+		}
+	}
+	batch := ix.delBatch
+	if batch <= 0 {
+		batch = deleteBatch
+	}
+	// Writers (ingest) go on between batches: wmu is held per batch.
 	var n int64
 	for len(cs) > 0 {
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
-		part := cs[:min(len(cs), deleteBatch)]
+		part := cs[:min(len(cs), batch)]
 		cs = cs[len(part):]
-		b := ix.db.NewBatch()
-		delta := map[uint64]map[byte]int64{}
-		apply(b, part, delta)
-		err := ix.commit(b, delta)
-		b.Close()
+		m, err := ix.deleteBatch(part)
+		n += m
 		if err != nil {
 			return n, fmt.Errorf("captureindex: delete: %w", err)
 		}
-		for _, c := range part {
-			if !c.unresolve {
-				n++
-			}
-		}
+	}
+	// A revisit added meanwhile may have been resolved to a capture
+	// removed since: unresolve those, then look again for every
+	// unresolved revisit's original.
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	fix, err := ix.planGone(ctx, nil, gone)
+	if err == nil && len(fix) > 0 {
+		_, err = ix.deleteBatchLocked(fix)
+	}
+	if err != nil {
+		return n, fmt.Errorf("captureindex: delete: %w", err)
 	}
 	if err := ix.resolveMarked(ctx, [][]byte{{tagUnresolved}}); err != nil {
 		return n, err
+	}
+	return n, nil
+}
+
+// deleteBatch applies one durable batch of changes under wmu and reports
+// the captures removed.
+func (ix *Index) deleteBatch(cs []change) (int64, error) {
+	ix.wmu.Lock()
+	defer ix.wmu.Unlock()
+	return ix.deleteBatchLocked(cs)
+}
+
+func (ix *Index) deleteBatchLocked(cs []change) (int64, error) {
+	b := ix.db.NewBatch()
+	defer b.Close()
+	delta := map[uint64]map[byte]int64{}
+	if err := ix.apply(b, cs, delta); err != nil {
+		return 0, err
+	}
+	if err := ix.commit(b, delta); err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, d := range delta {
+		n -= d[ctrCaptures]
 	}
 	return n, nil
 }
@@ -214,11 +280,11 @@ func (ix *Index) ReplaceFiles(ctx context.Context, files map[string][]wayside.Ca
 	b := ix.db.NewIndexedBatch()
 	defer b.Close()
 	delta := map[uint64]map[byte]int64{}
-	apply(b, cs, delta)
-	for _, c := range cs {
-		if !c.unresolve {
-			removed++
-		}
+	if err := ix.apply(b, cs, delta); err != nil {
+		return 0, 0, fmt.Errorf("captureindex: replace files: %w", err)
+	}
+	for _, d := range delta {
+		removed -= int(d[ctrCaptures])
 	}
 	pending := map[byte]map[string]uint64{}
 	for _, name := range names {

@@ -15,7 +15,8 @@ import (
 
 var _ dedupindex.Maintainer = (*Index)(nil)
 
-// deleteBatch is how many originals one durable batch of Delete removes.
+// deleteBatch is how many originals one durable batch of Delete removes
+// (unless WithDeleteBatchForTest says otherwise).
 const deleteBatch = 4096
 
 // scopeBounds returns the primary key range of sel's scope (all scopes
@@ -129,9 +130,13 @@ func (ix *Index) Delete(ctx context.Context, sel dedupindex.Selector) (int64, er
 	if err != nil {
 		return 0, err
 	}
+	batch := ix.delBatch
+	if batch <= 0 {
+		batch = deleteBatch
+	}
 	var n int64
 	for len(found) > 0 {
-		part := found[:min(len(found), deleteBatch)]
+		part := found[:min(len(found), batch)]
 		found = found[len(part):]
 		m, err := ix.deleteSome(ctx, sel, part)
 		n += m
