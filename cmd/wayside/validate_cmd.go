@@ -49,10 +49,10 @@ type validateProblem struct {
 
 // Checks, as named in reports.
 const (
-	chkStructure = "structure"   // unreadable, corrupt, truncated, bytes outside records
-	chkGzip      = "gzip"        // gzip member framing
-	chkMandatory = "mandatory"   // a field the record type requires is missing
-	chkSyntax    = "syntax"      // a field's value does not have its syntax
+	chkStructure = "structure" // unreadable, corrupt, truncated, bytes outside records
+	chkGzip      = "gzip"      // gzip member framing
+	chkMandatory = "mandatory" // a field the record type requires is missing
+	chkSyntax    = "syntax"    // a field's value does not have its syntax
 	chkBlock     = "block-digest"
 	chkPayload   = "payload-digest"
 	chkRevisit   = "revisit"
