@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -302,8 +304,9 @@ func (p *payloadHasher) Write(b []byte) (int, error) {
 
 func (v *validator) readOptions() warcio.Options {
 	return warcio.Options{
-		BlockDigest: true,
-		Payload:     &v.ph,
+		BlockDigest:  true,
+		KeepHTTPHead: true,
+		Payload:      &v.ph,
 		OnHead: func(rec *warcio.Record) {
 			v.ph.h = nil
 			if d, err := digest.Parse(rec.Header("WARC-Payload-Digest")); err == nil && d.Alg != digest.SHA1 {
@@ -447,6 +450,20 @@ var (
 		"WARC-Identified-Payload-Type", "WARC-Segment-Origin-ID", "WARC-Segment-Number", "WARC-Segment-Total-Length",
 		"WARC-Block-Digest", "WARC-Payload-Digest", "WARC-IP-Address", "WARC-Refers-To-Target-URI", "WARC-Refers-To-Date"}
 	truncReasons = map[string]bool{"length": true, "time": true, "disconnect": true, "unspecified": true}
+	// fieldTypes lists the record types a field applies to (WARC 1.1 §5,
+	// each field's definition); fields not listed apply to every type.
+	fieldTypes = map[string][]string{
+		"WARC-Concurrent-To":        {"response", "resource", "request", "metadata", "revisit"},
+		"WARC-Filename":             {"warcinfo"},
+		"WARC-IP-Address":           {"response", "resource", "request", "metadata", "revisit"},
+		"WARC-Profile":              {"revisit"},
+		"WARC-Refers-To":            {"metadata", "revisit", "conversion"},
+		"WARC-Refers-To-Date":       {"revisit"},
+		"WARC-Refers-To-Target-URI": {"revisit"},
+		"WARC-Segment-Origin-ID":    {"continuation"},
+		"WARC-Segment-Total-Length": {"continuation"},
+		"WARC-Warcinfo-ID":          {"response", "resource", "request", "metadata", "revisit", "conversion", "continuation"},
+	}
 )
 
 func (v *validator) checkWARC(f *validateFile, rec *warcio.Record, gz bool) {
@@ -486,6 +503,23 @@ func (v *validator) checkWARC(f *validateFile, rec *warcio.Record, gz bool) {
 		for _, name := range []string{"WARC-Segment-Origin-ID", "WARC-Segment-Number"} {
 			if !h.Has(name) {
 				bad(chkMandatory, "a continuation record needs %s", name)
+			}
+		}
+	}
+	if knownTypes[typ] {
+		for name, types := range fieldTypes {
+			if h.Has(name) && !slices.Contains(types, typ) {
+				warn(chkSyntax, "%s does not apply to a %s record (WARC 1.1 defines it for %s)", name, typ, strings.Join(types, ", "))
+			}
+		}
+	}
+	if rec.HTTP != nil && rec.HTTP.Head != nil {
+		if hd := rec.HTTP.Head; !bytes.HasSuffix(hd, []byte("\r\n\r\n")) && !bytes.HasSuffix(hd, []byte("\n\n")) {
+			warn(chkHTTP, "the HTTP %s head does not end with an empty line", typ)
+		}
+		if cl := rec.HTTP.Header.Get("Content-Length"); cl != "" {
+			if n, err := strconv.ParseInt(strings.TrimSpace(cl), 10, 64); err != nil || n < 0 {
+				warn(chkHTTP, "HTTP Content-Length %q is not a whole number", cl)
 			}
 		}
 	}
