@@ -317,7 +317,11 @@ func (v *validator) readOptions() warcio.Options {
 }
 
 func (v *validator) file(ctx context.Context, f *validateFile) error {
-	r, err := warcio.Open(f.Path, v.readOptions())
+	opts := v.readOptions()
+	// A complete file is read mapped (less CPU); a writer's ".open" file
+	// may still grow, so it is read through a buffer.
+	opts.Map = !strings.HasSuffix(f.Path, warcio.OpenSuffix)
+	r, err := warcio.Open(f.Path, opts)
 	if err != nil {
 		f.add("error", chkStructure, -1, "", "cannot be read: %v", err)
 		return nil

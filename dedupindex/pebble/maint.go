@@ -165,6 +165,13 @@ func (ix *Index) deleteSome(ctx context.Context, sel dedupindex.Selector, vs []v
 	defer ix.end()
 	b := ix.db.NewBatch()
 	defer b.Close()
+	// One iterator serves the batch's reads (an iterator per read costs
+	// more than the read).
+	it, err := ix.db.NewIter(nil)
+	if err != nil {
+		return 0, fmt.Errorf("dedupindex/pebble: delete: %w", err)
+	}
+	defer it.Close()
 	deleted := map[string]bool{}
 	counts := map[uint64]int64{}
 	var n int64
@@ -174,11 +181,14 @@ func (ix *Index) deleteSome(ctx context.Context, sel dedupindex.Selector, vs []v
 			continue
 		}
 		key := primaryKey(id, v.pk)
-		o, found, err := ix.get(key, v.pk.digest())
+		if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
+			continue
+		}
+		e, _, err := ix.entryAt(it.Key(), it.Value())
 		if err != nil {
 			return 0, err
 		}
-		if !found || !sel.Match(v.pk.scope, o) {
+		if !sel.Match(v.pk.scope, e.Original) {
 			continue
 		}
 		if err := b.Delete(key, nil); err != nil {
@@ -188,10 +198,13 @@ func (ix *Index) deleteSome(ctx context.Context, sel dedupindex.Selector, vs []v
 		counts[id]--
 		n++
 		if ix.byURL {
-			if err := ix.dropSecondary(b, id, v.pk, o.TargetURI, deleted); err != nil {
+			if err := ix.dropSecondary(it, b, id, v.pk, e.Original.TargetURI, deleted); err != nil {
 				return 0, err
 			}
 		}
+	}
+	if err := it.Error(); err != nil {
+		return 0, fmt.Errorf("dedupindex/pebble: delete: %w", err)
 	}
 	for id, c := range counts {
 		if err := b.Merge(counterKey(id), binary.AppendVarint(nil, c), nil); err != nil {
@@ -209,25 +222,25 @@ func (ix *Index) deleteSome(ctx context.Context, sel dedupindex.Selector, vs []v
 
 // dropSecondary deletes the by-URL entry of primary pk (target uri) in b
 // unless another original that stays shares it (entries keep 8 digest
-// bytes, so two originals of one URL can share one).
-func (ix *Index) dropSecondary(b *pebble.Batch, id uint64, pk parsedKey, uri string, gone map[string]bool) error {
+// bytes, so two originals of one URL can share one). it reads the store.
+func (ix *Index) dropSecondary(it *pebble.Iterator, b *pebble.Batch, id uint64, pk parsedKey, uri string, gone map[string]bool) error {
 	surtHash := hash8(ix.urlKey(uri))
 	sk := secondaryKey(id, surtHash, pk)
 	ds, err := decodeSecondaryKey(sk)
 	if err != nil {
 		return err
 	}
-	shared := false
-	err = ix.scanPrimaries(ix.db, ds.primary, func(dp decodedPrimary, r record.Record) error {
-		k := primaryKey(dp.scopeID, dp.pk)
-		if gone[string(k)] || shared {
-			return nil
+	for ok := it.SeekGE(ds.primary); ok && bytes.HasPrefix(it.Key(), ds.primary); ok = it.Next() {
+		if gone[string(it.Key())] {
+			continue
 		}
-		shared = hash8(ix.urlKey(r.TargetURI)) == surtHash
-		return nil
-	})
-	if err != nil || shared {
-		return err
+		r, err := record.Decode(it.Value())
+		if err != nil {
+			return fmt.Errorf("dedupindex/pebble: entry %x: %w", it.Key(), err)
+		}
+		if hash8(ix.urlKey(r.TargetURI)) == surtHash {
+			return nil // shared
+		}
 	}
 	return b.Delete(sk, nil)
 }
@@ -318,7 +331,15 @@ func (ix *Index) Update(ctx context.Context, moves []dedupindex.Move) (int64, er
 		}
 		done[string(key)] = true
 		if ix.byURL && !bytes.Equal(secondaryKey(id, hash8(ix.urlKey(old.TargetURI)), v.pk), secondaryKey(id, hash8(ix.urlKey(tos[i].TargetURI)), v.pk)) {
-			if err := ix.dropSecondary(b, id, v.pk, old.TargetURI, map[string]bool{string(key): true}); err != nil {
+			it, err := ix.db.NewIter(nil)
+			if err != nil {
+				return 0, err
+			}
+			err = ix.dropSecondary(it, b, id, v.pk, old.TargetURI, map[string]bool{string(key): true})
+			if cerr := it.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
 				return 0, err
 			}
 			if err := b.Set(secondaryKey(id, hash8(ix.urlKey(tos[i].TargetURI)), v.pk), nil, nil); err != nil {
