@@ -12,6 +12,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/wayside-archive/wayside/captureindex"
+	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/backend"
@@ -259,6 +261,16 @@ func runIndexStats(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("index stats: --check: the index at %s cannot verify its invariants (only the embedded pebble index can)", dir)
 		}
 		checkErr = c.Check(ctx)
+		// The capture index a crawl keeps beside the dedup index is
+		// checked too (its deletions are crash-safe the same way).
+		if capDir := filepath.Join(filepath.Dir(dir), consumers.CaptureIndexSubdir); checkErr == nil && filepath.Base(dir) == crawl.IndexSubdir && isDir(capDir) {
+			ci, err := captureindex.Open(capDir)
+			if err != nil {
+				return fmt.Errorf("index stats: --check: capture index %s: %w", capDir, err)
+			}
+			checkErr = ci.Check(ctx)
+			ci.Close()
+		}
 	}
 	if *asJSON {
 		out := struct {
