@@ -184,6 +184,7 @@ func runIndexDelete(ctx context.Context, e *env, args []string) error {
 	mf := newMaintFlags(fs, "index delete")
 	dry := fs.Bool("dry-run", false, "count what would be deleted, delete nothing")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	quiet := fs.quietFlag()
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -217,7 +218,27 @@ func runIndexDelete(ctx context.Context, e *env, args []string) error {
 			err = mi.captures.ScanAll(ctx, sel, func(*captureindex.Entry) error { res.CapDel++; return nil })
 		}
 	} else {
-		res.Deleted, err = mi.maint.Delete(ctx, sel)
+		// File by file, each reported once durable: an interrupted
+		// delete says how far it got.
+		parts := []dedupindex.Selector{sel}
+		if len(sel.Files) > 1 {
+			parts = parts[:0]
+			for _, f := range sel.Files {
+				p := sel
+				p.Files = []string{f}
+				parts = append(parts, p)
+			}
+		}
+		for _, p := range parts {
+			var n int64
+			if n, err = mi.maint.Delete(ctx, p); err != nil {
+				break
+			}
+			res.Deleted += n
+			if !*quiet && len(parts) > 1 {
+				fmt.Fprintf(e.stderr, "index delete: %s: %d originals deleted\n", p.Files[0], n)
+			}
+		}
 		if err == nil && mi.captures != nil {
 			res.Captures = mi.capDir
 			res.CapDel, err = mi.captures.Delete(ctx, sel)
