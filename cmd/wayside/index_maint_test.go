@@ -265,3 +265,28 @@ func TestIndexExportScopes(t *testing.T) {
 		t.Fatalf("delete --from 2024-13: %v", err)
 	}
 }
+
+// TestDedupReplaceRefusesWhileIndexBusy: an index beside the inputs that
+// the replacement cannot update (here the capture index, held open as a
+// crawl or the daemon would hold it) makes `dedup run --replace` refuse
+// before anything is swapped: it names the index and the inputs are
+// untouched.
+func TestDedupReplaceRefusesWhileIndexBusy(t *testing.T) {
+	ctx := context.Background()
+	dir := crawlTwiceNoDedup(t)
+	inputs, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	before := recordStarts(t, dir)
+	ci, err := captureindex.Open(filepath.Join(dir, consumers.CaptureIndexSubdir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ci.Close()
+	out, _, err := runCLI(ctx, append([]string{"dedup", "run", "-o", filepath.Join(t.TempDir(), "out"), "--replace", "--min-size", "1", "--quiet"}, inputs...)...)
+	if err == nil || !strings.Contains(err.Error(), "capture index "+filepath.Join(dir, consumers.CaptureIndexSubdir)) || !strings.Contains(err.Error(), "nothing is replaced") {
+		t.Fatalf("dedup run --replace with the capture index busy: %v\n%s", err, out)
+	}
+	after := recordStarts(t, dir)
+	if fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatal("an input changed although the replacement was refused")
+	}
+}
