@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wayside-archive/wayside/client"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/indextest"
 	"github.com/wayside-archive/wayside/dedupindex/pebble"
 	"github.com/wayside-archive/wayside/sidecar"
-	"github.com/wayside-archive/wayside/client"
 )
 
 // TestIndexConformance runs the dedupindex conformance suite against

@@ -14,10 +14,10 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/wayside-archive/wayside/client"
 	"github.com/wayside-archive/wayside/dedupindex"
 	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
 	diredis "github.com/wayside-archive/wayside/dedupindex/redis"
-	"github.com/wayside-archive/wayside/client"
 )
 
 // Options are settings that do not belong in an index URL.
