@@ -155,98 +155,90 @@ func selectorNames() []string {
 func testMaintDelete(t *testing.T, open Opener, name string) {
 	ctx := context.Background()
 	sel := selectors()[name]
-	{
-		{
-			ix := openIndex(t, open)
-			m := maintainer(t, ix)
-			f := newMaintFixture()
-			seed(t, ix, f)
-			want := f.want(sel)
-			n, err := m.Delete(ctx, sel)
-			if err != nil {
-				t.Fatalf("Delete: %v", err)
-			}
-			if n != int64(len(want)) {
-				t.Fatalf("Delete removed %d, want %d", n, len(want))
-			}
-			gone := map[string]bool{}
-			for _, id := range want {
-				gone[id] = true
-			}
-			for _, e := range f.entries {
-				_, ok := lookup(t, ix, e.Key)
-				if ok == gone[e.Original.RecordID] {
-					t.Fatalf("after Delete(%s): Lookup(%v) found=%v, deleted=%v", name, e.Key, ok, gone[e.Original.RecordID])
-				}
-				byURL, err := ix.ByURL(ctx, e.Key.Scope, dedupindex.URLKey(e.Original.TargetURI))
-				if errors.Is(err, dedupindex.ErrNoURLIndex) {
-					continue
-				}
-				if err != nil {
-					t.Fatalf("ByURL after delete: %v", err)
-				}
-				has := false
-				for _, o := range byURL {
-					has = has || o.RecordID == e.Original.RecordID
-				}
-				if has == gone[e.Original.RecordID] {
-					t.Fatalf("after Delete(%s): ByURL(%s) lists %s=%v", name, e.Original.TargetURI, e.Original.RecordID, has)
-				}
-			}
-			st := stats(t, ix)
-			if st.Originals != int64(len(f.entries)-len(want)) {
-				t.Fatalf("Stats.Originals = %d after deleting %d of %d", st.Originals, len(want), len(f.entries))
-			}
-			sameIDs(t, "Scan after delete", scanIDs(t, m, sel), nil)
-			if n, err := m.Delete(ctx, sel); err != nil || n != 0 {
-				t.Fatalf("second Delete = %d, %v; want 0", n, err)
-			}
-			// A deleted key can be claimed and committed again.
-			for _, e := range f.entries {
-				if !gone[e.Original.RecordID] {
-					continue
-				}
-				r := claim(t, ix, e.Key, dedupindex.Claimed)
-				commit(t, ix, r.Ticket, e.Original)
-				break
-			}
+	ix := openIndex(t, open)
+	m := maintainer(t, ix)
+	f := newMaintFixture()
+	seed(t, ix, f)
+	want := f.want(sel)
+	n, err := m.Delete(ctx, sel)
+	if err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if n != int64(len(want)) {
+		t.Fatalf("Delete removed %d, want %d", n, len(want))
+	}
+	gone := map[string]bool{}
+	for _, id := range want {
+		gone[id] = true
+	}
+	for _, e := range f.entries {
+		_, ok := lookup(t, ix, e.Key)
+		if ok == gone[e.Original.RecordID] {
+			t.Fatalf("after Delete(%s): Lookup(%v) found=%v, deleted=%v", name, e.Key, ok, gone[e.Original.RecordID])
 		}
+		byURL, err := ix.ByURL(ctx, e.Key.Scope, dedupindex.URLKey(e.Original.TargetURI))
+		if errors.Is(err, dedupindex.ErrNoURLIndex) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("ByURL after delete: %v", err)
+		}
+		has := false
+		for _, o := range byURL {
+			has = has || o.RecordID == e.Original.RecordID
+		}
+		if has == gone[e.Original.RecordID] {
+			t.Fatalf("after Delete(%s): ByURL(%s) lists %s=%v", name, e.Original.TargetURI, e.Original.RecordID, has)
+		}
+	}
+	st := stats(t, ix)
+	if st.Originals != int64(len(f.entries)-len(want)) {
+		t.Fatalf("Stats.Originals = %d after deleting %d of %d", st.Originals, len(want), len(f.entries))
+	}
+	sameIDs(t, "Scan after delete", scanIDs(t, m, sel), nil)
+	if n, err := m.Delete(ctx, sel); err != nil || n != 0 {
+		t.Fatalf("second Delete = %d, %v; want 0", n, err)
+	}
+	// A deleted key can be claimed and committed again.
+	for _, e := range f.entries {
+		if !gone[e.Original.RecordID] {
+			continue
+		}
+		r := claim(t, ix, e.Key, dedupindex.Claimed)
+		commit(t, ix, r.Ticket, e.Original)
+		break
 	}
 }
 
 func testMaintDeleteRefusesEmpty(t *testing.T, open Opener, opts Options) {
 	ctx := context.Background()
-	{
-		ix := openIndex(t, open)
-		m := maintainer(t, ix)
-		seed(t, ix, newMaintFixture())
-		if _, err := m.Delete(ctx, dedupindex.Selector{}); !errors.Is(err, dedupindex.ErrEmptySelector) {
-			t.Fatalf("Delete(zero selector) = %v, want ErrEmptySelector", err)
-		}
-		if st := stats(t, ix); st.Originals != int64(len(newMaintFixture().entries)) {
-			t.Fatalf("refused delete changed the index: %d originals", st.Originals)
-		}
+	ix := openIndex(t, open)
+	m := maintainer(t, ix)
+	seed(t, ix, newMaintFixture())
+	if _, err := m.Delete(ctx, dedupindex.Selector{}); !errors.Is(err, dedupindex.ErrEmptySelector) {
+		t.Fatalf("Delete(zero selector) = %v, want ErrEmptySelector", err)
+	}
+	if st := stats(t, ix); st.Originals != int64(len(newMaintFixture().entries)) {
+		t.Fatalf("refused delete changed the index: %d originals", st.Originals)
 	}
 }
 
 func testMaintDeleteKeepsPending(t *testing.T, open Opener, opts Options) {
 	ctx := context.Background()
-	{
-		ix := openIndex(t, open)
-		m := maintainer(t, ix)
-		k := key("s", "maint-pending")
-		r := claim(t, ix, k, dedupindex.Claimed)
-		if _, err := m.Delete(ctx, dedupindex.Selector{Scope: "s"}); err != nil {
-			t.Fatal(err)
-		}
-		o := Original("maint-pending", "http://one.example/p", t0)
-		if opts.CommitNeedsLocation && o.File == "" {
-			t.Fatal("fixture original has no file")
-		}
-		commit(t, ix, r.Ticket, o)
-		if _, ok := lookup(t, ix, k); !ok {
-			t.Fatal("a claim pending during Delete did not commit")
-		}
+	ix := openIndex(t, open)
+	m := maintainer(t, ix)
+	k := key("s", "maint-pending")
+	r := claim(t, ix, k, dedupindex.Claimed)
+	if _, err := m.Delete(ctx, dedupindex.Selector{Scope: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	o := Original("maint-pending", "http://one.example/p", t0)
+	if opts.CommitNeedsLocation && o.File == "" {
+		t.Fatal("fixture original has no file")
+	}
+	commit(t, ix, r.Ticket, o)
+	if _, ok := lookup(t, ix, k); !ok {
+		t.Fatal("a claim pending during Delete did not commit")
 	}
 }
 
