@@ -86,19 +86,40 @@ func readRunCaptures(ctx context.Context, outDir string, s Stamp, done []bool) (
 // original in a swapped file moves to its record's new offset, or — when
 // the record became a revisit — to the record the revisit refers to;
 // an original whose record is gone from the run is deleted.
+//
+// The index is scanned once, for every file of the run, at the first
+// call (a networked index is read whole by a scan).
 type DedupIndexUpdater struct {
 	Label string
 	Index dedupindex.Maintainer
+
+	byFile map[string][]dedupindex.Entry // the originals of each run file, read at the first call
 }
 
 // Name implements IndexUpdater.
-func (u DedupIndexUpdater) Name() string { return "dedup index " + u.Label }
+func (u *DedupIndexUpdater) Name() string { return "dedup index " + u.Label }
 
 // Replaced implements IndexUpdater.
-func (u DedupIndexUpdater) Replaced(ctx context.Context, file string, rc *RunCaptures) error {
+func (u *DedupIndexUpdater) Replaced(ctx context.Context, file string, rc *RunCaptures) error {
+	if u.byFile == nil {
+		files := make([]string, 0, len(rc.ByFile))
+		for f := range rc.ByFile {
+			files = append(files, f)
+		}
+		u.byFile = map[string][]dedupindex.Entry{}
+		err := u.Index.Scan(ctx, dedupindex.Selector{Files: files}, func(e dedupindex.Entry) error {
+			b := filepath.Base(e.Original.File)
+			u.byFile[b] = append(u.byFile[b], e)
+			return nil
+		})
+		if err != nil {
+			u.byFile = nil
+			return err
+		}
+	}
 	var moves []dedupindex.Move
 	var gone []dedupindex.Entry
-	err := u.Index.Scan(ctx, dedupindex.Selector{Files: []string{file}}, func(e dedupindex.Entry) error {
+	for _, e := range u.byFile[filepath.Base(file)] {
 		c, ok := rc.ByID(e.Original.RecordID)
 		for hops := 0; ok && c.IsRevisit() && hops < 4; hops++ {
 			if c.RevisitOf == nil || c.RevisitOf.RecordID == "" {
@@ -109,7 +130,7 @@ func (u DedupIndexUpdater) Replaced(ctx context.Context, file string, rc *RunCap
 		}
 		if !ok || c.IsRevisit() || c.Length <= 0 {
 			gone = append(gone, e)
-			return nil
+			continue
 		}
 		to := e.Original
 		if c.RecordID != to.RecordID {
@@ -120,10 +141,6 @@ func (u DedupIndexUpdater) Replaced(ctx context.Context, file string, rc *RunCap
 		if to != e.Original {
 			moves = append(moves, dedupindex.Move{Key: e.Key, From: e.Original.RecordID, To: to})
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	for len(moves) > 0 {
 		part := moves[:min(len(moves), 1000)]

@@ -645,7 +645,7 @@ func (r *replaceIndexFlags) open(ctx context.Context, e *env, cmd string, inputs
 		if err != nil {
 			return fmt.Errorf("%s: --replace: %w", cmd, err)
 		}
-		ups = append(ups, postdedup.DedupIndexUpdater{Label: shownURL(raw), Index: m})
+		ups = append(ups, &postdedup.DedupIndexUpdater{Label: shownURL(raw), Index: m})
 		return nil
 	}
 	addCaptures := func(dir string) error {
