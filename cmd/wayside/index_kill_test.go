@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -29,7 +30,7 @@ func TestIndexDeleteExportKill9(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	idx := filepath.Join(dir, "idx")
-	const n = 60000 // SyntheticOriginal: 20,000 a file, files 00000..00002
+	const n, perFile = 6000, 2000 // three files
 	ix, err := dipebble.Open(idx)
 	if err != nil {
 		t.Fatal(err)
@@ -37,10 +38,11 @@ func TestIndexDeleteExportKill9(t *testing.T) {
 	var es []dedupindex.Entry
 	for i := range n {
 		o := indextest.SyntheticOriginal(i)
+		o.File = fmt.Sprintf("WAYSIDE-20250101000000-%05d.warc.gz", i/perFile)
 		es = append(es, dedupindex.Entry{Key: dedupindex.Key{Scope: "s", Digest: o.Digest}, Original: o})
 	}
-	for i := 0; i < n; i += 10000 {
-		if _, err := ix.PutBatch(ctx, es[i:i+10000]); err != nil {
+	for i := 0; i < n; i += 1000 {
+		if _, err := ix.PutBatch(ctx, es[i:i+1000]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -102,16 +104,16 @@ func TestIndexDeleteExportKill9(t *testing.T) {
 	} else {
 		check("after kill -9 during export")
 	}
-	kill(sel[0]+": 20000 originals deleted", "index", "delete", "--index", idx, "--file", sel[0], "--file", sel[1])
+	kill(fmt.Sprintf("%s: %d originals deleted", sel[0], perFile), "index", "delete", "--index", idx, "--file", sel[0], "--file", sel[1])
 	gone := check("after kill -9 during delete")
-	if gone < 20000 {
-		t.Fatalf("the first file's delete was reported done, but only %d of its 20000 originals are gone", gone)
+	if gone < perFile {
+		t.Fatalf("the first file's delete was reported done, but only %d of its %d originals are gone", gone, perFile)
 	}
-	t.Logf("kill -9 during delete, after the first file: %d of 40000 selected originals were gone", gone)
+	t.Logf("kill -9 during delete, after the first file: %d of %d selected originals were gone", gone, 2*perFile)
 	if _, _, err := runCLI(ctx, "index", "delete", "--index", idx, "--file", sel[0], "--file", sel[1]); err != nil {
 		t.Fatal(err)
 	}
-	if gone := check("after the delete ran again"); gone != 40000 {
-		t.Fatalf("%d selected originals gone after the second delete, want 40000", gone)
+	if gone := check("after the delete ran again"); gone != 2*perFile {
+		t.Fatalf("%d selected originals gone after the second delete, want %d", gone, 2*perFile)
 	}
 }
