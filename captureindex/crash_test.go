@@ -21,6 +21,13 @@ import (
 const crashChildEnv = "WAYSIDE_CAPTUREINDEX_CRASH_CHILD"
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(deleteChildEnv); dir != "" {
+		if err := deleteChild(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "delete child:", err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
 	if spec := os.Getenv(crashChildEnv); spec != "" {
 		// TestCrashKill9's child: "DIR|FAILPOINT-SPEC".
 		dir, arm, _ := strings.Cut(spec, "|")

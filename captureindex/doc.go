@@ -49,5 +49,16 @@
 // can point at a record that is not durable: captures are delivered, and
 // CDXJ lines written, only after their records are synced.
 //
+// # Maintenance
+//
+// Delete removes the captures a dedupindex.Selector picks in durable
+// batches; revisits whose original it removes become unresolved first
+// (and are looked for again), so no entry ever points at a removed
+// capture, and a delete killed half-way leaves each capture before or
+// after with Check passing. ReplaceFiles swaps all rows of rewritten WARC
+// files (`wayside dedup run --replace`: same names, records at new
+// offsets) for their new captures in one atomic batch; re-adding the same
+// captures afterwards (the daemon re-reading the files) adds nothing.
+//
 // Check verifies the invariants (bbolt style) and is run in test cleanup.
 package captureindex

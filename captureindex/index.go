@@ -47,6 +47,8 @@ type Index struct {
 	names    map[byte]map[uint64]string
 	next     map[byte]uint64
 	counters map[uint64]map[byte]int64
+
+	delBatch int // changes per durable batch of Delete (0: deleteBatch; crash tests set it)
 }
 
 var (

@@ -40,6 +40,20 @@ func (r *remote) PutBatch(ctx context.Context, es []dedupindex.Entry) ([]bool, e
 	return r.Index.(dedupindex.Batcher).PutBatch(ctx, es)
 }
 
+// Scan, Delete and Update keep the adapter's dedupindex.Maintainer
+// visible through remote: the suite runs them over the wire.
+func (r *remote) Scan(ctx context.Context, sel dedupindex.Selector, fn func(dedupindex.Entry) error) error {
+	return r.Index.(dedupindex.Maintainer).Scan(ctx, sel, fn)
+}
+
+func (r *remote) Delete(ctx context.Context, sel dedupindex.Selector) (int64, error) {
+	return r.Index.(dedupindex.Maintainer).Delete(ctx, sel)
+}
+
+func (r *remote) Update(ctx context.Context, moves []dedupindex.Move) (int64, error) {
+	return r.Index.(dedupindex.Maintainer).Update(ctx, moves)
+}
+
 // Check checks the daemon's pebble index while it serves.
 func (r *remote) Check(ctx context.Context) error { return r.pix.Check(ctx) }
 

@@ -54,4 +54,15 @@
 // " CDX" header says) and CDXJ. Revisits are never taken as originals. Bad
 // records are reported with file and offset or line and skipped (or stop
 // the import with Strict); originals are written in durable batches.
+//
+// # Maintenance
+//
+// Every backend is also a Maintainer: Scan, Delete and Update select
+// originals with a Selector (WARC files by base name, scope, URL prefix,
+// date range). Delete and Update are crash-safe per original — an
+// interrupted call leaves each original as it was or as asked, and the
+// backend's Check passes — and never touch pending claims. Update is
+// compare-and-set on the record id: `wayside dedup run --replace` moves
+// originals to their records' new offsets with it (package postdedup,
+// DedupIndexUpdater).
 package dedupindex

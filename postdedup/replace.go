@@ -18,9 +18,13 @@ import (
 	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
-// ReplaceOptions configure Replace (no settings yet: the crash tests' hooks
-// are failpoints, package internal/failpoint).
-type ReplaceOptions struct{}
+// ReplaceOptions configure Replace (the crash tests' hooks are failpoints,
+// package internal/failpoint).
+type ReplaceOptions struct {
+	// Indexes are the indexes that name the replaced files: each is told
+	// where a file's records are right after its swap (see IndexUpdater).
+	Indexes []IndexUpdater
+}
 
 // ReplaceStats summarises Replace.
 type ReplaceStats struct {
@@ -33,6 +37,8 @@ type ReplaceStats struct {
 	BytesBefore  int64  `json:"bytes_before"`
 	BytesAfter   int64  `json:"bytes_after"`
 	CDXJReplaced int    `json:"cdxj_replaced"`
+	// IndexesUpdated names the indexes updated to the new offsets.
+	IndexesUpdated []string `json:"indexes_updated,omitempty"`
 }
 
 // ReadStamp reads the validation stamp in outDir.
@@ -88,6 +94,14 @@ func Replace(ctx context.Context, outDir string, opts ReplaceOptions) (ReplaceSt
 		}
 		done[i] = d
 	}
+	// Read every validated output before the first swap: the indexes are
+	// updated from them right after each swap.
+	var runCaps *RunCaptures
+	if len(opts.Indexes) > 0 {
+		if runCaps, err = readRunCaptures(ctx, outDir, s, done); err != nil {
+			return st, fmt.Errorf("postdedup: replace: nothing replaced: %w", err)
+		}
+	}
 	if err := fsutil.WriteFileAtomic(replacingPath(outDir), 0o644, func(io.Writer) error { return nil }); err != nil {
 		return st, fmt.Errorf("postdedup: replace: %w", err)
 	}
@@ -100,6 +114,10 @@ func Replace(ctx context.Context, outDir string, opts ReplaceOptions) (ReplaceSt
 		if done[i] {
 			st.Already++
 			if err := swapCDXJ(outDir, f, &st, opts); err != nil {
+				return st, err
+			}
+			// An earlier run may have died between swap and update.
+			if err := updateIndexes(ctx, opts.Indexes, filepath.Base(f.Input), runCaps); err != nil {
 				return st, err
 			}
 			continue
@@ -119,10 +137,16 @@ func Replace(ctx context.Context, outDir string, opts ReplaceOptions) (ReplaceSt
 		if err := failpoint.Inject("postdedup.replace-after-swap"); err != nil {
 			return st, err
 		}
+		if err := updateIndexes(ctx, opts.Indexes, filepath.Base(f.Input), runCaps); err != nil {
+			return st, err
+		}
 		st.Replaced++
 		if err := swapCDXJ(outDir, f, &st, opts); err != nil {
 			return st, err
 		}
+	}
+	for _, u := range opts.Indexes {
+		st.IndexesUpdated = append(st.IndexesUpdated, u.Name())
 	}
 	return st, nil
 }

@@ -195,6 +195,7 @@ func (s *Server) buildRoutes() {
 	s.add(&route{name: "admin_reload", method: "POST", path: "/v1/admin/reload", h: s.handleReload})
 	s.addDedupRoutes()
 	s.addIndexRoutes()
+	s.addMaintRoutes()
 	s.addCDXRoutes()
 	s.addIngestRoutes()
 	s.addMapRoutes()

@@ -360,6 +360,8 @@ func runDedupValidate(ctx context.Context, e *env, args []string) error {
 	replace := fs.Bool("replace", false, "after validation, replace each input with its output (atomically per file)")
 	jobs := fs.Int("j", runtime.NumCPU(), "validate `N` files in parallel")
 	jsonOut := fs.Bool("json", false, "print the statistics as JSON")
+	var rif replaceIndexFlags
+	rif.register(fs)
 	fs.atLeast("j", 1)
 	fs.existingDirs("original-dir")
 	if err := fs.Parse(args); err != nil {
@@ -386,7 +388,20 @@ func runDedupValidate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *replace {
-		rs, err := postdedup.Replace(ctx, outDir, postdedup.ReplaceOptions{})
+		stamp, err := postdedup.ReadStamp(outDir)
+		if err != nil {
+			return err
+		}
+		var inputs []string
+		for _, f := range stamp.Files {
+			inputs = append(inputs, f.Input)
+		}
+		ups, closeUps, err := rif.open(ctx, e, "dedup validate", inputs)
+		if err != nil {
+			return err
+		}
+		defer closeUps()
+		rs, err := postdedup.Replace(ctx, outDir, postdedup.ReplaceOptions{Indexes: ups})
 		printReplace(e.stdout, rs)
 		return err
 	}
@@ -414,6 +429,9 @@ func printReplace(w io.Writer, st postdedup.ReplaceStats) {
 	if st.Retired != "" {
 		fmt.Fprintf(w, "  the replaced inputs are kept in %s: delete it once satisfied\n", st.Retired)
 	}
+	for _, ix := range st.IndexesUpdated {
+		fmt.Fprintf(w, "  %s updated to the new offsets\n", ix)
+	}
 }
 
 func runDedupRun(ctx context.Context, e *env, args []string) error {
@@ -430,6 +448,8 @@ func runDedupRun(ctx context.Context, e *env, args []string) error {
 	var mf manifestFlags
 	mf.register(fs)
 	ix := indexFlags(fs)
+	var rif replaceIndexFlags
+	rif.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -460,6 +480,14 @@ func runDedupRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeIx()
+	if *replace {
+		ups, closeUps, err := rif.open(ctx, e, "dedup run", fs.Args())
+		if err != nil {
+			return err
+		}
+		defer closeUps()
+		opts.ReplaceOptions.Indexes = ups
+	}
 	t0 := time.Now()
 	if !*quiet {
 		opts.Stage = func(name string) {

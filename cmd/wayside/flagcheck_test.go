@@ -13,14 +13,14 @@ import (
 // below fails when a top-level command is missing here, so a new
 // subcommand is audited as soon as it lands.
 var subcommands = [][]string{
-	{"cdxj"}, {"crawl"}, {"demo"}, {"serve"}, {"status"}, {"version"},
+	{"cdxj"}, {"crawl"}, {"demo"}, {"serve"}, {"status"}, {"version"}, {"validate"},
 	{"access", "add"}, {"access", "remove"}, {"access", "list"}, {"access", "check"},
 	{"aggregate", "eval"}, {"aggregate", "timemap"}, {"aggregate", "timegate"},
 	{"characterize"}, {"characterize", "query"},
 	{"convert", "arc2warc"}, {"convert", "verify"},
 	{"dedup", "assess"}, {"dedup", "manifest"}, {"dedup", "resolve"}, {"dedup", "rewrite"}, {"dedup", "validate"}, {"dedup", "run"},
 	{"fixity", "replay"}, {"fixity", "compare"}, {"fixity", "verify"}, {"fixity", "sweep"}, {"fixity", "report"}, {"fixity", "accept"},
-	{"index", "import"}, {"index", "stats"}, {"index", "lookup"},
+	{"index", "import"}, {"index", "stats"}, {"index", "lookup"}, {"index", "delete"}, {"index", "export"}, {"index", "scopes"}, {"index", "verify"},
 	{"mementomap", "generate"}, {"mementomap", "compact"}, {"mementomap", "lookup"}, {"mementomap", "merge"},
 	{"mementomap", "eval"}, {"mementomap", "stats"}, {"mementomap", "synth"},
 	{"wacz", "create"}, {"wacz", "verify"}, {"wacz", "pubkey"},

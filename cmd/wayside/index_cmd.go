@@ -12,13 +12,15 @@ import (
 	"sort"
 	"time"
 
+	"github.com/wayside-archive/wayside/captureindex"
+	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/crawl"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
-const indexUsage = `<import|stats|lookup> [flags] [args]
+const indexUsage = `<import|stats|lookup|delete|export|scopes|verify> [flags] [args]
 
   import [--index URL | --warc-dir DIR] [--scope NAME] [--match digest|url] [--format auto|warc|cdx|cdxj] [--strict] FILE...
       seed the dedup index from earlier crawls: HTTP responses of WARC files, or
@@ -31,6 +33,20 @@ const indexUsage = `<import|stats|lookup> [flags] [args]
   lookup [--index URL | --warc-dir DIR] [--scope NAME] --url URL [DIGEST]
       print the originals archived for URL, oldest first; with DIGEST, the
       original under the same-URL policy.
+  delete [--index URL | --warc-dir DIR] [--captures DIR] SELECTOR... [--dry-run]
+      delete the selected entries from the dedup index and the capture index
+      (each entry atomically: an interrupted delete leaves each before or after).
+  export [--index URL | --warc-dir DIR] [--what index|captures] [SELECTOR...] [-o FILE]
+      write the selected entries as sorted CDXJ.
+  scopes [--index URL | --warc-dir DIR] [--captures DIR]
+      list the scopes of both indexes with their counts.
+  verify [--index URL | --warc-dir DIR] [--dir DIR...] [--sample N] [SELECTOR...]
+      read back the record each entry points at: the file exists, a record
+      starts at the offset and has the entry's payload digest.
+
+SELECTOR: --file NAME (repeatable), --scope S, --url-prefix P, --from T, --to T
+(every one given must match). --captures DIR names a capture index: by default
+WARC-DIR/capture-index with --warc-dir, the daemon's with --index sidecar://...
 
 --index names the index: a directory (the embedded pebble index), or a URL:
 pebble:///DIR, redis://HOST:PORT,HOST:PORT/?prefix=P (a Redis Cluster shared
@@ -46,7 +62,8 @@ var errNotFound = errors.New("index lookup: not found")
 
 func runIndex(ctx context.Context, e *env, args []string) error {
 	return runGroup(ctx, e, "index", indexUsage, args, []subcommand{
-		{"import", runIndexImport}, {"stats", runIndexStats}, {"lookup", runIndexLookup}})
+		{"import", runIndexImport}, {"stats", runIndexStats}, {"lookup", runIndexLookup},
+		{"delete", runIndexDelete}, {"export", runIndexExport}, {"scopes", runIndexScopes}, {"verify", runIndexVerify}})
 }
 
 // indexURLFlags registers --index and --warc-dir on fs. The returned
@@ -256,6 +273,16 @@ func runIndexStats(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("index stats: --check: the index at %s cannot verify its invariants (only the embedded pebble index can)", dir)
 		}
 		checkErr = c.Check(ctx)
+		// The capture index a crawl keeps beside the dedup index is
+		// checked too (its deletions are crash-safe the same way).
+		if capDir := filepath.Join(filepath.Dir(dir), consumers.CaptureIndexSubdir); checkErr == nil && filepath.Base(dir) == crawl.IndexSubdir && isDir(capDir) {
+			ci, err := captureindex.Open(capDir)
+			if err != nil {
+				return fmt.Errorf("index stats: --check: capture index %s: %w", capDir, err)
+			}
+			checkErr = ci.Check(ctx)
+			ci.Close()
+		}
 	}
 	if *asJSON {
 		out := struct {

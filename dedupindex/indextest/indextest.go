@@ -57,6 +57,16 @@ func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) Opener) {
 		{"CloseWhileBusy", testCloseWhileBusy},
 		{"ClaimNewer", testClaimNewer},
 		{"CanceledContext", testCanceledContext},
+		{"MaintScan", testMaintScan},
+		{"MaintDeleteRefusesEmpty", testMaintDeleteRefusesEmpty},
+		{"MaintDeleteKeepsPending", testMaintDeleteKeepsPending},
+		{"MaintUpdate", testMaintUpdate},
+	}
+	for _, name := range selectorNames() {
+		tests = append(tests, struct {
+			name string
+			fn   func(t *testing.T, open Opener, opts Options)
+		}{"MaintDelete/" + name, func(t *testing.T, open Opener, opts Options) { testMaintDelete(t, open, name) }})
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

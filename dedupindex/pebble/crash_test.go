@@ -21,6 +21,13 @@ import (
 const crashChildEnv = "WAYSIDE_DEDUPINDEX_CRASH_CHILD"
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(deleteChildEnv); dir != "" {
+		if err := deleteChild(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "delete child:", err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
 	if dir := os.Getenv(crashChildEnv); dir != "" {
 		if err := crashChild(dir, os.Getenv(crashChildEnv+"_RUN")); err != nil {
 			fmt.Fprintln(os.Stderr, "crash child:", err)

@@ -18,3 +18,7 @@ func WithCompressionForBench(zstd bool) Option {
 // WithFSForTest stores the index in fs (tests inject power loss with
 // vfs.NewStrictMem).
 func WithFSForTest(fs vfs.FS) Option { return func(o *options) { o.fs = fs } }
+
+// WithDeleteBatchForTest sets how many originals one durable batch of
+// Delete removes (crash tests kill a delete between small batches).
+func WithDeleteBatchForTest(n int) Option { return func(o *options) { o.delBatch = n } }

@@ -37,6 +37,7 @@ type Index struct {
 	instance string // random per Open; prefixes ticket tokens
 	seq      atomic.Uint64
 	seed     maphash.Seed // shards the claim table
+	delBatch int          // originals per durable batch of Delete (0: deleteBatch)
 
 	closed atomic.Bool
 	opMu   sync.RWMutex // shared by operations using db, exclusive in Close
@@ -70,6 +71,7 @@ type options struct {
 	urlKey      func(string) string
 	cacheSize   int64
 	blockSize   int
+	delBatch    int
 }
 
 // Option configures Open.
@@ -186,6 +188,7 @@ func Open(dir string, opts ...Option) (*Index, error) {
 		log:        o.log,
 		urlKey:     o.urlKey,
 		instance:   hex.EncodeToString(inst[:]),
+		delBatch:   o.delBatch,
 		seed:       maphash.MakeSeed(),
 		scopeIDs:   map[string]uint64{},
 		scopeNames: map[uint64]string{},

@@ -30,6 +30,13 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(deleteChildEnv); spec != "" {
+		if err := deleteChild(spec); err != nil {
+			fmt.Fprintln(os.Stderr, "delete child:", err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv(benchChildEnv) != "" {
 		os.Exit(m.Run()) // a claim benchmark client: no cluster of its own
 	}

@@ -1,0 +1,176 @@
+package captureindex
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wayside-archive/wayside"
+	"github.com/wayside-archive/wayside/dedupindex"
+)
+
+const deleteChildEnv = "WAYSIDE_CAPTUREINDEX_DELETE_CHILD"
+
+const deleteCaptures = 3000
+
+// deleteWorkload: originals in a.warc.gz and b.warc.gz, revisits of the
+// a.warc.gz ones in c.warc.gz (deleting a.warc.gz unresolves them).
+func deleteWorkload() []wayside.Capture {
+	var cs []wayside.Capture
+	for i := range deleteCaptures {
+		f := "a.warc.gz"
+		if i%2 == 1 {
+			f = "b.warc.gz"
+		}
+		c := capture(fmt.Sprintf("http://del.example/p%d", i), t0.Add(time.Duration(i)*time.Second), f, int64(i)*1000, fmt.Sprint("body", i))
+		cs = append(cs, c)
+		if i%10 == 0 {
+			cs = append(cs, revisit(c.URI, c.Date.Add(time.Hour), "c.warc.gz", int64(i)*10, c))
+		}
+	}
+	return cs
+}
+
+func deleteChild(dir string) error {
+	ix, err := Open(filepath.Join(dir, "ci"))
+	if err != nil {
+		return err
+	}
+	ix.delBatch = 16
+	ctx := context.Background()
+	done := make(chan error, 1)
+	go func() {
+		_, err := ix.Delete(ctx, dedupindex.Selector{Files: []string{"a.warc.gz"}})
+		done <- err
+	}()
+	out := bufio.NewWriter(os.Stdout)
+	last := int64(-1)
+	for {
+		select {
+		case err := <-done:
+			fmt.Fprintln(out, "done")
+			out.Flush()
+			return err
+		default:
+		}
+		st, err := ix.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		var n int64
+		for _, s := range st.Scopes {
+			n += s.Captures
+		}
+		if n != last { // only changes: the parent must not lag behind
+			last = n
+			fmt.Fprintln(out, last)
+			out.Flush()
+		}
+	}
+}
+
+// TestDeleteKill9 kills (SIGKILL) a process deleting a file's captures
+// once a random number are gone: after reopening, Check passes (counters,
+// unresolved markers), every capture of the other files is there, each
+// capture of the deleted file is there or gone, and no revisit points at
+// a removed capture. A second delete finishes.
+func TestDeleteKill9(t *testing.T) {
+	ctx := context.Background()
+	all := deleteWorkload()
+	for round := range 2 {
+		dir := t.TempDir()
+		ix, err := Open(filepath.Join(dir, "ci"), WithSyncInterval(-1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ix.Add(ctx, all...); err != nil {
+			t.Fatal(err)
+		}
+		ix.Close()
+		total := len(all)
+		target := total - 1 - rand.IntN(deleteCaptures/2-100)
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), deleteChildEnv+"="+dir)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(stdout)
+		killedAt := -1
+		for sc.Scan() {
+			n, err := strconv.Atoi(sc.Text())
+			if err != nil {
+				break
+			}
+			if n <= target {
+				killedAt = n
+				break
+			}
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		if killedAt < 0 {
+			t.Fatalf("round %d: the delete ended before the kill: %s", round, stderr.String())
+		}
+		ix, err = Open(filepath.Join(dir, "ci"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Check(ctx); err != nil {
+			t.Fatalf("round %d: Check after SIGKILL mid-delete: %v", round, err)
+		}
+		have := map[string]bool{}
+		err = ix.ScanAll(ctx, dedupindex.Selector{}, func(e *Entry) error {
+			have[fmt.Sprintf("%s@%d", e.File, e.Offset)] = true
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone := 0
+		for _, c := range all {
+			k := fmt.Sprintf("%s@%d", c.File, c.Offset)
+			if !have[k] {
+				if c.File != "a.warc.gz" {
+					t.Fatalf("round %d: capture %s of another file lost", round, k)
+				}
+				gone++
+			}
+		}
+		err = ix.ScanAll(ctx, dedupindex.Selector{}, func(e *Entry) error {
+			if e.Original != nil && !have[fmt.Sprintf("%s@%d", e.Original.File, e.Original.Offset)] {
+				return fmt.Errorf("revisit %s@%d points at removed %s@%d", e.File, e.Offset, e.Original.File, e.Original.Offset)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if gone == 0 || gone == deleteCaptures/2 {
+			t.Fatalf("round %d: %d gone: the kill did not land mid-delete", round, gone)
+		}
+		n, err := ix.Delete(ctx, dedupindex.Selector{Files: []string{"a.warc.gz"}})
+		if err != nil || int(n) != deleteCaptures/2-gone {
+			t.Fatalf("round %d: finishing delete = %d, %v; want %d", round, n, err, deleteCaptures/2-gone)
+		}
+		if err := ix.Check(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ix.Close()
+		t.Logf("round %d: killed with %d captures left (%d of a.warc.gz deleted)", round, killedAt, gone)
+	}
+}
