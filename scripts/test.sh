@@ -36,6 +36,12 @@ if [ -d ../shared/corpus ]; then
 else
   step "WARNING: ../shared is absent: tests that need the shared corpus will be SKIPPED (listed at the end)"
 fi
+# The object-storage tests run a real S3-compatible server: SeaweedFS's weed,
+# built from its Go module once and cached (scripts/seaweedfs.sh; the first
+# build takes many minutes on 2 cores).
+step "SeaweedFS for the S3 tests (scripts/seaweedfs.sh)"
+WAYSIDE_SEAWEEDFS_BIN=$(scripts/seaweedfs.sh)
+export WAYSIDE_SEAWEEDFS_BIN
 if [ -d ../shared/tools/memgator ]; then
   # The Memento tests compare Wayside's TimeMaps with MemGator's (built
   # offline from its vendored source, once for every test).
