@@ -106,7 +106,7 @@ func TestOpenRefuses(t *testing.T) {
 		"s3://nosuchbucket/x?endpoint=" + srv.Endpoint:        "no such bucket",
 		"s3://wayside/x?endpoint=ftp://h":                     "endpoint",
 		"s3://wayside/x?endpoint=" + srv.Endpoint + "&foo=1":  "unknown parameter",
-		"s3:///x":                                             "no bucket",
+		"s3:///x": "no bucket",
 	} {
 		_, err := s3.Open(ctx, u)
 		if err == nil || !strings.Contains(err.Error(), want) {
