@@ -19,6 +19,7 @@ import (
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/warcfile"
+	"github.com/wayside-archive/wayside/warcfile/s3"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -141,8 +142,13 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	var f crawlFlags
 	f.register(fs)
 	waczOut := fs.String("wacz", "", "at the end, package the WARC directory's closed WARC files as a signed WACZ `FILE` (see wayside wacz create)")
+	upload := fs.String("upload", "", "copy each closed WARC file (and its CDXJ) to `s3://BUCKET/PREFIX?endpoint=…` at the end, proved before the local copy goes (see wayside upload)")
+	keepLocal := fs.Bool("keep-local", false, "with --upload, keep the local WARC files too")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *keepLocal && *upload == "" {
+		return fs.usagef("crawl: --keep-local needs --upload")
 	}
 	if err := checkWACZOutput(fs, *waczOut); err != nil {
 		return err
@@ -153,11 +159,34 @@ func runCrawl(ctx context.Context, e *env, args []string) error {
 	if !validWARCPrefix(f.warcPrefix) {
 		return usagef("crawl: --warc-prefix %q: use letters, digits, '.', '_' and '-' only", f.warcPrefix)
 	}
+	var bucket *s3.Bucket
+	if *upload != "" {
+		// Checked before the crawl: a bucket that cannot be reached is
+		// said at once, not after the work. Files an earlier run left
+		// (crash, failed upload) go first.
+		var err error
+		if bucket, err = s3.Open(ctx, *upload); err != nil {
+			return fmt.Errorf("crawl: --upload: %w", err)
+		}
+		if _, err := os.Stat(f.warcDir); err == nil {
+			if err := mirrorDirs(ctx, e, bucket, []string{f.warcDir}, *keepLocal, f.quiet, "crawl: upload"); err != nil {
+				return err
+			}
+		}
+	}
 	_, err := crawlOnce(ctx, e, &f, fs.Args(), "crawl")
-	if err != nil || *waczOut == "" || ctx.Err() != nil {
+	if err != nil || ctx.Err() != nil {
 		return err
 	}
-	return crawlWACZ(ctx, e, *waczOut, f.warcDir, fs.Args(), f.liveMap, f.quiet)
+	if *waczOut != "" {
+		if err := crawlWACZ(ctx, e, *waczOut, f.warcDir, fs.Args(), f.liveMap, f.quiet); err != nil {
+			return err
+		}
+	}
+	if bucket != nil {
+		return mirrorDirs(ctx, e, bucket, []string{f.warcDir}, *keepLocal, f.quiet, "crawl: upload")
+	}
+	return nil
 }
 
 // crawlSummary is what one crawl did.

@@ -136,6 +136,7 @@ func commands() []command {
 		{"fixity", "replay archived pages, hash them and track changes", runFixity},
 		{"serve", "run the sidecar daemon beside a crawler", runServe},
 		{"status", "query a running sidecar daemon", runStatus},
+		{"upload", "copy closed WARC files to S3-compatible object storage, each copy proved before the local file goes", runUpload},
 		{"version", "print the version of this binary", runVersion},
 		{"wacz", "package WARC files as a signed WACZ; verify a WACZ", runWACZ},
 	}
