@@ -7,7 +7,9 @@
 # so a shared, loaded machine changes the figures less than wall time
 # would; ratios are of figures from the same run):
 #   dedup      `wayside dedup run -j 1` | warchaeology `warc dedup`
-#              ($WARCHAEOLOGY, a built `warc`; see bench-dedup.sh) |
+#              ($WARCHAEOLOGY, a built `warc`: `go build` in a checkout of
+#              github.com/nlnwa/warchaeology; its HEAD, on gowarc v3.1.0,
+#              builds from the module proxy) |
 #              floor: gunzip + SHA-1 in Go (scripts/dedupbench)
 #   cdxj       `wayside cdxj -j 1` | warcio.js `cdx-index` (installed by
 #              scripts/interop-js.sh) | the same floor
@@ -78,6 +80,7 @@ measure() {
 	done
 	echo "$best"
 }
+rss() { [[ "$1" == *" "* ]] && echo "${1#* }" || echo -; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a+0 > 0 && b+0 > 0) printf "%.2f", a/b; else printf "-" }'; }
 
 warc() { # warc SCALE: the warcgen WARC of SCALE × SIZE_MB
@@ -108,25 +111,27 @@ for scale in 1 4; do
 		if [ -n "${WARCHAEOLOGY:-}" ] && [ -x "$WARCHAEOLOGY" ]; then
 			rm -rf "$work/wa" "$work/widx"
 			mkdir -p "$work/wa"
-			ps=$(measure "$logs/warchaeology-$scale.log" "$WARCHAEOLOGY" dedup --one-to-one -w "$work/wa" --index-dir "$work/widx" -K "$w")
+			ps=$(measure "$logs/warchaeology-$scale.log" "$WARCHAEOLOGY" dedup --one-to-one -w "$work/wa" --index-dir "$work/widx" -K "$(readlink -f "$w")")
 			pn="warchaeology ${ps% *}"
 		else
 			ps="" pn="warchaeology: not installed (WARCHAEOLOGY=)"
 		fi
 		row "dedup run ${scale}× ($label)" "${ws% *} MB/CPU-s" "$pn" "gunzip+sha1 ${floor% *}" \
-			"peer $(ratio "${ws% *}" "${ps% *}") floor $(ratio "${ws% *}" "${floor% *}")" "${ws#* }/${ps#* }"
+			"peer $(ratio "${ws% *}" "${ps% *}") floor $(ratio "${ws% *}" "${floor% *}")" "$(rss "$ws")/$(rss "$ps")"
 		rm -rf "$work/out" "$work/wa" "$work/widx"
 	fi
 	if want cdxj; then
 		ws=$(measure "$logs/cdxj-$scale.log" "$work/wayside" cdxj -q -j 1 -o "$work/idx.cdxj" "$w")
 		if [ -n "$warciojs" ]; then
-			ps=$(measure "$logs/warciojs-$scale.log" "$warciojs" cdx-index "$w")
+			ps=$(measure "$logs/warciojs-$scale.log" "$warciojs" cdx-index "$(readlink -f "$w")")
+			# It exits 0 having skipped what it could not read: no lines, no figure.
+			if grep -q '^Skipping' "$logs/warciojs-$scale.log" || [ ! -s "$logs/warciojs-$scale.log" ]; then ps=failed; fi
 			pn="warcio.js ${ps% *}"
 		else
 			ps="" pn="warcio.js: not installed (interop-js.sh failed)"
 		fi
 		row "cdxj ${scale}× ($label)" "${ws% *} MB/CPU-s" "$pn" "gunzip+sha1 ${floor% *}" \
-			"peer $(ratio "${ws% *}" "${ps% *}") floor $(ratio "${ws% *}" "${floor% *}")" "${ws#* }/${ps#* }"
+			"peer $(ratio "${ws% *}" "${ps% *}") floor $(ratio "${ws% *}" "${floor% *}")" "$(rss "$ws")/$(rss "$ps")"
 		rm -f "$work/idx.cdxj"
 	fi
 done
@@ -139,14 +144,18 @@ script() {
 	want "$name" || return 0
 	echo "bench-all: $name: $*" >&2
 	local log=$logs/$name.log st
-	timeout --foreground -k 10 "$SCRIPT_TIMEOUT" "$@" >"$log" 2>&1
+	# Without --foreground, timeout signals the script's whole process
+	# group: nothing it started (servers, test binaries) outlives it.
+	timeout -k 10 "$SCRIPT_TIMEOUT" "$@" >"$log" 2>&1
 	case $? in
 	0) st=ok ;;
 	124 | 137) st="timeout ${SCRIPT_TIMEOUT}s" ;;
 	*) st="failed (see log)" ;;
 	esac
 	local last
-	last=$(grep -iE 'ratio|×|/floor|/peer|/before|vs |per CPU' "$log" | tail -1 | tr -s ' \t' ' ' | cut -c1-110)
+	last=$(grep -aiE 'ratio' "$log" | tail -1)
+	[ -n "$last" ] || last=$(grep -aiE '×|/floor|/peer|/before| vs |per CPU|cpu-s' "$log" | tail -1)
+	last=$(printf '%s' "$last" | tr -s ' \t' ' ' | cut -c1-110)
 	row "$name (script)" "$st" "${last:-no ratio line}" - - -
 }
 short() { [ -z "$LONG" ] && echo "$1" || echo "$2"; }
