@@ -153,8 +153,8 @@ script() {
 	*) st="failed (see log)" ;;
 	esac
 	local last
-	last=$(grep -aiE 'ratio' "$log" | tail -1)
-	[ -n "$last" ] || last=$(grep -aiE '×|/floor|/peer|/before| vs |per CPU|cpu-s' "$log" | tail -1)
+	last=$(grep -aiE '\bratios?\b| / |×|after/' "$log" | tail -1)
+	[ -n "$last" ] || last=$(grep -aiE ' vs |per CPU|cpu-s' "$log" | tail -1)
 	last=$(printf '%s' "$last" | tr -s ' \t' ' ' | cut -c1-110)
 	row "$name (script)" "$st" "${last:-no ratio line}" - - -
 }
