@@ -128,8 +128,10 @@ type ManifestOptions struct {
 	Parts int
 	// Jobs reads this many files in parallel (default 1).
 	Jobs int
-	// MaxMemory bounds the bytes of lines sorted in memory before a run is
-	// spilled to TempDir (default 256 MiB).
+	// MaxMemory bounds the stage's buffers (default 256 MiB): an eighth of
+	// it holds lines sorted in memory before a run is spilled to TempDir,
+	// half is the compare cache unless CompareCache says otherwise, the
+	// rest is left for what neither counts (read buffers, the runtime).
 	MaxMemory int64
 	TempDir   string
 	// Sample keeps only this fraction (0 < Sample < 1) of the digest space:
@@ -137,8 +139,8 @@ type ManifestOptions struct {
 	Sample float64
 	// CompareCache bounds the payload bytes kept in memory during the scan
 	// so that later copies are compared with an earlier one as they are
-	// read (default 256 MiB; negative: none). Copies it misses are
-	// compared by Resolve, which reads both records again.
+	// read (default half of MaxMemory; negative: none). Copies it misses
+	// are compared by Resolve, which reads both records again.
 	CompareCache int64
 	// Progress, when set, is called after each file is read.
 	Progress func(done, total int, f FileInfo)
@@ -171,8 +173,11 @@ func (o *ManifestOptions) defaults() error {
 	if o.Jobs <= 0 {
 		o.Jobs = 1
 	}
+	if o.MaxMemory <= 0 {
+		o.MaxMemory = 256 << 20
+	}
 	if o.CompareCache == 0 {
-		o.CompareCache = 256 << 20
+		o.CompareCache = o.MaxMemory / 2
 	}
 	if o.Sample < 0 || o.Sample > 1 {
 		return fmt.Errorf("postdedup: sample %v outside 0-1", o.Sample)
@@ -230,14 +235,15 @@ func CheckInputs(paths []string) ([]string, error) {
 // WriteManifest reads the input WARC files (in parallel, opts.Jobs at a
 // time) and writes the manifest, sorted by digest, to opts.Parts files
 // named PartName(out, i, parts), each atomically. Memory is bounded by
-// opts.MaxMemory: sorted runs spill to disk.
+// opts.MaxMemory (the sort's eighth: sorted runs spill to disk) and
+// opts.CompareCache.
 func WriteManifest(ctx context.Context, inputs []string, out string, opts ManifestOptions) (ManifestStats, error) {
 	if err := opts.defaults(); err != nil {
 		return ManifestStats{}, err
 	}
 	sorters := make([]*cdxj.Sorter, opts.Parts)
 	for i := range sorters {
-		sorters[i] = cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/int64(opts.Parts), 1<<20), TempDir: opts.TempDir})
+		sorters[i] = cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/8/int64(opts.Parts), 1<<20), TempDir: opts.TempDir})
 		defer sorters[i].Close()
 	}
 	var st ManifestStats

@@ -7,7 +7,9 @@ import (
 	"github.com/wayside-archive/wayside/warcio"
 )
 
-// scanCache holds recently read payloads by cluster key (FIFO, bounded),
+// scanCache holds recently read payloads by cluster key (bounded; FIFO
+// with a second chance for a payload a copy was compared with since it
+// was queued: CLOCK, so payloads with many copies stay),
 // shared by the scanning goroutines: a later copy is compared with the
 // cached payload as it is read, so Resolve need not read either again.
 type scanCache struct {
@@ -23,6 +25,7 @@ type scanCache struct {
 type cached struct {
 	id      string
 	payload []byte
+	hit     bool // a copy was compared with it since it was (re)queued; guarded by mu
 }
 
 func newScanCache(max int64) *scanCache {
@@ -38,7 +41,11 @@ func (c *scanCache) keepMax() int64 { return min(memLimit, c.max/4) }
 func (c *scanCache) get(key string) *cached {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.byKey[key]
+	p := c.byKey[key]
+	if p != nil {
+		p.hit = true
+	}
+	return p
 }
 
 // sameAs makes e SameAs the record ref holds, keeping what its revisit
@@ -62,6 +69,7 @@ func (c *scanCache) compare(e *Entry, rec *warcio.Record, payload []byte, owned 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p, ok := c.byKey[e.Key]; ok {
+		p.hit = true
 		if bytes.Equal(p.payload, payload) {
 			sameAs(e, rec, p)
 		}
@@ -74,6 +82,11 @@ func (c *scanCache) compare(e *Entry, rec *warcio.Record, payload []byte, owned 
 		old := c.fifo[0]
 		c.fifo = c.fifo[1:]
 		if p, ok := c.byKey[old]; ok {
+			if p.hit { // second chance: a payload with copies is likely to have more
+				p.hit = false
+				c.fifo = append(c.fifo, old)
+				continue
+			}
 			c.size -= int64(len(p.payload))
 			delete(c.byKey, old)
 		}

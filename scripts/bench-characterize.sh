@@ -39,10 +39,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 WARC=${WARC:-/tmp/bench.warc.gz}
 SHARED=${SHARED:-../shared}
-PAGES=${PAGES:-400}
+# Short by default (minutes); LONG=1 for the long form (400 pages, 3 runs).
+LONG=${LONG:-}
+PAGES=${PAGES:-$([ -n "$LONG" ] && echo 400 || echo 100)}
 SIZE=${SIZE:-262144}
 PARALLEL=${PARALLEL:-4}
-REPS=${REPS:-3}
+REPS=${REPS:-$([ -n "$LONG" ] && echo 3 || echo 1)}
 BEFORE=${BEFORE:-c61cfcc}
 PROFILE=${PROFILE:-}
 [ -z "$PROFILE" ] || { mkdir -p "$PROFILE"; PROFILE=$(cd "$PROFILE" && pwd); rm -f "$PROFILE"/crawl-*.prof "$PROFILE"/characterize.prof; }

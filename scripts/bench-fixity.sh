@@ -14,9 +14,16 @@
 #     evidence retention off (none) and on (keep-all), alternated in the
 #     same run; reports none-/keep-all-mementos/min, KiB/memento of each
 #     store, the time overhead of keeping evidence and evidence KiB/memento.
-# Usage: scripts/bench-fixity.sh     (PAGELOADS=10x SWEEPS=3x EVIDENCE=3x by default)
+# Usage: scripts/bench-fixity.sh     (PAGELOADS=3x SWEEPS=1x EVIDENCE=1x by default, minutes;
+#                                      LONG=1: 10x, 3x, 3x)
+# Each benchmark is compiled once and bounded by TIMEOUT (default 10m).
 set -eu
 cd "$(dirname "$0")/.."
-go test -run '^$' -bench 'BenchmarkPageLoad' -benchtime "${PAGELOADS:-10x}" -count 1 ./fixity/
-go test -run '^$' -bench 'BenchmarkSweep' -benchtime "${SWEEPS:-3x}" -count 1 ./fixity/
-go test -run '^$' -bench 'BenchmarkSweepEvidence' -benchtime "${EVIDENCE:-3x}" -count 1 ./fixity/
+if [ -n "${LONG:-}" ]; then d1=10x d2=3x; else d1=3x d2=1x; fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go test -c -o "$work/fixity.test" ./fixity/
+cd fixity # the benchmarks find their test data relative to the package
+"$work/fixity.test" -test.run '^$' -test.bench 'BenchmarkPageLoad' -test.benchtime "${PAGELOADS:-$d1}" -test.count 1 -test.timeout "${TIMEOUT:-10m}"
+"$work/fixity.test" -test.run '^$' -test.bench 'BenchmarkSweep$' -test.benchtime "${SWEEPS:-$d2}" -test.count 1 -test.timeout "${TIMEOUT:-10m}"
+"$work/fixity.test" -test.run '^$' -test.bench 'BenchmarkSweepEvidence' -test.benchtime "${EVIDENCE:-$d2}" -test.count 1 -test.timeout "${TIMEOUT:-10m}"

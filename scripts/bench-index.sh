@@ -8,7 +8,7 @@
 #   - durable commit latency with 1 and 8 concurrent committers;
 #   - import throughput from the warcgen benchmark WARC (records/s, MB per CPU-second).
 #
-# Usage: scripts/bench-index.sh [ENTRIES]   (default 10000000)
+# Usage: scripts/bench-index.sh [ENTRIES]   (default 1000000, minutes; LONG=1: 10000000)
 # WAYSIDE_BENCH_BYURL=true limits it to the default layout (building each 10M
 # variant takes 2-30 minutes depending on load); see the header of
 # dedupindex/pebble/bench_test.go for the other knobs.
@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-entries=${1:-10000000}
+entries=${1:-$([ -n "${LONG:-}" ] && echo 10000000 || echo 1000000)}
 dir=${WAYSIDE_BENCH_DIR:-/tmp/wayside-bench}
 mkdir -p "$dir"
 warc="$dir/bench.warc.gz"
@@ -25,7 +25,7 @@ if [ ! -s "$warc" ]; then
   warcgen=../shared/tools/warcgen
   if [ -d "$warcgen" ]; then
     echo "bench-index: generating $warc with warcgen" >&2
-    (cd "$warcgen" && go run . -o "$warc")
+    (cd "$warcgen" && go run . -o "$warc" $([ -n "${LONG:-}" ] || echo -size-mb 48))
   fi
 fi
 

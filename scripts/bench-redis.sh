@@ -18,21 +18,24 @@
 #     and redis-benchmark SET/GET with as many connections on the same
 #     cluster in the same run as the floor (ratios).
 #
-# Usage: scripts/bench-redis.sh [ENTRIES]   (default 1000000)
+# Usage: scripts/bench-redis.sh [ENTRIES]   (default 100000, minutes; LONG=1: 1000000)
 #   WAYSIDE_BENCH_SECONDS=10 WAYSIDE_BENCH_CLIENTS=4 WAYSIDE_BENCH_CONNS=16 scripts/bench-redis.sh
 # Needs redis-server and redis-benchmark (apt-get install redis-server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export WAYSIDE_BENCH_ENTRIES=${1:-1000000}
-export WAYSIDE_BENCH_SECONDS=${WAYSIDE_BENCH_SECONDS:-10}
+LONG=${LONG:-}
+export WAYSIDE_BENCH_ENTRIES=${1:-$([ -n "$LONG" ] && echo 1000000 || echo 100000)}
+export WAYSIDE_BENCH_SECONDS=${WAYSIDE_BENCH_SECONDS:-$([ -n "$LONG" ] && echo 10 || echo 3)}
 work=$(mktemp -d)
+# Each result line is printed as the benchmark prints it, so a run that is
+# stopped (Ctrl-C, timeout) still shows what it measured; the trap says so.
 trap 'rm -rf "$work"' EXIT
+trap 'echo "bench-redis: interrupted; the lines above are what was measured" >&2; exit 130' INT TERM
 go test -c -o "$work/redis.test" ./dedupindex/redis
 cd "$work"
 for bench in BenchmarkMemory BenchmarkClaims; do
-  if ! ./redis.test -test.run '^$' -test.bench "^$bench\$" -test.benchtime 1x -test.timeout 2h >"$bench.log" 2>&1; then
+  if ! ./redis.test -test.run '^$' -test.bench "^$bench\$" -test.benchtime 1x -test.timeout 2h 2>&1 | tee "$bench.log" | grep --line-buffered '^bench-redis'; then
     cat "$bench.log" >&2
     exit 1
   fi
-  grep '^bench-redis' "$bench.log"
 done

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,6 +84,7 @@ func (p *policyFlags) policy(fs *flagSet) (postdedup.Policy, error) {
 type manifestFlags struct {
 	source, alg string
 	jobs, memMB int
+	cacheMB     int
 	tmpDir      string
 	in          inputFlags // the input WARC files (-r, --from-list)
 }
@@ -92,16 +94,42 @@ func (m *manifestFlags) register(fs *flagSet) {
 	fs.StringVar(&m.source, "digest", postdedup.SourceHeader, "header (the digest each record declares, checked against its bytes) or compute (recomputed with --alg)")
 	fs.StringVar(&m.alg, "alg", "sha1", "digest algorithm with --digest compute: md5, sha1, sha256 or sha512")
 	fs.IntVar(&m.jobs, "j", runtime.NumCPU(), "read `N` files in parallel")
-	fs.IntVar(&m.memMB, "mem-mb", 256, "`MB` of lines sorted in memory before spilling runs to temporary files")
+	fs.IntVar(&m.memMB, "mem-mb", 200, "`MB` of memory: the heap's soft limit, of which an eighth holds lines sorted in memory before spilling runs to temporary files and half the compare cache")
+	fs.IntVar(&m.cacheMB, "cache-mb", -1, "`MB` of payloads kept to compare later copies as they are read (0: none, compared by resolve; -1: half of --mem-mb)")
 	fs.StringVar(&m.tmpDir, "tmpdir", "", "`DIR` for sort runs (default: the system temporary directory)")
 	fs.atLeast("j", 1)
 	fs.atLeast("mem-mb", 1)
+	fs.atLeast("cache-mb", -1)
 	fs.oneOf("digest", postdedup.SourceHeader, postdedup.SourceCompute)
 	fs.oneOf("alg", "md5", "sha1", "sha256", "sha512")
 }
 
 func (m *manifestFlags) options(fs *flagSet) (postdedup.ManifestOptions, error) {
-	return postdedup.ManifestOptions{Source: m.source, Alg: m.alg, Jobs: m.jobs, MaxMemory: int64(m.memMB) << 20, TempDir: m.tmpDir}, nil
+	o := postdedup.ManifestOptions{Source: m.source, Alg: m.alg, Jobs: m.jobs, MaxMemory: int64(m.memMB) << 20, TempDir: m.tmpDir}
+	switch {
+	case m.cacheMB == 0:
+		o.CompareCache = -1
+	case m.cacheMB > 0:
+		o.CompareCache = int64(m.cacheMB) << 20
+	}
+	return o, nil
+}
+
+// limitHeap makes --mem-mb (plus the compare cache when it has its own
+// budget) the Go runtime's soft memory limit, unless GOMEMLIMIT sets one, so that
+// garbage is collected before the heap outgrows the buffers it bounds
+// (by default the heap may grow to twice what is live); it returns the
+// function that restores the previous limit.
+func (m *manifestFlags) limitHeap(e *env) (restore func()) {
+	if e.getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	lim := int64(m.memMB) << 20
+	if m.cacheMB > 0 {
+		lim += int64(m.cacheMB) << 20
+	}
+	old := debug.SetMemoryLimit(lim)
+	return func() { debug.SetMemoryLimit(old) }
 }
 
 func runDedupManifest(ctx context.Context, e *env, args []string) error {
@@ -123,6 +151,7 @@ func runDedupManifest(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer mf.limitHeap(e)()
 	opts.Parts = *parts
 	inputs, err := dedupInputs(e, fs, &mf.in)
 	if err != nil {
@@ -471,6 +500,7 @@ func runDedupRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer mf.limitHeap(e)()
 	opts := postdedup.RunOptions{Manifest: mopts, Resolve: postdedup.ResolveOptions{Policy: pol, MaxMemory: mopts.MaxMemory, TempDir: mopts.TempDir},
 		Rewrite:  postdedup.RewriteOptions{Jobs: mopts.Jobs, MaxMemory: mopts.MaxMemory, TempDir: mopts.TempDir},
 		Validate: postdedup.ValidateOptions{Deep: *deep, Jobs: mopts.Jobs, MaxMemory: mopts.MaxMemory, TempDir: mopts.TempDir, OriginalDirs: ix.dirs},
@@ -559,6 +589,7 @@ func runDedupAssess(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer mf.limitHeap(e)()
 	if *sample != "" {
 		v, err := strconv.ParseFloat(strings.TrimSuffix(*sample, "%"), 64)
 		if err != nil || v <= 0 || v > 100 {

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# bench-all.sh — every benchmark beside its peer and floor, in one run, one
+# table: task, Wayside, peer, floor, the ratios, max RSS, and the CPU model.
+#
+# Measured here, on warcgen WARCs of SIZE_MB MiB raw (1×) and 4× that,
+# each command under /usr/bin/time (raw MB per CPU-second of user+sys,
+# so a shared, loaded machine changes the figures less than wall time
+# would; ratios are of figures from the same run):
+#   dedup      `wayside dedup run -j 1` | warchaeology `warc dedup`
+#              ($WARCHAEOLOGY, a built `warc`: `go build` in a checkout of
+#              github.com/nlnwa/warchaeology; its HEAD, on gowarc v3.1.0,
+#              builds from the module proxy) |
+#              floor: gunzip + SHA-1 in Go (scripts/dedupbench)
+#   cdxj       `wayside cdxj -j 1` | warcio.js `cdx-index` (installed by
+#              scripts/interop-js.sh) | the same floor
+# Then every other bench script, each bounded by `timeout SCRIPT_TIMEOUT`
+# (default 300 s) in its short form; the table gives its status and the
+# last ratio line it printed (its full output is in the log directory).
+# A peer or tool that cannot be had makes its cell say so; the run goes on.
+#
+#   scripts/bench-all.sh                     # short: SIZE_MB=48, minutes
+#   LONG=1 scripts/bench-all.sh              # long: SIZE_MB=390, the scripts' long forms
+#   ONLY="dedup cdxj" scripts/bench-all.sh   # some rows only (names as in the table)
+#   REPS=3 SCRIPT_TIMEOUT=600 WARCHAEOLOGY=/path/warc scripts/bench-all.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+LONG=${LONG:-}
+SIZE_MB=${SIZE_MB:-$([ -n "$LONG" ] && echo 390 || echo 48)}
+REPS=${REPS:-1}
+SCRIPT_TIMEOUT=${SCRIPT_TIMEOUT:-$([ -n "$LONG" ] && echo 7200 || echo 300)}
+SHARED=${SHARED:-../shared}
+ONLY=${ONLY:-dedup cdxj crawl sidecar access aggregate arc mementomap characterize fixity redis index}
+DATA=${BENCH_DIR:-/tmp/wayside-bench-all}
+want() { [[ " $ONLY " == *" $1 "* ]]; }
+
+command -v /usr/bin/time >/dev/null || { echo "bench-all: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+mkdir -p "$DATA"
+work=$(mktemp -d)
+logs=$DATA/logs-$(date -u +%Y%m%dT%H%M%S)
+mkdir -p "$logs"
+table=$work/table
+cleanup() {
+	# Interrupted or not, print what was measured.
+	if [ -s "$table" ]; then
+		print_table
+	fi
+	rm -rf "$work"
+}
+print_table() {
+	echo
+	echo "CPU: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ)"
+	printf '%-22s | %-24s | %-30s | %-24s | %-22s | %s\n' task wayside peer floor ratios "max RSS MB (wayside/peer)"
+	printf -- '-%.0s' {1..150}
+	echo
+	while IFS=$'\t' read -r task w p f r rss; do
+		printf '%-22s | %-24s | %-30s | %-24s | %-22s | %s\n' "$task" "$w" "$p" "$f" "$r" "$rss"
+	done <"$table"
+	echo "logs: $logs"
+}
+trap cleanup EXIT
+trap 'echo "bench-all: interrupted" >&2; exit 130' INT TERM
+row() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$table"; }
+
+# measure OUT CMD...: runs CMD, prints "MB/CPU-s RSS-MB" for $raw bytes
+# raw, or "failed"/"timeout"; stdout and stderr go to OUT.
+measure() {
+	local out=$1 tf=$work/time
+	shift
+	best=""
+	for _ in $(seq "$REPS"); do
+		timeout "$SCRIPT_TIMEOUT" /usr/bin/time -f '%U %S %M' -o "$tf" "$@" >"$out" 2>&1
+		local rc=$?
+		[ $rc -eq 124 ] && { echo timeout; return; }
+		[ $rc -ne 0 ] && { echo failed; return; }
+		read -r u s m <"$tf"
+		local v
+		v=$(awk -v raw="$raw" -v u="$u" -v s="$s" -v m="$m" 'BEGIN { printf "%.1f %.0f", raw/1e6/(u+s), m/1024 }')
+		# The best of REPS: the run the shared machine disturbed least.
+		if [ -z "$best" ] || awk -v a="${v%% *}" -v b="${best%% *}" 'BEGIN { exit !(a > b) }'; then best=$v; fi
+	done
+	echo "$best"
+}
+rss() { [[ "$1" == *" "* ]] && echo "${1#* }" || echo -; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a+0 > 0 && b+0 > 0) printf "%.2f", a/b; else printf "-" }'; }
+
+warc() { # warc SCALE: the warcgen WARC of SCALE × SIZE_MB
+	local f=$DATA/warcgen-$(($1 * SIZE_MB)).warc.gz
+	if [ ! -s "$f" ]; then
+		echo "bench-all: generating $f" >&2
+		(cd "$SHARED/tools/warcgen" && go run . -o "$f" -size-mb "$(($1 * SIZE_MB))") >/dev/null || return 1
+	fi
+	echo "$f"
+}
+
+echo "bench-all: building" >&2
+go build -o "$work/wayside" ./cmd/wayside || exit 1
+go build -o "$work/dedupbench" ./scripts/dedupbench || exit 1
+jsdir=$(scripts/interop-js.sh 2>"$logs/interop-js.log") || jsdir=""
+warciojs=""
+[ -n "$jsdir" ] && [ -x "$jsdir/node_modules/.bin/warcio" ] && warciojs=$jsdir/node_modules/.bin/warcio
+
+for scale in 1 4; do
+	want dedup || want cdxj || break
+	w=$(warc $scale) || { row "warcgen ${scale}×" "failed to generate" - - - -; continue; }
+	raw=$(gzip -dc "$w" | wc -c)
+	label="$((raw / 1000000)) MB raw"
+	floor=$(measure "$logs/floor-$scale.log" "$work/dedupbench" floor "$w")
+	if want dedup; then
+		rm -rf "$work/out"
+		ws=$(measure "$logs/dedup-$scale.log" "$work/wayside" dedup run -q -j 1 -o "$work/out" "$w")
+		if [ -n "${WARCHAEOLOGY:-}" ] && [ -x "$WARCHAEOLOGY" ]; then
+			rm -rf "$work/wa" "$work/widx"
+			mkdir -p "$work/wa"
+			ps=$(measure "$logs/warchaeology-$scale.log" "$WARCHAEOLOGY" dedup --one-to-one -w "$work/wa" --index-dir "$work/widx" -K "$(readlink -f "$w")")
+			pn="warchaeology ${ps% *}"
+		else
+			ps="" pn="warchaeology: not installed (WARCHAEOLOGY=)"
+		fi
+		row "dedup run ${scale}× ($label)" "${ws% *} MB/CPU-s" "$pn" "gunzip+sha1 ${floor% *}" \
+			"peer $(ratio "${ws% *}" "${ps% *}") floor $(ratio "${ws% *}" "${floor% *}")" "$(rss "$ws")/$(rss "$ps")"
+		rm -rf "$work/out" "$work/wa" "$work/widx"
+	fi
+	if want cdxj; then
+		ws=$(measure "$logs/cdxj-$scale.log" "$work/wayside" cdxj -q -j 1 -o "$work/idx.cdxj" "$w")
+		if [ -n "$warciojs" ]; then
+			ps=$(measure "$logs/warciojs-$scale.log" "$warciojs" cdx-index "$(readlink -f "$w")")
+			# It exits 0 having skipped what it could not read: no lines, no figure.
+			if grep -q '^Skipping' "$logs/warciojs-$scale.log" || [ ! -s "$logs/warciojs-$scale.log" ]; then ps=failed; fi
+			pn="warcio.js ${ps% *}"
+		else
+			ps="" pn="warcio.js: not installed (interop-js.sh failed)"
+		fi
+		row "cdxj ${scale}× ($label)" "${ws% *} MB/CPU-s" "$pn" "gunzip+sha1 ${floor% *}" \
+			"peer $(ratio "${ws% *}" "${ps% *}") floor $(ratio "${ws% *}" "${floor% *}")" "$(rss "$ws")/$(rss "$ps")"
+		rm -f "$work/idx.cdxj"
+	fi
+done
+
+# script NAME CMD...: runs a bench script bounded in time; the row carries
+# its status and the last line it printed that names a ratio or target.
+script() {
+	local name=$1
+	shift
+	want "$name" || return 0
+	echo "bench-all: $name: $*" >&2
+	local log=$logs/$name.log st
+	# Without --foreground, timeout signals the script's whole process
+	# group: nothing it started (servers, test binaries) outlives it.
+	timeout -k 10 "$SCRIPT_TIMEOUT" "$@" >"$log" 2>&1
+	case $? in
+	0) st=ok ;;
+	124 | 137) st="timeout ${SCRIPT_TIMEOUT}s" ;;
+	*) st="failed (see log)" ;;
+	esac
+	local last
+	last=$(grep -aiE '\bratios?\b| / |×|after/' "$log" | tail -1)
+	[ -n "$last" ] || last=$(grep -aiE ' vs |per CPU|cpu-s' "$log" | tail -1)
+	last=$(printf '%s' "$last" | tr -s ' \t' ' ' | cut -c1-110)
+	row "$name (script)" "$st" "${last:-no ratio line}" - - -
+}
+short() { [ -z "$LONG" ] && echo "$1" || echo "$2"; }
+
+script crawl env REPS="$(short 1 5)" PAGES="$(short 100 400)" scripts/bench-crawl.sh
+script sidecar scripts/bench-sidecar.sh
+script access scripts/bench-access.sh
+script aggregate scripts/bench-aggregate.sh
+script arc env SIZE_MB="$(short 40 150)" scripts/bench-arc.sh
+script mementomap scripts/bench-mementomap.sh
+script characterize env REPS="$(short 1 3)" PAGES="$(short 100 400)" scripts/bench-characterize.sh
+script fixity env PAGELOADS="$(short 3x 10x)" SWEEPS="$(short 1x 3x)" EVIDENCE="$(short 1x 3x)" scripts/bench-fixity.sh
+script redis env WAYSIDE_BENCH_SECONDS="$(short 3 10)" scripts/bench-redis.sh "$(short 100000 1000000)"
+script index env WAYSIDE_BENCH_BYURL=true WAYSIDE_BENCH_DIR="$DATA/index" scripts/bench-index.sh "$(short 1000000 10000000)"
