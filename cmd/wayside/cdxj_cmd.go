@@ -51,7 +51,8 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() == 0 && !in.given() {
 		return fs.usagef("cdxj: no input files")
 	}
-	files, err := in.expand(e, "cdxj", fs.Args())
+	files, err := in.expand(ctx, e, "cdxj", fs.Args())
+	defer in.close()
 	if err != nil {
 		return err
 	}

@@ -122,7 +122,8 @@ func runCharacterize(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() == 0 && !in.given() {
 		return fs.usagef("characterize: no input files")
 	}
-	files, err := in.expand(e, "characterize", fs.Args())
+	files, err := in.expand(ctx, e, "characterize", fs.Args())
+	defer in.close()
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,8 @@ func runARC2WARC(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() == 0 && !in.given() {
 		return fs.usagef("convert arc2warc: no ARC files given")
 	}
-	files, err := in.expand(e, "convert arc2warc", fs.Args())
+	files, err := in.expand(ctx, e, "convert arc2warc", fs.Args())
+	defer in.close()
 	if err != nil {
 		return err
 	}

@@ -153,7 +153,8 @@ func runDedupManifest(ctx context.Context, e *env, args []string) error {
 	}
 	defer mf.limitHeap(e)()
 	opts.Parts = *parts
-	inputs, err := dedupInputs(e, fs, &mf.in)
+	inputs, err := dedupInputs(ctx, e, fs, &mf.in)
+	defer mf.in.close()
 	if err != nil {
 		return err
 	}
@@ -188,8 +189,8 @@ func runDedupManifest(ctx context.Context, e *env, args []string) error {
 
 // dedupInputs checks the input WARC files of a stage before anything is
 // written: each readable and not empty (checkInputs), none named twice.
-func dedupInputs(e *env, fs *flagSet, in *inputFlags) ([]string, error) {
-	files, err := in.expand(e, fs.name, fs.Args())
+func dedupInputs(ctx context.Context, e *env, fs *flagSet, in *inputFlags) ([]string, error) {
+	files, err := in.expand(ctx, e, fs.name, fs.Args())
 	if err != nil {
 		return nil, err
 	}
@@ -485,7 +486,8 @@ func runDedupRun(ctx context.Context, e *env, args []string) error {
 	if *out == "" || fs.NArg() == 0 && !mf.in.given() {
 		return fs.usagef("dedup run: give -o OUTDIR and at least one WARC file")
 	}
-	runInputs, err := dedupInputs(e, fs, &mf.in)
+	runInputs, err := dedupInputs(ctx, e, fs, &mf.in)
+	defer mf.in.close()
 	if err != nil {
 		return err
 	}
@@ -577,7 +579,8 @@ func runDedupAssess(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() == 0 && !mf.in.given() {
 		return fs.usagef("dedup assess: no WARC files")
 	}
-	assessInputs, err := dedupInputs(e, fs, &mf.in)
+	assessInputs, err := dedupInputs(ctx, e, fs, &mf.in)
+	defer mf.in.close()
 	if err != nil {
 		return err
 	}

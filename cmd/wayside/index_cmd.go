@@ -159,7 +159,8 @@ func runIndexImport(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() == 0 && !in.given() {
 		return fs.usagef("index import: no files given")
 	}
-	files, err := in.expand(e, "index import", fs.Args())
+	files, err := in.expand(ctx, e, "index import", fs.Args())
+	defer in.close()
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -179,6 +180,17 @@ type inputFlags struct {
 	recurse  bool
 	fromList string
 	only     string // "arc": a directory means its ARC files only (convert arc2warc)
+	// fetched is the directory the objects of s3:// inputs were copied to
+	// (removed by close).
+	fetched string
+}
+
+// close removes what expand fetched.
+func (f *inputFlags) close() {
+	if f.fetched != "" {
+		os.RemoveAll(f.fetched)
+		f.fetched = ""
+	}
 }
 
 func (f *inputFlags) register(fs *flagSet) {
@@ -197,7 +209,12 @@ func (f *inputFlags) given() bool { return f.fromList != "" }
 // on stderr naming how many (a file named explicitly that is neither stays
 // an input: the command's own check names it as an error). A directory
 // with no WARC or ARC file is an error naming it.
-func (f *inputFlags) expand(e *env, cmd string, args []string) ([]string, error) {
+//
+// An s3://BUCKET/PREFIX?endpoint=… input is object storage: an object URL
+// one file, a prefix URL a directory (its WARC, ARC and WACZ objects by
+// name). The objects are copied to a private temporary directory, under
+// their own names, and read from there; close removes it.
+func (f *inputFlags) expand(ctx context.Context, e *env, cmd string, args []string) ([]string, error) {
 	all := append([]string(nil), args...)
 	if f.fromList != "" {
 		list, err := readInputList(e, cmd, f.fromList)
@@ -215,6 +232,24 @@ func (f *inputFlags) expand(e *env, cmd string, args []string) ([]string, error)
 		}
 	}
 	for _, p := range all {
+		if isRemote(p) {
+			if f.fetched == "" {
+				d, err := os.MkdirTemp("", "wayside-s3-")
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", cmd, err)
+				}
+				f.fetched = d
+			}
+			files, err := fetchRemote(ctx, cmd, p, f.fetched)
+			if err != nil {
+				f.close()
+				return nil, err
+			}
+			for _, q := range files {
+				add(q)
+			}
+			continue
+		}
 		fi, err := os.Stat(p)
 		if err != nil || !fi.IsDir() {
 			add(p) // checkInputs names what is wrong with it
@@ -277,8 +312,8 @@ func readInputList(e *env, cmd, path string) ([]string, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if strings.Contains(line, "://") {
-			return nil, fmt.Errorf("%s: --from-list %s line %d: %q is a URL; this command reads local files only", cmd, name, n, line)
+		if strings.Contains(line, "://") && !isRemote(line) {
+			return nil, fmt.Errorf("%s: --from-list %s line %d: %q is a URL; local paths and s3:// URLs only", cmd, name, n, line)
 		}
 		out = append(out, line)
 	}

@@ -51,25 +51,25 @@ func TestExpandInputs(t *testing.T) {
 	top, warcA, bin, arcB, warcC := inputTree(t)
 	var stderr bytes.Buffer
 	e := &env{stderr: &stderr}
-	got, err := (&inputFlags{}).expand(e, "cmd", []string{top})
+	got, err := (&inputFlags{}).expand(context.Background(), e, "cmd", []string{top})
 	if want := []string{warcA, bin}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("directory: %v %v, want %v", got, err, want)
 	}
 	if !strings.Contains(stderr.String(), "skipped 2 file(s) that are not WARC or ARC files") {
 		t.Errorf("stderr %q does not count the 2 files skipped", stderr.String())
 	}
-	got, err = (&inputFlags{recurse: true}).expand(e, "cmd", []string{top})
+	got, err = (&inputFlags{recurse: true}).expand(context.Background(), e, "cmd", []string{top})
 	if want := []string{warcA, bin, arcB, warcC}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("-r: %v %v, want %v", got, err, want)
 	}
 	list := filepath.Join(t.TempDir(), "list.txt")
 	os.WriteFile(list, []byte("# inputs\n"+warcC+"\n\n"+filepath.Join(top, "sub")+"\r\n"), 0o644)
-	got, err = (&inputFlags{fromList: list}).expand(e, "cmd", []string{warcA})
+	got, err = (&inputFlags{fromList: list}).expand(context.Background(), e, "cmd", []string{warcA})
 	if want := []string{warcA, warcC, arcB}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("--from-list: %v %v, want %v (a path named twice once)", got, err, want)
 	}
 	e.stdin = strings.NewReader(bin + "\n")
-	got, err = (&inputFlags{fromList: "-"}).expand(e, "cmd", nil)
+	got, err = (&inputFlags{fromList: "-"}).expand(context.Background(), e, "cmd", nil)
 	if want := []string{bin}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("--from-list -: %v %v, want %v", got, err, want)
 	}
@@ -88,7 +88,7 @@ func TestExpandInputs(t *testing.T) {
 		{inputFlags{fromList: blank}, nil, blank + ": no paths in it"},
 		{inputFlags{fromList: filepath.Join(top, "nope.txt")}, nil, "nope.txt: no such file"},
 	} {
-		_, err := tc.in.expand(e, "cmd", tc.args)
+		_, err := tc.in.expand(context.Background(), e, "cmd", tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v %v: error %v, want one saying %q", tc.in, tc.args, err, tc.want)
 		}

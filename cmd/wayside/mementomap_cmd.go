@@ -256,7 +256,8 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() == 0 && !inf.given() {
 		return fs.usagef("mementomap generate: no input files")
 	}
-	files, err := inf.expand(e, "mementomap generate", fs.Args())
+	files, err := inf.expand(ctx, e, "mementomap generate", fs.Args())
+	defer inf.close()
 	if err != nil {
 		return err
 	}

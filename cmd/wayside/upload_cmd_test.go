@@ -11,6 +11,7 @@ import (
 
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/internal/s3test"
+	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/warcfile/s3"
 	"github.com/wayside-archive/wayside/warcio"
 )
@@ -128,5 +129,47 @@ func TestCrawlUpload(t *testing.T) {
 	}
 	if strings.Count(out, " proved") != len(refWARCs) {
 		t.Errorf("upload proved %d files, want %d:\n%s", strings.Count(out, " proved"), len(refWARCs), out)
+	}
+}
+
+// TestReadingCommandsTakeS3Inputs: `cdxj` of a bucket prefix, of an object
+// URL and of the same files on local disk print the same index (the
+// filename fields name the same files), and nothing fetched is left in
+// TMPDIR; a prefix holding no archive is an error naming it.
+func TestReadingCommandsTakeS3Inputs(t *testing.T) {
+	srv := s3test.Start(t)
+	ctx := context.Background()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dir := t.TempDir()
+	files := testenv.CopyFiles(t, dir, filepath.Join(testenv.SharedDir(t), "corpus", "warc", "pywb-iana.warc.gz"),
+		filepath.Join(testenv.SharedDir(t), "corpus", "warc", "warcio-example.warc.gz"))
+	if _, stderr, err := runCLI(ctx, "upload", "-q", "--keep-local", "--to", srv.URL("coll"), dir); err != nil {
+		t.Fatalf("upload: %v\n%s", err, stderr)
+	}
+	local, stderr, err := runCLI(ctx, append([]string{"cdxj"}, files...)...)
+	if err != nil {
+		t.Fatalf("cdxj of local files: %v\n%s", err, stderr)
+	}
+	remote, stderr, err := runCLI(ctx, "cdxj", srv.URL("coll"))
+	if err != nil {
+		t.Fatalf("cdxj of a prefix: %v\n%s", err, stderr)
+	}
+	if remote != local || strings.Count(local, "\n") < 10 {
+		t.Errorf("cdxj of the bucket prefix differs from the local files' (%d vs %d lines)", strings.Count(remote, "\n"), strings.Count(local, "\n"))
+	}
+	one, stderr, err := runCLI(ctx, "cdxj", "s3://wayside/coll/pywb-iana.warc.gz?endpoint="+srv.Endpoint)
+	if err != nil {
+		t.Fatalf("cdxj of an object URL: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(local, one) || !strings.Contains(one, `"filename": "pywb-iana.warc.gz"`) {
+		t.Errorf("cdxj of one object:\n%s", one)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("fetched inputs left in TMPDIR: %v", left)
+	}
+	_, _, err = runCLI(ctx, "cdxj", srv.URL("empty"))
+	if err == nil || !strings.Contains(err.Error(), "s3://wayside/empty/") {
+		t.Errorf("cdxj of an empty prefix: %v", err)
 	}
 }
