@@ -128,7 +128,15 @@ func RulesFile(path string) (string, error) {
 // EditRules adds rules to (replacing those in the same place) and removes
 // rules from the .aclj file RulesFile names, written to a temporary file
 // and renamed into place. It returns how many rules were removed.
+//
+// A path ending in "/" names a directory of rules files: adding to one
+// that does not exist yet creates it.
 func EditRules(path string, add []*Rule, remove []*Rule) (int, error) {
+	if strings.HasSuffix(path, "/") && len(add) > 0 {
+		if err := os.MkdirAll(path, 0o755); err != nil {
+			return 0, fmt.Errorf("replay: %w", err)
+		}
+	}
 	file, err := RulesFile(path)
 	if err != nil {
 		return 0, err

@@ -24,6 +24,7 @@ var subcommands = [][]string{
 	{"mementomap", "generate"}, {"mementomap", "compact"}, {"mementomap", "lookup"}, {"mementomap", "merge"},
 	{"mementomap", "eval"}, {"mementomap", "stats"}, {"mementomap", "synth"},
 	{"wacz", "create"}, {"wacz", "verify"}, {"wacz", "pubkey"},
+	{"migrate"}, {"migrate", "risk"}, {"migrate", "pathways"},
 }
 
 // TestEveryNumericFlagIsChecked runs every subcommand's -h with the flag

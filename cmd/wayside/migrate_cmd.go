@@ -21,7 +21,8 @@ import (
 )
 
 const migrateUsage = `-o OUTDIR [--puid LIST | --risk-threshold X] [--workflow conversion|replace] [flags] FILE...
-       wayside migrate risk [--risk FILE] [--weight Q=W]...
+       wayside migrate risk [--risk FILE] [--weight Q=W]... [--json]
+       wayside migrate pathways [--pathways FILE] [--json]
 
 Finds the payloads of the WARC files whose format is at risk — the PUIDs of
 --puid, or the formats the risk registry rates at --risk-threshold or more —
@@ -47,11 +48,16 @@ exists already is kept (a re-run after a crash completes the rest).
 --report FILE writes every located object with its outcome as JSON. Exit 1
 when any located object was not migrated (each is named on stderr).
 
-risk prints the registry with the risk value of every format.`
+risk prints the registry with the risk value of every format (--json: the
+registry itself, a starting point for --risk FILE); pathways prints the
+pathways (--json: a starting point for --pathways FILE).`
 
 func runMigrate(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && args[0] == "risk" {
 		return runMigrateRisk(e, args[1:])
+	}
+	if len(args) > 0 && args[0] == "pathways" {
+		return runMigratePathways(e, args[1:])
 	}
 	fs := newFlagSet(e, "migrate", migrateUsage)
 	out := fs.String("o", "", "write the output WARC files to `DIR` (created if needed)")
@@ -72,6 +78,8 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	var cf charFlags
 	cf.register(fs)
 	fs.atLeast("memory-mb", 16)
+	fs.within("risk-threshold", 0, 1)
+	fs.atLeast("timeout", float64(time.Second))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -312,10 +320,11 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 }
 
 func runMigrateRisk(e *env, args []string) error {
-	fs := newFlagSet(e, "migrate risk", "[--risk FILE] [--weight Q=W]...")
+	fs := newFlagSet(e, "migrate risk", "[--risk FILE] [--weight Q=W]... [--json]")
 	riskFile := fs.String("risk", "", "risk registry `FILE` (default: built in)")
 	var weights fixityListFlag
 	fs.Var(&weights, "weight", "override a question's weight, `QUESTION=W` (repeatable)")
+	asJSON := fs.Bool("json", false, "print the registry as JSON (the format --risk reads)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -329,6 +338,11 @@ func runMigrateRisk(e *env, args []string) error {
 	}
 	if err := model.SetWeights(weights); err != nil {
 		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(model)
 	}
 	type row struct {
 		puid, name string
@@ -396,4 +410,32 @@ func writeCDXJBeside(path string) error {
 		return fmt.Errorf("migrate: index %s: %w", path, err)
 	}
 	return nil
+}
+
+func runMigratePathways(e *env, args []string) error {
+	fs := newFlagSet(e, "migrate pathways", "[--pathways FILE] [--json]")
+	pathFile := fs.String("pathways", "", "pathway registry `FILE` (default: built in)")
+	asJSON := fs.Bool("json", false, "print the registry as JSON (the format --pathways reads)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	pw := migrate.DefaultPathways()
+	if *pathFile != "" {
+		p, err := migrate.LoadPathways(*pathFile)
+		if err != nil {
+			return err
+		}
+		pw = p
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(pw)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PATHWAY\tKIND\tTOOL\tSOURCES\tTARGETS")
+	for _, p := range pw.List {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Kind, p.Tool, strings.Join(p.Sources, ","), strings.Join(p.Targets, ","))
+	}
+	return tw.Flush()
 }

@@ -82,6 +82,8 @@ func readmeSkip(l string) string {
 		}
 	}
 	switch {
+	case strings.Contains(l, "s3://"):
+		return "needs an object store (the S3 tests run one)"
 	case strings.Contains(l, "..."), strings.Contains(l, "[--"):
 		return "a placeholder (… or [optional flags])"
 	case strings.HasPrefix(l, "wayside serve"), strings.HasPrefix(l, "wayside status"), strings.Contains(l, ".sock"):

@@ -130,24 +130,29 @@ type fleetCrawler struct {
 	cmd            *exec.Cmd
 	stdout, stderr bytes.Buffer
 	done           chan error
+	exited         chan struct{} // closed once Wait returned
 }
 
 const fleetParallel = 4
 
 func startCrawler(t *testing.T, bin, dir, indexURL, name, seed string) *fleetCrawler {
 	t.Helper()
-	c := &fleetCrawler{dir: dir, done: make(chan error, 1)}
-	c.cmd = exec.Command(bin, "crawl", "-v", "--quiet", "--delay", "0", "--parallel", strconv.Itoa(fleetParallel),
+	c := &fleetCrawler{dir: dir, done: make(chan error, 1), exited: make(chan struct{})}
+	// --ignore-robots: the local site has no robots.txt to obey, and the
+	// page counts below are of the site's pages.
+	c.cmd = exec.Command(bin, "crawl", "-v", "--quiet", "--ignore-robots", "--delay", "0", "--parallel", strconv.Itoa(fleetParallel),
 		"--max-pages", "0", "--warc-prefix", name, "--warc-dir", dir, "--index", indexURL, "--prefix", seed, seed)
 	c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { c.done <- c.cmd.Wait() }()
+	go func() { c.done <- c.cmd.Wait(); close(c.exited) }()
 	t.Cleanup(func() {
-		if c.cmd.ProcessState == nil {
-			c.cmd.Process.Kill()
-		}
+		// Killing a process that already exited is harmless; waiting on
+		// exited (not reading ProcessState) keeps this free of races with
+		// the goroutine in Wait.
+		c.cmd.Process.Kill()
+		<-c.exited
 	})
 	return c
 }
