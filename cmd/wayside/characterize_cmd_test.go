@@ -265,30 +265,7 @@ func TestServeCharacterizeQueries(t *testing.T) {
 		}
 		names = append(names, filepath.Join(warcs, filepath.Base(f)))
 	}
-	data, err := os.MkdirTemp("", "wsd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(data)
-	sock := filepath.Join(data, "s.sock")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, stderr, err := runCLI(ctx, "serve", "--data-dir", data, "--unix", sock, "--watch", warcs, "--poll", "50ms", "--characterize", "--log-level", "warn")
-		if errors.Is(err, errCleanStop) {
-			err = nil
-		}
-		if err != nil {
-			err = fmt.Errorf("%w\n%s", err, stderr)
-		}
-		done <- err
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
+	sock := serveInTest(t, "--watch", warcs, "--poll", "50ms", "--characterize", "--log-level", "warn")
 
 	store := filepath.Join(t.TempDir(), "store")
 	if _, stderr, err := runCLI(context.Background(), append([]string{"characterize", "-q", "--store", store}, names...)...); err != nil {

@@ -97,24 +97,13 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	if err := checkInputs("migrate", files); err != nil {
 		return err
 	}
-	model := migrate.DefaultRiskModel()
-	if *riskFile != "" {
-		m, err := migrate.LoadRiskModel(*riskFile)
-		if err != nil {
-			return err
-		}
-		model = m
-	}
-	if err := model.SetWeights(weights); err != nil {
+	model, err := riskModel(*riskFile, weights)
+	if err != nil {
 		return err
 	}
-	pathways := migrate.DefaultPathways()
-	if *pathFile != "" {
-		p, err := migrate.LoadPathways(*pathFile)
-		if err != nil {
-			return err
-		}
-		pathways = p
+	pathways, err := pathwayRegistry(*pathFile)
+	if err != nil {
+		return err
 	}
 	var list []string
 	if *puids != "" {
@@ -328,15 +317,8 @@ func runMigrateRisk(e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	model := migrate.DefaultRiskModel()
-	if *riskFile != "" {
-		m, err := migrate.LoadRiskModel(*riskFile)
-		if err != nil {
-			return err
-		}
-		model = m
-	}
-	if err := model.SetWeights(weights); err != nil {
+	model, err := riskModel(*riskFile, weights)
+	if err != nil {
 		return err
 	}
 	if *asJSON {
@@ -419,13 +401,9 @@ func runMigratePathways(e *env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	pw := migrate.DefaultPathways()
-	if *pathFile != "" {
-		p, err := migrate.LoadPathways(*pathFile)
-		if err != nil {
-			return err
-		}
-		pw = p
+	pw, err := pathwayRegistry(*pathFile)
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
@@ -438,4 +416,30 @@ func runMigratePathways(e *env, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, p.Kind, p.Tool, strings.Join(p.Sources, ","), strings.Join(p.Targets, ","))
 	}
 	return tw.Flush()
+}
+
+// riskModel is the risk registry of --risk FILE (default: built in) with
+// the --weight overrides.
+func riskModel(file string, weights []string) (*migrate.RiskModel, error) {
+	model := migrate.DefaultRiskModel()
+	if file != "" {
+		m, err := migrate.LoadRiskModel(file)
+		if err != nil {
+			return nil, err
+		}
+		model = m
+	}
+	if err := model.SetWeights(weights); err != nil {
+		return nil, err
+	}
+	return model, nil
+}
+
+// pathwayRegistry is the pathway registry of --pathways FILE (default:
+// built in).
+func pathwayRegistry(file string) (*migrate.Pathways, error) {
+	if file == "" {
+		return migrate.DefaultPathways(), nil
+	}
+	return migrate.LoadPathways(file)
 }

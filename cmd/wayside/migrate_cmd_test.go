@@ -362,30 +362,7 @@ func checkConversionReplay(t *testing.T, warc, conv string, bmp legacyFile) {
 	t.Helper()
 	watch := t.TempDir()
 	testenv.CopyFiles(t, watch, warc, conv)
-	data, err := os.MkdirTemp("", "wsmig")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(data)
-	sock := filepath.Join(data, "s.sock")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, stderr, err := runCLI(ctx, "serve", "--data-dir", data, "--unix", sock, "--watch", watch, "--poll", "50ms", "--log-level", "warn")
-		if errors.Is(err, errCleanStop) {
-			err = nil
-		}
-		if err != nil {
-			err = fmt.Errorf("%w\n%s", err, stderr)
-		}
-		done <- err
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
+	sock := serveInTest(t, "--watch", watch, "--poll", "50ms", "--log-level", "warn")
 	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
 	}}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
