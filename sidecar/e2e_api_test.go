@@ -131,9 +131,16 @@ func TestE2EBadRequests(t *testing.T) {
 	if fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
 		t.Errorf("socket mode %v, want a socket with 0600", fi.Mode())
 	}
+	// ExpectContinueTimeout: a request sent with "Expect: 100-continue"
+	// (the oversized body below, as well-behaved clients send large bodies)
+	// waits for the server's answer before sending its body. The daemon
+	// refuses an oversized body from its Content-Length alone and closes the
+	// connection at once (a refused client holds no slot), so a client that
+	// is still writing its body can see the close before the 413; waiting
+	// for 100 Continue avoids that race. The timeout is only an upper bound.
 	unixHC := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", d.sock)
-	}}}
+	}, ExpectContinueTimeout: time.Minute}}
 	tcpHC := &http.Client{}
 	auth := "Bearer " + testToken
 	big := `{"digest":"` + strings.Repeat("A", 5000) + `"}`
@@ -154,7 +161,7 @@ func TestE2EBadRequests(t *testing.T) {
 		{"batch too big", unixHC, "POST", "http://x/v1/lookup/batch", `{"keys":[` + strings.Repeat(`{"digest":"x"},`, 10) + `{"digest":"x"}]}`, nil, 413, "max_batch"},
 		{"bad json", unixHC, "POST", "http://x/v1/claim", `{"digest":`, nil, 400, "bad JSON"},
 		{"unknown field", unixHC, "POST", "http://x/v1/claim", `{"digest":"x","bogus":1}`, nil, 400, "bogus"},
-		{"oversized body", unixHC, "POST", "http://x/v1/lookup", big, nil, 413, "exceeds"},
+		{"oversized body", unixHC, "POST", "http://x/v1/lookup", big, map[string]string{"Expect": "100-continue"}, 413, "exceeds"},
 		{"form content type", unixHC, "POST", "http://x/v1/claim", `{}`, map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415, "application/json"},
 		{"unknown route", unixHC, "GET", "http://x/v2/nothing", "", nil, 404, "no such route"},
 		{"wrong method", unixHC, "DELETE", "http://x/v1/claim", "", nil, 405, "not allowed"},
