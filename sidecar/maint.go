@@ -2,11 +2,13 @@ package sidecar
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 
 	"github.com/wayside-archive/wayside/api"
+	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/dedupindex"
 )
 
@@ -58,15 +60,23 @@ func (s *Server) handleIndexScan(w http.ResponseWriter, r *http.Request, _ *reqI
 }
 
 func (s *Server) handleIndexDelete(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
+	return s.deleteBySelector(w, r, func(ctx context.Context, sel dedupindex.Selector) (int64, error) {
+		m, err := s.maintainer()
+		if err != nil {
+			return 0, err
+		}
+		return m.Delete(ctx, sel)
+	})
+}
+
+// deleteBySelector decodes a dedupindex.Selector, runs del with it (an
+// empty selector is the client's error, 400) and answers the count.
+func (s *Server) deleteBySelector(w http.ResponseWriter, r *http.Request, del func(context.Context, dedupindex.Selector) (int64, error)) error {
 	var sel dedupindex.Selector
 	if err := decodeJSON(w, r, s.cfg.Limits.MaxBodyBytes, &sel); err != nil {
 		return err
 	}
-	m, err := s.maintainer()
-	if err != nil {
-		return err
-	}
-	n, err := m.Delete(r.Context(), sel)
+	n, err := del(r.Context(), sel)
 	if errors.Is(err, dedupindex.ErrEmptySelector) {
 		return errorf(http.StatusBadRequest, "%v", err)
 	}
@@ -75,6 +85,15 @@ func (s *Server) handleIndexDelete(w http.ResponseWriter, r *http.Request, _ *re
 	}
 	writeJSON(w, http.StatusOK, api.DeleteResult{Deleted: n})
 	return nil
+}
+
+// captures is the capture index in service, or a 404 naming why not.
+func (s *Server) captures() (*captureindex.Index, error) {
+	acc := s.acc()
+	if acc == nil {
+		return nil, errorf(http.StatusNotFound, "this daemon keeps no capture index (access.index is \"-\")")
+	}
+	return acc.idx, nil
 }
 
 func (s *Server) handleIndexUpdate(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
@@ -103,22 +122,13 @@ func (s *Server) handleIndexUpdate(w http.ResponseWriter, r *http.Request, _ *re
 }
 
 func (s *Server) handleCapturesDelete(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
-	var sel dedupindex.Selector
-	if err := decodeJSON(w, r, s.cfg.Limits.MaxBodyBytes, &sel); err != nil {
-		return err
-	}
-	if s.access == nil {
-		return errorf(http.StatusNotFound, "this daemon keeps no capture index (access.index is \"-\")")
-	}
-	n, err := s.access.idx.Delete(r.Context(), sel)
-	if errors.Is(err, dedupindex.ErrEmptySelector) {
-		return errorf(http.StatusBadRequest, "%v", err)
-	}
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, api.DeleteResult{Deleted: n})
-	return nil
+	return s.deleteBySelector(w, r, func(ctx context.Context, sel dedupindex.Selector) (int64, error) {
+		ix, err := s.captures()
+		if err != nil {
+			return 0, err
+		}
+		return ix.Delete(ctx, sel)
+	})
 }
 
 func (s *Server) handleCapturesReplace(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
@@ -126,10 +136,11 @@ func (s *Server) handleCapturesReplace(w http.ResponseWriter, r *http.Request, _
 	if err := decodeJSON(w, r, s.cfg.Limits.MaxCDXPostBytes, &in); err != nil {
 		return err
 	}
-	if s.access == nil {
-		return errorf(http.StatusNotFound, "this daemon keeps no capture index (access.index is \"-\")")
+	ix, err := s.captures()
+	if err != nil {
+		return err
 	}
-	removed, added, err := s.access.idx.ReplaceFiles(r.Context(), in.Files)
+	removed, added, err := ix.ReplaceFiles(r.Context(), in.Files)
 	if err != nil {
 		return err
 	}

@@ -273,8 +273,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind
 		if s.refererRedirect(w, r, kind) {
 			return "replay_referer"
 		}
-		if s.access != nil {
-			if e, ok := s.access.h.UnknownCollection(p); ok {
+		if acc := s.acc(); acc != nil {
+			if e, ok := acc.h.UnknownCollection(p); ok {
 				refuse(w, r, e.Code, e.Msg)
 				return "unknown"
 			}
