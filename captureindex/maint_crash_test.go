@@ -4,13 +4,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/wayside-archive/wayside/internal/testenv"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -98,33 +96,19 @@ func TestDeleteKill9(t *testing.T) {
 		ix.Close()
 		total := len(all)
 		target := total - 1 - rand.IntN(deleteCaptures/2-100)
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), deleteChildEnv+"="+dir)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(stdout)
+		// The child prints the originals left as they fall ("done" if it
+		// finishes first); it is killed once target or fewer are left.
 		killedAt := -1
-		for sc.Scan() {
-			n, err := strconv.Atoi(sc.Text())
-			if err != nil {
-				break
-			}
-			if n <= target {
+		testenv.CrashChild(t, deleteChildEnv+"="+dir, func(l string) bool {
+			n, err := strconv.Atoi(l)
+			if err == nil && n <= target {
 				killedAt = n
-				break
+				return true
 			}
-		}
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
+			return false
+		})
 		if killedAt < 0 {
-			t.Fatalf("round %d: the delete ended before the kill: %s", round, stderr.String())
+			t.Fatalf("round %d: the delete ended before the kill", round)
 		}
 		ix, err = Open(filepath.Join(dir, "ci"))
 		if err != nil {

@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/wayside-archive/wayside/internal/testenv"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/wayside-archive/wayside/dedupindex"
@@ -92,33 +90,19 @@ func TestDeleteCrashSafety(t *testing.T) {
 		}
 		ix.Close()
 		target := deleteOriginals - 1 - rand.IntN(deleteOriginals/2-2) // kill once this many are left
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), deleteChildEnv+"="+dir)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(stdout)
+		// The child prints the originals left as they fall ("done" if it
+		// finishes first); it is killed once target or fewer are left.
 		killedAt := -1
-		for sc.Scan() {
-			n, err := strconv.Atoi(sc.Text())
-			if err != nil {
-				break // "done": the delete finished before the target
-			}
-			if n <= target {
+		testenv.CrashChild(t, deleteChildEnv+"="+dir, func(l string) bool {
+			n, err := strconv.Atoi(l)
+			if err == nil && n <= target {
 				killedAt = n
-				break
+				return true
 			}
-		}
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
+			return false
+		})
 		if killedAt < 0 {
-			t.Fatalf("round %d: the delete ended before %d originals were left: %s", round, target, stderr.String())
+			t.Fatalf("round %d: the delete ended before %d originals were left", round, target)
 		}
 		ix, err = pebble.Open(dir)
 		if err != nil {

@@ -4,12 +4,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/wayside-archive/wayside/internal/testenv"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -93,33 +92,19 @@ func TestDeleteCrashSafety(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := redisDeleteOriginals - 1 - rand.IntN(redisDeleteOriginals/2-20)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), deleteChildEnv+"="+prefix+" "+strings.Join(cl.Addrs(), ","))
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stdout)
+	// The child prints the originals left as they fall ("done" if it
+	// finishes first); it is killed once target or fewer are left.
 	killedAt := -1
-	for sc.Scan() {
-		n, err := strconv.Atoi(sc.Text())
-		if err != nil {
-			break
-		}
-		if n <= target {
+	testenv.CrashChild(t, deleteChildEnv+"="+prefix+" "+strings.Join(cl.Addrs(), ","), func(l string) bool {
+		n, err := strconv.Atoi(l)
+		if err == nil && n <= target {
 			killedAt = n
-			break
+			return true
 		}
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+		return false
+	})
 	if killedAt < 0 {
-		t.Fatalf("the delete ended before the kill: %s", stderr.String())
+		t.Fatalf("the delete ended before the kill")
 	}
 	if err := ix.Check(ctx); err != nil {
 		t.Fatalf("Check after SIGKILL mid-delete: %v", err)
