@@ -290,19 +290,60 @@ func SelectPUIDs(list []string, model *RiskModel, threshold float64) []string {
 	return model.AtRisk(threshold)
 }
 
-// OutputName is the name of the WARC file a workflow writes for input
-// file: NAME.conversion.warc.gz or NAME.migrated.warc.gz beside the
-// input's name without its .warc(.gz)/.arc(.gz) extension.
+// OutputName is the name of the file a workflow writes for input file:
+// NAME.conversion.warc.gz or NAME.migrated.warc.gz (NAME.migrated.arc.gz
+// for an ARC file) beside the input's name without its
+// .warc(.gz)/.arc(.gz) extension.
 func OutputName(file, workflow string) string {
 	base := filepath.Base(file)
+	arc := false
 	for _, ext := range []string{".warc.gz", ".warc", ".arc.gz", ".arc"} {
 		if strings.HasSuffix(base, ext) {
 			base = strings.TrimSuffix(base, ext)
+			arc = strings.HasPrefix(ext, ".arc")
 			break
 		}
 	}
-	if workflow == Conversion {
+	switch {
+	case workflow == Conversion:
 		return base + ".conversion.warc.gz"
+	case arc:
+		return base + ".migrated.arc.gz"
 	}
 	return base + ".migrated.warc.gz"
+}
+
+// PlanRenames gives every payload target (not nested objects) with a
+// pathway the URI the replace workflow would give it once migrated
+// (NewURI), in the targets' order, none of them equal to a URI taken by a
+// capture or to another target's: the same targets and captures give the
+// same plan, whichever of them a run migrates.
+func PlanRenames(targets []Target, pws *Pathways, taken func(string) bool) map[string]string {
+	plan := map[string]string{}
+	used := map[string]bool{}
+	for _, t := range targets {
+		if len(t.Path) > 0 {
+			continue
+		}
+		p, ok := pws.For(t.PUID)
+		if !ok {
+			continue
+		}
+		if _, done := plan[NormURI(t.URI)]; done {
+			continue // another capture of the same URI
+		}
+		n := NewURI(t.URI, p.Ext, func(s string) bool { return taken(s) || used[NormURI(s)] })
+		if n == t.URI {
+			continue // the extension fits already
+		}
+		used[NormURI(n)] = true
+		plan[NormURI(t.URI)] = n
+	}
+	return plan
+}
+
+// Decode removes a payload's Content-Encoding, within the identifier's
+// limits (WriteOptions.Decode).
+func (m *Migrator) Decode(b []byte, encoding string) ([]byte, error) {
+	return m.o.Identifer.Decode(b, encoding)
 }

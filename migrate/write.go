@@ -24,6 +24,13 @@ type WriteOptions struct {
 	Now func() time.Time
 	// Pathways give each outcome's parameters for the provenance.
 	Pathways *Pathways
+	// Renames (replace workflow) are the new URIs of the objects migrated
+	// in the whole run, from every input file: links to them are
+	// rewritten in every copy.
+	Renames Renames
+	// Decode removes a Content-Encoding (characterize.Identifier.Decode);
+	// without it, encoded HTML and CSS are copied as they are.
+	Decode func(b []byte, encoding string) ([]byte, error)
 }
 
 func (o *WriteOptions) now() time.Time {
@@ -127,13 +134,16 @@ func group(outcomes []Outcome, lead *Outcome, id string) []*Outcome {
 // putProvenance writes the metadata record describing the migrations g
 // (of one record), written as record id. A zip's members are each named
 // ("member:") before their source PUID, pathway and checks.
-func putProvenance(mw *warcio.MemberWriter, w io.Writer, g []*Outcome, pws *Pathways, id, uri, date, infoID string) error {
+func putProvenance(mw *warcio.MemberWriter, w io.Writer, g []*Outcome, pws *Pathways, id, uri, date, infoID string, extra ...string) error {
 	var b fields
 	first := g[0]
 	b.add("migrated-from", first.RecordID)
 	b.add("source-file", first.File)
 	b.add("source-offset", strconv.FormatInt(first.Offset, 10))
 	b.add("source-date", warcio.FormatDate(first.Date, "1.1"))
+	for i := 0; i+1 < len(extra); i += 2 {
+		b.add(extra[i], extra[i+1])
+	}
 	for _, oc := range g {
 		p, _ := pws.For(oc.PUID)
 		if len(oc.Path) > 0 {
@@ -158,14 +168,48 @@ func putProvenance(mw *warcio.MemberWriter, w io.Writer, g []*Outcome, pws *Path
 	return put(mw, w, &h, b.Bytes())
 }
 
+// ReplaceStats count what WriteReplace changed.
+type ReplaceStats struct {
+	// Replaced is the number of migrated records written; Rewritten the
+	// HTML and CSS records whose links to renamed objects were updated.
+	Replaced, Rewritten int
+	// Links counts the references rewritten.
+	Links int
+}
+
+// Changed tells whether the copy differs from its input.
+func (s ReplaceStats) Changed() bool { return s.Replaced+s.Rewritten > 0 }
+
+// maxDocument is the largest HTML or CSS payload whose links are rewritten
+// (larger ones are copied as they are).
+const maxDocument = 64 << 20
+
 // WriteReplace writes, atomically at path, the pragmatic workflow's copy
-// of the WARC file at inPath: every record copied byte for byte (gzip
-// members as they are stored; records of an uncompressed file each
-// compressed as one member), except the records of migrated outcomes,
-// which are written anew with the migrated payload (the same URI and
-// date, Content-Type and digests of the result) and followed by a
-// metadata record with the provenance. It returns the records replaced.
-func WriteReplace(path, inPath string, outcomes []Outcome, o WriteOptions) (int, error) {
+// of the WARC or ARC file at inPath. Every record is copied byte for byte
+// (gzip members as they are stored; records of an uncompressed file each
+// compressed as one member), except:
+//
+//   - the records of migrated outcomes, written anew with the migrated
+//     payload (Content-Type and digests of the result, the same date) at
+//     the URI o.Renames gives them (the target format's extension); an
+//     HTTP record's old URI then answers with a 301 redirect to the new
+//     one (a response record of the same date), so links the rewriting
+//     below cannot see (scripts, other collections, bookmarks) still
+//     lead to the migrated object. A zip whose members were migrated
+//     keeps its URI.
+//   - HTML and CSS records that refer to a renamed URI (src, href,
+//     srcset, poster, data, background, style and <style> url(), CSS url()
+//     and @import; relative references resolved against the record's URI
+//     or <base href>): the same record with those references updated and
+//     every other byte of the document kept (Content-Encoding removed, as
+//     the body is stored decoded).
+//
+// In a WARC file each record written anew is followed by a metadata
+// record with its provenance. An ARC file is copied into an ARC file (the
+// same version): its new records are ARC records, and it has no place for
+// provenance, which the caller's report carries.
+func WriteReplace(path, inPath string, outcomes []Outcome, o WriteOptions) (ReplaceStats, error) {
+	var st ReplaceStats
 	by := map[int64]*Outcome{}
 	for i := range outcomes {
 		if outcomes[i].Status == StatusMigrated && outcomes[i].Result != nil {
@@ -174,24 +218,24 @@ func WriteReplace(path, inPath string, outcomes []Outcome, o WriteOptions) (int,
 	}
 	raw, err := os.Open(inPath)
 	if err != nil {
-		return 0, fmt.Errorf("migrate: %w", err)
+		return st, fmt.Errorf("migrate: %w", err)
 	}
 	defer raw.Close()
 	rd, err := warcio.Open(inPath, warcio.Options{SkipPayloadDigest: true})
 	if err != nil {
-		return 0, fmt.Errorf("migrate: %w", err)
+		return st, fmt.Errorf("migrate: %w", err)
 	}
 	defer rd.Close()
 	gz, err := isGzip(raw)
 	if err != nil {
-		return 0, fmt.Errorf("migrate: %s: %w", inPath, err)
+		return st, fmt.Errorf("migrate: %s: %w", inPath, err)
 	}
-	n := 0
 	err = fsutil.WriteFileAtomic(path, 0o644, func(w io.Writer) error {
 		mw, err := warcio.NewMemberWriter(outLevel)
 		if err != nil {
 			return err
 		}
+		rw := &replacer{mw: mw, w: w, f: raw, name: inPath, outName: baseName(path), outcomes: outcomes, o: o, st: &st}
 		var buf []byte
 		for {
 			rec, err := rd.Next()
@@ -204,75 +248,243 @@ func WriteReplace(path, inPath string, outcomes []Outcome, o WriteOptions) (int,
 			if rec.Length <= 0 {
 				return fmt.Errorf("%s offset %d: record shares a gzip member with another: the replace workflow needs one member per record (use --workflow conversion)", inPath, rec.Offset)
 			}
-			oc := by[rec.Offset]
-			if oc == nil {
-				buf = grow(buf, rec.Length)
-				if _, err := raw.ReadAt(buf, rec.Offset); err != nil {
-					return fmt.Errorf("%s offset %d: %w", inPath, rec.Offset, err)
+			if oc := by[rec.Offset]; oc != nil {
+				if err := failpoint.Inject("migrate.write-record"); err != nil {
+					return err
 				}
-				if gz {
-					_, err = w.Write(buf)
-				} else {
-					_, err = mw.WriteMember(w, buf)
+				if err := rw.migrated(rec, oc); err != nil {
+					return err
+				}
+				st.Replaced++
+				continue
+			}
+			if done, err := rw.links(rec); err != nil || done {
+				if done {
+					st.Rewritten++
 				}
 				if err != nil {
 					return err
 				}
 				continue
 			}
-			if err := failpoint.Inject("migrate.write-record"); err != nil {
+			buf = grow(buf, rec.Length)
+			if _, err := raw.ReadAt(buf, rec.Offset); err != nil {
+				return fmt.Errorf("%s offset %d: %w", inPath, rec.Offset, err)
+			}
+			switch {
+			case gz:
+				_, err = w.Write(buf)
+			case rec.ARC != nil:
+				// An uncompressed ARC record's length leaves out the line
+				// feed that ends it.
+				_, err = mw.WriteMember(w, append(buf, '\n'))
+			default:
+				_, err = mw.WriteMember(w, buf)
+			}
+			if err != nil {
 				return err
 			}
-			if err := replaceRecord(mw, w, raw, inPath, outcomes, oc, o); err != nil {
-				return err
-			}
-			n++
 		}
 	})
 	if err != nil {
-		return 0, fmt.Errorf("migrate: write %s: %w", path, err)
+		return ReplaceStats{}, fmt.Errorf("migrate: write %s: %w", path, err)
 	}
-	if n != len(by) {
-		return n, fmt.Errorf("migrate: write %s: %d of %d migrated records found in %s", path, n, len(by), inPath)
+	if st.Replaced != len(by) {
+		return st, fmt.Errorf("migrate: write %s: %d of %d migrated records found in %s", path, st.Replaced, len(by), inPath)
 	}
-	return n, nil
+	return st, nil
 }
 
-// replaceRecord writes the migrated record of oc (and its provenance).
-func replaceRecord(mw *warcio.MemberWriter, w io.Writer, f *os.File, name string, outcomes []Outcome, oc *Outcome, o WriteOptions) error {
-	rec, err := warcio.ReadAt(f, name, oc.Offset, 0, warcio.Options{SkipPayloadDigest: true, KeepHTTPHead: true})
+// replacer writes the new records of one WriteReplace.
+type replacer struct {
+	mw       *warcio.MemberWriter
+	w        io.Writer
+	f        *os.File
+	name     string // input path
+	outName  string // output file name (ARC v2 lines)
+	outcomes []Outcome
+	o        WriteOptions
+	st       *ReplaceStats
+}
+
+// migrated writes the migrated record of oc (and its redirect and
+// provenance).
+func (rw *replacer) migrated(stub *warcio.Record, oc *Outcome) error {
+	rec, err := warcio.ReadAt(rw.f, rw.name, oc.Offset, stub.Length, warcio.Options{SkipPayloadDigest: true, KeepHTTPHead: true})
 	if err != nil {
 		return err
 	}
-	p, _ := o.Pathways.For(oc.PUID)
-	pd := digest.Of(digest.SHA1, oc.Result).String()
-	var block []byte
+	p, _ := rw.o.Pathways.For(oc.PUID)
 	mime := p.MIME
 	if oc.ResultMIME != "" {
 		mime = oc.ResultMIME
 	}
-	contentType := mime
-	if rec.HTTP != nil && len(rec.HTTP.Head) > 0 {
+	newURI := oc.URI
+	if len(oc.Path) == 0 {
+		if n, ok := rw.o.Renames.Lookup(oc.URI); ok {
+			newURI = n
+		}
+	}
+	hasHTTP := rec.HTTP != nil && len(rec.HTTP.Head) > 0
+	var block []byte
+	if hasHTTP {
 		block = append(httpHead(rec.HTTP.Head, mime, len(oc.Result)), oc.Result...)
-		contentType = "application/http; msgtype=response"
 	} else {
 		block = oc.Result
 	}
+	redirect := hasHTTP && newURI != oc.URI
+	var redirectBlock []byte
+	if redirect {
+		redirectBlock = []byte(rec.HTTP.Proto + " 301 Moved Permanently\r\nLocation: " + newURI + "\r\nContent-Length: 0\r\n\r\n")
+	}
+	if rec.ARC != nil {
+		if err := rw.arcRecord(rec, newURI, mime, block); err != nil {
+			return err
+		}
+		if redirect {
+			return rw.arcRecord(rec, oc.URI, "text/html", redirectBlock)
+		}
+		return nil
+	}
+	pd := digest.Of(digest.SHA1, oc.Result).String()
 	id := recordID("replace", oc.RecordID, oc.File, strconv.FormatInt(oc.Offset, 10), p.Name, pd)
+	contentType := mime
+	if hasHTTP {
+		contentType = "application/http; msgtype=response"
+	}
+	h := rw.head(rec, id, newURI, pd, contentType)
+	if err := put(rw.mw, rw.w, &h, block); err != nil {
+		return err
+	}
+	extra := []string{}
+	if newURI != oc.URI {
+		extra = append(extra, "renamed-from", oc.URI)
+	}
+	if redirect {
+		rid := recordID("redirect", id)
+		rh := rw.head(rec, rid, oc.URI, digest.Of(digest.SHA1, nil).String(), "application/http; msgtype=response")
+		if err := put(rw.mw, rw.w, &rh, redirectBlock); err != nil {
+			return err
+		}
+		extra = append(extra, "redirect", rid+" 301 at "+oc.URI)
+	}
+	return putProvenance(rw.mw, rw.w, group(rw.outcomes, oc, id), rw.o.Pathways, id, newURI, h.Date, h.WarcinfoID, extra...)
+}
+
+// head is the WARC head of a record written in place of rec.
+func (rw *replacer) head(rec *warcio.Record, id, uri, payloadDigest, contentType string) warcio.RecordHead {
 	date := rec.Headers.Get("WARC-Date")
 	if date == "" {
 		date = warcio.FormatDate(rec.Date, "1.1")
 	}
 	h := warcio.RecordHead{Version: "1.1", Type: rec.Type, ID: id, Date: date, WarcinfoID: rec.Headers.Get("WARC-Warcinfo-ID"),
-		Fields: []warcio.Field{{Name: "WARC-Target-URI", Value: oc.URI}}}
+		Fields: []warcio.Field{{Name: "WARC-Target-URI", Value: uri}}}
 	if ip := rec.Headers.Get("WARC-IP-Address"); ip != "" {
 		h.Fields = append(h.Fields, warcio.Field{Name: "WARC-IP-Address", Value: ip})
 	}
-	h.Fields = append(h.Fields, warcio.Field{Name: "WARC-Payload-Digest", Value: pd}, warcio.Field{Name: "Content-Type", Value: contentType})
-	if err := put(mw, w, &h, block); err != nil {
-		return err
+	h.Fields = append(h.Fields, warcio.Field{Name: "WARC-Payload-Digest", Value: payloadDigest}, warcio.Field{Name: "Content-Type", Value: contentType})
+	return h
+}
+
+// links rewrites the record when it is an HTML or CSS document referring
+// to a renamed object, and reports whether it wrote it.
+func (rw *replacer) links(stub *warcio.Record) (bool, error) {
+	kind := LinkKind(stub.MIME)
+	if kind == "" || len(rw.o.Renames) == 0 || (stub.Type != "response" && stub.Type != "resource") || stub.TargetURI == "" {
+		return false, nil
 	}
-	return putProvenance(mw, w, group(outcomes, oc, id), o.Pathways, id, oc.URI, date, h.WarcinfoID)
+	rec, err := warcio.ReadAt(rw.f, rw.name, stub.Offset, stub.Length, warcio.Options{SkipPayloadDigest: true, KeepHTTPHead: true, KeepPayload: maxDocument + 1})
+	if err != nil {
+		return false, err
+	}
+	if len(rec.Payload) > maxDocument || rec.Truncated != "" || rec.Headers.Get("WARC-Truncated") != "" {
+		return false, nil
+	}
+	if rec.HTTP != nil && (rec.HTTP.Status < 200 || rec.HTTP.Status > 299) {
+		return false, nil
+	}
+	body := rec.Payload
+	enc := ""
+	if rec.HTTP != nil {
+		enc = strings.TrimSpace(rec.HTTP.Header.Get("Content-Encoding"))
+	}
+	if enc != "" && !strings.EqualFold(enc, "identity") {
+		if rw.o.Decode == nil {
+			return false, nil
+		}
+		if body, err = rw.o.Decode(body, enc); err != nil {
+			return false, nil // undecodable: copied as it is
+		}
+	}
+	out, changed := RewriteLinks(body, kind, rec.TargetURI, rw.o.Renames)
+	if len(changed) == 0 {
+		return false, nil
+	}
+	rw.st.Links += len(changed)
+	hasHTTP := rec.HTTP != nil && len(rec.HTTP.Head) > 0
+	block := out
+	if hasHTTP {
+		block = append(httpHead(rec.HTTP.Head, rec.HTTP.Header.Get("Content-Type"), len(out)), out...)
+	}
+	if rec.ARC != nil {
+		return true, rw.arcRecord(rec, rec.TargetURI, rec.ARC.ContentType, block)
+	}
+	pd := digest.Of(digest.SHA1, out).String()
+	id := recordID("links", rec.RecordID, rw.name, strconv.FormatInt(rec.Offset, 10), pd)
+	h := rw.head(rec, id, rec.TargetURI, pd, rec.Headers.Get("Content-Type"))
+	if err := put(rw.mw, rw.w, &h, block); err != nil {
+		return true, err
+	}
+	var b fields
+	b.add("links-rewritten-from", rec.RecordID)
+	b.add("source-file", baseName(rw.name))
+	b.add("source-offset", strconv.FormatInt(rec.Offset, 10))
+	if enc != "" {
+		b.add("content-encoding-removed", enc)
+	}
+	for _, c := range changed {
+		b.add("link", c)
+	}
+	mh := warcio.RecordHead{Version: "1.1", Type: "metadata", ID: recordID("provenance", id), Date: h.Date, WarcinfoID: h.WarcinfoID,
+		Fields: []warcio.Field{{Name: "WARC-Target-URI", Value: rec.TargetURI}, {Name: "WARC-Refers-To", Value: id},
+			{Name: "Content-Type", Value: "application/warc-fields"}}}
+	return true, put(rw.mw, rw.w, &mh, b.Bytes())
+}
+
+// arcRecord writes an ARC record like rec (its IP, date and, for ARC v2,
+// result code) at uri with block, as one gzip member.
+func (rw *replacer) arcRecord(rec *warcio.Record, uri, mime string, block []byte) error {
+	a := rec.ARC
+	ip, date := a.IP, a.Date
+	if ip == "" {
+		ip = "0.0.0.0"
+	}
+	uri = strings.ReplaceAll(uri, " ", "%20")
+	if mime == "" || strings.ContainsAny(mime, " \t") {
+		mime = strings.ReplaceAll(strings.ReplaceAll(mime, " ", ""), "\t", "")
+	}
+	if mime == "" {
+		mime = "no-type"
+	}
+	var line string
+	if a.Version == 2 {
+		code := a.ResultCode
+		if code == "" {
+			code = "-"
+		}
+		if bytes.HasPrefix(block, []byte("HTTP/")) {
+			if f := strings.Fields(string(block[:min(len(block), 64)])); len(f) > 1 {
+				code = f[1]
+			}
+		}
+		line = fmt.Sprintf("%s %s %s %s %s - - - %s %d\n", uri, ip, date, mime, code, rw.outName, len(block))
+	} else {
+		line = fmt.Sprintf("%s %s %s %s %d\n", uri, ip, date, mime, len(block))
+	}
+	member := make([]byte, 0, len(line)+len(block)+1)
+	member = append(append(append(member, line...), block...), '\n')
+	_, err := rw.mw.WriteMember(rw.w, member)
+	return err
 }
 
 // httpHead rewrites an HTTP response head for a migrated body: the status

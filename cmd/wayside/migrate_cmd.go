@@ -208,7 +208,17 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	}
 	var all []migrate.Outcome
 	var written []string
+	if *workflow == migrate.Replace {
+		rp := replaceRun{e: e, m: m, st: st, pathways: pathways, work: work, out: *out, decode: m.Decode}
+		all, written, err = rp.run(ctx, files, bases, targets, byFile)
+		if err != nil {
+			return err
+		}
+	}
 	for i, f := range files {
+		if *workflow != migrate.Conversion {
+			break
+		}
 		ts := byFile[bases[i]]
 		if len(ts) == 0 {
 			continue
@@ -230,30 +240,12 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 			}
 		}
 		if n > 0 {
-			// Written whole in the work area, then renamed into OUTDIR: a
-			// killed run leaves nothing there but complete files (the work
-			// area is emptied when the next run starts).
 			tmp := filepath.Join(work, filepath.Base(dst))
-			if *workflow == migrate.Conversion {
-				_, err = migrate.WriteConversion(tmp, f, ocs, opts)
-			} else {
-				_, err = migrate.WriteReplace(tmp, f, ocs, opts)
-			}
-			if err != nil {
+			if _, err = migrate.WriteConversion(tmp, f, ocs, opts); err != nil {
 				return err
 			}
-			if err := writeCDXJBeside(tmp); err != nil {
+			if err := publishOutput(tmp, dst, *out); err != nil {
 				return err
-			}
-			// The CDXJ first: a WARC file in OUTDIR always has its index.
-			if err := os.Rename(cdxj.SideFileName(tmp), cdxj.SideFileName(dst)); err != nil {
-				return fmt.Errorf("migrate: %w", err)
-			}
-			if err := os.Rename(tmp, dst); err != nil {
-				return fmt.Errorf("migrate: %w", err)
-			}
-			if err := fsutil.SyncDir(*out); err != nil {
-				return fmt.Errorf("migrate: %w", err)
 			}
 			written = append(written, dst)
 		}
@@ -347,6 +339,164 @@ func runMigrateRisk(e *env, args []string) error {
 		fmt.Fprintf(tw, "%.2f\t%s\t%s\n", r.risk, r.puid, r.name)
 	}
 	return tw.Flush()
+}
+
+// publishOutput moves an output finished in the work area (tmp) to dst in
+// OUTDIR, CDXJ index first: a killed run leaves nothing in OUTDIR but
+// complete files, each WARC file with its index (the work area is emptied
+// when the next run starts).
+func publishOutput(tmp, dst, outDir string) error {
+	if err := writeCDXJBeside(tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(cdxj.SideFileName(tmp), cdxj.SideFileName(dst)); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := fsutil.SyncDir(outDir); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// replaceRun is the replace workflow over all input files. Links from one
+// file's HTML to objects migrated in another are rewritten too, so every
+// file is migrated first (results kept in the work area, not in memory),
+// then every input is copied — the ones that hold neither a migrated
+// object nor a link to one produce no output.
+type replaceRun struct {
+	e        *env
+	m        *migrate.Migrator
+	st       *characterize.Store
+	pathways *migrate.Pathways
+	work     string
+	out      string
+	decode   func([]byte, string) ([]byte, error)
+}
+
+func (rp *replaceRun) run(ctx context.Context, files, bases []string, targets []migrate.Target, byFile map[string][]migrate.Target) ([]migrate.Outcome, []string, error) {
+	// The URIs captured in the inputs (from the store): new URIs avoid them.
+	taken := map[string]bool{}
+	for _, b := range bases {
+		for _, r := range rp.st.Records(b) {
+			if r.URI != "" {
+				taken[migrate.NormURI(r.URI)] = true
+			}
+		}
+	}
+	plan := migrate.PlanRenames(targets, rp.pathways, func(s string) bool { return taken[migrate.NormURI(s)] })
+	renames := migrate.Renames{}
+	dsts := make([]string, len(files))
+	kept := make([]bool, len(files))
+	var all []migrate.Outcome
+	perFile := make([][]migrate.Outcome, len(files))
+	results := map[string]string{} // "file offset" → result file in the work area
+	for i, f := range files {
+		dsts[i] = filepath.Join(rp.out, migrate.OutputName(bases[i], migrate.Replace))
+		if _, err := os.Stat(dsts[i]); err == nil {
+			// Kept from an earlier run: its renamed objects are the planned
+			// URIs it holds.
+			kept[i] = true
+			fmt.Fprintf(rp.e.stderr, "migrate: %s exists: kept (a complete earlier run); %s not migrated again\n", dsts[i], f)
+			uris, err := recordURIs(dsts[i])
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, t := range byFile[bases[i]] {
+				if n, ok := plan[migrate.NormURI(t.URI)]; ok && len(t.Path) == 0 && uris[migrate.NormURI(n)] {
+					renames.Add(t.URI, n)
+				}
+			}
+			continue
+		}
+		ts := byFile[bases[i]]
+		if len(ts) == 0 {
+			continue
+		}
+		ocs, err := rp.m.MigrateFile(ctx, bases[i], ts)
+		if err != nil {
+			return nil, nil, err
+		}
+		for j := range ocs {
+			oc := &ocs[j]
+			if oc.Status == migrate.StatusMigrated && len(oc.Path) == 0 {
+				if n, ok := plan[migrate.NormURI(oc.URI)]; ok {
+					renames.Add(oc.URI, n)
+				}
+			}
+			if oc.Result != nil {
+				p := filepath.Join(rp.work, fmt.Sprintf("result-%d-%d", i, j))
+				if err := os.WriteFile(p, oc.Result, 0o600); err != nil {
+					return nil, nil, fmt.Errorf("migrate: %w", err)
+				}
+				results[fmt.Sprint(i, " ", j)] = p
+				oc.Result = nil
+			}
+		}
+		perFile[i] = ocs
+		all = append(all, ocs...)
+	}
+	var written []string
+	for i, f := range files {
+		if kept[i] {
+			continue
+		}
+		ocs := perFile[i]
+		for j := range ocs {
+			if p, ok := results[fmt.Sprint(i, " ", j)]; ok {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return nil, nil, fmt.Errorf("migrate: %w", err)
+				}
+				ocs[j].Result = b
+			}
+		}
+		tmp := filepath.Join(rp.work, filepath.Base(dsts[i]))
+		stats, err := migrate.WriteReplace(tmp, f, ocs, migrate.WriteOptions{Pathways: rp.pathways, Renames: renames, Decode: rp.decode})
+		for j := range ocs {
+			ocs[j].Result = nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if !stats.Changed() {
+			os.Remove(tmp)
+			continue
+		}
+		if err := publishOutput(tmp, dsts[i], rp.out); err != nil {
+			return nil, nil, err
+		}
+		written = append(written, dsts[i])
+		if stats.Links > 0 {
+			fmt.Fprintf(rp.e.stderr, "migrate: %s: %d links in %d HTML/CSS records point at the migrated objects now\n", dsts[i], stats.Links, stats.Rewritten)
+		}
+	}
+	return all, written, nil
+}
+
+// recordURIs are the target URIs of the records of a WARC or ARC file
+// (normalised, NormURI).
+func recordURIs(path string) (map[string]bool, error) {
+	r, err := warcio.Open(path, warcio.Options{SkipPayloadDigest: true})
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	defer r.Close()
+	out := map[string]bool{}
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+		if rec.TargetURI != "" {
+			out[migrate.NormURI(rec.TargetURI)] = true
+		}
+	}
 }
 
 // inputDirs are the directories of files, each once.

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -350,7 +351,14 @@ func TestMigrateEndToEnd(t *testing.T) {
 	if len(migrated) != 3 {
 		t.Errorf("replace workflow migrated %d records, want 3 (b.tif, c.wav, g.pdf): %v", len(migrated), statusByPath(r2))
 	}
-	checkReplaced(t, warcs[0], r2.Outputs[0], migrated)
+	// b.tif and c.wav get new names (and the page's links follow); the PDF
+	// stays a .pdf.
+	host := r2.Outcomes[0].URI[:strings.Index(r2.Outcomes[0].URI, "/old/")]
+	renames := map[string]string{host + "/old/b.tif": host + "/old/b.png", host + "/old/c.wav": host + "/old/c.flac"}
+	got2 := checkReplaced(t, warcs[0], r2.Outputs[0], migrated, renames)
+	if p := got2[host+"/old/b.png"]; p == nil || p.MIME != "image/png" {
+		t.Errorf("replace workflow: no image/png record at %s/old/b.png", host)
+	}
 
 	// Access: the daemon indexes the conversion as a later capture of the
 	// same URI (as pywb does): the TimeGate's latest memento is the
@@ -432,41 +440,93 @@ func checkConversionReplay(t *testing.T, warc, conv string, bmp legacyFile) {
 }
 
 // checkReplaced checks the replace workflow's output against its input
-// with raw bytes: every record not migrated is byte-identical (same gzip
-// member), each migrated one is replaced by a record of the same URI and
-// date followed by its provenance.
-func checkReplaced(t *testing.T, in, out string, migrated map[int64]bool) {
+// with raw bytes: every record neither migrated nor linking to a renamed
+// object is byte-identical (same gzip member); each migrated one is
+// replaced by a record of the same date at its new URI (renames: old URI
+// → new; the same URI when absent), then, when renamed, a 301 redirect
+// from the old URI, then its provenance; each HTML record linking to a
+// renamed object is the same document with exactly those links changed
+// (the old URI strings replaced by the new ones in the test's pages),
+// followed by its provenance. It returns the output's records by URI.
+func checkReplaced(t *testing.T, in, out string, migrated map[int64]bool, renames map[string]string) map[string]*warcio.Record {
 	t.Helper()
 	inRecs, outRecs := readAllRecords(t, in), readAllRecords(t, out)
 	inRaw, _ := os.ReadFile(in)
 	outRaw, _ := os.ReadFile(out)
+	byURI := map[string]*warcio.Record{}
+	for _, o := range outRecs {
+		if o.Type == "response" || o.Type == "resource" {
+			byURI[o.TargetURI] = o
+		}
+	}
 	j := 0
+	provenance := func(of *warcio.Record, want string) {
+		t.Helper()
+		if j >= len(outRecs) || outRecs[j].Type != "metadata" || outRecs[j].Headers.Get("WARC-Refers-To") != of.RecordID ||
+			!bytes.Contains(outRecs[j].Payload, []byte(want)) {
+			t.Errorf("new record of %s is not followed by its provenance (with %q)", of.TargetURI, want)
+			return
+		}
+		j++
+	}
 	for _, rec := range inRecs {
 		if j >= len(outRecs) {
 			t.Fatalf("output ends before input record at %d", rec.Offset)
 		}
 		o := outRecs[j]
-		if !migrated[rec.Offset] {
-			if !bytes.Equal(inRaw[rec.Offset:rec.Offset+rec.Length], outRaw[o.Offset:o.Offset+o.Length]) {
-				t.Errorf("record %s (%s) at %d not copied byte for byte", rec.RecordID, rec.TargetURI, rec.Offset)
+		j++
+		if migrated[rec.Offset] {
+			newURI := rec.TargetURI
+			if n, ok := renames[rec.TargetURI]; ok {
+				newURI = n
 			}
-			j++
+			if o.TargetURI != newURI || !o.Date.Equal(rec.Date) || o.Type != rec.Type {
+				t.Errorf("replacement of %s %s: got %s %s %s, want URI %s", rec.TargetURI, rec.Date, o.Type, o.TargetURI, o.Date, newURI)
+			}
+			if o.PayloadDigest != o.Headers.Get("WARC-Payload-Digest") || o.PayloadDigest == rec.PayloadDigest {
+				t.Errorf("replacement of %s: payload digest %s (header %s, original %s)", rec.TargetURI, o.PayloadDigest, o.Headers.Get("WARC-Payload-Digest"), rec.PayloadDigest)
+			}
+			if newURI != rec.TargetURI {
+				if j >= len(outRecs) {
+					t.Fatalf("output ends after the replacement of %s", rec.TargetURI)
+				}
+				rd := outRecs[j]
+				j++
+				if rd.Type != "response" || rd.TargetURI != rec.TargetURI || rd.HTTP == nil || rd.HTTP.Status != 301 ||
+					rd.HTTP.Header.Get("Location") != newURI || !rd.Date.Equal(rec.Date) {
+					t.Errorf("replacement of %s is not followed by a 301 to %s: %s %s", rec.TargetURI, newURI, rd.Type, rd.TargetURI)
+				}
+				provenance(o, "renamed-from: "+rec.TargetURI)
+			} else {
+				provenance(o, "migrated-from: "+rec.RecordID)
+			}
 			continue
 		}
-		if o.TargetURI != rec.TargetURI || !o.Date.Equal(rec.Date) || o.Type != rec.Type {
-			t.Errorf("replacement of %s %s: got %s %s %s", rec.TargetURI, rec.Date, o.Type, o.TargetURI, o.Date)
+		if bytes.Equal(inRaw[rec.Offset:rec.Offset+rec.Length], outRaw[o.Offset:o.Offset+o.Length]) {
+			continue
 		}
-		if o.PayloadDigest != o.Headers.Get("WARC-Payload-Digest") || o.PayloadDigest == rec.PayloadDigest {
-			t.Errorf("replacement of %s: payload digest %s (header %s, original %s)", rec.TargetURI, o.PayloadDigest, o.Headers.Get("WARC-Payload-Digest"), rec.PayloadDigest)
+		// Not a copy: it must be an HTML page with links rewritten.
+		if rec.MIME != "text/html" || o.TargetURI != rec.TargetURI || !o.Date.Equal(rec.Date) {
+			t.Errorf("record %s (%s) at %d not copied byte for byte", rec.RecordID, rec.TargetURI, rec.Offset)
+			continue
 		}
-		if j+1 >= len(outRecs) || outRecs[j+1].Type != "metadata" || outRecs[j+1].Headers.Get("WARC-Refers-To") != o.RecordID {
-			t.Errorf("replacement of %s is not followed by its provenance", rec.TargetURI)
+		want := string(rec.Payload)
+		for old, n := range renames {
+			want = strings.ReplaceAll(want, `"`+old[strings.Index(old, "/old/"):]+`"`, `"`+n[strings.Index(n, "/old/"):]+`"`)
 		}
-		j += 2
+		if string(o.Payload) != want || want == string(rec.Payload) {
+			t.Errorf("page %s rewritten:\n%s\nwant\n%s", rec.TargetURI, o.Payload, want)
+		}
+		if o.PayloadDigest != o.Headers.Get("WARC-Payload-Digest") || o.HTTP == nil || o.HTTP.Header.Get("Content-Length") != strconv.Itoa(len(o.Payload)) {
+			t.Errorf("page %s: payload digest %s (header %s), Content-Length %s for %d bytes", rec.TargetURI, o.PayloadDigest,
+				o.Headers.Get("WARC-Payload-Digest"), o.HTTP.Header.Get("Content-Length"), len(o.Payload))
+		}
+		provenance(o, "links-rewritten-from: "+rec.RecordID)
 	}
 	if j != len(outRecs) {
 		t.Errorf("output has %d records after the input's end", len(outRecs)-j)
 	}
+	return byURI
 }
 
 func exitCode(err error) int {
