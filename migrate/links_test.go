@@ -14,9 +14,9 @@ func TestNewURI(t *testing.T) {
 		{"http://h/img/noext", "png", "http://h/img/noext.png"},
 		{"http://h/img/", "png", "http://h/img/index.png"},
 		{"http://h", "png", "http://h/index.png"},
-		{"http://h/img/x.png", "png", "http://h/img/x.png"}, // a BMP served as x.png
-		{"http://h/d/x.PDF", "pdf", "http://h/d/x.PDF"},     // PDF to PDF/A
-		{"http://h/img/b.bmp", "png", "http://h/img/b-2.png"},   // b.png and b.bmp.png are other captures
+		{"http://h/img/x.png", "png", "http://h/img/x.png"},   // a BMP served as x.png
+		{"http://h/d/x.PDF", "pdf", "http://h/d/x.PDF"},       // PDF to PDF/A
+		{"http://h/img/b.bmp", "png", "http://h/img/b-2.png"}, // b.png and b.bmp.png are other captures
 		{"http://h/v/clip.flv", "webm", "http://h/v/clip.webm"},
 	} {
 		if got := NewURI(c[0], c[1], is); got != c[2] {
