@@ -104,7 +104,7 @@ func tools(t testing.TB) jsTools {
 		testenv.MissingTool(t, "interop: the npm packages of internal/interop/js are not installed in %s: run scripts/interop-js.sh", cache)
 	}
 	dir := t.TempDir()
-	for _, s := range []string{"check.mjs", "replay.mjs", "replay-wacz.mjs", "check-wacz.mjs"} {
+	for _, s := range []string{"check.mjs", "replay.mjs", "replay-wacz.mjs", "check-wacz.mjs", "replay-get.mjs"} {
 		b, err := os.ReadFile(filepath.Join("js", s))
 		if err != nil {
 			t.Fatal(err)
