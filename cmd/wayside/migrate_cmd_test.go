@@ -3,6 +3,7 @@ package main
 import (
 	"archive/zip"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -621,5 +622,151 @@ func TestMigrateKilled(t *testing.T) {
 	got, want := summary(outKilled), summary(outClean)
 	if fmt.Sprint(got) != fmt.Sprint(want) || len(want) < 8 {
 		t.Errorf("after kill and re-run:\n%s\nuninterrupted:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// warcToARC writes the response records of a WARC file as an ARC v1 file
+// (filedesc record first; one gzip member per record when gz), as ARC
+// crawlers wrote them: the URL line, then the HTTP response as received.
+func warcToARC(t *testing.T, warc, arc string, gz bool) {
+	t.Helper()
+	var blocks []*bytes.Buffer
+	r, err := warcio.Open(warc, warcio.Options{BlockSink: func() io.Writer {
+		b := &bytes.Buffer{}
+		blocks = append(blocks, b)
+		return b
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out bytes.Buffer
+	add := func(rec []byte) {
+		if !gz {
+			out.Write(rec)
+			return
+		}
+		mw, _ := warcio.NewMemberWriter(6)
+		if _, err := mw.WriteMember(&out, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	desc := "1 0 Wayside test\nURL IP-address Archive-date Content-type Archive-length\n"
+	add([]byte(fmt.Sprintf("filedesc://%s 0.0.0.0 20240301080000 text/plain %d\n%s\n", filepath.Base(arc), len(desc), desc)))
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Type != "response" {
+			continue
+		}
+		block := blocks[len(blocks)-1].Bytes()
+		line := fmt.Sprintf("%s 127.0.0.1 %s %s %d\n", rec.TargetURI, rec.Date.UTC().Format("20060102150405"), rec.MIME, len(block))
+		add(append(append([]byte(line), block...), '\n'))
+	}
+	if err := os.WriteFile(arc, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMigrateReplaceARC runs the replace workflow on ARC files (gzip and
+// plain), which cannot hold conversion records: the copy is an ARC file
+// in which the BMP and TIFF are PNG records at a.png and b.png, their old
+// URLs 301 redirects to them, the page's links point at the new names,
+// and every other record is the input's, byte for byte.
+func TestMigrateReplaceARC(t *testing.T) {
+	files := makeLegacyFiles(t)[:2] // a.bmp, b.tif
+	warcs := crawlLegacySite(t, files)
+	for _, gz := range []bool{true, false} {
+		name := "legacy.arc"
+		if gz {
+			name += ".gz"
+		}
+		t.Run(name, func(t *testing.T) {
+			in := filepath.Join(t.TempDir(), name)
+			warcToARC(t, warcs[0], in, gz)
+			raw, _ := os.ReadFile(in)
+			out := filepath.Join(t.TempDir(), "out")
+			rep := filepath.Join(t.TempDir(), "rep.json")
+			if _, stderr, err := runCLI(context.Background(), "migrate", "-q", "-o", out, "--workflow", "replace", "--report", rep, in); err != nil {
+				t.Fatalf("migrate: %v\n%s", err, stderr)
+			}
+			if b, _ := os.ReadFile(in); !bytes.Equal(b, raw) {
+				t.Fatal("input changed")
+			}
+			r := readMigrateReport(t, rep)
+			if len(r.Outputs) != 1 || filepath.Base(r.Outputs[0]) != "legacy.migrated.arc.gz" {
+				t.Fatalf("outputs %v, want legacy.migrated.arc.gz", r.Outputs)
+			}
+			inRecs, outRecs := readAllRecords(t, in), readAllRecords(t, r.Outputs[0])
+			outRaw, _ := os.ReadFile(r.Outputs[0])
+			host := ""
+			for _, rec := range inRecs {
+				if i := strings.Index(rec.TargetURI, "/old/"); i > 0 {
+					host = rec.TargetURI[:i]
+				}
+			}
+			byURI := map[string]*warcio.Record{}
+			for _, o := range outRecs {
+				if o.ARC == nil {
+					t.Fatalf("output record %s is not an ARC record", o.TargetURI)
+				}
+				byURI[o.TargetURI] = o
+			}
+			if len(outRecs) != len(inRecs)+2 {
+				t.Errorf("output holds %d records, want the input's %d and two redirects", len(outRecs), len(inRecs))
+			}
+			for _, rec := range inRecs {
+				o := byURI[rec.TargetURI]
+				switch {
+				case rec.TargetURI == "":
+					o = outRecs[0] // filedesc
+				case strings.HasSuffix(rec.TargetURI, "/old.html"):
+					want := strings.NewReplacer(`"/old/a.bmp"`, `"/old/a.png"`, `"/old/b.tif"`, `"/old/b.png"`).Replace(string(rec.Payload))
+					if o == nil || string(o.Payload) != want || want == string(rec.Payload) || o.ARC.Date != rec.ARC.Date {
+						t.Errorf("page in the ARC copy:\n%s\nwant\n%s", o.Payload, want)
+					}
+					continue
+				case strings.HasSuffix(rec.TargetURI, ".bmp") || strings.HasSuffix(rec.TargetURI, ".tif"):
+					newURI := strings.TrimSuffix(strings.TrimSuffix(rec.TargetURI, ".bmp"), ".tif") + ".png"
+					n := byURI[newURI]
+					if n == nil || n.ARC.ContentType != "image/png" || n.MIME != "image/png" || n.ARC.Date != rec.ARC.Date {
+						t.Errorf("no image/png ARC record at %s: %+v", newURI, n)
+					} else if cfg, format, err := image.DecodeConfig(bytes.NewReader(n.Payload)); err != nil || format != "png" || cfg.Width == 0 {
+						t.Errorf("%s: %v %s", newURI, err, format)
+					}
+					if o == nil || o.HTTP == nil || o.HTTP.Status != 301 || o.HTTP.Header.Get("Location") != newURI {
+						t.Errorf("%s in the copy is not a 301 to %s", rec.TargetURI, newURI)
+					}
+					continue
+				}
+				if o == nil {
+					t.Errorf("record %q missing from the copy", rec.TargetURI)
+					continue
+				}
+				// Copied: the same bytes (the record's own gzip member; a
+				// plain ARC's record compressed as one member).
+				got := outRaw[o.Offset : o.Offset+o.Length]
+				want := raw[rec.Offset : rec.Offset+rec.Length]
+				if !gz {
+					zr, err := gzip.NewReader(bytes.NewReader(got))
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, _ = io.ReadAll(zr)
+					want = append(want[:len(want):len(want)], '\n')
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("record %q not copied byte for byte", rec.TargetURI)
+				}
+			}
+			if host == "" {
+				t.Fatal("no /old/ records in the ARC")
+			}
+		})
 	}
 }
