@@ -27,9 +27,15 @@ type Pathway struct {
 	MIME string `json:"mime"`
 	Ext  string `json:"ext"`
 	// Tool names the converter (see Tools); Args its arguments, where
-	// {in} and {out} stand for the input and output file.
+	// {in} and {out} stand for the input and output file ({outdir} for a
+	// directory the converter names its output in, {dir} for the run's
+	// private directory; see Sandbox.Convert).
 	Tool string   `json:"tool"`
 	Args []string `json:"args"`
+	// SourcePages, for documents whose pages the validator cannot count
+	// (office formats), is a second invocation of Tool that renders the
+	// source as a plain PDF: its page count is the source's.
+	SourcePages []string `json:"source_pages,omitempty"`
 }
 
 // Pathways is the pathway registry.
@@ -42,7 +48,8 @@ var defaultPathways []byte
 
 // DefaultPathways returns the pathways Wayside ships: ImageMagick for
 // raster images to PNG, FFmpeg for PCM audio to FLAC and legacy video to
-// WebM, Ghostscript for PDF to PDF/A-2b.
+// WebM, Ghostscript for PDF to PDF/A-2b, LibreOffice (headless) for
+// Word, Excel and PowerPoint 95/97-2003 and RTF documents to PDF/A-2b.
 func DefaultPathways() *Pathways {
 	p, err := parsePathways(defaultPathways, "default_pathways.json")
 	if err != nil {
@@ -76,13 +83,15 @@ func parsePathways(b []byte, name string) (*Pathways, error) {
 			return nil, fmt.Errorf("migrate: pathways %s: %s: kind %q, want image, audio, video or document", name, pw.Name, pw.Kind)
 		case len(pw.Sources) == 0 || len(pw.Targets) == 0:
 			return nil, fmt.Errorf("migrate: pathways %s: %s: needs sources and targets", name, pw.Name)
-		case !argsHave(pw.Args, "{in}") || !argsHave(pw.Args, "{out}"):
-			return nil, fmt.Errorf("migrate: pathways %s: %s: args must name {in} and {out}", name, pw.Name)
+		case !argsHave(pw.Args, "{in}") || !argsHave(pw.Args, "{out}") && !argsHave(pw.Args, "{outdir}"):
+			return nil, fmt.Errorf("migrate: pathways %s: %s: args must name {in} and {out} (or {outdir})", name, pw.Name)
+		case len(pw.SourcePages) > 0 && (pw.Kind != "document" || !argsHave(pw.SourcePages, "{in}") || !argsHave(pw.SourcePages, "{out}") && !argsHave(pw.SourcePages, "{outdir}")):
+			return nil, fmt.Errorf("migrate: pathways %s: %s: source_pages is for documents and must name {in} and {out} (or {outdir})", name, pw.Name)
 		case pw.MIME == "" || pw.Ext == "":
 			return nil, fmt.Errorf("migrate: pathways %s: %s: needs mime and ext", name, pw.Name)
 		}
 		if _, ok := knownTools[pw.Tool]; !ok && !strings.HasPrefix(pw.Tool, "exec:") {
-			return nil, fmt.Errorf("migrate: pathways %s: %s: unknown tool %q (known: imagemagick, ffmpeg, ghostscript, or exec:PROGRAM)", name, pw.Name, pw.Tool)
+			return nil, fmt.Errorf("migrate: pathways %s: %s: unknown tool %q (known: imagemagick, ffmpeg, ghostscript, libreoffice, or exec:PROGRAM)", name, pw.Name, pw.Tool)
 		}
 		for _, s := range pw.Sources {
 			if other, dup := seen[s]; dup {
@@ -125,6 +134,7 @@ var knownTools = map[string]struct {
 	"ffmpeg":      {[]string{"ffmpeg"}, "-version", "ffmpeg version"},
 	"ffprobe":     {[]string{"ffprobe"}, "-version", "ffprobe version"},
 	"ghostscript": {[]string{"gs"}, "--version", ""},
+	"libreoffice": {[]string{"soffice", "libreoffice"}, "--version", "LibreOffice"},
 }
 
 // Tool is a resolved converter: its executable and version line.

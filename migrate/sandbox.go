@@ -97,8 +97,12 @@ func (e *RunError) Error() string {
 	return s
 }
 
-// Convert runs tool with args ({in}, {out} replaced) on in and returns the
-// output file's bytes. The output must be a regular, non-empty file no
+// Convert runs tool with args on in and returns the output file's bytes.
+// In args, {in} is the input file, {out} the output file, {dir} the
+// private directory of the run (e.g. for a converter's profile) and
+// {outdir} an empty directory the converter writes its output into under
+// a name of its own choosing (LibreOffice): the output is then the one
+// file found there. The output must be a regular, non-empty file no
 // larger than the output limit.
 func (s *Sandbox) Convert(ctx context.Context, tool Tool, args []string, in []byte, outExt string) ([]byte, error) {
 	dir, err := os.MkdirTemp(s.dir, "wayside-migrate-*")
@@ -108,15 +112,28 @@ func (s *Sandbox) Convert(ctx context.Context, tool Tool, args []string, in []by
 	defer os.RemoveAll(dir)
 	inPath := filepath.Join(dir, "source")
 	outPath := filepath.Join(dir, "result."+outExt)
+	outDir := filepath.Join(dir, "out")
 	if err := os.WriteFile(inPath, in, 0o600); err != nil {
 		return nil, fmt.Errorf("migrate: sandbox: %w", err)
 	}
+	if argsHave(args, "{outdir}") {
+		if err := os.Mkdir(outDir, 0o700); err != nil {
+			return nil, fmt.Errorf("migrate: sandbox: %w", err)
+		}
+	}
 	argv := make([]string, len(args))
 	for i, a := range args {
-		argv[i] = strings.NewReplacer("{in}", inPath, "{out}", outPath).Replace(a)
+		argv[i] = strings.NewReplacer("{in}", inPath, "{out}", outPath, "{outdir}", outDir, "{dir}", dir).Replace(a)
 	}
 	if _, err := s.run(ctx, tool, argv, dir); err != nil {
 		return nil, err
+	}
+	if argsHave(args, "{outdir}") {
+		ents, err := os.ReadDir(outDir)
+		if err != nil || len(ents) != 1 {
+			return nil, &RunError{Tool: tool.Name, Reason: fmt.Sprintf("exited 0 but wrote %d files into its output directory, want 1", len(ents))}
+		}
+		outPath = filepath.Join(outDir, ents[0].Name())
 	}
 	fi, err := os.Lstat(outPath)
 	switch {

@@ -88,7 +88,18 @@ func (v *Validator) Validate(ctx context.Context, p *Pathway, src, out []byte, n
 	f := v.Engine.Identify(out, strings.TrimSuffix(name, "/")+"."+p.Ext, p.MIME)
 	res.ResultPUID = f.PUID
 	res.Checks = append(res.Checks, Check{Property: "format", Source: strings.Join(p.Targets, "|"), Result: f.PUID, OK: slices.Contains(p.Targets, f.PUID)})
-	a, err := v.properties(ctx, p.Kind, src)
+	measured := src
+	if len(p.SourcePages) > 0 {
+		// The source's pages are those of a plain PDF rendering of it.
+		tool, err := v.Tools.ResolveTool(ctx, p.Tool)
+		if err != nil {
+			return nil, err
+		}
+		if measured, err = v.Sandbox.Convert(ctx, tool, p.SourcePages, src, "pdf"); err != nil {
+			return nil, fmt.Errorf("source: render for its page count: %w", err)
+		}
+	}
+	a, err := v.properties(ctx, p.Kind, measured)
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
 	}

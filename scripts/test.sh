@@ -17,6 +17,9 @@ command -v convert-im6.q16 >/dev/null 2>&1 || command -v magick >/dev/null 2>&1 
 command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
 command -v gs >/dev/null 2>&1 || need+=(ghostscript)
 command -v prlimit >/dev/null 2>&1 || need+=(util-linux)
+# LibreOffice headless for the office pathways (Word, Excel, PowerPoint,
+# RTF to PDF/A): the -nogui builds, no desktop stack.
+command -v soffice >/dev/null 2>&1 || need+=(libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui)
 if [ ${#need[@]} -gt 0 ]; then
   echo "test.sh: installing ${need[*]}" >&2
   SUDO=""

@@ -770,3 +770,114 @@ func TestMigrateReplaceARC(t *testing.T) {
 		})
 	}
 }
+
+// makeOfficeFiles makes old office documents with LibreOffice itself (the
+// converter of their pathways writes the old formats too): a Word 97
+// document of three pages and an RTF file of two, from HTML with page
+// breaks; an Excel 97 workbook from CSV; a PowerPoint 97 presentation of
+// two slides from a flat ODF presentation.
+func makeOfficeFiles(t *testing.T) []legacyFile {
+	t.Helper()
+	var tools migrate.Tools
+	lo, err := tools.ResolveTool(context.Background(), "libreoffice")
+	if err != nil {
+		testenv.MissingTool(t, "%v", err)
+	}
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	write := func(n, s string) {
+		if err := os.WriteFile(p(n), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	br := `<p style="page-break-before: always">`
+	write("three.html", "<html><body><h1>One</h1><p>first page</p>"+br+"second page</p>"+br+"third page</p></body></html>")
+	write("two.html", "<html><body><h1>One</h1><p>first page</p>"+br+"second page</p></body></html>")
+	write("table.csv", "year,count\n1997,3\n2003,5\n")
+	write("slides.fodp", `<?xml version="1.0" encoding="UTF-8"?>
+<office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" office:version="1.2" office:mimetype="application/vnd.oasis.opendocument.presentation">
+<office:body><office:presentation>
+<draw:page draw:name="one"><draw:frame svg:x="2cm" svg:y="2cm" svg:width="10cm" svg:height="3cm"><draw:text-box><text:p>Slide one</text:p></draw:text-box></draw:frame></draw:page>
+<draw:page draw:name="two"><draw:frame svg:x="2cm" svg:y="2cm" svg:width="10cm" svg:height="3cm"><draw:text-box><text:p>Slide two</text:p></draw:text-box></draw:frame></draw:page>
+</office:presentation></office:body></office:document>
+`)
+	out := p("out")
+	for _, c := range [][2]string{{"doc:MS Word 97", "three.html"}, {"rtf:Rich Text Format", "two.html"}, {"xls:MS Excel 97", "table.csv"}, {"ppt:MS PowerPoint 97", "slides.fodp"}} {
+		cmd := exec.Command(lo.Path, "--headless", "--norestore", "--nolockcheck", "-env:UserInstallation=file://"+p("profile"),
+			"--convert-to", c[0], "--outdir", out, p(c[1]))
+		cmd.Env = append(os.Environ(), "HOME="+dir)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("libreoffice --convert-to %s %s: %v\n%s", c[0], c[1], err, b)
+		}
+	}
+	read := func(n string) []byte {
+		b, err := os.ReadFile(filepath.Join(out, n))
+		if err != nil {
+			t.Fatalf("libreoffice wrote no %s: %v", n, err)
+		}
+		return b
+	}
+	return []legacyFile{
+		{"/old/three.doc", "application/msword", read("three.doc")},
+		{"/old/two.rtf", "application/rtf", read("two.rtf")},
+		{"/old/table.xls", "application/vnd.ms-excel", read("table.xls")},
+		{"/old/slides.ppt", "application/vnd.ms-powerpoint", read("slides.ppt")},
+	}
+}
+
+// TestMigrateOffice crawls old office documents made by LibreOffice and
+// migrates them with the default LibreOffice pathways, in the sandbox:
+// each becomes a PDF/A-2b (identified as fmt/477) with the page count of
+// a plain rendering of the source (3, 2, 1 and 2), recorded in the
+// provenance.
+func TestMigrateOffice(t *testing.T) {
+	files := makeOfficeFiles(t)
+	warcs := crawlLegacySite(t, files)
+	dir := t.TempDir()
+	out, rep := filepath.Join(dir, "out"), filepath.Join(dir, "rep.json")
+	stdout, stderr, err := runCLI(context.Background(), append([]string{"migrate", "-o", out, "--report", rep}, warcs...)...)
+	if err != nil {
+		t.Fatalf("migrate: %v\n%s\n%s", err, stdout, stderr)
+	}
+	r := readMigrateReport(t, rep)
+	want := map[string]string{"/old/three.doc": "3", "/old/two.rtf": "2", "/old/table.xls": "1", "/old/slides.ppt": "2"}
+	if len(r.Outcomes) != len(want) {
+		t.Errorf("outcomes %v, want the four documents", statusByPath(r))
+	}
+	for _, oc := range r.Outcomes {
+		path := oc.URI[strings.Index(oc.URI, "/old/"):]
+		pages, ok := want[path]
+		if !ok || oc.Status != migrate.StatusMigrated || oc.Validation == nil || oc.Validation.ResultPUID != "fmt/477" {
+			t.Errorf("%s (%s): %s %s, result %+v", path, oc.PUID, oc.Status, oc.Reason, oc.Validation)
+			continue
+		}
+		found := false
+		for _, c := range oc.Validation.Checks {
+			if c.Property == "pages" {
+				found = true
+				if c.Source != pages || c.Result != pages || !c.OK {
+					t.Errorf("%s: pages %s → %s, want %s", path, c.Source, c.Result, pages)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no page count compared: %+v", path, oc.Validation.Checks)
+		}
+	}
+	conv := readAllRecords(t, r.Outputs[0])
+	n := 0
+	for _, rec := range conv {
+		if rec.Type == "conversion" {
+			n++
+			if !bytes.HasPrefix(rec.Payload, []byte("%PDF-")) || !bytes.Contains(rec.Payload, []byte("pdfaid:part")) {
+				t.Errorf("conversion of %s is not a PDF/A", rec.TargetURI)
+			}
+		}
+		if rec.Type == "metadata" && !bytes.Contains(rec.Payload, []byte("tool: libreoffice (LibreOffice")) {
+			t.Errorf("provenance of %s does not name LibreOffice and its version:\n%s", rec.TargetURI, rec.Payload)
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d conversion records, want 4", n)
+	}
+}
