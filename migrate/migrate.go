@@ -102,7 +102,7 @@ const (
 	StatusMigrated  = "migrated"
 	StatusFailed    = "failed"     // conversion or validation failed
 	StatusNoPathway = "no-pathway" // no pathway takes the format
-	StatusNested    = "nested"     // inside a container payload: located, not migrated
+	StatusNested    = "nested"     // inside a container not opened (not a zip, or beyond MaxDepth): located, not migrated
 )
 
 // Outcome is what happened to one target.
@@ -132,9 +132,17 @@ type Options struct {
 	Tools     *Tools
 	// Dirs are searched for the WARC files (warcio.FindFile).
 	Dirs []string
-	// MaxObject is the largest payload migrated (default 256 MiB).
+	// MaxObject is the largest payload migrated (default 256 MiB), also
+	// the largest object read from a zip.
 	MaxObject int64
-	Logger    *slog.Logger
+	// MaxDepth is how many zip levels are opened to migrate nested
+	// objects (default 3, the depth the characterization store locates);
+	// deeper objects are reported StatusNested.
+	MaxDepth int
+	// MaxExpanded bounds the bytes unpacked from one record's zip levels
+	// (default 1 GiB): objects beyond it are reported failed.
+	MaxExpanded int64
+	Logger      *slog.Logger
 }
 
 // Migrator converts and validates targets.
@@ -153,6 +161,12 @@ func New(o Options) (*Migrator, error) {
 	}
 	if o.MaxObject <= 0 {
 		o.MaxObject = 256 << 20
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = 3
+	}
+	if o.MaxExpanded <= 0 {
+		o.MaxExpanded = 1 << 30
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

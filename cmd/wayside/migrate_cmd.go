@@ -71,6 +71,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	store := fs.String("store", "", "characterization store `DIR` (default: in memory, inputs characterized first)")
 	timeout := fs.Duration("timeout", 2*time.Minute, "time limit of one converter run")
 	memMB := fs.Int64("memory-mb", 2048, "address-space limit of a converter, in `MB`")
+	maxUnpacked := fs.Int64("max-unpacked-mb", 1024, "unpack at most `MB` from one record's zip levels (objects beyond are reported)")
 	allowNet := fs.Bool("allow-network", false, "run converters even where they cannot be cut off from the network")
 	dryRun := fs.Bool("dry-run", false, "list what would be migrated; convert nothing")
 	report := fs.String("report", "", "write every located object and its outcome to `FILE` as JSON")
@@ -78,6 +79,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	var cf charFlags
 	cf.register(fs)
 	fs.atLeast("memory-mb", 16)
+	fs.atLeast("max-unpacked-mb", 1)
 	fs.within("risk-threshold", 0, 1)
 	fs.atLeast("timeout", float64(time.Second))
 	if err := fs.Parse(args); err != nil {
@@ -198,7 +200,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	m, err := migrate.New(migrate.Options{Store: st, Identifer: characterize.NewIdentifier(eng, cf.limits()), Pathways: pathways,
-		Sandbox: sb, Dirs: dirs, Logger: e.logger(false)})
+		Sandbox: sb, Dirs: dirs, Logger: e.logger(false), MaxDepth: cf.maxDepth, MaxExpanded: *maxUnpacked << 20})
 	if err != nil {
 		return err
 	}

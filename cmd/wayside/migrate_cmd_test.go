@@ -881,3 +881,126 @@ func TestMigrateOffice(t *testing.T) {
 		t.Errorf("%d conversion records, want 4", n)
 	}
 }
+
+// zipOf makes a zip of members (name, body), deflated or stored.
+func zipOf(t *testing.T, store bool, members ...[2][]byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, m := range members {
+		h := &zip.FileHeader{Name: string(m[0]), Method: zip.Deflate}
+		if store {
+			h.Method = zip.Store
+		}
+		w, err := zw.CreateHeader(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(m[1])
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// unzipMember returns the member name of the zip z.
+func unzipMember(t *testing.T, z []byte, name string) []byte {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(z), int64(len(z)))
+	if err != nil {
+		t.Fatalf("not a zip: %v", err)
+	}
+	for _, f := range zr.File {
+		if f.Name == name {
+			rc, _ := f.Open()
+			b, err := io.ReadAll(rc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+	}
+	t.Fatalf("no member %s", name)
+	return nil
+}
+
+// TestMigrateNestedZips migrates a BMP in a ZIP in a ZIP (beside a TIFF in
+// the outer ZIP): the outer zip's conversion holds the TIFF as a PNG and
+// the inner zip rebuilt with the BMP as a PNG, every other member byte for
+// byte. With --max-depth 1 (the store located the BMP at depth 2 in an
+// earlier run) the BMP is reported as beyond the limit and the TIFF still
+// migrated; with --max-unpacked-mb 1 the inner zip (1.5 MB
+// unpacked) is over the budget, the BMP reported with the limit, the TIFF
+// still migrated.
+func TestMigrateNestedZips(t *testing.T) {
+	legacy := makeLegacyFiles(t)
+	bmp, tif := legacy[0].body, legacy[1].body
+	pad := make([]byte, 1536<<10)
+	for i := range pad {
+		pad[i] = byte(i*7919 + i>>8*31) // not compressible to a ratio a bomb check would refuse
+	}
+	inner := zipOf(t, true, [2][]byte{[]byte("pad.bin"), pad}, [2][]byte{[]byte("icons/a.bmp"), bmp})
+	outer := zipOf(t, false, [2][]byte{[]byte("b.tif"), tif}, [2][]byte{[]byte("inner.zip"), inner}, [2][]byte{[]byte("readme.txt"), []byte("two levels\n")})
+	warcs := crawlLegacySite(t, []legacyFile{{"/old/deep.zip", "application/zip", outer}})
+	dir := t.TempDir()
+	migrateRun := func(name string, extra ...string) (migrateReport, error, string) {
+		out, rep := filepath.Join(dir, name), filepath.Join(dir, name+".json")
+		// One store for all runs: characterized at the default depth by the
+		// first, so that later runs with a lower --max-depth still locate
+		// the deep object (as a store built earlier would).
+		_, stderr, err := runCLI(context.Background(), append(append([]string{"migrate", "-o", out, "--store", filepath.Join(dir, "store"), "--report", rep}, extra...), warcs...)...)
+		return readMigrateReport(t, rep), err, stderr
+	}
+	r, err, stderr := migrateRun("default")
+	if err != nil {
+		t.Fatalf("migrate: %v\n%s", err, stderr)
+	}
+	got := statusByPath(r)
+	want := map[string]string{"/old/deep.zip → b.tif": migrate.StatusMigrated, "/old/deep.zip → inner.zip → icons/a.bmp": migrate.StatusMigrated}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("outcomes %v, want %v", got, want)
+	}
+	var conv *warcio.Record
+	for _, rec := range readAllRecords(t, r.Outputs[0]) {
+		if rec.Type == "conversion" {
+			if conv != nil {
+				t.Fatal("more than one conversion record for one zip")
+			}
+			conv = rec
+		}
+	}
+	if conv == nil {
+		t.Fatal("no conversion record")
+	}
+	isPNG := func(what string, b []byte, w, h int) {
+		t.Helper()
+		if cfg, format, err := image.DecodeConfig(bytes.NewReader(b)); err != nil || format != "png" || cfg.Width != w || cfg.Height != h {
+			t.Errorf("%s: %v %s %dx%d, want a %dx%d PNG", what, err, format, cfg.Width, cfg.Height, w, h)
+		}
+	}
+	isPNG("b.tif", unzipMember(t, conv.Payload, "b.tif"), 40, 30)
+	newInner := unzipMember(t, conv.Payload, "inner.zip")
+	isPNG("inner.zip → icons/a.bmp", unzipMember(t, newInner, "icons/a.bmp"), 64, 48)
+	if !bytes.Equal(unzipMember(t, newInner, "pad.bin"), pad) || string(unzipMember(t, conv.Payload, "readme.txt")) != "two levels\n" {
+		t.Error("members not migrated changed")
+	}
+
+	r, err, stderr = migrateRun("depth", "--max-depth", "1")
+	if exitCode(err) != 1 || !strings.Contains(stderr, "beyond the limit of 1 container levels") {
+		t.Errorf("--max-depth 1: %v\n%s", err, stderr)
+	}
+	got = statusByPath(r)
+	if got["/old/deep.zip → b.tif"] != migrate.StatusMigrated || got["/old/deep.zip → inner.zip → icons/a.bmp"] != migrate.StatusNested {
+		t.Errorf("--max-depth 1: %v", got)
+	}
+
+	r, err, stderr = migrateRun("budget", "--max-unpacked-mb", "1")
+	if exitCode(err) != 1 || !strings.Contains(stderr, "inner.zip: declares") || !strings.Contains(stderr, "per record") {
+		t.Errorf("--max-unpacked-mb 1: %v\n%s", err, stderr)
+	}
+	got = statusByPath(r)
+	if got["/old/deep.zip → b.tif"] != migrate.StatusMigrated || got["/old/deep.zip → inner.zip → icons/a.bmp"] != migrate.StatusFailed {
+		t.Errorf("--max-unpacked-mb 1: %v", got)
+	}
+}
