@@ -58,6 +58,7 @@ type Server struct {
 	cons   *consumers.Set
 	fixity *FixityService
 	access *access // nil when access.index is "-"
+	mig    migrateJobs
 
 	agg       *aggregate.Aggregator // nil unless aggregate.archives is set
 	aggRoutes map[string]*route
@@ -202,6 +203,7 @@ func (s *Server) buildRoutes() {
 	s.addFixityRoutes()
 	s.addCharacterizeRoutes()
 	s.addAccessRoutes()
+	s.addMigrateRoutes()
 }
 
 // Handler returns the HTTP handler as served on the Unix socket (no token,
@@ -410,6 +412,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
+	s.mig.bind(runCtx)
 	stopAccess, err := s.startAccess(runCtx)
 	if err != nil {
 		closeAll()
@@ -474,6 +477,7 @@ func (s *Server) Run(ctx context.Context) error {
 	stopAccess(shCtx)
 	shCancel()
 	cancel()
+	s.mig.stop() // a migration job stops with runCtx
 	wg.Wait()
 	if err := <-ingestDone; err != nil && runErr == nil {
 		runErr = err

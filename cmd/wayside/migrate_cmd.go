@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/characterize"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/migrate"
@@ -179,13 +177,9 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		return tw.Flush()
 	}
 
-	work, err := filepath.Abs(filepath.Join(*out, ".wayside-migrate-work"))
+	work, err := migrate.PrepareWork(*out)
 	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	_ = os.RemoveAll(work) // a killed run's converter directories
-	if err := os.MkdirAll(work, 0o700); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return err
 	}
 	defer os.RemoveAll(work)
 	sb, err := migrate.NewSandbox(ctx, migrate.Limits{Timeout: *timeout, Memory: *memMB << 20}, work, *allowNet)
@@ -204,55 +198,12 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	byFile := map[string][]migrate.Target{}
-	for _, t := range targets {
-		byFile[t.File] = append(byFile[t.File], t)
+	res, err := m.Run(ctx, migrate.RunOptions{Files: files, Targets: targets, Workflow: *workflow, OutDir: *out, WorkDir: work,
+		Notify: func(format string, a ...any) { fmt.Fprintf(e.stderr, "migrate: "+format+"\n", a...) }})
+	if err != nil {
+		return err
 	}
-	var all []migrate.Outcome
-	var written []string
-	if *workflow == migrate.Replace {
-		rp := replaceRun{e: e, m: m, st: st, pathways: pathways, work: work, out: *out, decode: m.Decode}
-		all, written, err = rp.run(ctx, files, bases, targets, byFile)
-		if err != nil {
-			return err
-		}
-	}
-	for i, f := range files {
-		if *workflow != migrate.Conversion {
-			break
-		}
-		ts := byFile[bases[i]]
-		if len(ts) == 0 {
-			continue
-		}
-		dst := filepath.Join(*out, migrate.OutputName(bases[i], *workflow))
-		if _, err := os.Stat(dst); err == nil {
-			fmt.Fprintf(e.stderr, "migrate: %s exists: kept (a complete earlier run); %s not migrated again\n", dst, f)
-			continue
-		}
-		ocs, err := m.MigrateFile(ctx, bases[i], ts)
-		if err != nil {
-			return err
-		}
-		opts := migrate.WriteOptions{Pathways: pathways}
-		n := 0
-		for _, oc := range ocs {
-			if oc.Status == migrate.StatusMigrated {
-				n++
-			}
-		}
-		if n > 0 {
-			tmp := filepath.Join(work, filepath.Base(dst))
-			if _, err = migrate.WriteConversion(tmp, f, ocs, opts); err != nil {
-				return err
-			}
-			if err := publishOutput(tmp, dst, *out); err != nil {
-				return err
-			}
-			written = append(written, dst)
-		}
-		all = append(all, ocs...)
-	}
+	all, written := res.Outcomes, res.Written
 	// Re-ingest: the outputs are characterized into the store, so their
 	// formats (the migrated ones) answer queries like any other file's.
 	if *store != "" && len(written) > 0 {
@@ -343,164 +294,6 @@ func runMigrateRisk(e *env, args []string) error {
 	return tw.Flush()
 }
 
-// publishOutput moves an output finished in the work area (tmp) to dst in
-// OUTDIR, CDXJ index first: a killed run leaves nothing in OUTDIR but
-// complete files, each WARC file with its index (the work area is emptied
-// when the next run starts).
-func publishOutput(tmp, dst, outDir string) error {
-	if err := writeCDXJBeside(tmp); err != nil {
-		return err
-	}
-	if err := os.Rename(cdxj.SideFileName(tmp), cdxj.SideFileName(dst)); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	if err := fsutil.SyncDir(outDir); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
-}
-
-// replaceRun is the replace workflow over all input files. Links from one
-// file's HTML to objects migrated in another are rewritten too, so every
-// file is migrated first (results kept in the work area, not in memory),
-// then every input is copied — the ones that hold neither a migrated
-// object nor a link to one produce no output.
-type replaceRun struct {
-	e        *env
-	m        *migrate.Migrator
-	st       *characterize.Store
-	pathways *migrate.Pathways
-	work     string
-	out      string
-	decode   func([]byte, string) ([]byte, error)
-}
-
-func (rp *replaceRun) run(ctx context.Context, files, bases []string, targets []migrate.Target, byFile map[string][]migrate.Target) ([]migrate.Outcome, []string, error) {
-	// The URIs captured in the inputs (from the store): new URIs avoid them.
-	taken := map[string]bool{}
-	for _, b := range bases {
-		for _, r := range rp.st.Records(b) {
-			if r.URI != "" {
-				taken[migrate.NormURI(r.URI)] = true
-			}
-		}
-	}
-	plan := migrate.PlanRenames(targets, rp.pathways, func(s string) bool { return taken[migrate.NormURI(s)] })
-	renames := migrate.Renames{}
-	dsts := make([]string, len(files))
-	kept := make([]bool, len(files))
-	var all []migrate.Outcome
-	perFile := make([][]migrate.Outcome, len(files))
-	results := map[string]string{} // "file offset" → result file in the work area
-	for i, f := range files {
-		dsts[i] = filepath.Join(rp.out, migrate.OutputName(bases[i], migrate.Replace))
-		if _, err := os.Stat(dsts[i]); err == nil {
-			// Kept from an earlier run: its renamed objects are the planned
-			// URIs it holds.
-			kept[i] = true
-			fmt.Fprintf(rp.e.stderr, "migrate: %s exists: kept (a complete earlier run); %s not migrated again\n", dsts[i], f)
-			uris, err := recordURIs(dsts[i])
-			if err != nil {
-				return nil, nil, err
-			}
-			for _, t := range byFile[bases[i]] {
-				if n, ok := plan[migrate.NormURI(t.URI)]; ok && len(t.Path) == 0 && uris[migrate.NormURI(n)] {
-					renames.Add(t.URI, n)
-				}
-			}
-			continue
-		}
-		ts := byFile[bases[i]]
-		if len(ts) == 0 {
-			continue
-		}
-		ocs, err := rp.m.MigrateFile(ctx, bases[i], ts)
-		if err != nil {
-			return nil, nil, err
-		}
-		for j := range ocs {
-			oc := &ocs[j]
-			if oc.Status == migrate.StatusMigrated && len(oc.Path) == 0 {
-				if n, ok := plan[migrate.NormURI(oc.URI)]; ok {
-					renames.Add(oc.URI, n)
-				}
-			}
-			if oc.Result != nil {
-				p := filepath.Join(rp.work, fmt.Sprintf("result-%d-%d", i, j))
-				if err := os.WriteFile(p, oc.Result, 0o600); err != nil {
-					return nil, nil, fmt.Errorf("migrate: %w", err)
-				}
-				results[fmt.Sprint(i, " ", j)] = p
-				oc.Result = nil
-			}
-		}
-		perFile[i] = ocs
-		all = append(all, ocs...)
-	}
-	var written []string
-	for i, f := range files {
-		if kept[i] {
-			continue
-		}
-		ocs := perFile[i]
-		for j := range ocs {
-			if p, ok := results[fmt.Sprint(i, " ", j)]; ok {
-				b, err := os.ReadFile(p)
-				if err != nil {
-					return nil, nil, fmt.Errorf("migrate: %w", err)
-				}
-				ocs[j].Result = b
-			}
-		}
-		tmp := filepath.Join(rp.work, filepath.Base(dsts[i]))
-		stats, err := migrate.WriteReplace(tmp, f, ocs, migrate.WriteOptions{Pathways: rp.pathways, Renames: renames, Decode: rp.decode})
-		for j := range ocs {
-			ocs[j].Result = nil
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if !stats.Changed() {
-			os.Remove(tmp)
-			continue
-		}
-		if err := publishOutput(tmp, dsts[i], rp.out); err != nil {
-			return nil, nil, err
-		}
-		written = append(written, dsts[i])
-		if stats.Links > 0 {
-			fmt.Fprintf(rp.e.stderr, "migrate: %s: %d links in %d HTML/CSS records point at the migrated objects now\n", dsts[i], stats.Links, stats.Rewritten)
-		}
-	}
-	return all, written, nil
-}
-
-// recordURIs are the target URIs of the records of a WARC or ARC file
-// (normalised, NormURI).
-func recordURIs(path string) (map[string]bool, error) {
-	r, err := warcio.Open(path, warcio.Options{SkipPayloadDigest: true})
-	if err != nil {
-		return nil, fmt.Errorf("migrate: %w", err)
-	}
-	defer r.Close()
-	out := map[string]bool{}
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("migrate: %w", err)
-		}
-		if rec.TargetURI != "" {
-			out[migrate.NormURI(rec.TargetURI)] = true
-		}
-	}
-}
-
 // inputDirs are the directories of files, each once.
 func inputDirs(files []string) []string {
 	seen := map[string]bool{}
@@ -525,25 +318,6 @@ func sameDir(a, b string) (bool, error) {
 		return false, err
 	}
 	return os.SameFile(fa, fb), nil
-}
-
-// writeCDXJBeside writes the CDXJ side file of the WARC file at path
-// (cdxj.SideFileName: NAME.warc.gz.cdxj), sorted, so the output can be
-// added to a capture index or replayed by pywb as it is.
-func writeCDXJBeside(path string) error {
-	var problems []error
-	err := cdxj.RebuildSideFile(cdxj.SideFileName(path), func(add func(*cdxj.Line) error) error {
-		st, err := cdxj.IndexFile(context.Background(), path, cdxj.IndexOptions{}, add)
-		problems = st.Problems
-		return err
-	})
-	if err == nil && len(problems) > 0 {
-		err = errors.Join(problems...)
-	}
-	if err != nil {
-		return fmt.Errorf("migrate: index %s: %w", path, err)
-	}
-	return nil
 }
 
 func runMigratePathways(e *env, args []string) error {
