@@ -16,9 +16,12 @@
 //     the store's per-container aggregates (Store.Risk) and the records from
 //     its per-record table (Store.Records): no WARC is scanned to find
 //     them. Objects nested inside a payload (a BMP in a ZIP) are found too,
-//     and members of a zip payload are migrated (nested.go).
+//     and members of zip payloads are migrated, zips in zips recursively
+//     within a depth and an unpacked-size limit (nested.go).
 //   - Pathways (pathway.go): source PUID → target format and a tool
-//     invocation. DefaultPathways use ImageMagick, FFmpeg and Ghostscript.
+//     invocation. DefaultPathways use ImageMagick, FFmpeg, Ghostscript
+//     and LibreOffice headless (with a private profile in the run's
+//     directory).
 //   - Sandbox (sandbox.go): a converter runs with a time limit, a memory
 //     and file-size limit (prlimit), no network (a fresh network namespace
 //     when the process may create one), a private temporary directory and an
@@ -34,10 +37,14 @@
 //     WARC-Target-URI, their own digests), each followed by a metadata
 //     record with the provenance (pathway, tool and version, arguments,
 //     validation results); the pragmatic workflow writes a copy of each
-//     input WARC in which the migrated payloads replace the originals
-//     (Content-Type and digests updated) and every other record is copied
-//     byte for byte. Inputs are never modified; outputs are written to a
-//     temporary file and renamed into place.
+//     input WARC (or ARC) in which the migrated payloads replace the
+//     originals at URLs with the target's extension (a 301 left at the old
+//     URL), HTML and CSS linking to them are rewritten (links.go), and
+//     every other record is copied byte for byte. Inputs are never
+//     modified; outputs are written to a temporary file and renamed into
+//     place.
+//   - Run (run.go): one run over a set of files for both workflows, as
+//     `wayside migrate` and the daemon's POST /v1/migrate use it.
 //
 // A conversion that fails, hangs, produces nothing or fails validation is
 // reported per record with its reason and writes nothing for that record;

@@ -27,7 +27,7 @@ Finds the payloads of the WARC files whose format is at risk — the PUIDs of
 through the characterization store (--store DIR; files it does not hold yet
 are characterized first, files it holds are not read to locate anything),
 converts each with the pathway for its format (ImageMagick, FFmpeg,
-Ghostscript by default; --pathways FILE for your own), in a sandbox (time
+Ghostscript, LibreOffice by default; --pathways FILE for your own), in a sandbox (time
 and memory limits, no network, private temporary directory), validates the
 result (the target format identified; image size and histograms, page
 count, or duration and streams compared with the original), and writes:
@@ -36,9 +36,10 @@ count, or duration and streams compared with the original), and writes:
                           per migration (WARC-Refers-To the original, same
                           WARC-Target-URI) and a metadata record with its
                           provenance (pathway, tool, version, validation)
-  --workflow replace      OUTDIR/NAME.migrated.warc.gz: a copy of the file with
-                          the migrated payloads in place of the originals,
-                          every other record byte for byte
+  --workflow replace      OUTDIR/NAME.migrated.warc.gz (.arc.gz for ARC): a copy
+                          with the migrated payloads at URLs of the new
+                          extension (a 301 at the old), links in HTML and CSS
+                          rewritten to them, every other record byte for byte
 
 A CDXJ index of each output is written beside it (NAME.warc.gz.cdxj). Inputs are
 never modified; outputs are written whole or not at all, and an output that
