@@ -13,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/migrate"
+	"github.com/wayside-archive/wayside/sidecar"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -174,5 +177,72 @@ func TestE2EMigrateAPI(t *testing.T) {
 	code, b = call("GET", api.PathMigrate, nil, true)
 	if code != 200 || !strings.Contains(string(b), job.ID) {
 		t.Errorf("jobs: %d %s", code, b)
+	}
+}
+
+// TestE2EMigratedReplayChromium replays the replace workflow's copy in
+// headless Chromium through Wayside's own public replay: a WARC file of a
+// page showing a BMP (made by ImageMagick) is migrated by `wayside migrate
+// --workflow replace` (the real binary), the copy is put in the daemon's
+// watched directory, and the replayed page's image is the migrated PNG,
+// loaded: its source is a.png and its naturalWidth the original's width.
+func TestE2EMigratedReplayChromium(t *testing.T) {
+	exe := chromium(t)
+	var tools migrate.Tools
+	im, err := tools.ResolveTool(context.Background(), "imagemagick")
+	if err != nil {
+		testenv.MissingTool(t, "%v", err)
+	}
+	bmp, err := exec.Command(im.Path, "-size", "23x17", "gradient:red-blue", "BMP3:-").Output()
+	if err != nil {
+		t.Fatalf("imagemagick: %v", err)
+	}
+	when := time.Date(2021, 3, 4, 5, 6, 7, 0, time.UTC)
+	page := `<html><head><title>legacy</title></head><body><img id="a" src="img/a.bmp" alt="a"></body></html>`
+	in := filepath.Join(t.TempDir(), "legacy.warc.gz")
+	warc := append(warcRec{Type: "response", URI: "http://legacy.test/page.html", Date: when, ID: recID(1), Body: []byte(page)}.bytes(),
+		warcRec{Type: "response", URI: "http://legacy.test/img/a.bmp", Date: when, ID: recID(2), Body: bmp, MIME: "image/bmp"}.bytes()...)
+	if err := os.WriteFile(in, warc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if code, stdout, stderr := runBinary(t, "migrate", "-q", "-o", out, "--workflow", "replace", in); code != 0 {
+		t.Fatalf("migrate: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	copyOut := filepath.Join(out, "legacy.migrated.warc.gz")
+	b, err := os.ReadFile(copyOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "warcs"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "rules"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "warcs", "legacy.migrated.warc.gz"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, dir, publicConfig)
+	var st sidecar.AccessState
+	if err := d.client.GetJSON(context.Background(), "/v1/access", &st); err != nil {
+		t.Fatal(err)
+	}
+	urim := st.Fronts[0].ContentURL + "/default/" + when.Format("20060102150405") + "/http://legacy.test/page.html"
+	waitFor(t, "ingest", func() bool {
+		resp, _ := get(t, urim, nil)
+		return resp.StatusCode == 200
+	})
+	tctx := browser(t, exe)
+	if err := chromedp.Do(tctx, chromedp.Navigate(urim)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(tctx, chromedp.Poll[bool](`document.readyState === "complete" && Array.from(document.images).every(i => i.complete)`)); err != nil {
+		t.Fatal(err)
+	}
+	img, err := chromedp.Run(tctx, chromedp.Evaluate[map[string]any](`(() => { const i = document.getElementById("a"); return {src: i.currentSrc, w: i.naturalWidth, h: i.naturalHeight}; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := img["src"].(string)
+	if !strings.HasSuffix(src, "/http://legacy.test/img/a.png") || img["w"] != float64(23) || img["h"] != float64(17) {
+		t.Errorf("the replayed page's image: %v; want a.png loaded, 23×17", img)
 	}
 }
