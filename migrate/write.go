@@ -420,6 +420,9 @@ func (rw *replacer) links(stub *warcio.Record) (bool, error) {
 	if len(changed) == 0 {
 		return false, nil
 	}
+	if err := failpoint.Inject("migrate.write-record"); err != nil {
+		return true, err
+	}
 	rw.st.Links += len(changed)
 	hasHTTP := rec.HTTP != nil && len(rec.HTTP.Head) > 0
 	block := out

@@ -1004,3 +1004,88 @@ func TestMigrateNestedZips(t *testing.T) {
 		t.Errorf("--max-unpacked-mb 1: %v", got)
 	}
 }
+
+// splitWARC writes the records of a gzip-per-record WARC file into two
+// files, as they are stored: those for which first returns true, and the
+// rest.
+func splitWARC(t *testing.T, in, a, b string, first func(*warcio.Record) bool) {
+	t.Helper()
+	raw, _ := os.ReadFile(in)
+	var wa, wb []byte
+	for _, rec := range readAllRecords(t, in) {
+		m := raw[rec.Offset : rec.Offset+rec.Length]
+		if first(rec) {
+			wa = append(wa, m...)
+		} else {
+			wb = append(wb, m...)
+		}
+	}
+	os.WriteFile(a, wa, 0o644)
+	os.WriteFile(b, wb, 0o644)
+}
+
+// TestMigrateReplaceKilled kills the replace workflow after it published
+// the copy of a file holding the images and while it rewrites the page of
+// a second file that links to them: a re-run keeps the first copy, learns
+// the new names from it, and rewrites the page the same way an
+// uninterrupted run does (the same files, records and digests).
+func TestMigrateReplaceKilled(t *testing.T) {
+	files := makeLegacyFiles(t)[:2] // a.bmp, b.tif
+	warcs := crawlLegacySite(t, files)
+	in := t.TempDir()
+	images, pages := filepath.Join(in, "a-images.warc.gz"), filepath.Join(in, "b-pages.warc.gz")
+	splitWARC(t, warcs[0], images, pages, func(r *warcio.Record) bool { return r.MIME != "text/html" })
+	inputs := []string{images, pages}
+	dir := t.TempDir()
+	outKilled, outClean := filepath.Join(dir, "killed"), filepath.Join(dir, "clean")
+	args := func(out string) []string {
+		return append([]string{"migrate", "-q", "--workflow", "replace", "-o", out}, inputs...)
+	}
+	js, _ := json.Marshal(args(outKilled))
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	// Writes 1 and 2: the migrated images; 3: the page's new links.
+	cmd.Env = append(os.Environ(), cliChildEnv+"="+string(js), failpointsEnv+"=migrate.write-record=3*kill")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("child: %v (want killed)\n%s", err, stderr.String())
+	}
+	ents, _ := os.ReadDir(outKilled)
+	var left []string
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if want := "[.wayside-migrate-work a-images.migrated.warc.gz a-images.migrated.warc.gz.cdxj]"; fmt.Sprint(left) != want {
+		t.Fatalf("after the kill OUTDIR holds %v, want %s", left, want)
+	}
+	if _, stderr, err := runCLI(context.Background(), args(outKilled)...); err != nil || !strings.Contains(stderr, "exists: kept") {
+		t.Fatalf("re-run: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := runCLI(context.Background(), args(outClean)...); err != nil {
+		t.Fatalf("clean run: %v\n%s", err, stderr)
+	}
+	summary := func(out string) []string {
+		var s []string
+		ents, _ := os.ReadDir(out)
+		for _, e := range ents {
+			s = append(s, "file "+e.Name())
+			if strings.HasSuffix(e.Name(), ".warc.gz") {
+				for _, r := range readAllRecords(t, filepath.Join(out, e.Name())) {
+					s = append(s, r.Type+" "+r.TargetURI+" "+r.PayloadDigest)
+				}
+			}
+		}
+		return s
+	}
+	got, want := summary(outKilled), summary(outClean)
+	if fmt.Sprint(got) != fmt.Sprint(want) || !strings.Contains(fmt.Sprint(want), "file b-pages.migrated.warc.gz") {
+		t.Errorf("after kill and re-run:\n%s\nuninterrupted:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, r := range readAllRecords(t, filepath.Join(outKilled, "b-pages.migrated.warc.gz")) {
+		if r.Type == "response" && (!bytes.Contains(r.Payload, []byte(`"/old/a.png"`)) || !bytes.Contains(r.Payload, []byte(`"/old/b.png"`))) {
+			t.Errorf("the page after the re-run does not link the new names:\n%s", r.Payload)
+		}
+	}
+}
