@@ -225,6 +225,9 @@ func (m *Migrator) runReplace(ctx context.Context, o *RunOptions, bases []string
 		if err != nil {
 			return res, err
 		}
+		for _, u := range stats.Unchecked {
+			o.notify("links not checked in %s", u)
+		}
 		if !stats.Changed() {
 			os.Remove(tmp)
 			continue

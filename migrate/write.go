@@ -175,6 +175,10 @@ type ReplaceStats struct {
 	Replaced, Rewritten int
 	// Links counts the references rewritten.
 	Links int
+	// Unchecked names the HTML and CSS records whose links could not be
+	// looked at (too large, truncated, an encoding that does not decode):
+	// copied as they are.
+	Unchecked []string
 }
 
 // Changed tells whether the copy differs from its input.
@@ -397,8 +401,15 @@ func (rw *replacer) links(stub *warcio.Record) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if len(rec.Payload) > maxDocument || rec.Truncated != "" || rec.Headers.Get("WARC-Truncated") != "" {
+	unchecked := func(why string) (bool, error) {
+		rw.st.Unchecked = append(rw.st.Unchecked, fmt.Sprintf("%s offset %d (%s): %s", baseName(rw.name), rec.Offset, rec.TargetURI, why))
 		return false, nil
+	}
+	switch {
+	case len(rec.Payload) > maxDocument:
+		return unchecked(fmt.Sprintf("over %d bytes", maxDocument))
+	case rec.Truncated != "" || rec.Headers.Get("WARC-Truncated") != "":
+		return unchecked("truncated")
 	}
 	if rec.HTTP != nil && (rec.HTTP.Status < 200 || rec.HTTP.Status > 299) {
 		return false, nil
@@ -410,10 +421,10 @@ func (rw *replacer) links(stub *warcio.Record) (bool, error) {
 	}
 	if enc != "" && !strings.EqualFold(enc, "identity") {
 		if rw.o.Decode == nil {
-			return false, nil
+			return unchecked("Content-Encoding " + enc)
 		}
 		if body, err = rw.o.Decode(body, enc); err != nil {
-			return false, nil // undecodable: copied as it is
+			return unchecked(err.Error())
 		}
 	}
 	out, changed := RewriteLinks(body, kind, rec.TargetURI, rw.o.Renames)
