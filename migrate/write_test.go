@@ -33,7 +33,7 @@ func TestWriteReplaceLinks(t *testing.T) {
 		offsets = append(offsets, int64(file.Len()))
 		block := append([]byte("HTTP/1.1 200 OK\r\n"+head+"Content-Length: "+itoa(len(body))+"\r\n\r\n"), body...)
 		h := warcio.RecordHead{Version: "1.1", Type: "response", ID: warcio.NewRecordID(), Date: "2024-03-01T08:00:00Z",
-			Fields: []warcio.Field{{Name: "WARC-Target-URI", Value: uri}, {Name: "Content-Type", Value: "application/http; msgtype=response"}},
+			Fields:      []warcio.Field{{Name: "WARC-Target-URI", Value: uri}, {Name: "Content-Type", Value: "application/http; msgtype=response"}},
 			BlockDigest: digest.Of(digest.SHA1, block).String(), ContentLength: int64(len(block))}
 		if _, err := mw.WriteRecord(&file, &h, bytes.NewReader(block)); err != nil {
 			t.Fatal(err)
