@@ -18,14 +18,19 @@ import (
 type Renames map[string]string
 
 // NormURI is the form Renames keys take: the URI parsed and printed again,
-// without its fragment (so that "http://h/a b.bmp" and
-// "http://h/a%20b.bmp" are one key). A URI that does not parse is kept.
+// host in lower case, without the scheme's default port or a fragment (so
+// that "http://H:80/a b.bmp" and "http://h/a%20b.bmp" are one key). A URI
+// that does not parse is kept.
 func NormURI(s string) string {
 	u, err := url.Parse(strings.TrimSpace(s))
 	if err != nil {
 		return s
 	}
 	u.Fragment, u.RawFragment = "", ""
+	u.Host = strings.ToLower(u.Host)
+	if p := u.Port(); (p == "80" && u.Scheme == "http") || (p == "443" && u.Scheme == "https") {
+		u.Host = strings.TrimSuffix(u.Host, ":"+p)
+	}
 	return u.String()
 }
 

@@ -35,7 +35,7 @@ func TestRewriteLinks(t *testing.T) {
 body { background: url('img/a.bmp') } @import "old.css"; .k{background:url(/img/nothere.bmp)}
 </style></head><body>
 <IMG SRC=img/a.bmp alt="img/a.bmp"> <img src="http://h/img/a.bmp#frag"> <img src='//h/img/a.bmp'>
-<img srcset="img/a.bmp 1x, img/b%20c.tif 2x,other.bmp 3x"> <img src="../img/a.bmp">
+<img srcset="img/a.bmp 1x, img/b%20c.tif 2x,other.bmp 3x"> <img src="../img/a.bmp"> <img src="HTTP://H:80/img/a.bmp">
 <div style="background:url(&quot;/css/bg.bmp?x=1&amp;y=2&quot;)">x</div>
 <a href="img/a.bmpx">not it</a> <p>img/a.bmp in text</p><script>var s="img/a.bmp";</script>
 </body></html>`
@@ -43,7 +43,7 @@ body { background: url('img/a.bmp') } @import "old.css"; .k{background:url(/img/
 body { background: url('img/a.png') } @import "old.x.css"; .k{background:url(/img/nothere.bmp)}
 </style></head><body>
 <IMG SRC=img/a.png alt="img/a.bmp"> <img src="http://h/img/a.png#frag"> <img src='//h/img/a.png'>
-<img srcset="img/a.png 1x, img/b%20c.png 2x,other.bmp 3x"> <img src="../img/a.png">
+<img srcset="img/a.png 1x, img/b%20c.png 2x,other.bmp 3x"> <img src="../img/a.png"> <img src="HTTP://H:80/img/a.png">
 <div style="background:url(&quot;/css/bg.png?x=1&amp;y=2&quot;)">x</div>
 <a href="img/a.bmpx">not it</a> <p>img/a.bmp in text</p><script>var s="img/a.bmp";</script>
 </body></html>`
@@ -51,8 +51,8 @@ body { background: url('img/a.png') } @import "old.x.css"; .k{background:url(/im
 	if string(got) != want {
 		t.Errorf("rewritten:\n%s\nwant:\n%s", got, want)
 	}
-	if len(changed) != 10 {
-		t.Errorf("%d references changed, want 10: %q", len(changed), changed)
+	if len(changed) != 11 {
+		t.Errorf("%d references changed, want 11: %q", len(changed), changed)
 	}
 	// A <base href> moves the base; nothing to change leaves the bytes.
 	got, _ = RewriteLinks([]byte(`<base href="http://h/img/"><img src="a.bmp">`), "html", "http://h/x/y.html", r)
