@@ -11,7 +11,8 @@
 #     store query reads the per-container aggregates and then only the
 #     records of containers holding a selected format. Printed: wall time
 #     and entities examined each way, and their ratios.
-#   - migrate: objects converted and validated per minute, per pathway.
+#   - migrate: objects converted and validated per minute, per pathway
+#     (OFFICE_COPIES office documents, default 3: LibreOffice is slow).
 #
 #   scripts/bench-migrate.sh                 # SIZE_MB=200 COPIES=8
 #   SIZE_MB=400 COPIES=20 scripts/bench-migrate.sh
@@ -24,4 +25,4 @@ trap 'rm -rf "$work"' EXIT
 gen="$(cd ../shared/tools/warcgen && pwd)"
 (cd "$gen" && go run . -size-mb "$SIZE_MB" -o "$work/bulk.warc.gz" >/dev/null)
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
-go run ./scripts/migratebench -collection "$work/bulk.warc.gz" -legacy-copies "$COPIES"
+go run ./scripts/migratebench -collection "$work/bulk.warc.gz" -legacy-copies "$COPIES" -office-copies "${OFFICE_COPIES:-3}"

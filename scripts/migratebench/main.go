@@ -37,6 +37,7 @@ import (
 func main() {
 	coll := flag.String("collection", "", "comma-separated WARC files forming the bulk of the collection")
 	copies := flag.Int("legacy-copies", 8, "objects of each legacy format in the legacy WARC")
+	officeCopies := flag.Int("office-copies", 3, "objects of each office format (LibreOffice runs twice per object: slow)")
 	flag.Parse()
 	if *coll == "" {
 		log.Fatal("migratebench: -collection is required")
@@ -49,7 +50,7 @@ func main() {
 	defer os.RemoveAll(work)
 	objs := legacyObjects(ctx, work)
 	legacy := filepath.Join(work, "legacy.warc.gz")
-	writeLegacyWARC(legacy, objs, *copies)
+	writeLegacyWARC(legacy, objs, *copies, *officeCopies)
 	files := append(strings.Split(*coll, ","), legacy)
 
 	eng, err := characterize.NewEngine()
@@ -169,8 +170,18 @@ func legacyObjects(ctx context.Context, dir string) []object {
 	os.WriteFile(p("e.ps"), []byte("%!PS\n/Helvetica findfont 20 scalefont setfont 72 700 moveto (one) show showpage 72 700 moveto (two) show showpage\n"), 0o644)
 	run(gs, "-q", "-dSAFER", "-dNOPAUSE", "-dBATCH", "-sDEVICE=pdfwrite", "-dCompatibilityLevel=1.3", "-sOutputFile="+p("e.pdf"), p("e.ps"))
 	run(ff, "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=10", p("f.wav"))
+	// Office documents, written by LibreOffice itself: a three-page Word 97
+	// document and an Excel 97 workbook.
+	lo := path("libreoffice")
+	br := `<p style="page-break-before: always">`
+	os.WriteFile(p("g.html"), []byte("<html><body><h1>One</h1><p>first</p>"+br+"second</p>"+br+"third</p></body></html>"), 0o644)
+	os.WriteFile(p("h.csv"), []byte("year,count\n1997,3\n2003,5\n"), 0o644)
+	for _, c := range [][2]string{{"doc:MS Word 97", "g.html"}, {"xls:MS Excel 97", "h.csv"}} {
+		run(lo, "--headless", "--norestore", "-env:UserInstallation=file://"+p("lo-profile"), "--convert-to", c[0], "--outdir", dir, p(c[1]))
+	}
 	var out []object
-	for _, f := range []struct{ n, m string }{{"a.bmp", "image/bmp"}, {"b.tif", "image/tiff"}, {"c.aiff", "audio/aiff"}, {"d.flv", "video/x-flv"}, {"e.pdf", "application/pdf"}, {"f.wav", "audio/wav"}} {
+	for _, f := range []struct{ n, m string }{{"a.bmp", "image/bmp"}, {"b.tif", "image/tiff"}, {"c.aiff", "audio/aiff"}, {"d.flv", "video/x-flv"}, {"e.pdf", "application/pdf"}, {"f.wav", "audio/wav"},
+		{"g.doc", "application/msword"}, {"h.xls", "application/vnd.ms-excel"}} {
 		b, err := os.ReadFile(p(f.n))
 		if err != nil {
 			log.Fatal(err)
@@ -180,16 +191,21 @@ func legacyObjects(ctx context.Context, dir string) []object {
 	return out
 }
 
-// writeLegacyWARC writes copies resource records of each object.
-func writeLegacyWARC(path string, objs []object, copies int) {
+// writeLegacyWARC writes copies resource records of each object
+// (officeCopies of the office documents).
+func writeLegacyWARC(path string, objs []object, copies, officeCopies int) {
 	var buf bytes.Buffer
 	mw, err := warcio.NewMemberWriter(6)
 	if err != nil {
 		log.Fatal(err)
 	}
 	date := warcio.FormatDate(time.Date(2005, 5, 5, 5, 5, 5, 0, time.UTC), "1.1")
-	for i := range copies {
+	for i := range max(copies, officeCopies) {
 		for _, o := range objs {
+			office := strings.HasPrefix(o.mime, "application/vnd.ms-") || o.mime == "application/msword"
+			if (office && i >= officeCopies) || (!office && i >= copies) {
+				continue
+			}
 			h := warcio.RecordHead{Version: "1.1", Type: "resource", ID: warcio.NewRecordID(), Date: date,
 				Fields: []warcio.Field{{Name: "WARC-Target-URI", Value: fmt.Sprintf("http://legacy.example/%d/%s", i, o.name)}, {Name: "Content-Type", Value: o.mime}}}
 			h.BlockDigest = digest.Of(digest.SHA1, o.body).String()
