@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/characterize"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/warcio"
 )
@@ -150,6 +152,7 @@ func (m *Migrator) runReplace(ctx context.Context, o *RunOptions, bases []string
 	}
 	plan := PlanRenames(o.Targets, m.o.Pathways, func(s string) bool { return taken[NormURI(s)] })
 	renames := Renames{}
+	refs := map[string]MigratedRef{} // "FILE OFFSET" of a migrated original → its new record
 	dsts := make([]string, len(o.Files))
 	kept := make([]bool, len(o.Files))
 	perFile := make([][]Outcome, len(o.Files))
@@ -162,13 +165,29 @@ func (m *Migrator) runReplace(ctx context.Context, o *RunOptions, bases []string
 			kept[i] = true
 			res.Kept = append(res.Kept, dsts[i])
 			o.notify("%s exists: kept (a complete earlier run); %s not migrated again", dsts[i], f)
-			uris, err := recordURIs(dsts[i])
+			written, err := keptRecords(dsts[i])
 			if err != nil {
 				return res, err
 			}
-			for _, t := range byFile[bases[i]] {
-				if n, ok := plan[NormURI(t.URI)]; ok && len(t.Path) == 0 && uris[NormURI(n)] {
-					renames.Add(t.URI, n)
+			for _, r := range m.o.Store.Records(bases[i]) {
+				if r.IsRevisit() {
+					continue
+				}
+				n, renamed := plan[NormURI(r.URI)]
+				if !renamed {
+					n = r.URI
+				}
+				// The record the earlier run wrote for r, if it wrote one
+				// anew: a record at its new URI, or at its URI with
+				// another record ID (migrated, links rewritten).
+				ref, ok := written[NormURI(n)+" "+r.Date.UTC().Format(time.RFC3339Nano)]
+				switch {
+				case !ok:
+				case renamed && migratedIn(byFile[bases[i]], r.Offset):
+					renames.Add(r.URI, n)
+					refs[fmt.Sprintf("%s %d", r.File, r.Offset)] = ref
+				case !renamed && ref.RecordID != "" && ref.RecordID != r.RecordID:
+					refs[fmt.Sprintf("%s %d", r.File, r.Offset)] = ref
 				}
 			}
 			continue
@@ -200,7 +219,10 @@ func (m *Migrator) runReplace(ctx context.Context, o *RunOptions, bases []string
 		perFile[i] = ocs
 		res.Outcomes = append(res.Outcomes, ocs...)
 	}
-	for i, f := range o.Files {
+	// Files are copied originals first, so that a revisit's copy can refer
+	// to its original's new record.
+	for _, i := range originalsFirst(m.o.Store, bases) {
+		f := o.Files[i]
 		if kept[i] {
 			continue
 		}
@@ -217,8 +239,16 @@ func (m *Migrator) runReplace(ctx context.Context, o *RunOptions, bases []string
 				ocs[j].Result = b
 			}
 		}
+		// Revisits of migrated originals (the store knows each revisit's
+		// original).
+		revisits := map[int64]MigratedRef{}
+		for _, r := range m.o.Store.Records(bases[i]) {
+			if ref, ok := refs[r.Original]; ok && r.IsRevisit() {
+				revisits[r.Offset] = ref
+			}
+		}
 		tmp := filepath.Join(o.WorkDir, filepath.Base(dsts[i]))
-		stats, err := WriteReplace(tmp, f, ocs, WriteOptions{Pathways: m.o.Pathways, Renames: renames, Decode: m.Decode})
+		stats, err := WriteReplace(tmp, f, ocs, WriteOptions{Pathways: m.o.Pathways, Renames: renames, Decode: m.Decode, Revisits: revisits})
 		for j := range ocs {
 			ocs[j].Result = nil
 		}
@@ -227,6 +257,9 @@ func (m *Migrator) runReplace(ctx context.Context, o *RunOptions, bases []string
 		}
 		for _, u := range stats.Unchecked {
 			o.notify("links not checked in %s", u)
+		}
+		for off, ref := range stats.Refs {
+			refs[fmt.Sprintf("%s %d", bases[i], off)] = ref
 		}
 		if !stats.Changed() {
 			os.Remove(tmp)
@@ -243,15 +276,68 @@ func (m *Migrator) runReplace(ctx context.Context, o *RunOptions, bases []string
 	return res, nil
 }
 
-// recordURIs are the target URIs of the records of a WARC or ARC file
-// (normalised, NormURI).
-func recordURIs(path string) (map[string]bool, error) {
+// migratedIn tells whether a payload target of ts is at offset.
+func migratedIn(ts []Target, offset int64) bool {
+	for _, t := range ts {
+		if t.Offset == offset && len(t.Path) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// originalsFirst orders the files (indexes of bases) so that the files
+// holding the originals of a file's revisits come before it, as far as
+// the store knows them (a cycle keeps the given order).
+func originalsFirst(st *characterize.Store, bases []string) []int {
+	index := map[string]int{}
+	for i, b := range bases {
+		index[b] = i
+	}
+	deps := make([][]int, len(bases))
+	for i, b := range bases {
+		seen := map[int]bool{}
+		for _, r := range st.Records(b) {
+			if !r.IsRevisit() || r.Original == "" {
+				continue
+			}
+			file, _, _ := strings.Cut(r.Original, " ")
+			if j, ok := index[file]; ok && j != i && !seen[j] {
+				seen[j] = true
+				deps[i] = append(deps[i], j)
+			}
+		}
+	}
+	state := make([]int, len(bases)) // 0 new, 1 visiting, 2 done
+	var order []int
+	var visit func(int)
+	visit = func(i int) {
+		if state[i] != 0 {
+			return
+		}
+		state[i] = 1
+		for _, j := range deps[i] {
+			visit(j)
+		}
+		state[i] = 2
+		order = append(order, i)
+	}
+	for i := range bases {
+		visit(i)
+	}
+	return order
+}
+
+// keptRecords are the response and resource records of an output an
+// earlier run wrote, by "NormURI(URI) DATE" (RFC 3339, UTC), as
+// MigratedRefs (the payload digest as declared).
+func keptRecords(path string) (map[string]MigratedRef, error) {
 	r, err := warcio.Open(path, warcio.Options{SkipPayloadDigest: true})
 	if err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
 	defer r.Close()
-	out := map[string]bool{}
+	out := map[string]MigratedRef{}
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -260,9 +346,11 @@ func recordURIs(path string) (map[string]bool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("migrate: %w", err)
 		}
-		if rec.TargetURI != "" {
-			out[NormURI(rec.TargetURI)] = true
+		if rec.TargetURI == "" || (rec.Type != "response" && rec.Type != "resource") {
+			continue
 		}
+		out[NormURI(rec.TargetURI)+" "+rec.Date.UTC().Format(time.RFC3339Nano)] = MigratedRef{URI: rec.TargetURI, RecordID: rec.RecordID,
+			PayloadDigest: rec.Headers.Get("WARC-Payload-Digest"), MIME: rec.MIME, Size: rec.PayloadLength}
 	}
 }
 

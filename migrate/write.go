@@ -31,6 +31,27 @@ type WriteOptions struct {
 	// Decode removes a Content-Encoding (characterize.Identifier.Decode);
 	// without it, encoded HTML and CSS are copied as they are.
 	Decode func(b []byte, encoding string) ([]byte, error)
+	// Revisits (replace workflow) maps the offsets of revisit records of
+	// the file whose originals were written anew (migrated, links
+	// rewritten) to the new records.
+	Revisits map[int64]MigratedRef
+}
+
+// MigratedRef is a record the replace workflow wrote anew (migrated, or
+// links rewritten): what a revisit of the record it replaces must refer
+// to instead.
+type MigratedRef struct {
+	URI           string `json:"uri"`
+	RecordID      string `json:"record_id"`
+	PayloadDigest string `json:"payload_digest"`
+	MIME          string `json:"mime"`
+	Size          int64  `json:"size"`
+}
+
+// replaceID is the record ID of the replace workflow's record for oc
+// migrated by p with a result of payload digest pd.
+func replaceID(oc *Outcome, p *Pathway, pd string) string {
+	return recordID("replace", oc.RecordID, oc.File, strconv.FormatInt(oc.Offset, 10), p.Name, pd)
 }
 
 func (o *WriteOptions) now() time.Time {
@@ -173,8 +194,14 @@ type ReplaceStats struct {
 	// Replaced is the number of migrated records written; Rewritten the
 	// HTML and CSS records whose links to renamed objects were updated.
 	Replaced, Rewritten int
+	// Revisits counts the revisits of migrated originals written anew.
+	Revisits int
 	// Links counts the references rewritten.
 	Links int
+	// Refs are the records written anew (migrated, links rewritten) by
+	// the offset of the record they replace: what revisits of those
+	// records must now refer to.
+	Refs map[int64]MigratedRef
 	// Unchecked names the HTML and CSS records whose links could not be
 	// looked at (too large, truncated, an encoding that does not decode):
 	// copied as they are.
@@ -182,7 +209,7 @@ type ReplaceStats struct {
 }
 
 // Changed tells whether the copy differs from its input.
-func (s ReplaceStats) Changed() bool { return s.Replaced+s.Rewritten > 0 }
+func (s ReplaceStats) Changed() bool { return s.Replaced+s.Rewritten+s.Revisits > 0 }
 
 // maxDocument is the largest HTML or CSS payload whose links are rewritten
 // (larger ones are copied as they are).
@@ -213,7 +240,7 @@ const maxDocument = 64 << 20
 // same version): its new records are ARC records, and it has no place for
 // provenance, which the caller's report carries.
 func WriteReplace(path, inPath string, outcomes []Outcome, o WriteOptions) (ReplaceStats, error) {
-	var st ReplaceStats
+	st := ReplaceStats{Refs: map[int64]MigratedRef{}}
 	by := map[int64]*Outcome{}
 	for i := range outcomes {
 		if outcomes[i].Status == StatusMigrated && outcomes[i].Result != nil {
@@ -260,6 +287,13 @@ func WriteReplace(path, inPath string, outcomes []Outcome, o WriteOptions) (Repl
 					return err
 				}
 				st.Replaced++
+				continue
+			}
+			if ref, ok := o.Revisits[rec.Offset]; ok && rec.Type == "revisit" {
+				if err := rw.revisit(rec, ref); err != nil {
+					return err
+				}
+				st.Revisits++
 				continue
 			}
 			if done, err := rw.links(rec); err != nil || done {
@@ -351,7 +385,7 @@ func (rw *replacer) migrated(stub *warcio.Record, oc *Outcome) error {
 		return nil
 	}
 	pd := digest.Of(digest.SHA1, oc.Result).String()
-	id := recordID("replace", oc.RecordID, oc.File, strconv.FormatInt(oc.Offset, 10), p.Name, pd)
+	id := replaceID(oc, p, pd)
 	contentType := mime
 	if hasHTTP {
 		contentType = "application/http; msgtype=response"
@@ -360,6 +394,7 @@ func (rw *replacer) migrated(stub *warcio.Record, oc *Outcome) error {
 	if err := put(rw.mw, rw.w, &h, block); err != nil {
 		return err
 	}
+	rw.st.Refs[oc.Offset] = MigratedRef{URI: newURI, RecordID: id, PayloadDigest: pd, MIME: mime, Size: int64(len(oc.Result))}
 	extra := []string{}
 	if newURI != oc.URI {
 		extra = append(extra, "renamed-from", oc.URI)
@@ -373,6 +408,48 @@ func (rw *replacer) migrated(stub *warcio.Record, oc *Outcome) error {
 		extra = append(extra, "redirect", rid+" 301 at "+oc.URI)
 	}
 	return putProvenance(rw.mw, rw.w, group(rw.outcomes, oc, id), rw.o.Pathways, id, newURI, h.Date, h.WarcinfoID, extra...)
+}
+
+// revisit writes a revisit of a record written anew (migrated, or an HTML
+// or CSS document whose links were rewritten): at the original's
+// new URI when the revisit's own URI was renamed, referring to the
+// migrated record (WARC-Refers-To, -Target-URI, its payload digest), its
+// HTTP head telling the new media type; then, when renamed, a 301 at the
+// old URI for the revisit's date, as for the original.
+func (rw *replacer) revisit(stub *warcio.Record, ref MigratedRef) error {
+	rec, err := warcio.ReadAt(rw.f, rw.name, stub.Offset, stub.Length, warcio.Options{SkipPayloadDigest: true, KeepHTTPHead: true})
+	if err != nil {
+		return err
+	}
+	newURI := rec.TargetURI
+	if n, ok := rw.o.Renames.Lookup(rec.TargetURI); ok {
+		newURI = n
+	}
+	hasHTTP := rec.HTTP != nil && len(rec.HTTP.Head) > 0
+	var block []byte
+	if hasHTTP {
+		block = httpHead(rec.HTTP.Head, ref.MIME, int(ref.Size))
+	}
+	id := recordID("revisit", rec.RecordID, ref.RecordID)
+	h := rw.head(rec, id, newURI, ref.PayloadDigest, rec.Headers.Get("Content-Type"))
+	for _, name := range []string{"WARC-Profile", "WARC-Refers-To-Date", "WARC-Truncated"} {
+		if v := rec.Headers.Get(name); v != "" {
+			h.Fields = append(h.Fields, warcio.Field{Name: name, Value: v})
+		}
+	}
+	h.Fields = append(h.Fields, warcio.Field{Name: "WARC-Refers-To", Value: ref.RecordID}, warcio.Field{Name: "WARC-Refers-To-Target-URI", Value: ref.URI})
+	if rec.ARC != nil {
+		return fmt.Errorf("%s offset %d: a revisit in an ARC file", rw.name, rec.Offset)
+	}
+	if err := put(rw.mw, rw.w, &h, block); err != nil {
+		return err
+	}
+	if hasHTTP && newURI != rec.TargetURI {
+		rh := rw.head(rec, recordID("redirect", id), rec.TargetURI, digest.Of(digest.SHA1, nil).String(), "application/http; msgtype=response")
+		rh.Type = "response"
+		return put(rw.mw, rw.w, &rh, []byte(rec.HTTP.Proto+" 301 Moved Permanently\r\nLocation: "+newURI+"\r\nContent-Length: 0\r\n\r\n"))
+	}
+	return nil
 }
 
 // head is the WARC head of a record written in place of rec.
@@ -449,6 +526,11 @@ func (rw *replacer) links(stub *warcio.Record) (bool, error) {
 	if err := put(rw.mw, rw.w, &h, block); err != nil {
 		return true, err
 	}
+	mime := rec.MIME
+	if rec.HTTP != nil && rec.HTTP.Header.Get("Content-Type") != "" {
+		mime = rec.HTTP.Header.Get("Content-Type")
+	}
+	rw.st.Refs[rec.Offset] = MigratedRef{URI: rec.TargetURI, RecordID: id, PayloadDigest: pd, MIME: mime, Size: int64(len(out))}
 	var b fields
 	b.add("links-rewritten-from", rec.RecordID)
 	b.add("source-file", baseName(rw.name))

@@ -1089,3 +1089,78 @@ func TestMigrateReplaceKilled(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrateReplaceRevisits crawls a page with a BMP twice (the second
+// crawl writes revisits) and runs the replace workflow over both crawls'
+// files: the revisit of the BMP becomes a revisit at a.png referring to the
+// migrated record of the first crawl (its record ID, URI and payload
+// digest, found in the output), with a 301 at a.bmp for its date; the
+// revisit of the page (whose first capture's links were rewritten)
+// refers to the rewritten page; the outputs hold no revisit referring to
+// a record they lack.
+func TestMigrateReplaceRevisits(t *testing.T) {
+	bmp := makeLegacyFiles(t)[0]
+	site := sitetest.New()
+	site.Add(&sitetest.Resource{Path: bmp.path, ContentType: bmp.ctype, Body: bmp.body})
+	site.Add(&sitetest.Resource{Path: "/old.html", ContentType: "text/html", Body: []byte(`<html><body><img src="/old/a.bmp"></body></html>`), Links: []string{bmp.path}})
+	srv, err := sitetest.Start(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	warcDir := filepath.Join(t.TempDir(), "warcs")
+	for range 2 {
+		if out, stderr, err := runCLI(context.Background(), "crawl", "--warc-dir", warcDir, "--delay", "0", "--quiet", srv.URL+"/old.html"); err != nil {
+			t.Fatalf("crawl: %v\n%s\n%s", err, out, stderr)
+		}
+	}
+	warcs, _ := filepath.Glob(filepath.Join(warcDir, "*.warc.gz"))
+	var revisitOfBMP *warcio.Record
+	for _, w := range warcs {
+		for _, r := range readAllRecords(t, w) {
+			if r.Type == "revisit" && strings.HasSuffix(r.TargetURI, bmp.path) {
+				revisitOfBMP = r
+			}
+		}
+	}
+	if revisitOfBMP == nil {
+		t.Fatalf("the second crawl wrote no revisit of the BMP (%d files)", len(warcs))
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if _, stderr, err := runCLI(context.Background(), append([]string{"migrate", "-q", "--workflow", "replace", "-o", out}, warcs...)...); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, stderr)
+	}
+	outs, _ := filepath.Glob(filepath.Join(out, "*.warc.gz"))
+	byID := map[string]*warcio.Record{}
+	var all []*warcio.Record
+	for _, o := range outs {
+		for _, r := range readAllRecords(t, o) {
+			byID[r.RecordID] = r
+			all = append(all, r)
+		}
+	}
+	newURI := strings.TrimSuffix(revisitOfBMP.TargetURI, ".bmp") + ".png"
+	found, redirect := false, false
+	for _, r := range all {
+		switch {
+		case r.Type == "revisit":
+			orig := byID[r.Headers.Get("WARC-Refers-To")]
+			if orig == nil || orig.TargetURI != r.Headers.Get("WARC-Refers-To-Target-URI") || orig.PayloadDigest != r.Headers.Get("WARC-Payload-Digest") {
+				t.Errorf("revisit of %s refers to %s (%s), which the outputs do not hold with its digest %s", r.TargetURI,
+					r.Headers.Get("WARC-Refers-To"), r.Headers.Get("WARC-Refers-To-Target-URI"), r.Headers.Get("WARC-Payload-Digest"))
+				continue
+			}
+			if r.TargetURI == newURI {
+				found = true
+				if !r.Date.Equal(revisitOfBMP.Date) || orig.MIME != "image/png" || r.HTTP == nil || r.HTTP.Header.Get("Content-Type") != "image/png" {
+					t.Errorf("revisit at %s: date %s (was %s), original %s, HTTP Content-Type %v", newURI, r.Date, revisitOfBMP.Date, orig.MIME, r.HTTP)
+				}
+			}
+		case r.Type == "response" && r.TargetURI == revisitOfBMP.TargetURI && r.Date.Equal(revisitOfBMP.Date):
+			redirect = r.HTTP != nil && r.HTTP.Status == 301 && r.HTTP.Header.Get("Location") == newURI
+		}
+	}
+	if !found || !redirect {
+		t.Errorf("outputs: revisit at %s %v, 301 at %s for the revisit's date %v", newURI, found, revisitOfBMP.TargetURI, redirect)
+	}
+}
