@@ -31,7 +31,8 @@
 //     pebble, redis and sidecar), assembles the
 //     consumers of the capture spine with package consumers (the live
 //     MementoMap, format characterization with its /v1/characterize/
-//     query routes when characterize.enabled, the capture index), runs
+//     query routes when characterize.enabled, and on its store format
+//     migration jobs, /v1/migrate (migrate.go), the capture index), runs
 //     the WARC ingester of package ingest feeding them,
 //     serves the live map (lookup, merge, download) and reports ingest and
 //     consumer progress in /v1/status (`wayside status`) and /metrics;
