@@ -266,7 +266,9 @@ func WriteReplace(path, inPath string, outcomes []Outcome, o WriteOptions) (Repl
 		if err != nil {
 			return err
 		}
-		rw := &replacer{mw: mw, w: w, f: raw, name: inPath, outName: baseName(path), outcomes: outcomes, o: o, st: &st}
+		cw := &countingWriter{w: w}
+		w = cw
+		rw := &replacer{mw: mw, w: w, out: cw, f: raw, name: inPath, outName: baseName(path), outcomes: outcomes, o: o, st: &st}
 		var buf []byte
 		for {
 			rec, err := rd.Next()
@@ -340,6 +342,7 @@ type replacer struct {
 	f        *os.File
 	name     string // input path
 	outName  string // output file name (ARC v2 lines)
+	out      *countingWriter
 	outcomes []Outcome
 	o        WriteOptions
 	st       *ReplaceStats
@@ -573,7 +576,7 @@ func (rw *replacer) arcRecord(rec *warcio.Record, uri, mime string, block []byte
 				code = f[1]
 			}
 		}
-		line = fmt.Sprintf("%s %s %s %s %s - - - %s %d\n", uri, ip, date, mime, code, rw.outName, len(block))
+		line = fmt.Sprintf("%s %s %s %s %s - - %d %s %d\n", uri, ip, date, mime, code, rw.out.n, rw.outName, len(block))
 	} else {
 		line = fmt.Sprintf("%s %s %s %s %d\n", uri, ip, date, mime, len(block))
 	}
@@ -612,6 +615,19 @@ func put(mw *warcio.MemberWriter, w io.Writer, h *warcio.RecordHead, block []byt
 	h.ContentLength = int64(len(block))
 	_, err := mw.WriteRecord(w, h, bytes.NewReader(block))
 	return err
+}
+
+// countingWriter counts the bytes written through it (the offset of the
+// next record in the output).
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func grow(b []byte, n int64) []byte {

@@ -628,7 +628,7 @@ func TestMigrateKilled(t *testing.T) {
 // warcToARC writes the response records of a WARC file as an ARC v1 file
 // (filedesc record first; one gzip member per record when gz), as ARC
 // crawlers wrote them: the URL line, then the HTTP response as received.
-func warcToARC(t *testing.T, warc, arc string, gz bool) {
+func warcToARC(t *testing.T, warc, arc string, gz bool, version int) {
 	t.Helper()
 	var blocks []*bytes.Buffer
 	r, err := warcio.Open(warc, warcio.Options{BlockSink: func() io.Writer {
@@ -651,8 +651,13 @@ func warcToARC(t *testing.T, warc, arc string, gz bool) {
 			t.Fatal(err)
 		}
 	}
-	desc := "1 0 Wayside test\nURL IP-address Archive-date Content-type Archive-length\n"
-	add([]byte(fmt.Sprintf("filedesc://%s 0.0.0.0 20240301080000 text/plain %d\n%s\n", filepath.Base(arc), len(desc), desc)))
+	if version == 2 {
+		desc := "2 0 Wayside test\nURL IP-address Archive-date Content-type Result-code Checksum Location Offset Filename Archive-length\n"
+		add([]byte(fmt.Sprintf("filedesc://%s 0.0.0.0 20240301080000 text/plain 200 - - 0 %s %d\n%s\n", filepath.Base(arc), filepath.Base(arc), len(desc), desc)))
+	} else {
+		desc := "1 0 Wayside test\nURL IP-address Archive-date Content-type Archive-length\n"
+		add([]byte(fmt.Sprintf("filedesc://%s 0.0.0.0 20240301080000 text/plain %d\n%s\n", filepath.Base(arc), len(desc), desc)))
+	}
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -666,6 +671,10 @@ func warcToARC(t *testing.T, warc, arc string, gz bool) {
 		}
 		block := blocks[len(blocks)-1].Bytes()
 		line := fmt.Sprintf("%s 127.0.0.1 %s %s %d\n", rec.TargetURI, rec.Date.UTC().Format("20060102150405"), rec.MIME, len(block))
+		if version == 2 {
+			line = fmt.Sprintf("%s 127.0.0.1 %s %s %d - - %d %s %d\n", rec.TargetURI, rec.Date.UTC().Format("20060102150405"), rec.MIME,
+				rec.HTTP.Status, out.Len(), filepath.Base(arc), len(block))
+		}
 		add(append(append([]byte(line), block...), '\n'))
 	}
 	if err := os.WriteFile(arc, out.Bytes(), 0o644); err != nil {
@@ -673,22 +682,26 @@ func warcToARC(t *testing.T, warc, arc string, gz bool) {
 	}
 }
 
-// TestMigrateReplaceARC runs the replace workflow on ARC files (gzip and
-// plain), which cannot hold conversion records: the copy is an ARC file
+// TestMigrateReplaceARC runs the replace workflow on ARC files (v1 gzip
+// and plain, v2 gzip), which cannot hold conversion records: the copy is an ARC file
 // in which the BMP and TIFF are PNG records at a.png and b.png, their old
 // URLs 301 redirects to them, the page's links point at the new names,
 // and every other record is the input's, byte for byte.
 func TestMigrateReplaceARC(t *testing.T) {
 	files := makeLegacyFiles(t)[:2] // a.bmp, b.tif
 	warcs := crawlLegacySite(t, files)
-	for _, gz := range []bool{true, false} {
+	for _, c := range []struct {
+		gz      bool
+		version int
+	}{{true, 1}, {false, 1}, {true, 2}} {
 		name := "legacy.arc"
-		if gz {
+		if c.gz {
 			name += ".gz"
 		}
-		t.Run(name, func(t *testing.T) {
+		gz := c.gz
+		t.Run(fmt.Sprintf("v%d-%s", c.version, name), func(t *testing.T) {
 			in := filepath.Join(t.TempDir(), name)
-			warcToARC(t, warcs[0], in, gz)
+			warcToARC(t, warcs[0], in, gz, c.version)
 			raw, _ := os.ReadFile(in)
 			out := filepath.Join(t.TempDir(), "out")
 			rep := filepath.Join(t.TempDir(), "rep.json")
@@ -712,8 +725,13 @@ func TestMigrateReplaceARC(t *testing.T) {
 			}
 			byURI := map[string]*warcio.Record{}
 			for _, o := range outRecs {
-				if o.ARC == nil {
-					t.Fatalf("output record %s is not an ARC record", o.TargetURI)
+				if o.ARC == nil || o.ARC.Version != c.version {
+					t.Fatalf("output record %s is not an ARC v%d record: %+v", o.TargetURI, c.version, o.ARC)
+				}
+				// New v2 records declare where they are (copied ones keep
+				// their input's line, byte for byte).
+				if c.version == 2 && strings.HasSuffix(o.TargetURI, ".png") && o.ARC.Offset != strconv.FormatInt(o.Offset, 10) {
+					t.Errorf("ARC v2 record %s at %d declares offset %s", o.TargetURI, o.Offset, o.ARC.Offset)
 				}
 				byURI[o.TargetURI] = o
 			}
