@@ -237,8 +237,9 @@ const maxDocument = 64 << 20
 //
 // In a WARC file each record written anew is followed by a metadata
 // record with its provenance. An ARC file is copied into an ARC file (the
-// same version): its new records are ARC records, and it has no place for
-// provenance, which the caller's report carries.
+// same version): its new records are ARC records (v2 lines declaring their
+// own offset; copied records keep their lines as they are), and it has no
+// place for provenance, which the caller's report carries.
 func WriteReplace(path, inPath string, outcomes []Outcome, o WriteOptions) (ReplaceStats, error) {
 	st := ReplaceStats{Refs: map[int64]MigratedRef{}}
 	by := map[int64]*Outcome{}
