@@ -234,9 +234,12 @@ const maxDocument = 64 << 20
 //     or <base href>): the same record with those references updated and
 //     every other byte of the document kept (Content-Encoding removed, as
 //     the body is stored decoded).
+//   - revisits named in o.Revisits (of records written anew, in this
+//     file or another): at the new URI, referring to the new record and
+//     its payload digest, with a 301 at the old URI when renamed.
 //
-// In a WARC file each record written anew is followed by a metadata
-// record with its provenance. An ARC file is copied into an ARC file (the
+// In a WARC file each migrated or rewritten record is followed by a
+// metadata record with its provenance. An ARC file is copied into an ARC file (the
 // same version): its new records are ARC records (v2 lines declaring their
 // own offset; copied records keep their lines as they are), and it has no
 // place for provenance, which the caller's report carries.
