@@ -114,4 +114,3 @@ func readLocal(t *testing.T, path string) []*warcio.Record {
 		out = append(out, rec)
 	}
 }
-
