@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/wayside-archive/wayside/warcio"
 )
@@ -267,3 +268,54 @@ func (l *Locations) ReadRecord(ctx context.Context, loc string, offset, length i
 
 // IsNotExist reports whether err says a location holds no file.
 func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// Stored describes one file under a prefix location (Locations.List).
+type Stored struct {
+	// Loc is the file's location (Join of the prefix and Name).
+	Loc  string
+	Name string
+	Size int64
+	// ModTime is when it was last written; Version identifies its content
+	// (an S3 ETag): a file replaced under the same name has another.
+	ModTime time.Time
+	Version string
+}
+
+// Lister is implemented by a Backend that can list the files directly
+// under a prefix (s3://BUCKET/PREFIX/): serve follows such a prefix as it
+// follows a directory.
+type Lister interface {
+	List(ctx context.Context, prefix *url.URL) ([]Stored, error)
+}
+
+// List returns the files directly under the prefix location prefix, sorted
+// by name; their Loc is Join(prefix, Name). A backend that cannot list is
+// an error naming the scheme.
+func (l *Locations) List(ctx context.Context, prefix string) ([]Stored, error) {
+	u, err := parseLocation(prefix)
+	if err != nil {
+		return nil, fmt.Errorf("warcfile: %w", err)
+	}
+	if u.Scheme == "file" {
+		return nil, fmt.Errorf("warcfile: %s: list a local directory as a directory, not a file URL", prefix)
+	}
+	b, err := l.backend(u.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	ls, ok := b.(Lister)
+	if !ok {
+		return nil, fmt.Errorf("warcfile: %s: %s locations cannot be listed (name each file)", prefix, u.Scheme)
+	}
+	out, err := ls.List(ctx, u)
+	if err != nil {
+		return nil, fmt.Errorf("warcfile: %w", err)
+	}
+	for i := range out {
+		if out[i].Loc, err = Join(prefix, out[i].Name); err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}

@@ -91,3 +91,20 @@ func (c *changedBody) Read(p []byte) (int, error) {
 }
 
 func (c *changedBody) Close() error { return c.rc.Close() }
+
+// List implements warcfile.Lister: the objects directly under the prefix.
+func (b *backend) List(ctx context.Context, u *url.URL) ([]warcfile.Stored, error) {
+	bk, err := b.bucket(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	infos, err := bk.Sub(u.Path).List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]warcfile.Stored, 0, len(infos))
+	for _, i := range infos {
+		out = append(out, warcfile.Stored{Name: i.Name, Size: i.Size, ModTime: i.ModTime, Version: i.ETag})
+	}
+	return out, nil
+}

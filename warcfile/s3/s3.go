@@ -27,7 +27,7 @@ type Bucket struct {
 	bucket string
 	prefix string // "" or ending in "/"
 	raw    string // the location, for messages (no credentials in it)
-	query  string // the location's parameters (endpoint=…), encoded
+	query  string // the location's parameters (endpoint=…), as given
 }
 
 // Open connects to the location u ("s3://BUCKET/PREFIX?endpoint=…").
@@ -83,7 +83,7 @@ func Open(ctx context.Context, u string) (*Bucket, error) {
 		prefix += "/"
 	}
 	loc := "s3://" + pu.Host + "/" + prefix
-	b := &Bucket{c: c, bucket: pu.Host, prefix: prefix, raw: loc, query: q.Encode()}
+	b := &Bucket{c: c, bucket: pu.Host, prefix: prefix, raw: loc, query: pu.RawQuery}
 	ok, err := c.BucketExists(ctx, b.bucket)
 	switch {
 	case err != nil:
