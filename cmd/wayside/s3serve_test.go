@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -12,9 +14,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/minio/minio-go/v7"
 
 	"github.com/wayside-archive/wayside/api"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
@@ -81,8 +87,11 @@ func (d *daemonClient) cdxRows(host string) ([]map[string]string, []string) {
 	if code != 200 {
 		return nil, nil
 	}
-	var rows []map[string]string
-	var files []string
+	type row struct {
+		r    map[string]string
+		file string
+	}
+	var all []row
 	for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
 		if len(l) == 0 {
 			continue
@@ -91,11 +100,16 @@ func (d *daemonClient) cdxRows(host string) ([]map[string]string, []string) {
 		if err := json.Unmarshal(l, &r); err != nil {
 			d.t.Fatalf("CDX answer: %v\n%s", err, l)
 		}
-		files = append(files, r["filename"])
-		r["filename"] = warcfile.Base(r["filename"])
-		rows = append(rows, r)
+		f := r["filename"]
+		r["filename"] = warcfile.Base(f)
+		all = append(all, row{r, f})
 	}
-	sort.Slice(rows, func(i, j int) bool { return jsonString(rows[i]) < jsonString(rows[j]) })
+	sort.Slice(all, func(i, j int) bool { return jsonString(all[i].r) < jsonString(all[j].r) })
+	var rows []map[string]string
+	var files []string
+	for _, x := range all {
+		rows, files = append(rows, x.r), append(files, x.file)
+	}
 	return rows, files
 }
 
@@ -237,4 +251,172 @@ func TestServeFromBucket(t *testing.T) {
 func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// serveStoppable is serveInTest with the data directory given and a stop
+// function (idempotent; the test fails on a serve error).
+func serveStoppable(t *testing.T, data string, extra ...string) (sock string, stop func()) {
+	t.Helper()
+	sock = filepath.Join(data, "s.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, stderr, err := runCLI(ctx, append([]string{"serve", "--data-dir", data, "--unix", sock}, extra...)...)
+		if errors.Is(err, errCleanStop) {
+			err = nil
+		}
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, stderr)
+		}
+		done <- err
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return sock, stop
+}
+
+// TestServeFromBucketFaults: the daemon following a bucket prefix says in
+// its status that the store is down while SeaweedFS is stopped, and goes
+// on once it is back; then objects are cut short and replaced behind the
+// index's back: id_ answers an error naming the file and offset (never
+// the bytes of another record), and `wayside index verify` reports each.
+func TestServeFromBucketFaults(t *testing.T) {
+	srv := s3test.Start(t)
+	site, err := sitetest.Start(sitetest.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer site.Close()
+	ctx := context.Background()
+	local := filepath.Join(t.TempDir(), "warcs")
+	prefix := srv.URL("faults")
+	if _, stderr, err := runCLI(ctx, "crawl", "--warc-dir", local, "--delay", "0", "--quiet", "--max-file-size", "40000",
+		"--upload", prefix, "--keep-local", site.URL+"/"); err != nil {
+		t.Fatalf("crawl --upload: %v\n%s", err, stderr)
+	}
+	warcs, _ := filepath.Glob(filepath.Join(local, "*.warc.gz"))
+	sort.Strings(warcs)
+	if len(warcs) < 3 {
+		t.Fatalf("want at least 3 WARC files, got %v", warcs)
+	}
+	data, err := os.MkdirTemp("", "wsd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(data) }) // after the daemon stopped
+	sock, stop := serveStoppable(t, data, "--watch", prefix, "--poll", "50ms", "--log-level", "error")
+	d := newDaemonClient(t, sock)
+	host := strings.TrimPrefix(site.URL, "http://")
+	var rows []map[string]string
+	var files []string
+	for deadline := time.Now().Add(3 * time.Minute); ; {
+		if ok, _ := d.ingested(len(warcs)); ok {
+			if rows, files = d.cdxRows(host); len(rows) >= 15 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon did not index the bucket: %d rows", len(rows))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// The store down: status says so; back: ingest goes on.
+	srv.Stop()
+	waitStatus := func(what string, cond func(api.IngestStatus) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(3 * time.Minute); ; {
+			code, _, b, err := d.try("/v1/ingest")
+			var st api.IngestStatus
+			if err == nil && code == 200 && json.Unmarshal(b, &st) == nil && cond(st) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("daemon status never showed %s: %s", what, b)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitStatus("the store down", func(st api.IngestStatus) bool {
+		return strings.Contains(st.Paused, "s3://wayside/faults") && !strings.Contains(st.Paused, s3test.SecretKey)
+	})
+	srv.Restart(t)
+	waitStatus("ingest resumed", func(st api.IngestStatus) bool { return st.Paused == "" })
+
+	// Objects changed behind the index's back: the first WARC cut in half,
+	// the second replaced by the third's bytes.
+	c := srv.Client(t)
+	put := func(name string, b []byte) {
+		t.Helper()
+		if _, err := c.PutObject(ctx, "wayside", "faults/"+name, bytes.NewReader(b), int64(len(b)), minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cutName, replName := filepath.Base(warcs[0]), filepath.Base(warcs[1])
+	cutData, _ := os.ReadFile(warcs[0])
+	otherData, _ := os.ReadFile(warcs[2])
+	half := int64(len(cutData) / 2)
+	put(cutName, cutData[:half])
+	put(replName, otherData)
+
+	hit := map[string]int{}
+	for i, r := range rows {
+		name := warcfile.Base(files[i])
+		off := r["offset"]
+		if name != cutName && name != replName {
+			continue
+		}
+		if name == cutName && atoi(t, off)+atoi(t, r["length"]) <= half {
+			continue // still whole in the cut object
+		}
+		p := "/default/" + r["timestamp"] + "id_/" + r["url"]
+		code, _, body, err := d.try(p)
+		if err != nil {
+			t.Errorf("%s (%s offset %s) after the object changed: the answer was cut (%v), not an error naming the record", p, name, off, err)
+			continue
+		}
+		if code == 200 {
+			t.Errorf("%s (%s offset %s) after the object changed: 200, %d bytes", p, name, off, len(body))
+			continue
+		}
+		if !bytes.Contains(body, []byte(name)) || !bytes.Contains(body, []byte("offset "+off)) {
+			t.Errorf("%s: %d %q does not name %s offset %s", p, code, body, name, off)
+		}
+		hit[name]++
+	}
+	if hit[cutName] == 0 || hit[replName] == 0 {
+		t.Fatalf("no capture of the changed objects was tried: %v", hit)
+	}
+
+	stop()
+	out, stderr, err := runCLI(ctx, "index", "verify", "--index", filepath.Join(data, "index"), "--captures", filepath.Join(data, "capture-index"))
+	if err == nil || exitCode(err) != 1 {
+		t.Fatalf("index verify over changed objects: %v\n%s\n%s", err, out, stderr)
+	}
+	for _, name := range []string{cutName, replName} {
+		if !strings.Contains(out, name+"?endpoint=") || !strings.Contains(out, " offset ") {
+			t.Errorf("index verify does not report %s:\n%s", name, out)
+		}
+	}
+	if strings.Contains(out, filepath.Base(warcs[2])+"?endpoint="+srv.Endpoint+" offset") {
+		t.Errorf("index verify reports the untouched %s:\n%s", filepath.Base(warcs[2]), out)
+	}
+	t.Logf("index verify:\n%s", out)
+}
+
+func atoi(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	return n
 }
