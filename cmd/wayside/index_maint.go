@@ -24,6 +24,7 @@ import (
 	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/postdedup"
 	"github.com/wayside-archive/wayside/replay"
+	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -454,9 +455,11 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 	}
 	defer mi.Close()
 	dirs = append(dirs, mi.warcDirs...)
-	if len(dirs) == 0 {
-		return fs.usagef("index verify: give --warc-dir or --dir: where the WARC files are")
-	}
+	// Entries naming their files by location URL (s3://, http(s)://,
+	// file://) are read from there, by range; base names are looked up
+	// in dirs.
+	locs := warcfile.NewLocations(dirs)
+	defer locs.Close()
 	// Reservoir sampling keeps N targets of a stream of unknown length.
 	var targets []verifyTarget
 	seen := 0
@@ -495,7 +498,7 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 	})
 	var problems []string
 	var ok int
-	var cur *os.File
+	var cur warcfile.ReadFile
 	curName := ""
 	defer func() {
 		if cur != nil {
@@ -503,6 +506,7 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 		}
 	}()
 	missing := map[string]bool{}
+	openErr := map[string]error{}
 	rd := new(warcio.Reader)
 	for i, t := range targets {
 		if i%256 == 0 {
@@ -516,15 +520,29 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 				cur = nil
 			}
 			curName = t.file
-			f, err := warcio.FindFile(dirs, t.file)
-			if err != nil {
-				missing[t.file] = true
-			} else {
+			f, err := locs.Open(ctx, t.file)
+			switch {
+			case err == nil:
 				cur = f
+			case warcfile.IsNotExist(err):
+				missing[t.file] = true
+			default:
+				// The store could not be read: reported per entry, as
+				// a missing file is.
+				missing[t.file] = true
+				openErr[t.file] = err
 			}
 		}
 		if cur == nil {
-			problems = append(problems, fmt.Sprintf("%s offset %d: %s: WARC file not found in %s", t.file, t.offset, t.what, strings.Join(dirs, ", ")))
+			if err := openErr[t.file]; err != nil {
+				problems = append(problems, fmt.Sprintf("%s offset %d: %s: cannot open the WARC file: %v", t.file, t.offset, t.what, err))
+			} else if warcfile.IsURL(t.file) {
+				problems = append(problems, fmt.Sprintf("%s offset %d: %s: WARC file not found", t.file, t.offset, t.what))
+			} else if len(dirs) == 0 {
+				problems = append(problems, fmt.Sprintf("%s offset %d: %s: WARC file not found (no --warc-dir or --dir given)", t.file, t.offset, t.what))
+			} else {
+				problems = append(problems, fmt.Sprintf("%s offset %d: %s: WARC file not found in %s", t.file, t.offset, t.what, strings.Join(dirs, ", ")))
+			}
 			continue
 		}
 		if p := verifyOne(rd, cur, t); p != "" {
@@ -560,7 +578,7 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 }
 
 // verifyOne reads the record t names and returns what is wrong, or "".
-func verifyOne(rd *warcio.Reader, f *os.File, t verifyTarget) string {
+func verifyOne(rd *warcio.Reader, f io.ReaderAt, t verifyTarget) string {
 	want, err := digest.Parse(t.digest)
 	if err != nil {
 		return fmt.Sprintf("the index holds an unreadable digest %q", t.digest)
