@@ -274,3 +274,21 @@ func TestARCLengthOverrunsEOFKept(t *testing.T) {
 		checkAccounting(t, f, rd)
 	}
 }
+
+// TestARCDamagedHeaderEndsSharedMember: a gzip member holding a filedesc
+// and, last, a record whose header line is damaged (found by the command
+// property test): the filedesc keeps its Archive-length and the damaged
+// record is a span of its own, not swallowed into the filedesc's block.
+func TestARCDamagedHeaderEndsSharedMember(t *testing.T) {
+	fd := warcgen.Filedesc()
+	bad := warcgen.ARCRecord(1, "damaged header")
+	bad.B = bytes.Replace(bad.B, []byte(" 20240506070809 "), []byte(" 2024O506070809 "), 1)
+	good := warcgen.ARCRecord(2, "good body")
+	data := append(warcgen.Gzip(append(append([]byte{}, fd.B...), bad.B...)), warcgen.Gzip(good.B)...)
+	rd := readAccounted(t, "shared.arc.gz", data, true)
+	if len(rd.recs) != 2 || rd.recs[0].ContentLength != rd.recs[0].ARC.Length || len(rd.spans) != 1 || len(rd.errs) != 1 {
+		t.Fatalf("records %d (filedesc block %d), spans %v, errors %v", len(rd.recs), rd.recs[0].ContentLength, rd.spans, rd.errs)
+	}
+	f := warcgen.File{Name: "shared.arc.gz", Data: data, Good: map[string]bool{fd.Key: true, good.Key: true}, Layout: "multi"}
+	checkAccounting(t, f, rd)
+}

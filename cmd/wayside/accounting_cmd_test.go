@@ -1,0 +1,369 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/wayside-archive/wayside/internal/framescan"
+	"github.com/wayside-archive/wayside/internal/warcgen"
+)
+
+// outRec is a record a command says it produced: its URI and, where the
+// command's output names them, its stored offset and length (-1: not
+// named).
+type outRec struct {
+	uri         string
+	off, length int64
+}
+
+// acctCmd is a reading command under the accounting property.
+type acctCmd struct {
+	name      string
+	warc, arc bool // input kinds it reads
+	// locates: the command needs each record's own gzip member (an index
+	// pointing at it); a record sharing a member with others may instead
+	// be named, by its member's offset, as one it cannot locate.
+	locates bool
+	// lengths: the output gives each record's stored offset and length.
+	lengths bool
+	// exitsZero: the command goes on past damage under its tolerating
+	// flag (exit 0), naming each stretch and counting them in its summary.
+	exitsZero bool
+	run       func(t *testing.T, dir, in string) (out []outRec, stderr string, err error)
+}
+
+// cdxjRecs reads the records of CDXJ lines (url, offset, length).
+func cdxjRecs(t *testing.T, text string) []outRec {
+	t.Helper()
+	var out []outRec
+	for _, line := range strings.Split(text, "\n") {
+		i := strings.IndexByte(line, '{')
+		if i < 0 {
+			continue
+		}
+		var f struct{ URL, Offset, Length string }
+		if err := json.Unmarshal([]byte(line[i:]), &f); err != nil {
+			t.Fatalf("CDXJ line %q: %v", line, err)
+		}
+		o, err1 := strconv.ParseInt(f.Offset, 10, 64)
+		n, err2 := strconv.ParseInt(f.Length, 10, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("CDXJ line %q: offset or length", line)
+		}
+		out = append(out, outRec{f.URL, o, n})
+	}
+	return out
+}
+
+// scannedRecs reads the records of the WARC files in dir with the second
+// framing.
+func scannedRecs(t *testing.T, dir string) []outRec {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(dir, "*"))
+	var out []outRec
+	for _, name := range names {
+		if fi, err := os.Stat(name); err != nil || !fi.Mode().IsRegular() || strings.HasSuffix(name, ".cdxj") {
+			continue
+		}
+		res, err := framescan.File(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res.Records {
+			out = append(out, outRec{r.URI, -1, -1})
+		}
+	}
+	return out
+}
+
+var accountingCmds = []acctCmd{
+	{name: "cdxj", warc: true, arc: true, locates: true, lengths: true, run: func(t *testing.T, dir, in string) ([]outRec, string, error) {
+		stdout, stderr, err := runCDXJCmd(t, "cdxj", "-q", in)
+		return cdxjRecs(t, stdout), stderr, err
+	}},
+	{name: "index import", warc: true, arc: true, locates: true, lengths: true, run: func(t *testing.T, dir, in string) ([]outRec, string, error) {
+		ix := filepath.Join(dir, "index")
+		_, stderr, err := runCDXJCmd(t, "index", "import", "-q", "--index", ix, in)
+		exp, stderr2, err2 := runCDXJCmd(t, "index", "export", "--index", ix, "--captures", "-")
+		if err2 != nil {
+			t.Fatalf("index export: %v\n%s", err2, stderr2)
+		}
+		return cdxjRecs(t, exp), stderr, err
+	}},
+	{name: "mementomap generate --skip-bad", warc: true, arc: true, exitsZero: true, run: func(t *testing.T, dir, in string) ([]outRec, string, error) {
+		m := filepath.Join(dir, "map.ukvs")
+		_, stderr, err := runCDXJCmd(t, "mementomap", "generate", "-q", "--skip-bad", "-o", m, in)
+		b, _ := os.ReadFile(m)
+		var out []outRec
+		for _, line := range strings.Split(string(b), "\n") {
+			// keys are SURTs: org,example)/N
+			if k, ok := strings.CutPrefix(line, "org,example)/"); ok {
+				out = append(out, outRec{"http://example.org/" + strings.Fields(k)[0], -1, -1})
+			}
+		}
+		return out, stderr, err
+	}},
+	{name: "characterize", warc: true, arc: true, locates: true, run: func(t *testing.T, dir, in string) ([]outRec, string, error) {
+		stdout, stderr, err := runCDXJCmd(t, "characterize", "-q", "--json", "--records", "--store", filepath.Join(dir, "store"), in)
+		var files []struct {
+			Records []struct {
+				URI    string
+				Offset int64
+			}
+		}
+		if jerr := json.Unmarshal([]byte(stdout), &files); jerr != nil {
+			t.Fatalf("characterize --json: %v\n%s\n%s", jerr, stdout, stderr)
+		}
+		var out []outRec
+		for _, f := range files {
+			for _, r := range f.Records {
+				out = append(out, outRec{r.URI, r.Offset, -1})
+			}
+		}
+		return out, stderr, err
+	}},
+	{name: "dedup run", warc: true, run: func(t *testing.T, dir, in string) ([]outRec, string, error) {
+		o := filepath.Join(dir, "out")
+		_, stderr, err := runCDXJCmd(t, "dedup", "run", "-q", "--min-size", "1", "-o", o, in)
+		return scannedRecs(t, o), stderr, err
+	}},
+	{name: "convert arc2warc", arc: true, run: func(t *testing.T, dir, in string) ([]outRec, string, error) {
+		o := filepath.Join(dir, "out")
+		_, stderr, err := runCDXJCmd(t, "convert", "arc2warc", "-q", "-o", o, in)
+		return scannedRecs(t, o), stderr, err
+	}},
+}
+
+// genURI is the target URI of a generated record, from its key.
+func genURI(p warcgen.Placed) string {
+	if id, ok := strings.CutPrefix(p.Key, "id <urn:uuid:00000000-0000-0000-0000-"); ok {
+		n, _ := strconv.Atoi(strings.TrimSuffix(id, ">"))
+		return fmt.Sprintf("http://example.org/%d", n)
+	}
+	return strings.Fields(strings.TrimPrefix(p.Key, "uri "))[0]
+}
+
+var offsetRE = regexp.MustCompile(`offset (\d+)`)
+
+// namedOffsets returns the offsets in file the lines of stderr that name
+// it give.
+func namedOffsets(stderr, file string) []int64 {
+	var out []int64
+	for _, line := range strings.Split(stderr, "\n") {
+		if !strings.Contains(line, file) {
+			continue
+		}
+		if m := offsetRE.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.ParseInt(m[1], 10, 64)
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// TestReadingCommandsAccountProperty: random valid WARC and ARC files —
+// one gzip member per record, members holding several records, one gzip
+// stream, uncompressed — with random damage (internal/warcgen), read by
+// every reading command. For each command and file: every record no
+// damage touched that the second framing (internal/framescan, not
+// warcio) finds is in the command's output, or — for a command that must
+// locate records by their own gzip member — named by file and member
+// offset as one it cannot locate; every damaged record is in the output
+// or named by an offset inside it; nothing is output that the file does
+// not hold; where the output locates records (CDXJ, the index), every
+// non-blank stored byte outside the records output lies in a record
+// named by file and offset (records out + named spans = the file); and
+// the command exits 1 exactly when it named something (mementomap
+// generate under --skip-bad: 0, with the damage counted in its summary).
+//
+// Fixed seed; WAYSIDE_PROPERTY_N sets the files per command (default 8).
+func TestReadingCommandsAccountProperty(t *testing.T) {
+	n := 8
+	if v, err := strconv.Atoi(os.Getenv("WAYSIDE_PROPERTY_N")); err == nil && v > 0 {
+		n = v
+	}
+	layouts := []string{"plain", "member", "multi", "stream"}
+	for _, c := range accountingCmds {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(21))
+			for it := range n {
+				arc := c.arc && (!c.warc || it%2 == 1)
+				layout := layouts[it/2%len(layouts)]
+				if !c.warc {
+					layout = layouts[it%len(layouts)]
+				}
+				f := warcgen.Case(rng, arc, layout, 3+rng.Intn(10), it%4 != 0)
+				dir := t.TempDir()
+				base := fmt.Sprintf("gen%d.bin", it) // told by content, not by name
+				if c.name == "convert arc2warc" {
+					base = fmt.Sprintf("gen%d.arc.gz", it)
+				}
+				in := filepath.Join(dir, base)
+				if err := os.WriteFile(in, f.Data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				out, stderr, err := c.run(t, dir, in)
+				checkCmdAccounting(t, c, f, in, out, stderr, err)
+				if t.Failed() {
+					if d := os.Getenv("WAYSIDE_PROPERTY_KEEP"); d != "" {
+						os.WriteFile(filepath.Join(d, base), f.Data, 0o644)
+					}
+					t.Logf("file %s (%s, arc %v, %d bytes), stderr:\n%s", base, layout, arc, len(f.Data), stderr)
+					return
+				}
+			}
+		})
+	}
+}
+
+func checkCmdAccounting(t *testing.T, c acctCmd, f warcgen.File, in string, out []outRec, stderr string, err error) {
+	t.Helper()
+	base := filepath.Base(in)
+	named := namedOffsets(stderr, base)
+	namedIn := func(from, to int64) bool {
+		for _, n := range named {
+			if n >= from && n <= to {
+				return true
+			}
+		}
+		return false
+	}
+	sc, serr := framescan.Scan(bytes.NewReader(f.Data), int64(len(f.Data)))
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	scanned := map[string]bool{}
+	for _, r := range sc.Records {
+		scanned[r.Key()] = true
+	}
+	outBy := map[string][]outRec{}
+	for _, o := range out {
+		outBy[o.uri] = append(outBy[o.uri], o)
+	}
+	gen := map[string]warcgen.Placed{}
+	for _, p := range f.Recs {
+		gen[genURI(p)] = p
+	}
+	for uri := range outBy {
+		if _, ok := gen[uri]; !ok && strings.HasPrefix(uri, "http") {
+			t.Errorf("%s %s: output holds %s, which the file does not", c.name, base, uri)
+		}
+	}
+	// A stretch the command named runs from the offset it gives up to the
+	// next record it output or stretch it named: coveredBy(k) says whether
+	// the last of these at or before stored offset k is a named stretch.
+	type event struct {
+		off   int64
+		named bool
+	}
+	var events []event
+	for _, n := range named {
+		events = append(events, event{n, true})
+	}
+	for _, o := range out {
+		if p, ok := gen[o.uri]; ok {
+			off := p.Member
+			if o.off >= 0 {
+				off = o.off
+			}
+			events = append(events, event{off, false})
+		}
+	}
+	sort.Slice(events, func(i, j int) bool {
+		return events[i].off < events[j].off || events[i].off == events[j].off && events[i].named && !events[j].named
+	})
+	coveredBy := func(k int64) bool {
+		last := -1
+		for i, e := range events {
+			if e.off > k {
+				break
+			}
+			if last < 0 || events[last].off != e.off || !events[last].named {
+				last = i
+			}
+		}
+		return last >= 0 && events[last].named
+	}
+	for _, p := range f.Recs {
+		uri := genURI(p)
+		if !strings.HasPrefix(uri, "http") {
+			continue // filedesc: not a capture
+		}
+		if len(outBy[uri]) > 1 {
+			t.Errorf("%s %s: %s output %d times", c.name, base, uri, len(outBy[uri]))
+		}
+		if len(outBy[uri]) == 1 {
+			// (in an uncompressed file the blank lines ending a record may
+			// be left out of its length: they belong to no record)
+			if o := outBy[uri][0]; o.off >= 0 && !p.Shared && f.Good[p.Key] && (o.off != p.Member || o.length > p.MemberLength || o.length >= 0 && o.length < p.MemberLength && (f.Layout != "plain" || len(bytes.Trim(f.Data[o.off+o.length:p.Member+p.MemberLength], "\r\n")) > 0)) {
+				t.Errorf("%s %s: %s output at offset %d length %d, it is at %d length %d", c.name, base, uri, o.off, o.length, p.Member, p.MemberLength)
+			}
+			continue
+		}
+		switch {
+		case f.Good[p.Key] && scanned[p.Key]:
+			if !(c.locates && p.Shared && namedIn(p.Member, p.Member)) {
+				t.Errorf("%s %s: good record %s (member at %d, shared %v) lost, not named", c.name, base, uri, p.Member, p.Shared)
+			}
+		case !f.Good[p.Key] && p.Member < int64(len(f.Data)):
+			if !coveredBy(min(p.Member+p.MemberLength, int64(len(f.Data))) - 1) {
+				t.Errorf("%s %s: damaged record %s (member at %d length %d) neither output nor in a stretch named (named: %v)", c.name, base, uri, p.Member, p.MemberLength, named)
+			}
+		}
+	}
+	// Records out + named spans = the file, where the output locates
+	// records in the stored file (offset and length).
+	if (f.Layout == "plain" || f.Layout == "member") && c.lengths {
+		var iv [][2]int64
+		for _, o := range out {
+			if o.off >= 0 && o.length > 0 {
+				iv = append(iv, [2]int64{o.off, o.off + o.length})
+			}
+		}
+		for _, p := range f.Recs {
+			if !strings.HasPrefix(genURI(p), "http") && scanned[p.Key] && !namedIn(p.Member, p.Member) {
+				iv = append(iv, [2]int64{p.Member, p.Member + p.MemberLength}) // filedesc: read, no capture
+			}
+		}
+		sort.Slice(iv, func(i, j int) bool { return iv[i][0] < iv[j][0] })
+		pos := int64(0)
+		gap := func(from, to int64) {
+			for k := from; k < to && k < int64(len(f.Data)); k++ {
+				if b := f.Data[k]; b == '\r' || b == '\n' || b == ' ' || b == '\t' {
+					continue
+				}
+				if !coveredBy(k) {
+					t.Errorf("%s %s: byte %d is in no record output and in no stretch named", c.name, base, k)
+				}
+				return
+			}
+		}
+		for _, x := range iv {
+			if x[0] < pos {
+				t.Errorf("%s %s: output records overlap at %d", c.name, base, x[0])
+			}
+			gap(pos, x[0])
+			pos = max(pos, x[1])
+		}
+		gap(pos, int64(len(f.Data)))
+	}
+	switch {
+	case c.exitsZero:
+		if err != nil {
+			t.Errorf("%s %s: %v", c.name, base, err)
+		}
+	case len(named) > 0 && err == nil:
+		t.Errorf("%s %s: exit 0 though it named %d stretches", c.name, base, len(named))
+	case len(named) == 0 && err != nil:
+		t.Errorf("%s %s: failed naming nothing in the file: %v", c.name, base, err)
+	}
+}
