@@ -109,7 +109,7 @@ func TestIndexImportGoesOnPastDamageRealFiles(t *testing.T) {
 			// lost: stored range of the intact file whose originals may be
 			// missing; shift: how far offsets after it moved
 			lostFrom, lostTo int64
-			named          string // what stderr must say
+			named            string // what stderr must say
 		}
 		shapes := []shape{
 			{"junk-between-members", join(data[:b], []byte("junk that is no gzip data\n"), data[b:]), -1, -1, fmt.Sprintf("offset %d", b)},
