@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -143,33 +140,6 @@ var accountingCmds = []acctCmd{
 	}},
 }
 
-// genURI is the target URI of a generated record, from its key.
-func genURI(p warcgen.Placed) string {
-	if id, ok := strings.CutPrefix(p.Key, "id <urn:uuid:00000000-0000-0000-0000-"); ok {
-		n, _ := strconv.Atoi(strings.TrimSuffix(id, ">"))
-		return fmt.Sprintf("http://example.org/%d", n)
-	}
-	return strings.Fields(strings.TrimPrefix(p.Key, "uri "))[0]
-}
-
-var offsetRE = regexp.MustCompile(`offset (\d+)`)
-
-// namedOffsets returns the offsets in file the lines of stderr that name
-// it give.
-func namedOffsets(stderr, file string) []int64 {
-	var out []int64
-	for _, line := range strings.Split(stderr, "\n") {
-		if !strings.Contains(line, file) {
-			continue
-		}
-		if m := offsetRE.FindStringSubmatch(line); m != nil {
-			n, _ := strconv.ParseInt(m[1], 10, 64)
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // TestReadingCommandsAccountProperty: random valid WARC and ARC files —
 // one gzip member per record, members holding several records, one gzip
 // stream, uncompressed — with random damage (internal/warcgen), read by
@@ -212,7 +182,7 @@ func TestReadingCommandsAccountProperty(t *testing.T) {
 					t.Fatal(err)
 				}
 				out, stderr, err := c.run(t, dir, in)
-				checkCmdAccounting(t, c, f, in, out, stderr, err)
+				warcgen.CheckReading(t, warcgen.Reader{Name: c.name, Locates: c.locates, Lengths: c.lengths, GoesOn: c.exitsZero}, f, filepath.Base(in), toOutputs(out), warcgen.NamedOffsets(stderr, filepath.Base(in)), err != nil)
 				if t.Failed() {
 					if d := os.Getenv("WAYSIDE_PROPERTY_KEEP"); d != "" {
 						os.WriteFile(filepath.Join(d, base), f.Data, 0o644)
@@ -225,145 +195,10 @@ func TestReadingCommandsAccountProperty(t *testing.T) {
 	}
 }
 
-func checkCmdAccounting(t *testing.T, c acctCmd, f warcgen.File, in string, out []outRec, stderr string, err error) {
-	t.Helper()
-	base := filepath.Base(in)
-	named := namedOffsets(stderr, base)
-	namedIn := func(from, to int64) bool {
-		for _, n := range named {
-			if n >= from && n <= to {
-				return true
-			}
-		}
-		return false
+func toOutputs(out []outRec) []warcgen.Output {
+	var o []warcgen.Output
+	for _, r := range out {
+		o = append(o, warcgen.Output{URI: r.uri, Off: r.off, Length: r.length})
 	}
-	sc, serr := framescan.Scan(bytes.NewReader(f.Data), int64(len(f.Data)))
-	if serr != nil {
-		t.Fatal(serr)
-	}
-	scanned := map[string]bool{}
-	for _, r := range sc.Records {
-		scanned[r.Key()] = true
-	}
-	outBy := map[string][]outRec{}
-	for _, o := range out {
-		outBy[o.uri] = append(outBy[o.uri], o)
-	}
-	gen := map[string]warcgen.Placed{}
-	for _, p := range f.Recs {
-		gen[genURI(p)] = p
-	}
-	for uri := range outBy {
-		if _, ok := gen[uri]; !ok && strings.HasPrefix(uri, "http") {
-			t.Errorf("%s %s: output holds %s, which the file does not", c.name, base, uri)
-		}
-	}
-	// A stretch the command named runs from the offset it gives up to the
-	// next record it output or stretch it named: coveredBy(k) says whether
-	// the last of these at or before stored offset k is a named stretch.
-	type event struct {
-		off   int64
-		named bool
-	}
-	var events []event
-	for _, n := range named {
-		events = append(events, event{n, true})
-	}
-	for _, o := range out {
-		if p, ok := gen[o.uri]; ok {
-			off := p.Member
-			if o.off >= 0 {
-				off = o.off
-			}
-			events = append(events, event{off, false})
-		}
-	}
-	sort.Slice(events, func(i, j int) bool {
-		return events[i].off < events[j].off || events[i].off == events[j].off && events[i].named && !events[j].named
-	})
-	coveredBy := func(k int64) bool {
-		last := -1
-		for i, e := range events {
-			if e.off > k {
-				break
-			}
-			if last < 0 || events[last].off != e.off || !events[last].named {
-				last = i
-			}
-		}
-		return last >= 0 && events[last].named
-	}
-	for _, p := range f.Recs {
-		uri := genURI(p)
-		if !strings.HasPrefix(uri, "http") {
-			continue // filedesc: not a capture
-		}
-		if len(outBy[uri]) > 1 {
-			t.Errorf("%s %s: %s output %d times", c.name, base, uri, len(outBy[uri]))
-		}
-		if len(outBy[uri]) == 1 {
-			// (in an uncompressed file the blank lines ending a record may
-			// be left out of its length: they belong to no record)
-			if o := outBy[uri][0]; o.off >= 0 && !p.Shared && f.Good[p.Key] && (o.off != p.Member || o.length > p.MemberLength || o.length >= 0 && o.length < p.MemberLength && (f.Layout != "plain" || len(bytes.Trim(f.Data[o.off+o.length:p.Member+p.MemberLength], "\r\n")) > 0)) {
-				t.Errorf("%s %s: %s output at offset %d length %d, it is at %d length %d", c.name, base, uri, o.off, o.length, p.Member, p.MemberLength)
-			}
-			continue
-		}
-		switch {
-		case f.Good[p.Key] && scanned[p.Key]:
-			if !(c.locates && p.Shared && namedIn(p.Member, p.Member)) {
-				t.Errorf("%s %s: good record %s (member at %d, shared %v) lost, not named", c.name, base, uri, p.Member, p.Shared)
-			}
-		case !f.Good[p.Key] && p.Member < int64(len(f.Data)):
-			if !coveredBy(min(p.Member+p.MemberLength, int64(len(f.Data))) - 1) {
-				t.Errorf("%s %s: damaged record %s (member at %d length %d) neither output nor in a stretch named (named: %v)", c.name, base, uri, p.Member, p.MemberLength, named)
-			}
-		}
-	}
-	// Records out + named spans = the file, where the output locates
-	// records in the stored file (offset and length).
-	if (f.Layout == "plain" || f.Layout == "member") && c.lengths {
-		var iv [][2]int64
-		for _, o := range out {
-			if o.off >= 0 && o.length > 0 {
-				iv = append(iv, [2]int64{o.off, o.off + o.length})
-			}
-		}
-		for _, p := range f.Recs {
-			if !strings.HasPrefix(genURI(p), "http") && scanned[p.Key] && !namedIn(p.Member, p.Member) {
-				iv = append(iv, [2]int64{p.Member, p.Member + p.MemberLength}) // filedesc: read, no capture
-			}
-		}
-		sort.Slice(iv, func(i, j int) bool { return iv[i][0] < iv[j][0] })
-		pos := int64(0)
-		gap := func(from, to int64) {
-			for k := from; k < to && k < int64(len(f.Data)); k++ {
-				if b := f.Data[k]; b == '\r' || b == '\n' || b == ' ' || b == '\t' {
-					continue
-				}
-				if !coveredBy(k) {
-					t.Errorf("%s %s: byte %d is in no record output and in no stretch named", c.name, base, k)
-				}
-				return
-			}
-		}
-		for _, x := range iv {
-			if x[0] < pos {
-				t.Errorf("%s %s: output records overlap at %d", c.name, base, x[0])
-			}
-			gap(pos, x[0])
-			pos = max(pos, x[1])
-		}
-		gap(pos, int64(len(f.Data)))
-	}
-	switch {
-	case c.exitsZero:
-		if err != nil {
-			t.Errorf("%s %s: %v", c.name, base, err)
-		}
-	case len(named) > 0 && err == nil:
-		t.Errorf("%s %s: exit 0 though it named %d stretches", c.name, base, len(named))
-	case len(named) == 0 && err != nil:
-		t.Errorf("%s %s: failed naming nothing in the file: %v", c.name, base, err)
-	}
+	return o
 }
