@@ -89,18 +89,18 @@ func TestE2EOneStreamAndDamagedWatchedOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		var app []byte
-		app = append(app, gz(framingRecord("damaged.example", 3*step))...)
+		app = append(app, warcgen.Gzip(framingRecord("damaged.example", 3*step))...)
 		want["damaged.warc.gz"][fmt.Sprintf("http://damaged.example/%d", 3*step)] = true
 		switch step % 3 {
 		case 0:
 			app = append(app, "not gzip data at all\n"...)
 		case 1:
-			app = append(app, gz(append(append(framingRecord("damaged.example", 3*step+1), "junk line in the member\n"...), framingRecord("damaged.example", 3*step+2)...))...)
+			app = append(app, warcgen.Gzip(append(append(framingRecord("damaged.example", 3*step+1), "junk line in the member\n"...), framingRecord("damaged.example", 3*step+2)...))...)
 			want["damaged.warc.gz"][fmt.Sprintf("http://damaged.example/%d", 3*step+1)] = true
 			want["damaged.warc.gz"][fmt.Sprintf("http://damaged.example/%d", 3*step+2)] = true
 		case 2:
 			bad := bytes.Replace(framingRecord("damaged.example", 3*step+1), []byte("WARC/1.1"), []byte("WARX/1.1"), 1)
-			app = append(app, gz(bad)...)
+			app = append(app, warcgen.Gzip(bad)...)
 			want["damaged.warc.gz"][fmt.Sprintf("http://damaged.example/%d", 3*step+1)] = false
 		}
 		if _, err := df.Write(app); err != nil {
@@ -162,7 +162,7 @@ func TestE2EOneStreamAndDamagedWatchedOnce(t *testing.T) {
 	// one before it, every file looked at again in between.
 	for i := range 3 {
 		name := fmt.Sprintf("marker%d.warc.gz", i)
-		writeFile(t, filepath.Join(warcs, name), gz(framingRecord(fmt.Sprintf("marker%d.example", i), 0)))
+		writeFile(t, filepath.Join(warcs, name), warcgen.Gzip(framingRecord(fmt.Sprintf("marker%d.example", i), 0)))
 		waitFor(t, name+" done", func() bool { return status()[name].Done })
 	}
 	again := cdxAll(t, d)
@@ -247,12 +247,4 @@ func writeFile(t *testing.T, path string, b []byte) {
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func gz(b []byte) []byte {
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	zw.Write(b)
-	zw.Close()
-	return z.Bytes()
 }

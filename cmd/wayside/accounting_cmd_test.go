@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/internal/framescan"
 	"github.com/wayside-archive/wayside/internal/warcgen"
 )
@@ -43,20 +44,14 @@ func cdxjRecs(t *testing.T, text string) []outRec {
 	t.Helper()
 	var out []outRec
 	for _, line := range strings.Split(text, "\n") {
-		i := strings.IndexByte(line, '{')
-		if i < 0 {
+		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		var f struct{ URL, Offset, Length string }
-		if err := json.Unmarshal([]byte(line[i:]), &f); err != nil {
+		l, err := cdxj.Parse(line)
+		if err != nil {
 			t.Fatalf("CDXJ line %q: %v", line, err)
 		}
-		o, err1 := strconv.ParseInt(f.Offset, 10, 64)
-		n, err2 := strconv.ParseInt(f.Length, 10, 64)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("CDXJ line %q: offset or length", line)
-		}
-		out = append(out, outRec{f.URL, o, n})
+		out = append(out, outRec{l.URL, l.Offset, l.Length})
 	}
 	return out
 }

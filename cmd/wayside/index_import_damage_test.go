@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,8 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/internal/framescan"
 	"github.com/wayside-archive/wayside/internal/testenv"
+	"github.com/wayside-archive/wayside/internal/warcgen"
 )
 
 // importedOriginals imports path into a new index and returns its
@@ -29,17 +30,14 @@ func importedOriginals(t *testing.T, path string, extra ...string) (map[string]i
 	}
 	got := map[string]int64{}
 	for _, line := range strings.Split(exp, "\n") {
-		i := strings.IndexByte(line, '{')
-		if i < 0 {
+		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		var f struct{ URL, Digest, Offset string }
-		if err := json.Unmarshal([]byte(line[i:]), &f); err != nil {
-			t.Fatal(err)
+		l, err := cdxj.Parse(line)
+		if err != nil {
+			t.Fatalf("export line %q: %v", line, err)
 		}
-		var off int64
-		fmt.Sscan(f.Offset, &off)
-		got[f.URL+" "+f.Digest] = off
+		got[l.URL+" "+l.Digest] = l.Offset
 	}
 	return got, stderr, err
 }
@@ -120,8 +118,8 @@ func TestIndexImportGoesOnPastDamageRealFiles(t *testing.T) {
 				}
 				return d
 			}(), a, b, fmt.Sprintf("offset %d", a)},
-			{"header-damaged", join(data[:a], gzipOne(bytes.Replace(rec, []byte("WARC/1."), []byte("WARX/1."), 1)), data[b:]), a, b, fmt.Sprintf("offset %d", a)},
-			{"members-merged", join(data[:a], gzipOne(join(rec, func() []byte {
+			{"header-damaged", join(data[:a], warcgen.Gzip(bytes.Replace(rec, []byte("WARC/1."), []byte("WARX/1."), 1)), data[b:]), a, b, fmt.Sprintf("offset %d", a)},
+			{"members-merged", join(data[:a], warcgen.Gzip(join(rec, func() []byte {
 				zr, err := z(bytes.NewReader(data[b:c]))
 				if err != nil {
 					t.Fatal(err)
@@ -139,7 +137,7 @@ func TestIndexImportGoesOnPastDamageRealFiles(t *testing.T) {
 				t.Fatalf("%s: member at %d holds no ARC header line", src, a)
 			}
 			f[2] = append([]byte("2O"), f[2][2:]...)
-			shapes[2].data = join(data[:a], gzipOne(join(bytes.Join(f, []byte(" ")), rec[nl:])), data[b:])
+			shapes[2].data = join(data[:a], warcgen.Gzip(join(bytes.Join(f, []byte(" ")), rec[nl:])), data[b:])
 		}
 		// Records sharing a member cannot be located: each would-be
 		// original among them is named; other records are not originals.
@@ -181,12 +179,4 @@ func TestIndexImportGoesOnPastDamageRealFiles(t *testing.T) {
 	if tried < 3 {
 		t.Fatalf("only %d corpus files have enough gzip members", tried)
 	}
-}
-
-func gzipOne(b []byte) []byte {
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	zw.Write(b)
-	zw.Close()
-	return z.Bytes()
 }
