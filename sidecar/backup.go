@@ -158,7 +158,7 @@ func (s *Server) snapshot(ctx context.Context, cfg Config, dir string, res *api.
 			return fmt.Errorf("sidecar: backup: %w", err)
 		}
 	}
-	if d := cfg.Ingest.CDXJDir; d != "" && d != "-" {
+	if d := cfg.Ingest.CDXJDir; d != "" && d != "-" && exists(d) { // none before the first WARC
 		if err := copyTree(d, in("cdxj", d)); err != nil {
 			return fmt.Errorf("sidecar: backup: cdxj: %w", err)
 		}
@@ -190,11 +190,9 @@ func (s *Server) snapshot(ctx context.Context, cfg Config, dir string, res *api.
 			return fmt.Errorf("sidecar: backup: %w", err)
 		}
 	}
-	if d := cfg.Fixity.Dir; d != "" && d != "-" {
-		if _, err := os.Stat(d); err == nil {
-			if err := copyTree(d, in("fixity", d)); err != nil {
-				return fmt.Errorf("sidecar: backup: fixity: %w", err)
-			}
+	if d := cfg.Fixity.Dir; d != "" && d != "-" && exists(d) {
+		if err := copyTree(d, in("fixity", d)); err != nil {
+			return fmt.Errorf("sidecar: backup: fixity: %w", err)
 		}
 	}
 	if len(cfg.Aggregate.Archives) > 0 {
@@ -205,6 +203,11 @@ func (s *Server) snapshot(ctx context.Context, cfg Config, dir string, res *api.
 		return fmt.Errorf("sidecar: backup: %w", err)
 	}
 	return fsutil.SyncDir(dir)
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // copyTree copies the regular files under src to dst (created), leaving
