@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/wayside-archive/wayside/internal/failpoint"
 )
 
 // blockBuffer holds the block of the record being converted: in memory up
-// to max bytes, the rest in a temporary file in dir.
+// to max bytes, the rest in a temporary file in dir. The file's name is
+// removed as soon as it is made: it lives only while open, so a process
+// killed mid-conversion (SIGKILL) leaves nothing on disk to clean up.
 type blockBuffer struct {
 	max  int
 	dir  string
@@ -46,7 +50,16 @@ func (b *blockBuffer) Write(p []byte) (int, error) {
 			b.err = err
 			return 0, err
 		}
+		if err := os.Remove(f.Name()); err != nil {
+			f.Close()
+			b.err = err
+			return 0, err
+		}
 		b.f = f
+		if err := failpoint.Inject("convert.block-spilled"); err != nil {
+			b.err = err
+			return 0, err
+		}
 	}
 	n, err := b.f.WriteAt(p, b.flen)
 	b.flen += int64(n)
@@ -80,13 +93,12 @@ func (b *blockBuffer) Bytes(limit int64) ([]byte, error) {
 	return io.ReadAll(r)
 }
 
-// Close removes the temporary file.
+// Close closes the temporary file (its name is gone already).
 func (b *blockBuffer) Close() error {
 	if b.f == nil {
 		return nil
 	}
-	name := b.f.Name()
-	b.f.Close()
+	err := b.f.Close()
 	b.f = nil
-	return os.Remove(name)
+	return err
 }

@@ -78,6 +78,13 @@
 // ingester at its checkpoint), the replay handler and the aggregator are
 // swapped. Anything else changed, or an invalid config, is refused: the old
 // configuration keeps serving and the refusal is a Status.Problems line.
+//
+// Server.Backup (POST /v1/admin/backup, `wayside backup`) writes a
+// consistent snapshot of every store while the daemon runs: the ingester
+// stops at its checkpoint through the same hand-over (its successor held
+// until the copy is done), the consumers drain, the pebble indexes are
+// checkpointed and the other stores copied under their writers' locks;
+// the snapshot is laid out as data_dir (backup.go).
 // Ready is closed once Run serves (systemd's READY=1).
 //
 // WARC file names taken from requests (put, commit, CDX lines, ?file=)

@@ -44,7 +44,12 @@ type reloader struct {
 	loadedAt time.Time
 	failed   string     // why the last reload was refused ("" after a good one)
 	failedAt time.Time  //
-	serial   sync.Mutex // one reload at a time
+	serial   sync.Mutex // one reload (or backup) at a time
+	// gate is held shared while an ingester runs; a backup takes it once
+	// the ingester stopped. hold (guarded by comp), while set, keeps the
+	// successor from starting until the backup closes it.
+	gate sync.RWMutex
+	hold chan struct{}
 
 	comp        sync.RWMutex // guards the components a reload replaces
 	ingestNext  chan *ingest.Ingester
@@ -305,7 +310,9 @@ func (s *Server) superviseIngest(ctx context.Context) error {
 		if cur != s.ingest {
 			r.ingestAck <- struct{}{} // the successor is in place
 		}
+		r.gate.RLock()
 		err := cur.Run(ictx)
+		r.gate.RUnlock()
 		cancel()
 		if ctx.Err() != nil {
 			return err
@@ -315,6 +322,16 @@ func (s *Server) superviseIngest(ctx context.Context) error {
 			if err != nil {
 				r.ingestAck <- struct{}{}
 				return err
+			}
+			r.comp.Lock()
+			hold := r.hold
+			r.comp.Unlock()
+			if hold != nil { // a backup is taking its snapshot
+				select {
+				case <-hold:
+				case <-ctx.Done():
+					return err
+				}
 			}
 			s.log.Info("sidecar: ingest restarted with the reloaded config")
 			cur = next

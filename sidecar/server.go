@@ -194,6 +194,7 @@ func (s *Server) buildRoutes() {
 	s.add(&route{name: "metrics", method: "GET", path: "/metrics", h: s.handleMetrics})
 	s.add(&route{name: "status", method: "GET", path: "/v1/status", h: s.handleStatus})
 	s.add(&route{name: "admin_reload", method: "POST", path: "/v1/admin/reload", h: s.handleReload})
+	s.add(&route{name: "admin_backup", method: "POST", path: "/v1/admin/backup", h: s.handleBackup})
 	s.addDedupRoutes()
 	s.addIndexRoutes()
 	s.addMaintRoutes()

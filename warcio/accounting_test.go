@@ -12,206 +12,8 @@ import (
 	"testing"
 
 	"github.com/wayside-archive/wayside/internal/framescan"
+	"github.com/wayside-archive/wayside/internal/warcgen"
 )
-
-// A generated test file: its stored bytes, and what a correct reading of
-// it finds.
-type genFile struct {
-	name   string
-	data   []byte
-	keys   []string        // every record written, in order (framescan.Record.Key form)
-	good   map[string]bool // records no damage touched: never lost
-	rawBad bool            // stored (gzip) bytes damaged: data offsets are not comparable
-	layout string
-}
-
-type genRec struct {
-	key  string
-	b    []byte
-	good bool
-}
-
-const genDate = "2024-05-06T07:08:09Z"
-
-func genWARCRecord(i int, body string) genRec {
-	id := fmt.Sprintf("<urn:uuid:00000000-0000-0000-0000-%012d>", i)
-	block := "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + fmt.Sprint(len(body)) + "\r\n\r\n" + body
-	head := fmt.Sprintf("WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: %s\r\nWARC-Target-URI: http://example.org/%d\r\nWARC-Date: %s\r\nContent-Type: application/http;msgtype=response\r\nContent-Length: %d\r\n\r\n", id, i, genDate, len(block))
-	return genRec{key: "id " + id, b: []byte(head + block + "\r\n\r\n"), good: true}
-}
-
-func genARCRecord(i int, body string) genRec {
-	block := "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\nContent-Length: " + fmt.Sprint(len(body)) + "\r\n\r\n" + body
-	url := fmt.Sprintf("http://example.org/%d", i)
-	return genRec{key: "uri " + url + " 20240506070809", b: []byte(fmt.Sprintf("%s 10.0.0.1 20240506070809 text/plain %d\n%s\n", url, len(block), block)), good: true}
-}
-
-func genFiledesc() genRec {
-	fd := "1 0 Wayside\nURL IP-address Archive-date Content-type Archive-length\n"
-	return genRec{key: "uri filedesc://gen.arc 20240506070809", b: []byte(fmt.Sprintf("filedesc://gen.arc 0.0.0.0 20240506070809 text/plain %d\n%s\n", len(fd), fd)), good: true}
-}
-
-// genBody is a payload of n random printable bytes, some lines long.
-func genBody(rng *rand.Rand, n int) string {
-	const chars = "abcdefghijklmnopqrstuvwxyz0123456789 <>/=\n"
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = chars[rng.Intn(len(chars))]
-	}
-	return string(b)
-}
-
-// setDeclared replaces the declared length of a generated record.
-func setDeclared(r genRec, arc bool, delta int) genRec {
-	s := string(r.b)
-	if arc {
-		nl := strings.IndexByte(s, '\n')
-		line := s[:nl]
-		sp := strings.LastIndexByte(line, ' ')
-		var n int
-		fmt.Sscan(line[sp+1:], &n)
-		r.b = []byte(line[:sp+1] + fmt.Sprint(n+delta) + s[nl:])
-		return r
-	}
-	i := strings.Index(s, "Content-Length: ")
-	j := i + strings.Index(s[i:], "\r\n")
-	var n int
-	fmt.Sscan(s[i+len("Content-Length: "):j], &n)
-	r.b = []byte(s[:i] + "Content-Length: " + fmt.Sprint(n+delta) + s[j:])
-	return r
-}
-
-func gzipBytes(b []byte) []byte {
-	var z bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&z, gzip.BestSpeed)
-	zw.Write(b)
-	zw.Close()
-	return z.Bytes()
-}
-
-// damage kinds
-const (
-	dmgNone = iota
-	dmgHeader
-	dmgLong
-	dmgShort
-	dmgGarbage
-	dmgNoLF // ARC only: no line feed after the record
-	dmgCount
-)
-
-// genCase builds a file of n records in a layout ("plain", "member",
-// "multi", "stream"), damaging some records.
-func genCase(rng *rand.Rand, arc bool, layout string, n int, damage bool) genFile {
-	var recs []genRec
-	if arc {
-		recs = append(recs, genFiledesc())
-	} else {
-		recs = append(recs, genWARCRecord(0, "warcinfo-like first record"))
-	}
-	for i := 1; i < n; i++ {
-		if arc {
-			recs = append(recs, genARCRecord(i, genBody(rng, 1+rng.Intn(3000))))
-		} else {
-			recs = append(recs, genWARCRecord(i, genBody(rng, 1+rng.Intn(3000))))
-		}
-	}
-	if damage {
-		// Damage records that are not adjacent, never the first.
-		for i := 1; i < len(recs)-1; i += 2 + rng.Intn(3) {
-			switch rng.Intn(dmgCount) {
-			case dmgHeader:
-				if arc {
-					recs[i].b = bytes.Replace(recs[i].b, []byte(" 20240506070809 "), []byte(" 2024O506070809 "), 1)
-				} else {
-					recs[i].b = bytes.Replace(recs[i].b, []byte("WARC/1.0"), []byte("WARX/1.0"), 1)
-				}
-				recs[i].good = false
-			case dmgLong:
-				recs[i] = setDeclared(recs[i], arc, 1+rng.Intn(len(recs[i+1].b)/2))
-				recs[i].good = false
-			case dmgShort:
-				recs[i] = setDeclared(recs[i], arc, -1-rng.Intn(20))
-				recs[i].good = false
-			case dmgGarbage:
-				g := []byte("\x01garbage " + genBody(rng, 10+rng.Intn(200)) + "\n")
-				recs[i].b = append(recs[i].b, g...)
-				recs[i].good = false
-			case dmgNoLF:
-				if arc {
-					recs[i].b = bytes.TrimSuffix(recs[i].b, []byte("\n"))
-				}
-			}
-		}
-	}
-	f := genFile{good: map[string]bool{}, layout: layout, name: fmt.Sprintf("gen-%v-%s", arc, layout)}
-	for _, r := range recs {
-		f.keys = append(f.keys, r.key)
-		if r.good {
-			f.good[r.key] = true
-		}
-	}
-	switch layout {
-	case "plain":
-		for _, r := range recs {
-			f.data = append(f.data, r.b...)
-		}
-	case "member":
-		for _, r := range recs {
-			f.data = append(f.data, gzipBytes(r.b)...)
-		}
-	case "multi":
-		for i := 0; i < len(recs); {
-			k := 1 + rng.Intn(4)
-			var m []byte
-			for j := i; j < i+k && j < len(recs); j++ {
-				m = append(m, recs[j].b...)
-			}
-			f.data = append(f.data, gzipBytes(m)...)
-			i += k
-		}
-	case "stream":
-		var all []byte
-		for _, r := range recs {
-			all = append(all, r.b...)
-		}
-		f.data = gzipBytes(all)
-	}
-	if !damage {
-		return f
-	}
-	switch rng.Intn(4) {
-	case 0: // stored bytes damaged in the middle of a gzip member
-		if layout != "member" || len(recs) < 4 {
-			break
-		}
-		k := 1 + rng.Intn(len(recs)-2)
-		off := 0
-		for _, r := range recs[:k] {
-			off += len(gzipBytes(r.b))
-		}
-		m := len(gzipBytes(recs[k].b))
-		for i := off + m/3; i < off+m/3+8 && i < off+m-8; i++ {
-			f.data[i] ^= 0x55
-		}
-		delete(f.good, recs[k].key)
-		f.rawBad = true
-	case 1: // cut at the end
-		cut := 1 + rng.Intn(len(recs[len(recs)-1].b)/2)
-		if layout != "plain" {
-			cut = 1 + rng.Intn(20)
-		}
-		f.data = f.data[:len(f.data)-cut]
-		delete(f.good, recs[len(recs)-1].key)
-		if layout == "stream" || layout == "multi" {
-			// the last member's records are all in the cut member
-			for _, r := range recs[max(0, len(recs)-4):] {
-				delete(f.good, r.key)
-			}
-		}
-	}
-	return f
-}
 
 type reading struct {
 	recs  []*Record
@@ -317,23 +119,23 @@ func checkTiling(t *testing.T, name, coord string, data []byte, iv []interval) {
 // checkAccounting checks a reading of f: every byte in a record or a
 // span; every good record read; the independent framing's records read or
 // inside a span, and every record read found by it.
-func checkAccounting(t *testing.T, f genFile, rd reading) {
+func checkAccounting(t *testing.T, f warcgen.File, rd reading) {
 	t.Helper()
 	got := map[string]int{}
 	for _, rec := range rd.recs {
 		got[recKey(rec)]++
 	}
-	for k := range f.good {
+	for k := range f.Good {
 		if got[k] == 0 {
-			t.Errorf("%s: good record %s lost (errors %v)", f.name, k, rd.errs)
+			t.Errorf("%s: good record %s lost (errors %v)", f.Name, k, rd.errs)
 		}
 	}
 	for k, n := range got {
 		if n > 1 {
-			t.Errorf("%s: record %s read %d times", f.name, k, n)
+			t.Errorf("%s: record %s read %d times", f.Name, k, n)
 		}
 	}
-	if f.layout == "plain" || f.layout == "member" {
+	if f.Layout == "plain" || f.Layout == "member" {
 		var iv []interval
 		for _, rec := range rd.recs {
 			if rec.Length > 0 {
@@ -345,14 +147,14 @@ func checkAccounting(t *testing.T, f genFile, rd reading) {
 				iv = append(iv, interval{s.Offset, s.Length, "span " + s.String()})
 			}
 		}
-		checkTiling(t, f.name, "stored", f.data, iv)
+		checkTiling(t, f.Name, "stored", f.Data, iv)
 	}
-	plain := f.data
-	if f.layout != "plain" {
-		if f.rawBad {
+	plain := f.Data
+	if f.Layout != "plain" {
+		if f.RawBad {
 			return
 		}
-		zr, err := gzip.NewReader(bytes.NewReader(f.data))
+		zr, err := gzip.NewReader(bytes.NewReader(f.Data))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -378,10 +180,10 @@ func checkAccounting(t *testing.T, f genFile, rd reading) {
 			iv = append(iv, interval{s.DataOffset, s.DataLength, "span " + s.String()})
 		}
 	}
-	checkTiling(t, f.name, "uncompressed", plain, iv)
+	checkTiling(t, f.Name, "uncompressed", plain, iv)
 
 	// The independent framing.
-	sc, err := framescan.Scan(bytes.NewReader(f.data), int64(len(f.data)))
+	sc, err := framescan.Scan(bytes.NewReader(f.Data), int64(len(f.Data)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +197,7 @@ func checkAccounting(t *testing.T, f genFile, rd reading) {
 			unread = append(unread, framescan.Extent{DataOffset: s.DataOffset, DataLength: s.DataLength})
 		}
 	}
-	for _, d := range framescan.Compare(f.name, sc, read, unread) {
+	for _, d := range framescan.Compare(f.Name, sc, read, unread) {
 		t.Error(d)
 	}
 }
@@ -406,8 +208,8 @@ func TestAccountingShapes(t *testing.T) {
 	rng := rand.New(rand.NewSource(21))
 	for _, arc := range []bool{false, true} {
 		for _, layout := range []string{"plain", "member", "multi", "stream"} {
-			f := genCase(rng, arc, layout, 12, true)
-			checkAccounting(t, f, readAccounted(t, f.name, f.data, true))
+			f := warcgen.Case(rng, arc, layout, 12, true)
+			checkAccounting(t, f, readAccounted(t, f.Name, f.Data, true))
 		}
 	}
 }
@@ -421,9 +223,9 @@ func TestAccountingProperty(t *testing.T) {
 	for it := range 300 {
 		arc := it%2 == 1
 		layout := []string{"plain", "member", "multi", "stream"}[it/2%4]
-		f := genCase(rng, arc, layout, 3+rng.Intn(15), it%8 != 0)
-		f.name = fmt.Sprintf("%s#%d", f.name, it)
-		checkAccounting(t, f, readAccounted(t, f.name, f.data, it%3 != 2))
+		f := warcgen.Case(rng, arc, layout, 3+rng.Intn(15), it%8 != 0)
+		f.Name = fmt.Sprintf("%s#%d", f.Name, it)
+		checkAccounting(t, f, readAccounted(t, f.Name, f.Data, it%3 != 2))
 		if t.Failed() {
 			return
 		}
@@ -437,16 +239,16 @@ func TestAccountingProperty(t *testing.T) {
 // does not swallow the next header line, and one whose length is long
 // stops at the next header line.
 func TestARCLengthOverrunsEOFKept(t *testing.T) {
-	fd := genFiledesc()
-	a := genARCRecord(1, "first body")
-	long := setDeclared(genARCRecord(2, "second body"), true, 40)
-	short := setDeclared(genARCRecord(3, "third body"), true, -5)
-	last := setDeclared(genARCRecord(4, "last body"), true, 3)
+	fd := warcgen.Filedesc()
+	a := warcgen.ARCRecord(1, "first body")
+	long := warcgen.SetDeclared(warcgen.ARCRecord(2, "second body"), true, 40)
+	short := warcgen.SetDeclared(warcgen.ARCRecord(3, "third body"), true, -5)
+	last := warcgen.SetDeclared(warcgen.ARCRecord(4, "last body"), true, 3)
 	var plain []byte
-	for _, r := range []genRec{fd, a, long, short, last} {
-		plain = append(plain, r.b...)
+	for _, r := range []warcgen.Rec{fd, a, long, short, last} {
+		plain = append(plain, r.B...)
 	}
-	for _, data := range [][]byte{plain, gzipBytes(plain)} {
+	for _, data := range [][]byte{plain, warcgen.Gzip(plain)} {
 		rd := readAccounted(t, "overrun.arc", data, true)
 		if len(rd.errs) != 0 || len(rd.spans) != 0 {
 			t.Errorf("errors %v spans %v", rd.errs, rd.spans)
@@ -462,13 +264,31 @@ func TestARCLengthOverrunsEOFKept(t *testing.T) {
 				t.Errorf("record %d: HTTP message not read whole", i)
 			}
 		}
-		f := genFile{name: "overrun.arc", data: data, good: map[string]bool{}, layout: "plain"}
+		f := warcgen.File{Name: "overrun.arc", Data: data, Good: map[string]bool{}, Layout: "plain"}
 		if data[0] == 0x1f {
-			f.layout = "stream"
+			f.Layout = "stream"
 		}
-		for _, r := range []genRec{fd, a, long, short, last} {
-			f.good[r.key] = true
+		for _, r := range []warcgen.Rec{fd, a, long, short, last} {
+			f.Good[r.Key] = true
 		}
 		checkAccounting(t, f, rd)
 	}
+}
+
+// TestARCDamagedHeaderEndsSharedMember: a gzip member holding a filedesc
+// and, last, a record whose header line is damaged (found by the command
+// property test): the filedesc keeps its Archive-length and the damaged
+// record is a span of its own, not swallowed into the filedesc's block.
+func TestARCDamagedHeaderEndsSharedMember(t *testing.T) {
+	fd := warcgen.Filedesc()
+	bad := warcgen.ARCRecord(1, "damaged header")
+	bad.B = bytes.Replace(bad.B, []byte(" 20240506070809 "), []byte(" 2024O506070809 "), 1)
+	good := warcgen.ARCRecord(2, "good body")
+	data := append(warcgen.Gzip(append(append([]byte{}, fd.B...), bad.B...)), warcgen.Gzip(good.B)...)
+	rd := readAccounted(t, "shared.arc.gz", data, true)
+	if len(rd.recs) != 2 || rd.recs[0].ContentLength != rd.recs[0].ARC.Length || len(rd.spans) != 1 || len(rd.errs) != 1 {
+		t.Fatalf("records %d (filedesc block %d), spans %v, errors %v", len(rd.recs), rd.recs[0].ContentLength, rd.spans, rd.errs)
+	}
+	f := warcgen.File{Name: "shared.arc.gz", Data: data, Good: map[string]bool{fd.Key: true, good.Key: true}, Layout: "multi"}
+	checkAccounting(t, f, rd)
 }

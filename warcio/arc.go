@@ -428,6 +428,12 @@ func (r *Reader) finishARC(rec *Record, headLen int64, fixed bool) error {
 				return nil
 			}
 			first := rec.DataOffset == r.memberData && !r.shared
+			// A damaged header line of the next record (as in a plain
+			// file): the record keeps its Archive-length, the damaged
+			// record is a span of its own.
+			if b, _ := r.br.Peek(min(maxARCLine, r.br.Size())); looksLikeARCAttempt(b) {
+				first = false
+			}
 			r.span = Span{Offset: r.memberStart, DataOffset: dp0, Reason: "bytes that start no record follow the record's Archive-length"}
 			r.spanFirst = false
 			s, last, serr := r.skipInMember()

@@ -13,7 +13,7 @@ import (
 // below fails when a top-level command is missing here, so a new
 // subcommand is audited as soon as it lands.
 var subcommands = [][]string{
-	{"cdxj"}, {"crawl"}, {"demo"}, {"serve"}, {"status"}, {"version"}, {"validate"}, {"upload"},
+	{"cdxj"}, {"crawl"}, {"demo"}, {"serve"}, {"status"}, {"version"}, {"validate"}, {"upload"}, {"backup"},
 	{"access", "add"}, {"access", "remove"}, {"access", "list"}, {"access", "check"},
 	{"aggregate", "eval"}, {"aggregate", "timemap"}, {"aggregate", "timegate"},
 	{"characterize"}, {"characterize", "query"},

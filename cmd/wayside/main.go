@@ -123,6 +123,7 @@ func commands() []command {
 	cs := []command{
 		{"access", "manage and check access rules (pywb .aclj): allow, block, exclude, embargo", runAccess},
 		{"aggregate", "ask only the archives whose MementoMap may hold a URI-R; evaluate the routing", runAggregate},
+		{"backup", "take a consistent snapshot of every store of a running daemon", runBackup},
 		{"crawl", "crawl URLs into WARC files with crawl-time deduplication", runCrawl},
 		{"dedup", "post-crawl deduplication of existing WARC collections, validated before anything is replaced", runDedup},
 		{"demo", "crawl a built-in example site twice and show the revisits (no network needed)", runDemo},

@@ -119,3 +119,29 @@ func globEscape(s string) string {
 	}
 	return string(b)
 }
+
+// CopyFile copies the regular file src to dst (created, mode perm, not
+// there before), synced to disk before it returns.
+func CopyFile(src, dst string, perm os.FileMode) (err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("fsutil: %w", err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("fsutil: %w", err)
+	}
+	defer func() {
+		if cerr := out.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("fsutil: %w", cerr)
+		}
+	}()
+	if _, err := io.Copy(out, in); err != nil {
+		return fmt.Errorf("fsutil: copy %s: %w", src, err)
+	}
+	if err := out.Sync(); err != nil {
+		return fmt.Errorf("fsutil: %w", err)
+	}
+	return nil
+}
