@@ -212,6 +212,7 @@ func newRow(e *captureindex.Entry) *row { return &row{e: e} }
 func (r *row) line() *cdxj.Line {
 	if !r.done {
 		r.l, r.done = cdxj.FromCaptureKey(r.e.Capture, r.e.Key), true
+		r.l.Filename = fileName(r.l.Filename)
 	}
 	return &r.l
 }
