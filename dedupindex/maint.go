@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -53,15 +55,27 @@ func (s Selector) Match(scope string, o Original) bool {
 }
 
 // MatchFile reports whether the stored file name file is one of names,
-// compared by base name.
+// compared by base name (FileBase).
 func MatchFile(names []string, file string) bool {
-	b := filepath.Base(file)
+	b := FileBase(file)
 	for _, n := range names {
-		if filepath.Base(n) == b {
+		if FileBase(n) == b {
 			return true
 		}
 	}
 	return false
+}
+
+// FileBase returns the base name of a stored file: a plain name, a path,
+// or a location URL (file:///DIR/NAME, s3://BUCKET/PREFIX/NAME?endpoint=…,
+// https://HOST/PATH/NAME), whose query is not part of the name.
+func FileBase(file string) string {
+	if strings.Contains(file, "://") {
+		if u, err := url.Parse(file); err == nil {
+			return path.Base(u.Path)
+		}
+	}
+	return filepath.Base(file)
 }
 
 // Maintainer is implemented by every backend (the conformance suite,

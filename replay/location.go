@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	pathpkg "path"
 	"strings"
 
+	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -34,14 +34,6 @@ func (h *Handler) openWARC(file string) (*os.File, error) {
 }
 
 // fileName is the name a CDX answer gives a capture's file: its base
-// name, as for captures the daemon indexed itself (pywb's filename, relative
-// to the archive's paths).
-func fileName(file string) string {
-	if !isLocationURL(file) {
-		return file
-	}
-	if u, err := url.Parse(file); err == nil {
-		return pathpkg.Base(u.Path)
-	}
-	return file
-}
+// name, as for captures the daemon indexed itself (pywb's filename,
+// relative to the archive's paths).
+func fileName(file string) string { return dedupindex.FileBase(file) }

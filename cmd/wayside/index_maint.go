@@ -454,9 +454,6 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 	}
 	defer mi.Close()
 	dirs = append(dirs, mi.warcDirs...)
-	if len(dirs) == 0 {
-		return fs.usagef("index verify: give --warc-dir or --dir: where the WARC files are")
-	}
 	// Reservoir sampling keeps N targets of a stream of unknown length.
 	var targets []verifyTarget
 	seen := 0
@@ -495,11 +492,11 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 	})
 	var problems []string
 	var ok int
-	var cur *os.File
+	var cur *warcAt
 	curName := ""
 	defer func() {
 		if cur != nil {
-			cur.Close()
+			cur.close()
 		}
 	}()
 	missing := map[string]bool{}
@@ -512,11 +509,11 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 		}
 		if t.file != curName {
 			if cur != nil {
-				cur.Close()
+				cur.close()
 				cur = nil
 			}
 			curName = t.file
-			f, err := warcio.FindFile(dirs, t.file)
+			f, err := openWARCAt(ctx, t.file, dirs)
 			if err != nil {
 				missing[t.file] = true
 			} else {
@@ -524,10 +521,10 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 			}
 		}
 		if cur == nil {
-			problems = append(problems, fmt.Sprintf("%s offset %d: %s: WARC file not found in %s", t.file, t.offset, t.what, strings.Join(dirs, ", ")))
+			problems = append(problems, fmt.Sprintf("%s offset %d: %s: WARC file not found (in %s, or at its location)", t.file, t.offset, t.what, strings.Join(dirs, ", ")))
 			continue
 		}
-		if p := verifyOne(rd, cur, t); p != "" {
+		if p := verifyOne(rd, cur.ReaderAt, t); p != "" {
 			problems = append(problems, fmt.Sprintf("%s offset %d: %s: %s", t.file, t.offset, t.what, p))
 			continue
 		}
@@ -560,7 +557,7 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 }
 
 // verifyOne reads the record t names and returns what is wrong, or "".
-func verifyOne(rd *warcio.Reader, f *os.File, t verifyTarget) string {
+func verifyOne(rd *warcio.Reader, f io.ReaderAt, t verifyTarget) string {
 	want, err := digest.Parse(t.digest)
 	if err != nil {
 		return fmt.Sprintf("the index holds an unreadable digest %q", t.digest)
