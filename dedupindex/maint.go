@@ -55,23 +55,22 @@ func (s Selector) Match(scope string, o Original) bool {
 }
 
 // MatchFile reports whether the stored file name file is one of names,
-// compared by base name (FileBase).
+// compared by base name (a location URL's last path element, as
+// warcfile.Base gives it: warcfile's tests import this package, so it
+// cannot import warcfile).
 func MatchFile(names []string, file string) bool {
-	b := FileBase(file)
+	b := fileBase(file)
 	for _, n := range names {
-		if FileBase(n) == b {
+		if fileBase(n) == b {
 			return true
 		}
 	}
 	return false
 }
 
-// FileBase returns the base name of a stored file: a plain name, a path,
-// or a location URL (file:///DIR/NAME, s3://BUCKET/PREFIX/NAME?endpoint=…,
-// https://HOST/PATH/NAME), whose query is not part of the name.
-func FileBase(file string) string {
+func fileBase(file string) string {
 	if strings.Contains(file, "://") {
-		if u, err := url.Parse(file); err == nil {
+		if u, err := url.Parse(file); err == nil && u.Scheme != "" {
 			return path.Base(u.Path)
 		}
 	}

@@ -21,7 +21,9 @@ type fileState struct {
 	Path string `json:"path"`
 	Dev  uint64 `json:"dev"`
 	Ino  uint64 `json:"ino"`
-	Size int64  `json:"size"`
+	// Version is a remote file's ETag (Path is then its location URL).
+	Version string `json:"version,omitempty"`
+	Size    int64  `json:"size"`
 	// Offset is the position after the last complete record ingested;
 	// when that record is in a gzip member holding several (or the file
 	// is one gzip stream), the position where reading resumes (the start

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -20,21 +21,41 @@ import (
 // file it is read on a later scan; in a finished file it is reported as a
 // truncated tail (and read if the file grows after all).
 func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) error {
-	fh, err := os.Open(f.path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil // renamed away (.open → final) between list and open
-		}
-		return fmt.Errorf("ingest: %w", err)
-	}
-	defer fh.Close()
 	in.mu.Lock()
 	start, skip := st.Offset, st.DataSkip
 	in.mu.Unlock()
-	it, err := newRecordIter(fh, filepath.Dir(f.path), f.base, start)
-	if err != nil {
-		return err
+	var (
+		it   *recordIter
+		sync func() error // makes the file's bytes durable (nil: remote, stored already)
+		src  *stickyReader
+	)
+	if f.remote {
+		fh, err := in.locs.Open(ctx, f.path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed since it was listed
+			}
+			return remoteError{f.watch, err}
+		}
+		defer fh.Close()
+		fi, _ := fh.Stat()
+		src = &stickyReader{r: io.NewSectionReader(fh, start, max(fi.Size()-start, 0))}
+		it = newRecordIter(src, "", f.path, start)
+	} else {
+		fh, err := os.Open(f.path)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil // renamed away (.open → final) between list and open
+			}
+			return fmt.Errorf("ingest: %w", err)
+		}
+		defer fh.Close()
+		if _, err := fh.Seek(start, io.SeekStart); err != nil {
+			return fmt.Errorf("ingest: seek %s to %d: %w", f.base, start, err)
+		}
+		it, sync = newRecordIter(fh, filepath.Dir(f.path), f.base, start), fh.Sync
 	}
+	var readErr error // the remote file could not be read on (not a bad record)
 	var batch []ingested
 	next, nextSkip := start, skip
 	truncatedAt := int64(-1)
@@ -43,6 +64,12 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 			break
 		}
 		rec, err := it.Next()
+		if src != nil && src.err != nil {
+			// The store failed (unreachable, the object changed): what
+			// was read whole is kept, the rest is read again later.
+			readErr = remoteError{f.watch, fmt.Errorf("%s offset %d: %w", f.path, next, src.err)}
+			break
+		}
 		if err == io.EOF {
 			// Every member read complete: the file is consumed to its
 			// end (a one-stream gzip file, junk after the last record),
@@ -71,16 +98,19 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 			next, nextSkip = rec.c.Offset+rec.c.Length, 0
 		}
 		if len(batch) >= batchSize {
-			if err := in.flush(ctx, fh, f, st, batch, next, nextSkip); err != nil {
+			if err := in.flush(ctx, sync, f, st, batch, next, nextSkip); err != nil {
 				return err
 			}
 			batch = batch[:0]
 		}
 	}
 	if len(batch) > 0 || next != start || nextSkip != skip {
-		if err := in.flush(ctx, fh, f, st, batch, next, nextSkip); err != nil {
+		if err := in.flush(ctx, sync, f, st, batch, next, nextSkip); err != nil {
 			return err
 		}
+	}
+	if readErr != nil {
+		return readErr
 	}
 	in.mu.Lock()
 	finish, truncated, changed := false, false, false
@@ -118,11 +148,13 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 // it points at), the index entries, the CDXJ lines, and last the checkpoint.
 // A crash between steps repeats the batch on restart: index Puts of the same
 // original are no-ops and the CDXJ file is cut back to its checkpointed size.
-func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *fileState, batch []ingested, next, nextSkip int64) error {
+func (in *Ingester) flush(ctx context.Context, sync func() error, f seenFile, st *fileState, batch []ingested, next, nextSkip int64) error {
 	if in.cfg.ObserveBatch != nil {
 		defer func(start time.Time) { in.cfg.ObserveBatch(time.Since(start)) }(time.Now())
 	}
-	if err := fh.Sync(); err != nil && !errors.Is(err, syscall.EROFS) && !errors.Is(err, syscall.EINVAL) {
+	if sync == nil {
+		// A remote file: the store holds it durably already.
+	} else if err := sync(); err != nil && !errors.Is(err, syscall.EROFS) && !errors.Is(err, syscall.EINVAL) {
 		// EROFS/EINVAL: a read-only or sync-less file system holds nothing
 		// this process could make more durable.
 		return fatalError{fmt.Errorf("ingest: fsync %s: %w", f.path, err)}
@@ -194,6 +226,37 @@ func (in *Ingester) flush(ctx context.Context, fh *os.File, f seenFile, st *file
 	in.ctr.Revisits.Add(int64(revisits))
 	return nil
 }
+
+// stickyReader keeps the first error of r (a remote file): the WARC
+// reader would take a failed read for a damaged record and resynchronise
+// past it, while it is the store that failed and the bytes must be read
+// again.
+type stickyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *stickyReader) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF {
+		s.err = err
+	}
+	return n, err
+}
+
+// remoteError is a watched prefix (s3://…) whose store cannot be listed
+// or read: ingest of it waits (Status.Paused says why) and resumes by
+// itself once the store answers.
+type remoteError struct {
+	watch string
+	err   error
+}
+
+func (r remoteError) Error() string { return "ingest: " + r.err.Error() }
+func (r remoteError) Unwrap() error { return r.err }
 
 // cdxjPath is the CDXJ side file of a WARC (cdxj.SideFileName).
 func (in *Ingester) cdxjPath(base string) string {

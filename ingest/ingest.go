@@ -19,14 +19,21 @@ import (
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/warcfile"
 )
 
 // Config configures an Ingester.
 type Config struct {
 	// Dirs are watched for *.warc, *.warc.gz and their ".open" forms. A
 	// directory that does not exist yet (the crawler has not created it)
-	// is skipped until it appears.
+	// is skipped until it appears. An entry that is a location URL
+	// (s3://BUCKET/PREFIX?endpoint=…) is a prefix followed as a directory
+	// is: new and grown objects are read by range, and their captures
+	// carry the object's location URL as their File.
 	Dirs []string
+	// Locations lists and opens the remote prefixes of Dirs (nil: one of
+	// its own, closed by Run).
+	Locations *warcfile.Locations
 	// PollInterval between directory scans (default 2s).
 	PollInterval time.Duration
 	// Checkpoint is the file holding the durable progress (required).
@@ -96,10 +103,13 @@ type Ingester struct {
 	log   *slog.Logger
 	clog  *crawlLog // nil without Config.CrawlLog
 
+	locs *warcfile.Locations
+
 	mu        sync.Mutex
 	cp        *checkpoint
 	lastError string
 	paused    string // why ingest waits (a full disk); "" while it runs
+	down      string // the watched stores that cannot be reached; "" when all answer
 }
 
 // batchSize is the number of records indexed per durable batch.
@@ -130,7 +140,17 @@ func New(cfg Config, idx dedupindex.Index, sub wayside.Subscriber) (*Ingester, e
 	if sub == nil {
 		sub = wayside.SubscriberFunc(func(context.Context, wayside.Capture) error { return nil })
 	}
-	in := &Ingester{cfg: cfg, idx: idx, dedup: d, sub: sub, ctr: cfg.Counters, log: cfg.Logger.With("component", "ingest")}
+	for i, d := range cfg.Dirs {
+		if warcfile.IsURL(d) {
+			if err := warcfile.CheckLocation(d); err != nil {
+				return nil, fmt.Errorf("ingest: watch entry %d: %w", i, err)
+			}
+		}
+	}
+	in := &Ingester{cfg: cfg, idx: idx, dedup: d, sub: sub, ctr: cfg.Counters, log: cfg.Logger.With("component", "ingest"), locs: cfg.Locations}
+	if in.locs == nil {
+		in.locs = warcfile.NewLocations(nil)
+	}
 	if cfg.CrawlLog != "" {
 		in.clog = newCrawlLog(cfg.CrawlLog)
 	}
@@ -154,7 +174,7 @@ func (in *Ingester) Status() Status {
 		Errors:    in.ctr.Errors.Load(),
 		LagBytes:  in.ctr.LagBytes.Load(),
 		LastError: in.lastError,
-		Paused:    in.paused,
+		Paused:    strings.TrimPrefix(strings.Join([]string{in.paused, in.down}, "; "), "; "),
 		Files:     []FileProgress{},
 	}
 	if in.cp == nil {
@@ -178,6 +198,9 @@ func (in *Ingester) CrawlLog() *CrawlLogStatus { return in.clog.status() }
 // It returns an error only when progress can no longer be recorded (the
 // index or the checkpoint cannot be written).
 func (in *Ingester) Run(ctx context.Context) error {
+	if in.cfg.Locations == nil {
+		defer in.locs.Close()
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	if in.clog != nil {
@@ -233,23 +256,47 @@ func warcBaseName(name string) (base string, open, ok bool) {
 }
 
 type seenFile struct {
-	path     string
+	path     string // the local path, or the location URL of a remote file
 	base     string
 	open     bool
 	size     int64
 	mtime    time.Time
 	dev, ino uint64
+	// remote is set for an object under a watched prefix URL (watch);
+	// version is its ETag.
+	remote  bool
+	watch   string
+	version string
 }
 
-func (in *Ingester) list() ([]seenFile, error) {
+// list returns the WARC files of the watched directories and prefixes; a
+// prefix whose store cannot be listed is left out, its error in down.
+func (in *Ingester) list(ctx context.Context) ([]seenFile, []error, error) {
 	var out []seenFile
+	var down []error
 	for _, dir := range in.cfg.Dirs {
+		if warcfile.IsURL(dir) {
+			objs, err := in.locs.List(ctx, dir)
+			if err != nil {
+				down = append(down, remoteError{dir, err})
+				continue
+			}
+			for _, o := range objs {
+				base, open, ok := warcBaseName(o.Name)
+				if !ok {
+					continue
+				}
+				out = append(out, seenFile{path: o.Loc, base: base, open: open, size: o.Size, mtime: o.ModTime,
+					remote: true, watch: dir, version: o.Version})
+			}
+			continue
+		}
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // not created yet by the crawler
 			}
-			return nil, fmt.Errorf("ingest: read dir: %w", err)
+			return nil, nil, fmt.Errorf("ingest: read dir: %w", err)
 		}
 		for _, e := range ents {
 			base, open, ok := warcBaseName(e.Name())
@@ -282,19 +329,27 @@ func (in *Ingester) list() ([]seenFile, error) {
 		}
 		dedup = append(dedup, f)
 	}
-	return dedup, nil
+	return dedup, down, nil
 }
 
 func (in *Ingester) scan(ctx context.Context) error {
-	files, err := in.list()
+	files, down, err := in.list(ctx)
 	if err != nil {
 		in.noteError(err)
 		return nil
 	}
 	defer in.updateLag()
+	failed := map[string]bool{} // watched prefixes whose store failed in this scan
+	for _, e := range down {
+		failed[e.(remoteError).watch] = true
+	}
+	defer func() { in.noteDown(down) }()
 	for _, f := range files {
 		if ctx.Err() != nil {
 			return nil
+		}
+		if f.remote && failed[f.watch] {
+			continue
 		}
 		if err := in.lowSpace(); err != nil {
 			in.pause(err)
@@ -309,6 +364,12 @@ func (in *Ingester) scan(ctx context.Context) error {
 			}
 			if isFatal(err) {
 				return err
+			}
+			var re remoteError
+			if errors.As(err, &re) {
+				failed[re.watch] = true
+				down = append(down, re)
+				continue
 			}
 			in.noteError(err)
 		}
@@ -364,6 +425,29 @@ func (in *Ingester) resume() {
 	}
 }
 
+// noteDown records the watched stores a scan could not reach (Status.Paused
+// names them); ingest of their files resumes, from the checkpoint, on the
+// first scan that reaches them again.
+func (in *Ingester) noteDown(down []error) {
+	var msgs []string
+	for _, e := range down {
+		re := e.(remoteError)
+		msgs = append(msgs, fmt.Sprintf("%s cannot be read (%v); ingest of it resumes once the store answers", re.watch, re.err))
+	}
+	msg := strings.Join(msgs, "; ")
+	in.mu.Lock()
+	was := in.down
+	in.down = msg
+	in.mu.Unlock()
+	switch {
+	case msg != "" && was == "":
+		in.ctr.Errors.Add(1)
+		in.log.Error("ingest paused: object storage unreachable", "cause", msg)
+	case msg == "" && was != "":
+		in.log.Info("ingest resumed: object storage answers again")
+	}
+}
+
 // fatalError stops the ingester: the index or the checkpoint cannot be
 // written, so continuing could lose track of what was stored.
 type fatalError struct{ err error }
@@ -389,16 +473,16 @@ func (in *Ingester) state(f seenFile) *fileState {
 	defer in.mu.Unlock()
 	st := in.cp.Files[f.base]
 	if st == nil {
-		st = &fileState{Name: f.base, Path: f.path, Dev: f.dev, Ino: f.ino}
+		st = &fileState{Name: f.base, Path: f.path, Dev: f.dev, Ino: f.ino, Version: f.version}
 		in.cp.Files[f.base] = st
 		return st
 	}
-	if (st.Dev != f.dev || st.Ino != f.ino) && f.size < st.Offset {
+	if (st.Dev != f.dev || st.Ino != f.ino || st.Version != f.version) && f.size < st.Offset {
 		// A different, shorter file took the name: start it afresh.
 		in.log.Warn("ingest: file replaced, re-reading from the start", "file", f.base, "old_offset", st.Offset, "size", f.size)
-		*st = fileState{Name: f.base, Path: f.path, Dev: f.dev, Ino: f.ino}
+		*st = fileState{Name: f.base, Path: f.path, Dev: f.dev, Ino: f.ino, Version: f.version}
 	}
-	st.Dev, st.Ino, st.Path = f.dev, f.ino, f.path
+	st.Dev, st.Ino, st.Path, st.Version = f.dev, f.ino, f.path, f.version
 	return st
 }
 

@@ -2,9 +2,7 @@ package ingest
 
 import (
 	"errors"
-	"fmt"
 	"io"
-	"os"
 
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/cdxj"
@@ -19,13 +17,11 @@ type recordIter struct {
 	name, dir string
 }
 
-// newRecordIter reads f, the WARC file named name (without ".open") in dir,
-// from start.
-func newRecordIter(f *os.File, dir, name string, start int64) (*recordIter, error) {
-	if _, err := f.Seek(start, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("ingest: seek %s to %d: %w", name, start, err)
-	}
-	return &recordIter{r: warcio.NewReader(f, name), start: start, name: name, dir: dir}, nil
+// newRecordIter reads r, the WARC file named name (its base name without
+// ".open", or the location URL of a remote file) in dir ("" for a remote
+// file), from start (r yields the file's bytes from there).
+func newRecordIter(r io.Reader, dir, name string, start int64) *recordIter {
+	return &recordIter{r: warcio.NewReader(r, name), start: start, name: name, dir: dir}
 }
 
 // ingested is one record read by the watcher.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/warcfile"
 )
 
 // cdxQuery is a parsed CDX API query.
@@ -212,7 +213,7 @@ func newRow(e *captureindex.Entry) *row { return &row{e: e} }
 func (r *row) line() *cdxj.Line {
 	if !r.done {
 		r.l, r.done = cdxj.FromCaptureKey(r.e.Capture, r.e.Key), true
-		r.l.Filename = fileName(r.l.Filename)
+		r.l.Filename = warcfile.Base(r.l.Filename) // pywb names files relative to its archive paths
 	}
 	return &r.l
 }

@@ -12,15 +12,20 @@ import (
 	"strings"
 
 	"github.com/wayside-archive/wayside/captureindex"
+	"github.com/wayside-archive/wayside/warcfile"
 )
 
 // Options configure a Handler.
 type Options struct {
 	// Index is the capture index answered from (required).
 	Index *captureindex.Index
-	// WARCDirs are searched for the WARC files the index names
-	// (warcio.FindFile: final name or ".open").
+	// WARCDirs are searched for the WARC files the index names by base
+	// name (warcio.FindFile: final name or ".open").
 	WARCDirs []string
+	// Locations opens the WARC files the index names (base names in
+	// WARCDirs, location URLs: s3://, http(s)://, file://); nil: one made
+	// of WARCDirs (warcfile.NewLocations).
+	Locations *warcfile.Locations
 	// PublicURL, when set, is the absolute URL the handler is reached at
 	// (e.g. "https://archive.example.org/wayside"), used in Link headers,
 	// TimeMaps and redirects; otherwise they are built from the request's
@@ -87,6 +92,7 @@ type Handler struct {
 	idx      *captureindex.Index
 	log      *slog.Logger
 	rewrites chan struct{}
+	locs     *warcfile.Locations
 }
 
 // New returns a Handler.
@@ -113,7 +119,11 @@ func New(opts Options) (*Handler, error) {
 	if opts.FuzzyParams == nil {
 		opts.FuzzyParams = DefaultFuzzyParams
 	}
-	return &Handler{opts: opts, fuzzy: fuzzySet(opts.FuzzyParams), idx: opts.Index, log: opts.Logger, rewrites: make(chan struct{}, opts.MaxRewrites)}, nil
+	locs := opts.Locations
+	if locs == nil {
+		locs = warcfile.NewLocations(opts.WARCDirs)
+	}
+	return &Handler{opts: opts, fuzzy: fuzzySet(opts.FuzzyParams), idx: opts.Index, log: opts.Logger, rewrites: make(chan struct{}, opts.MaxRewrites), locs: locs}, nil
 }
 
 // Error is an answer other than 200 the handler chose (a 4xx with a

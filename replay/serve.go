@@ -10,7 +10,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/wayside-archive/wayside/captureindex"
+	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -111,10 +111,10 @@ func (h *Handler) serveCapture(w http.ResponseWriter, r *http.Request, p *path, 
 			return badRequest("URI-R %q: %v", e.URI, err)
 		}
 	}
-	payload := captureindex.Location{File: e.File, Offset: e.Offset, Length: e.Length}
+	payload := captureindex.Location{File: e.File, Offset: e.Offset, Length: e.Length, URI: e.URI, Date: e.Date}
 	var head *warcio.Record // the revisit whose status and headers are replayed
 	if e.IsRevisit() {
-		rec, err := h.readRecord(payload, nil)
+		rec, err := h.readRecord(r.Context(), payload, nil)
 		if err != nil {
 			return err
 		}
@@ -173,7 +173,7 @@ func (h *Handler) serveCapture(w http.ResponseWriter, r *http.Request, p *path, 
 		}
 		return sendRaw(length)
 	}
-	_, err := h.readRecord(payload, onPayload)
+	_, err := h.readRecord(r.Context(), payload, onPayload)
 	if rb != nil {
 		defer func() { <-h.rewrites }()
 	}
@@ -358,28 +358,56 @@ func decode(enc string, b []byte, max int64) ([]byte, error) {
 	return out, nil
 }
 
-// readRecord reads the record at loc; onPayload (when not nil) is called
-// once its headers are parsed and receives the payload.
-func (h *Handler) readRecord(loc captureindex.Location, onPayload func(*warcio.Record) io.Writer) (*warcio.Record, error) {
-	f, err := h.openWARC(loc.File)
+// readRecord reads the record at loc (a base name in the WARC directories
+// or a location URL: warcfile.Locations, remote files by range);
+// onPayload (when not nil) is called once its headers are parsed and
+// receives the payload. A record that is not the capture indexed there
+// (another target URI or date: the file was replaced or cut after it was
+// indexed) is an error naming the file and offset, and no payload byte of
+// it is passed on.
+func (h *Handler) readRecord(ctx context.Context, loc captureindex.Location, onPayload func(*warcio.Record) io.Writer) (*warcio.Record, error) {
+	f, err := h.locs.Open(ctx, loc.File)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, notFound(nil, "the WARC file %s holding this capture is not in the archive's WARC directories", loc.File)
+		if warcfile.IsNotExist(err) {
+			return nil, notFound(nil, "the WARC file %s holding this capture is not in the archive (%v)", loc.File, err)
 		}
-		return nil, err
+		h.log.Warn("replay: cannot open a WARC file", "file", loc.File, "offset", loc.Offset, "err", err)
+		return nil, fmt.Errorf("replay: %s offset %d: %w", loc.File, loc.Offset, err)
 	}
 	defer f.Close()
 	opts := warcio.Options{SkipPayloadDigest: true}
-	if onPayload != nil {
-		sw := &switchWriter{}
-		opts.Payload, opts.OnHead = sw, func(rec *warcio.Record) { sw.w = onPayload(rec) }
+	var mismatch error
+	sw := &switchWriter{}
+	opts.Payload, opts.OnHead = sw, func(rec *warcio.Record) {
+		if mismatch = checkRecord(loc, rec); mismatch != nil {
+			sw.w = errWriter{mismatch}
+			return
+		}
+		if onPayload != nil {
+			sw.w = onPayload(rec)
+		}
 	}
 	rec, err := warcio.ReadAt(f, loc.File, loc.Offset, loc.Length, opts)
+	if err == nil {
+		err = mismatch
+	}
 	if err != nil {
 		h.log.Warn("replay: cannot read a capture", "file", loc.File, "offset", loc.Offset, "err", err)
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	return rec, nil
+}
+
+// checkRecord returns an error unless rec, read at loc, is the record the
+// index describes there (its target URI and date, to the second).
+func checkRecord(loc captureindex.Location, rec *warcio.Record) error {
+	switch {
+	case loc.URI != "" && rec.TargetURI != loc.URI:
+		return fmt.Errorf("%s offset %d: the record there is of %q, the index has %q: the file changed after it was indexed", loc.File, loc.Offset, rec.TargetURI, loc.URI)
+	case !loc.Date.IsZero() && !rec.Date.IsZero() && rec.Date.Unix() != loc.Date.Unix():
+		return fmt.Errorf("%s offset %d: the record there is of %s, the index has %s: the file changed after it was indexed", loc.File, loc.Offset, rec.Date.UTC().Format(time.RFC3339), loc.Date.UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 // rewriteBuffer holds a body to rewrite, up to max bytes; past that it

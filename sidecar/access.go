@@ -255,7 +255,7 @@ func (s *Server) openAccessFor(cfg Config) (*access, error) {
 			return nil, fmt.Errorf("sidecar: access.wacz_key %s: %w", ac.WACZKey, err)
 		}
 	}
-	opts := replay.Options{WACZKey: key, Index: idx, WARCDirs: cfg.Ingest.Dirs, PublicURL: ac.PublicURL,
+	opts := replay.Options{WACZKey: key, Index: idx, WARCDirs: cfg.localDirs(), PublicURL: ac.PublicURL,
 		MaxResults: ac.MaxResults, PageSize: ac.TimeMapPageSize, Logger: s.log.With("component", "replay"),
 		FuzzyParams: ac.FuzzyParams}
 	if ac.Aliases != "" {

@@ -6,14 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/cdxj"
-	"github.com/wayside-archive/wayside/warcio"
+	"github.com/wayside-archive/wayside/warcfile"
 )
 
 // OutbackCDX-style loading of the capture index, for archives whose WARCs
@@ -49,58 +48,22 @@ func checkLoadCollection(name string) error {
 }
 
 // storageBase checks a storage URL and returns it normalised: a
-// directory path becomes a file:// URL, the path loses its trailing
-// slash.
+// directory path becomes a file:// URL.
 func storageBase(raw string) (string, error) {
 	if raw == "" {
 		return "", errors.New("no storage URL")
 	}
-	if !strings.Contains(raw, "://") {
+	if !warcfile.IsURL(raw) {
 		abs, err := filepath.Abs(raw)
 		if err != nil {
 			return "", fmt.Errorf("storage %q: %w", raw, err)
 		}
 		return (&url.URL{Scheme: "file", Path: abs}).String(), nil
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", fmt.Errorf("storage %q: %w", raw, err)
-	}
-	if u.User != nil {
-		return "", fmt.Errorf("storage %q: credentials do not go in the URL (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the shared config files)", u.Redacted())
-	}
-	switch u.Scheme {
-	case "file":
-		if (u.Host != "" && u.Host != "localhost") || !strings.HasPrefix(u.Path, "/") {
-			return "", fmt.Errorf("storage %q: a file URL names an absolute local path (file:///DIR)", raw)
-		}
-		u.Host = ""
-	case "s3", "http", "https":
-		if u.Host == "" {
-			return "", fmt.Errorf("storage %q: no bucket or host", raw)
-		}
-	default:
-		return "", fmt.Errorf("storage %q: scheme %q is not file, s3, http or https", raw, u.Scheme)
-	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	u.RawPath = ""
-	return u.String(), nil
-}
-
-// locationIn returns the location of the WARC file name (a base name, or
-// a relative path of clean segments) under the storage URL base.
-func locationIn(base, name string) (string, error) {
-	for _, seg := range strings.Split(name, "/") {
-		if err := warcio.CheckFileName(seg); err != nil {
-			return "", fmt.Errorf("filename %q: %w", name, err)
-		}
-	}
-	u, err := url.Parse(base)
-	if err != nil {
+	if err := warcfile.CheckLocation(raw); err != nil {
 		return "", err
 	}
-	u.Path = path.Join("/", u.Path, name)
-	return u.String(), nil
+	return raw, nil
 }
 
 // setLoadRoutes gives a the collections of storage and their routes.
@@ -247,8 +210,8 @@ func loadCapture(l cdxj.Line, base string) (wayside.Capture, error) {
 	if l.Offset < 0 {
 		return c, errors.New("no offset: the line does not say where in its WARC file the record is")
 	}
-	if c.File, err = locationIn(base, l.Filename); err != nil {
-		return c, err
+	if c.File, err = warcfile.Join(base, l.Filename); err != nil {
+		return c, fmt.Errorf("filename %q: %w", l.Filename, err)
 	}
 	if !captureindex.Indexable(c) {
 		return c, errors.New("not a capture the index can hold")

@@ -21,6 +21,7 @@ import (
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/fixity"
 	"github.com/wayside-archive/wayside/ingest"
+	"github.com/wayside-archive/wayside/warcfile"
 	"gopkg.in/yaml.v3"
 )
 
@@ -104,7 +105,10 @@ type CDXConfig struct {
 
 // IngestConfig configures the WARC directory watcher.
 type IngestConfig struct {
-	// Dirs are watched for *.warc, *.warc.gz and their ".open" forms.
+	// Dirs are watched for *.warc, *.warc.gz and their ".open" forms. An
+	// entry s3://BUCKET/PREFIX?endpoint=… is a bucket prefix, followed as
+	// a directory is (its records are read by range; the capture index
+	// stores their locations as URLs).
 	Dirs []string `yaml:"dirs"`
 	// PollInterval between directory scans. Default 2s.
 	PollInterval time.Duration `yaml:"poll_interval"`
@@ -498,6 +502,10 @@ func (c *Config) Validate() error {
 	for i, d := range c.Ingest.Dirs {
 		if d == "" {
 			add(keyErr(fmt.Sprintf("ingest.dirs[%d]", i), "empty path"))
+		} else if warcfile.IsURL(d) {
+			if err := warcfile.CheckLocation(d); err != nil {
+				add(keyErr(fmt.Sprintf("ingest.dirs[%d]", i), "%v", err))
+			}
 		}
 	}
 	if c.Ingest.MinPayload < 0 {
@@ -606,6 +614,9 @@ func (c *Config) Validate() error {
 func (c *Config) CheckDirs() error {
 	var errs []error
 	for i, d := range c.Ingest.Dirs {
+		if warcfile.IsURL(d) {
+			continue // a bucket prefix: ingest reports a store it cannot reach
+		}
 		fi, err := os.Stat(d)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -633,7 +644,7 @@ func (c *Config) ConsumersConfig(log *slog.Logger) consumers.Config {
 	if c.Access.enabled() {
 		cc.CaptureIndex = consumers.CaptureIndexConfig{Dir: c.Access.Index, Scope: c.Ingest.Scope}
 	}
-	cc.Characterize = c.Characterize.consumer(c.Ingest.Dirs)
+	cc.Characterize = c.Characterize.consumer(c.localDirs())
 	return cc
 }
 
@@ -650,6 +661,18 @@ func (c *Config) IngestConfig(recovered func(context.Context) error, ctr *ingest
 		ic.CDXJDir = ""
 	}
 	return ic
+}
+
+// localDirs are the watched entries that are local directories (not
+// bucket prefixes).
+func (c *Config) localDirs() []string {
+	var out []string
+	for _, d := range c.Ingest.Dirs {
+		if !warcfile.IsURL(d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // spaceDirs are the directories the daemon writes to besides the

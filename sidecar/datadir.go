@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+
+	"github.com/wayside-archive/wayside/warcfile"
 )
 
 // PrepareDirs readies the file system before the daemon opens anything in
@@ -45,6 +47,9 @@ func (c *Config) PrepareDirs(log *slog.Logger) error {
 		}
 	}
 	for i, d := range c.Ingest.Dirs {
+		if warcfile.IsURL(d) {
+			continue
+		}
 		if _, err := os.ReadDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return keyErr(fmt.Sprintf("ingest.dirs[%d]", i), "%s cannot be listed: %v", d, errors.Unwrap(err))
 		}

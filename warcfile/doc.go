@@ -51,6 +51,22 @@
 // subpackage of its own. The CDXJ side files and the lock stay in the
 // local directory WriterOptions.Dir.
 //
+// # Locations
+//
+// A WARC location names where one file lives, for every reader of records
+// (replay, id_, fixity, the ingester): a plain base name, looked up in
+// the local WARC directories (warcio.FindFile), file:///PATH,
+// s3://BUCKET/KEY?endpoint=… (package warcfile/s3 registers it) or
+// http(s)://… (read only, by Range; a server that ignores Range is
+// refused). Locations opens them; a backend registers its scheme
+// (RegisterScheme, as dedupindex's backends do). Remote files are
+// RangeFiles: reads by ranged requests conditional on the version opened,
+// so a file replaced or cut after Open fails the read (ChangedError,
+// naming the location and offset) rather than mixing versions.
+// Credentials never come from a location (one carrying user information is
+// refused) and never appear in errors or logs. Join and Base build and
+// take apart locations.
+//
 // # Failpoints
 //
 // PointWrite ("warcfile.write", each write(2) of a WARC file) and

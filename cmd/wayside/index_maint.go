@@ -24,6 +24,7 @@ import (
 	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/postdedup"
 	"github.com/wayside-archive/wayside/replay"
+	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -492,11 +493,13 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 	})
 	var problems []string
 	var ok int
-	var cur *warcAt
+	locs := warcfile.NewLocations(dirs)
+	defer locs.Close()
+	var cur warcfile.ReadFile
 	curName := ""
 	defer func() {
 		if cur != nil {
-			cur.close()
+			cur.Close()
 		}
 	}()
 	missing := map[string]bool{}
@@ -509,11 +512,11 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 		}
 		if t.file != curName {
 			if cur != nil {
-				cur.close()
+				cur.Close()
 				cur = nil
 			}
 			curName = t.file
-			f, err := openWARCAt(ctx, t.file, dirs)
+			f, err := locs.Open(ctx, t.file)
 			if err != nil {
 				missing[t.file] = true
 			} else {
@@ -524,7 +527,7 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 			problems = append(problems, fmt.Sprintf("%s offset %d: %s: WARC file not found (in %s, or at its location)", t.file, t.offset, t.what, strings.Join(dirs, ", ")))
 			continue
 		}
-		if p := verifyOne(rd, cur.ReaderAt, t); p != "" {
+		if p := verifyOne(rd, cur, t); p != "" {
 			problems = append(problems, fmt.Sprintf("%s offset %d: %s: %s", t.file, t.offset, t.what, p))
 			continue
 		}

@@ -4,19 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
-	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/internal/failpoint"
-	"github.com/wayside-archive/wayside/warcfile/s3"
+	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -74,15 +70,22 @@ func runIndexRelocate(ctx context.Context, e *env, args []string) error {
 	if mi.daemon != nil {
 		return errors.New("index relocate: the capture index of a running daemon cannot be relocated over its API: stop the daemon and give --captures DIR (or --captures - for the dedup index alone)")
 	}
-	dirs = append(dirs, mi.warcDirs...)
+	locs := warcfile.NewLocations(append(dirs, mi.warcDirs...))
+	defer locs.Close()
 
 	// The files the indexes name, and where each goes.
 	moves := map[string]string{}
+	var joinErr error
 	consider := func(file string) {
 		if _, ok := moves[file]; ok || (len(sel.Files) > 0 && !dedupindex.MatchFile(sel.Files, file)) {
 			return
 		}
-		moves[file] = joinLocation(base, dedupindex.FileBase(file))
+		nw, err := warcfile.Join(base, warcfile.Base(file))
+		if err != nil {
+			joinErr = fmt.Errorf("index relocate: %s: %w", file, err)
+			return
+		}
+		moves[file] = nw
 	}
 	var originals []dedupindex.Entry
 	err = mi.maint.Scan(ctx, dedupindex.Selector{Files: sel.Files}, func(en dedupindex.Entry) error {
@@ -97,6 +100,9 @@ func runIndexRelocate(ctx context.Context, e *env, args []string) error {
 		for _, f := range mi.captures.Files() {
 			consider(f)
 		}
+	}
+	if joinErr != nil {
+		return joinErr
 	}
 	for old, nw := range moves {
 		if old == nw {
@@ -134,7 +140,7 @@ func runIndexRelocate(ctx context.Context, e *env, args []string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ps, n := checkRelocation(ctx, old, moves[old], dirs, targets[old])
+		ps, n := checkRelocation(ctx, locs, old, moves[old], targets[old])
 		problems = append(problems, ps...)
 		records += n
 	}
@@ -215,124 +221,58 @@ func runIndexRelocate(ctx context.Context, e *env, args []string) error {
 	return report()
 }
 
-// relocateBase checks --to and returns it normalised: a directory path
-// becomes a file:// URL; the path loses its trailing slash.
+// relocateBase checks the URL argument and returns it normalised: a
+// directory path becomes a file:// URL.
 func relocateBase(raw string) (string, error) {
-	if !strings.Contains(raw, "://") {
+	if !warcfile.IsURL(raw) {
 		abs, err := filepath.Abs(raw)
 		if err != nil {
 			return "", err
 		}
 		return (&url.URL{Scheme: "file", Path: abs}).String(), nil
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
+	if err := warcfile.CheckLocation(raw); err != nil {
 		return "", err
 	}
-	if u.User != nil {
-		return "", errors.New("credentials do not go in the URL (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the shared files)")
-	}
-	switch u.Scheme {
-	case "file":
-		if (u.Host != "" && u.Host != "localhost") || !strings.HasPrefix(u.Path, "/") {
-			return "", fmt.Errorf("%q: a file URL names an absolute path (file:///DIR)", raw)
-		}
-		u.Host = ""
-	case "s3":
-		if u.Host == "" {
-			return "", fmt.Errorf("%q: no bucket", raw)
-		}
-	default:
-		return "", fmt.Errorf("%q: scheme %q is not file or s3", raw, u.Scheme)
-	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	u.RawPath = ""
-	return u.String(), nil
+	return raw, nil
 }
 
-// joinLocation is the location of the file name under the storage URL
-// base.
-func joinLocation(base, name string) string {
-	u, err := url.Parse(base)
-	if err != nil {
-		return base + "/" + name
-	}
-	u.Path = path.Join("/", u.Path, name)
-	return u.String()
-}
-
-// warcAt is a WARC file opened at a location, readable at any offset.
-type warcAt struct {
-	io.ReaderAt
-	size  int64
-	close func() error
-}
-
-// openWARCAt opens a WARC file where an index says it is: a base name in
-// dirs, or a file:// or s3:// location URL.
-func openWARCAt(ctx context.Context, loc string, dirs []string) (*warcAt, error) {
-	if !strings.Contains(loc, "://") {
-		if len(dirs) == 0 {
-			return nil, fmt.Errorf("%s: give --warc-dir or --dir: where the files are now", loc)
-		}
-		f, err := warcio.FindFile(dirs, loc)
-		if err != nil {
-			return nil, err
-		}
-		return fileAt(f)
-	}
-	u, err := url.Parse(loc)
-	if err != nil {
-		return nil, err
-	}
-	switch u.Scheme {
-	case "file":
-		f, err := os.Open(u.Path)
-		if err != nil {
-			return nil, err
-		}
-		return fileAt(f)
-	case "s3":
-		dir := *u
-		dir.Path = path.Dir(u.Path)
-		b, err := s3.Open(ctx, dir.String())
-		if err != nil {
-			return nil, err
-		}
-		o, err := b.Open(ctx, path.Base(u.Path))
-		if err != nil {
-			return nil, err
-		}
-		return &warcAt{ReaderAt: o, size: o.Info().Size, close: o.Close}, nil
-	}
-	return nil, fmt.Errorf("%s: %s locations are not read here", u.Redacted(), u.Scheme)
-}
-
-func fileAt(f *os.File) (*warcAt, error) {
+// sizeOf returns the size of an open WARC file.
+func sizeOf(f warcfile.ReadFile) (int64, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		f.Close()
-		return nil, err
+		return 0, err
 	}
-	return &warcAt{ReaderAt: f, size: fi.Size(), close: f.Close}, nil
+	return fi.Size(), nil
 }
 
 // checkRelocation checks one moved file: present at nw with old's size,
 // and (targets) each record the indexes name in it there with its
 // digest. It returns the problems and the records read.
-func checkRelocation(ctx context.Context, old, nw string, dirs []string, targets []verifyTarget) ([]string, int) {
-	src, err := openWARCAt(ctx, old, dirs)
+func checkRelocation(ctx context.Context, locs *warcfile.Locations, old, nw string, targets []verifyTarget) ([]string, int) {
+	if !warcfile.IsURL(old) && len(locs.Dirs) == 0 {
+		return []string{fmt.Sprintf("%s: give --warc-dir or --dir: where the file is now", old)}, 0
+	}
+	src, err := locs.Open(ctx, old)
 	if err != nil {
 		return []string{fmt.Sprintf("%s: cannot read it where the indexes find it now: %v", old, err)}, 0
 	}
-	defer src.close()
-	dst, err := openWARCAt(ctx, nw, nil)
+	defer src.Close()
+	dst, err := locs.Open(ctx, nw)
 	if err != nil {
 		return []string{fmt.Sprintf("%s: not at its new location %s: %v", old, nw, err)}, 0
 	}
-	defer dst.close()
-	if src.size != dst.size {
-		return []string{fmt.Sprintf("%s: %d bytes, but %s has %d", old, src.size, nw, dst.size)}, 0
+	defer dst.Close()
+	srcSize, err := sizeOf(src)
+	if err != nil {
+		return []string{fmt.Sprintf("%s: %v", old, err)}, 0
+	}
+	dstSize, err := sizeOf(dst)
+	if err != nil {
+		return []string{fmt.Sprintf("%s: %v", nw, err)}, 0
+	}
+	if srcSize != dstSize {
+		return []string{fmt.Sprintf("%s: %d bytes, but %s has %d", old, srcSize, nw, dstSize)}, 0
 	}
 	var problems []string
 	rd := new(warcio.Reader)

@@ -19,6 +19,7 @@ import (
 	dipebble "github.com/wayside-archive/wayside/dedupindex/pebble"
 	"github.com/wayside-archive/wayside/internal/s3test"
 	"github.com/wayside-archive/wayside/internal/testenv"
+	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcfile/s3"
 )
 
@@ -130,13 +131,13 @@ func TestIndexRelocate(t *testing.T) {
 	}
 	o, c := indexFiles(t, dir)
 	for f, n := range origBefore {
-		if o[joinLocation(to, f)] != n {
-			t.Errorf("originals of %s: %d at the new location, want %d (%v)", f, o[joinLocation(to, f)], n, o)
+		if o[mustJoin(t, to, f)] != n {
+			t.Errorf("originals of %s: %d at the new location, want %d (%v)", f, o[mustJoin(t, to, f)], n, o)
 		}
 	}
 	for f, n := range capBefore {
-		if c[joinLocation(to, f)] != n {
-			t.Errorf("captures of %s: %d at the new location, want %d (%v)", f, c[joinLocation(to, f)], n, c)
+		if c[mustJoin(t, to, f)] != n {
+			t.Errorf("captures of %s: %d at the new location, want %d (%v)", f, c[mustJoin(t, to, f)], n, c)
 		}
 	}
 	for _, f := range files {
@@ -270,7 +271,7 @@ func TestIndexRelocateKill9(t *testing.T) {
 			}
 			switch o.File {
 			case e.Original.File:
-			case joinLocation(to, e.Original.File):
+			case mustJoin(t, to, e.Original.File):
 				origMoved++
 			default:
 				t.Fatalf("%s: original in %s", when, o.File)
@@ -327,4 +328,13 @@ func TestIndexRelocateKill9(t *testing.T) {
 	if om != n || cm != n {
 		t.Fatalf("after the re-run: %d originals and %d captures moved, want %d each (%s)", om, cm, n, time.Since(start))
 	}
+}
+
+func mustJoin(t *testing.T, base, name string) string {
+	t.Helper()
+	loc, err := warcfile.Join(base, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
 }

@@ -27,6 +27,7 @@ type Bucket struct {
 	bucket string
 	prefix string // "" or ending in "/"
 	raw    string // the location, for messages (no credentials in it)
+	query  string // the location's parameters (endpoint=…), as given
 }
 
 // Open connects to the location u ("s3://BUCKET/PREFIX?endpoint=…").
@@ -82,7 +83,7 @@ func Open(ctx context.Context, u string) (*Bucket, error) {
 		prefix += "/"
 	}
 	loc := "s3://" + pu.Host + "/" + prefix
-	b := &Bucket{c: c, bucket: pu.Host, prefix: prefix, raw: loc}
+	b := &Bucket{c: c, bucket: pu.Host, prefix: prefix, raw: loc, query: pu.RawQuery}
 	ok, err := c.BucketExists(ctx, b.bucket)
 	switch {
 	case err != nil:
@@ -98,6 +99,28 @@ func (b *Bucket) String() string { return b.raw }
 
 // URL is the location of the object name.
 func (b *Bucket) URL(name string) string { return b.raw + name }
+
+// Location is the full location URL of the object name, with the
+// bucket's parameters (s3://BUCKET/PREFIX/NAME?endpoint=…): what an index
+// stores to find the object again.
+func (b *Bucket) Location(name string) string {
+	if b.query == "" {
+		return b.URL(name)
+	}
+	return b.URL(name) + "?" + b.query
+}
+
+// Sub is the bucket at the prefix dir ("" for the bucket's root, else
+// a/b) of the same bucket and connection.
+func (b *Bucket) Sub(dir string) *Bucket {
+	s := *b
+	s.prefix = strings.Trim(dir, "/")
+	if s.prefix != "" {
+		s.prefix += "/"
+	}
+	s.raw = "s3://" + b.bucket + "/" + s.prefix
+	return &s
+}
 
 func (b *Bucket) key(name string) (string, error) {
 	if name == "" || strings.Contains(name, "/") || name == "." || name == ".." {
@@ -222,11 +245,46 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-func (o *Object) readErr(off int64, err error) error {
-	if r := minio.ToErrorResponse(err); r.StatusCode == http.StatusPreconditionFailed {
-		return fmt.Errorf("s3: %s offset %d: the object changed after it was opened (ETag %s): %w", o.b.URL(o.info.Name), off, o.info.ETag, err)
+// Range returns the bytes [off, end] (inclusive) of the object, with one
+// GET conditional on the ETag Open found: its body's errors name the
+// object and the offset, and a replaced object fails with 412.
+func (o *Object) Range(off, end int64) (io.ReadCloser, error) {
+	rc, err := o.get(off, end)
+	if err != nil {
+		return nil, err
 	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+	return &rangeBody{o: o, rc: rc, off: off}, nil
+}
+
+type rangeBody struct {
+	o   *Object
+	rc  io.ReadCloser
+	off int64
+}
+
+func (r *rangeBody) Read(p []byte) (int, error) {
+	n, err := r.rc.Read(p)
+	r.off += int64(n)
+	if err != nil && err != io.EOF {
+		return n, r.o.readErr(r.off, err)
+	}
+	return n, err
+}
+
+func (r *rangeBody) Close() error { return r.rc.Close() }
+
+// ErrChanged is wrapped by the error of a read of an object replaced after
+// it was opened (its ETag differs).
+var ErrChanged = errors.New("s3: object changed")
+
+func (o *Object) readErr(off int64, err error) error {
+	if errors.Is(err, ErrChanged) {
+		return err
+	}
+	if r := minio.ToErrorResponse(err); r.StatusCode == http.StatusPreconditionFailed {
+		return fmt.Errorf("s3: %s offset %d: the object changed after it was opened (ETag %s): %w: %w", o.b.URL(o.info.Name), off, o.info.ETag, ErrChanged, err)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || minio.ToErrorResponse(err).StatusCode == http.StatusRequestedRangeNotSatisfiable {
 		return fmt.Errorf("s3: %s offset %d: the object is shorter than the %d bytes it had when opened: %w", o.b.URL(o.info.Name), off, o.info.Size, io.ErrUnexpectedEOF)
 	}
 	return fmt.Errorf("s3: %s offset %d: %w", o.b.URL(o.info.Name), off, err)
