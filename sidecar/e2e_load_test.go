@@ -2,6 +2,7 @@ package sidecar_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -14,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wayside-archive/wayside/internal/s3test"
 	"github.com/wayside-archive/wayside/internal/testenv"
+	"github.com/wayside-archive/wayside/warcfile/s3"
 )
 
 const loadConfig = `
@@ -58,6 +61,105 @@ func post(t *testing.T, u, tok string, body []byte) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// loadFixture is a daemon that ingests pywb's revisit sample and the
+// file holding its originals into "default", with a copy of both files
+// elsewhere and their CDXJ (as `wayside cdxj` writes it).
+type loadFixture struct {
+	dir, base, staff string
+	d                *daemon
+	cdxj             string
+	lines, urls      []string
+}
+
+func newLoadFixture(t *testing.T, extraStorage string) *loadFixture {
+	t.Helper()
+	dir := t.TempDir()
+	corpus := filepath.Join(testenv.SharedDir(t), "corpus", "warc")
+	// pywb's revisits and the file holding their originals.
+	srcs := []string{filepath.Join(corpus, "pywb-dupes.warc.gz"), filepath.Join(corpus, "pywb-iana.warc.gz")}
+	for _, sub := range []string{"warcs", "elsewhere"} {
+		os.MkdirAll(filepath.Join(dir, sub), 0o755)
+		testenv.CopyFiles(t, filepath.Join(dir, sub), srcs...)
+	}
+	d := startDaemon(t, dir, loadConfig+extraStorage)
+	f := &loadFixture{dir: dir, d: d, base: d.tcp, staff: d.tcp + "/t/" + testCDXToken}
+	code, cdxjOut, errOut := runBinary(t, "cdxj", filepath.Join(dir, "elsewhere"))
+	if code != 0 {
+		t.Fatalf("wayside cdxj: %d %s", code, errOut)
+	}
+	f.cdxj = cdxjOut
+	f.lines = strings.Split(strings.TrimSpace(cdxjOut), "\n")
+	seen := map[string]bool{}
+	for _, l := range f.lines {
+		var r struct {
+			URL string `json:"url"`
+		}
+		if err := json.Unmarshal([]byte(l[strings.IndexByte(l, '{'):]), &r); err != nil {
+			t.Fatal(err)
+		}
+		if !seen[r.URL] {
+			seen[r.URL] = true
+			f.urls = append(f.urls, r.URL)
+		}
+	}
+	sort.Strings(f.urls)
+	waitFor(t, "ingest", func() bool {
+		_, body := get(t, f.staff+"/default/cdx?url=iana.org&matchType=domain&output=json", nil)
+		_, body2 := get(t, f.staff+"/default/cdx?url=example.com&output=json", nil)
+		return strings.Count(body, "\n")+strings.Count(body2, "\n") == len(f.lines)
+	})
+	return f
+}
+
+// same compares the answers of collection coll with the ingested
+// collection's: CDX API (JSON, CDXJ, text), TimeMaps, and every id_
+// memento (status, type, bytes; an error naming the file names it by
+// its location here: the strings strip are taken out of it).
+func (f *loadFixture) same(t *testing.T, coll string, strip ...string) {
+	t.Helper()
+	staff := f.staff
+	lines, urls := f.lines, f.urls
+	same := func(what, coll, want, got string) {
+		t.Helper()
+		if got = strings.ReplaceAll(got, "/"+coll+"/", "/default/"); got != want {
+			t.Errorf("%s: %s answers\n%s\nthe ingested collection\n%s", what, coll, got, want)
+		}
+	}
+	for _, q := range []string{"url=iana.org&matchType=domain&output=json", "url=example.com&output=json",
+		"url=iana.org&matchType=domain&output=cdxj", "url=iana.org/&sort=reverse&output=text"} {
+		_, want := get(t, staff+"/default/cdx?"+q, nil)
+		_, got := get(t, staff+"/"+coll+"/cdx?"+q, nil)
+		if strings.TrimSpace(want) == "" {
+			t.Fatalf("cdx %s: the ingested collection answers nothing", q)
+		}
+		same("cdx "+q, coll, want, got)
+	}
+	mementos := 0
+	for _, u := range urls {
+		_, want := get(t, staff+"/default/timemap/link/"+u, nil)
+		_, got := get(t, staff+"/"+coll+"/timemap/link/"+u, nil)
+		same("timemap "+u, coll, want, got)
+		_, rows := get(t, staff+"/default/cdx?url="+url.QueryEscape(u)+"&output=text&fl=timestamp", nil)
+		for _, ts := range strings.Fields(rows) {
+			wr, wb := get(t, staff+"/default/"+ts+"id_/"+u, nil)
+			gr, gb := get(t, staff+"/"+coll+"/"+ts+"id_/"+u, nil)
+			// An error names the file: by its location here.
+			for _, x := range strip {
+				gb = strings.ReplaceAll(gb, x, "")
+			}
+			if wr.StatusCode != gr.StatusCode || wb != gb || wr.Header.Get("Content-Type") != gr.Header.Get("Content-Type") {
+				t.Errorf("id_ %s %s: %s answers %d (%d bytes), the ingested collection %d (%d bytes) %q", ts, u, coll, gr.StatusCode, len(gb), wr.StatusCode, len(wb), wb)
+			}
+			if wr.StatusCode == 200 {
+				mementos++
+			}
+		}
+	}
+	if mementos < len(lines)*9/10 {
+		t.Errorf("%s: only %d of %d captures replayed", coll, mementos, len(lines))
+	}
+}
+
 // TestE2ECaptureLoad loads the index lines of a real WARC (pywb's
 // revisit sample) into collections by POST, OutbackCDX style — as CDX11
 // lines (the daemon's own CDX answer for the ingested copy, the layout
@@ -69,44 +171,8 @@ func post(t *testing.T, u, tok string, body []byte) (int, string) {
 // answers it and is deleted; a body with bad lines is refused naming them
 // and stores nothing; the routes need the token.
 func TestE2ECaptureLoad(t *testing.T) {
-	dir := t.TempDir()
-	corpus := filepath.Join(testenv.SharedDir(t), "corpus", "warc")
-	// pywb's revisits and the file holding their originals.
-	srcs := []string{filepath.Join(corpus, "pywb-dupes.warc.gz"), filepath.Join(corpus, "pywb-iana.warc.gz")}
-	for _, sub := range []string{"warcs", "elsewhere"} {
-		os.MkdirAll(filepath.Join(dir, sub), 0o755)
-		testenv.CopyFiles(t, filepath.Join(dir, sub), srcs...)
-	}
-	d := startDaemon(t, dir, loadConfig)
-	base := d.tcp
-	staff := base + "/t/" + testCDXToken
-
-	code, cdxjOut, errOut := runBinary(t, "cdxj", filepath.Join(dir, "elsewhere"))
-	if code != 0 {
-		t.Fatalf("wayside cdxj: %d %s", code, errOut)
-	}
-	lines := strings.Split(strings.TrimSpace(cdxjOut), "\n")
-	var urls []string
-	seen := map[string]bool{}
-	for _, l := range lines {
-		var f struct {
-			URL string `json:"url"`
-		}
-		if err := json.Unmarshal([]byte(l[strings.IndexByte(l, '{'):]), &f); err != nil {
-			t.Fatal(err)
-		}
-		if !seen[f.URL] {
-			seen[f.URL] = true
-			urls = append(urls, f.URL)
-		}
-	}
-	sort.Strings(urls)
-	waitFor(t, "ingest", func() bool {
-		_, body := get(t, staff+"/default/cdx?url=iana.org&matchType=domain&output=json", nil)
-		_, body2 := get(t, staff+"/default/cdx?url=example.com&output=json", nil)
-		return strings.Count(body, "\n")+strings.Count(body2, "\n") == len(lines)
-	})
-
+	f := newLoadFixture(t, "")
+	dir, base, staff, lines, cdxjOut := f.dir, f.base, f.staff, f.lines, f.cdxj
 	// The CDX11 lines: the daemon's own text answer (urlkey timestamp
 	// original mime status digest redirect robotflags length offset
 	// filename), behind the OutbackCDX/cdx-indexer header line.
@@ -125,43 +191,13 @@ func TestE2ECaptureLoad(t *testing.T) {
 		t.Fatalf("POST /cdxj: %d %s", c, body)
 	}
 
+	for _, coll := range []string{"cdx11", "cdxj"} {
+		f.same(t, coll, "file://"+filepath.Join(dir, "elsewhere")+"/")
+	}
 	same := func(what, coll, want, got string) {
 		t.Helper()
 		if got = strings.ReplaceAll(got, "/"+coll+"/", "/default/"); got != want {
 			t.Errorf("%s: %s answers\n%s\nthe ingested collection\n%s", what, coll, got, want)
-		}
-	}
-	for _, coll := range []string{"cdx11", "cdxj"} {
-		for _, q := range []string{"url=iana.org&matchType=domain&output=json", "url=example.com&output=json",
-			"url=iana.org&matchType=domain&output=cdxj", "url=iana.org/&sort=reverse&output=text"} {
-			_, want := get(t, staff+"/default/cdx?"+q, nil)
-			_, got := get(t, staff+"/"+coll+"/cdx?"+q, nil)
-			if strings.TrimSpace(want) == "" {
-				t.Fatalf("cdx %s: the ingested collection answers nothing", q)
-			}
-			same("cdx "+q, coll, want, got)
-		}
-		mementos := 0
-		for _, u := range urls {
-			_, want := get(t, staff+"/default/timemap/link/"+u, nil)
-			_, got := get(t, staff+"/"+coll+"/timemap/link/"+u, nil)
-			same("timemap "+u, coll, want, got)
-			_, rows := get(t, staff+"/default/cdx?url="+url.QueryEscape(u)+"&output=text&fl=timestamp", nil)
-			for _, ts := range strings.Fields(rows) {
-				wr, wb := get(t, staff+"/default/"+ts+"id_/"+u, nil)
-				gr, gb := get(t, staff+"/"+coll+"/"+ts+"id_/"+u, nil)
-				// An error names the file: by its location here.
-				gb = strings.ReplaceAll(gb, "file://"+filepath.Join(dir, "elsewhere")+"/", "")
-				if wr.StatusCode != gr.StatusCode || wb != gb || wr.Header.Get("Content-Type") != gr.Header.Get("Content-Type") {
-					t.Errorf("id_ %s %s: %s answers %d (%d bytes), the ingested collection %d (%d bytes) %q", ts, u, coll, gr.StatusCode, len(gb), wr.StatusCode, len(wb), wb)
-				}
-				if wr.StatusCode == 200 {
-					mementos++
-				}
-			}
-		}
-		if mementos < len(lines)*9/10 {
-			t.Errorf("%s: only %d of %d captures replayed", coll, mementos, len(lines))
 		}
 	}
 
@@ -228,4 +264,27 @@ func TestE2ECaptureLoad(t *testing.T) {
 	if c, _ := post(t, base+"/default", testToken, []byte(outbackREADMELine)); c != http.StatusNotFound {
 		t.Errorf("POST to a collection without access.storage: %d", c)
 	}
+}
+
+// TestE2ECaptureLoadS3 loads the same CDXJ into a collection whose
+// storage is a bucket prefix on a real S3 server (SeaweedFS) holding the
+// WARCs: its answers, id_ mementos read by range from the bucket among
+// them, equal the ingested collection's.
+func TestE2ECaptureLoadS3(t *testing.T) {
+	srv := s3test.Start(t)
+	loc := srv.URL("loaded")
+	f := newLoadFixture(t, "    bucket: "+loc+"\n")
+	b, err := s3.Open(context.Background(), loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"pywb-dupes.warc.gz", "pywb-iana.warc.gz"} {
+		if _, err := b.Upload(context.Background(), filepath.Join(f.dir, "elsewhere", name), name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, body := post(t, f.base+"/bucket", testToken, []byte(f.cdxj)); c != 200 || !strings.HasPrefix(body, "Added "+strconv.Itoa(len(f.lines))+" records") {
+		t.Fatalf("POST /bucket: %d %s", c, body)
+	}
+	f.same(t, "bucket", "s3://wayside/loaded/", "?endpoint="+srv.Endpoint)
 }
