@@ -84,19 +84,6 @@ func (ix *Index) Remove(ctx context.Context, cs ...wayside.Capture) (int64, erro
 	return n, nil
 }
 
-// Files returns the file locations the index has names for, sorted (a
-// file whose captures were all deleted may still be listed).
-func (ix *Index) Files() []string {
-	ix.nmu.RLock()
-	defer ix.nmu.RUnlock()
-	out := make([]string, 0, len(ix.ids[kindFile]))
-	for n := range ix.ids[kindFile] {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // ErrLocationHeld is returned by Relocate when a new location already
 // names captures of its own.
 var ErrLocationHeld = errors.New("captureindex: the new location already holds captures")

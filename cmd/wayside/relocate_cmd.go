@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
-	"slices"
 	"sort"
 
 	"github.com/wayside-archive/wayside/captureindex"
@@ -96,9 +95,19 @@ func runIndexRelocate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("index relocate: %w", err)
 	}
+	// The capture index's files with captures (a file whose captures
+	// were all deleted keeps its name there, and may be gone).
+	capFiles := map[string]bool{}
 	if mi.captures != nil {
-		for _, f := range mi.captures.Files() {
-			consider(f)
+		err := mi.captures.ScanAll(ctx, dedupindex.Selector{Files: sel.Files}, func(en *captureindex.Entry) error {
+			if !capFiles[en.File] {
+				capFiles[en.File] = true
+				consider(en.File)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("index relocate: %w", err)
 		}
 	}
 	if joinErr != nil {
@@ -192,11 +201,9 @@ func runIndexRelocate(ctx context.Context, e *env, args []string) error {
 	}
 	if *dry {
 		res.Originals = int64(len(mv))
-		if mi.captures != nil {
-			for _, old := range olds {
-				if slices.Contains(mi.captures.Files(), old) {
-					res.Captures++
-				}
+		for _, old := range olds {
+			if capFiles[old] {
+				res.Captures++
 			}
 		}
 		return report()
@@ -212,7 +219,13 @@ func runIndexRelocate(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if mi.captures != nil {
-		n, err := mi.captures.Relocate(ctx, moves)
+		capMoves := map[string]string{}
+		for old, nw := range moves {
+			if capFiles[old] {
+				capMoves[old] = nw
+			}
+		}
+		n, err := mi.captures.Relocate(ctx, capMoves)
 		if err != nil {
 			return fmt.Errorf("index relocate: %w (the dedup index is relocated; run the command again to finish)", err)
 		}
