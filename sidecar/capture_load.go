@@ -169,6 +169,12 @@ func (s *Server) readLoadLines(body *limitedBody, coll, base string) ([]wayside.
 			if !errors.Is(err, cdxj.ErrSyntax) {
 				return nil, errorf(http.StatusBadRequest, "%v", err) // an unreadable body: nothing follows
 			}
+			if strings.HasPrefix(rd.Text(), "@alias ") {
+				// OutbackCDX takes alias lines among the records; here
+				// aliases are a file of the config.
+				fail(fmt.Sprintf("line %d: an @alias line: aliases are not loaded by POST here (access.aliases names the aliases file)", rd.LineNumber()))
+				continue
+			}
 			fail(strings.TrimPrefix(err.Error(), "cdxj: POST body "))
 			continue
 		}

@@ -237,9 +237,10 @@ func TestE2ECaptureLoad(t *testing.T) {
 		"org,example)/c 20030402160014 http://example.org/c text/html 200 - - - 100 200 good.warc.gz",
 		"org,example)/d 20030402160014 http://example.org/d text/html 200 - - - 100 - good.warc.gz",
 		"org,example)/e 20030402160014 http://example.org/e text/html 200 - - - 100 0 ../escape.warc.gz",
+		"@alias http://legacy.example.org/page-one http://www.example.org/page1",
 	}, "\n")
 	c, body := post(t, base+"/readme", testToken, []byte(bad))
-	if c != 400 || !strings.Contains(body, "3 bad lines") {
+	if c != 400 || !strings.Contains(body, "4 bad lines") || !strings.Contains(body, "line 6: an @alias line") {
 		t.Fatalf("POST bad lines: %d %s", c, body)
 	}
 	for _, n := range []string{"line 2", "line 4", "line 5"} {
