@@ -17,6 +17,7 @@ import (
 	"github.com/wayside-archive/wayside/ingest"
 	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/testenv"
+	"github.com/wayside-archive/wayside/warcfile"
 )
 
 const crashChildEnv = "WAYSIDE_INGEST_CRASH_CHILD"
@@ -55,9 +56,23 @@ func crashChild(spec string) error {
 	if err != nil {
 		return err
 	}
-	ents, err := os.ReadDir(warcDir)
-	if err != nil {
-		return err
+	var ents []string
+	if warcfile.IsURL(warcDir) { // a bucket prefix (TestCrashKillBucket)
+		objs, err := warcfile.NewLocations(nil).List(context.Background(), warcDir)
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			ents = append(ents, o.Name)
+		}
+	} else {
+		des, err := os.ReadDir(warcDir)
+		if err != nil {
+			return err
+		}
+		for _, e := range des {
+			ents = append(ents, e.Name())
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- in.Run(context.Background()) }()

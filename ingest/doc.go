@@ -50,6 +50,16 @@
 // atomically) and the batch is read again later. Status.Paused says why
 // it waits; it resumes by itself once space is freed.
 //
+// A watched entry may be a bucket prefix (s3://BUCKET/PREFIX?endpoint=…)
+// instead of a directory: its objects are listed and read by range
+// (warcfile.Locations), a grown object (replaced by a longer copy) is read
+// on from its checkpointed offset, and captures carry the object's
+// location URL as their File, so the capture index stores where each
+// record lives. A store that cannot be listed or read pauses ingest of
+// that prefix (Status.Paused says so; a read error is never taken for a
+// damaged record and skipped): what was read whole is kept, the rest is
+// read again once the store answers.
+//
 // A Heritrix crawl.log may be tailed alongside for fetch statistics (the
 // WARC files stay the source of truth).
 package ingest

@@ -1,7 +1,10 @@
 package ingest_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -309,5 +312,61 @@ func readLocal(t *testing.T, path string) []*warcio.Record {
 			return out
 		}
 		out = append(out, rec)
+	}
+}
+
+// TestCrashKillBucket is TestCrashKill on a bucket prefix: children
+// following it on SeaweedFS are killed (SIGKILL) between a batch becoming
+// durable and its checkpoint, three times, then one finishes; the CDXJ
+// files are then exactly those of a follow never interrupted.
+func TestCrashKillBucket(t *testing.T) {
+	srv := s3test.Start(t)
+	ctx := context.Background()
+	prefix := srv.URL("crash")
+	b, err := s3.Open(ctx, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := pick(t, "pywb-iana.warc.gz", "aut-example.docs.warc.gz", "iagowarc-test.warc.gz", "warcio-example.warc.gz")
+	// Several batches in one object: six copies of the iana crawl, read first.
+	iana, err := os.ReadFile(pick(t, "pywb-iana.warc.gz")[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	x6 := filepath.Join(t.TempDir(), "0-iana-x6.warc.gz")
+	os.WriteFile(x6, bytes.Repeat(iana, 6), 0o644)
+	prefixUpload(t, b, append(files, x6)...)
+	data := t.TempDir()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 24))
+	for round := range 4 {
+		arm := ""
+		if round < 3 {
+			arm = fmt.Sprintf("ingest.before-checkpoint=%d*kill", 1+rng.IntN(3))
+		}
+		finished := false
+		atPoint := testenv.CrashChild(t, crashChildEnv+"="+data+"|"+prefix+"|"+arm, func(l string) bool {
+			finished = l == "DONE"
+			return finished
+		})
+		if round < 3 && !atPoint && !finished {
+			t.Fatalf("round %d: child (%s) neither died at its point nor finished", round, arm)
+		}
+		if round == 3 && !finished {
+			t.Fatal("the last child, with no failpoint armed, did not finish")
+		}
+	}
+	want := newFollower(t, prefix)
+	want.run(allDone(len(files) + 1))
+	n := 0
+	for _, p := range append(files, x6) {
+		name := cdxj.SideFileName(filepath.Base(p))
+		got, exp := readLines(t, filepath.Join(data, "cdxj", name)), readLines(t, filepath.Join(want.cdxjDir(), name))
+		if strings.Join(got, "\n") != strings.Join(exp, "\n") {
+			t.Errorf("%s: after the kills %d lines, an uninterrupted follow %d (or they differ)", name, len(got), len(exp))
+		}
+		n += len(exp)
+	}
+	if n < 1024+100 {
+		t.Fatalf("only %d lines: the test checks too little", n)
 	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/cdxj"
-	"github.com/wayside-archive/wayside/warcfile"
 )
 
 // cdxQuery is a parsed CDX API query.
@@ -213,7 +212,6 @@ func newRow(e *captureindex.Entry) *row { return &row{e: e} }
 func (r *row) line() *cdxj.Line {
 	if !r.done {
 		r.l, r.done = cdxj.FromCaptureKey(r.e.Capture, r.e.Key), true
-		r.l.Filename = warcfile.Base(r.l.Filename) // pywb names files relative to its archive paths
 	}
 	return &r.l
 }

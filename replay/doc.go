@@ -13,6 +13,14 @@
 // <coll> is a collection (a capture index scope). The URI-R may carry a
 // query; "http://" is assumed when it has no scheme.
 //
+// Records are read where they live, through warcfile.Locations: a file
+// the index names by base name is looked up in the WARC directories, one
+// named by location URL (s3://…, http(s)://…, file://…) is read by range.
+// Before a byte of a record is sent, the file must hold the record's
+// whole length and the record there must be the one indexed (record ID,
+// target URI, date); a file cut or replaced after indexing is an error
+// naming the file and offset.
+//
 // # CDX API
 //
 // Parameters follow pywb's CDX server API: url (with * prefix and *.

@@ -114,7 +114,7 @@ func (h *Handler) serveCapture(w http.ResponseWriter, r *http.Request, p *path, 
 	payload := captureindex.Location{File: e.File, Offset: e.Offset, Length: e.Length, URI: e.URI, Date: e.Date}
 	var head *warcio.Record // the revisit whose status and headers are replayed
 	if e.IsRevisit() {
-		rec, err := h.readRecord(r.Context(), payload, nil)
+		rec, err := h.readRecord(r.Context(), payload, e.RecordID, nil)
 		if err != nil {
 			return err
 		}
@@ -173,7 +173,11 @@ func (h *Handler) serveCapture(w http.ResponseWriter, r *http.Request, p *path, 
 		}
 		return sendRaw(length)
 	}
-	_, err := h.readRecord(r.Context(), payload, onPayload)
+	recordID := e.RecordID
+	if head != nil {
+		recordID = "" // the revisit's original: its id is not in the index entry
+	}
+	_, err := h.readRecord(r.Context(), payload, recordID, onPayload)
 	if rb != nil {
 		defer func() { <-h.rewrites }()
 	}
@@ -365,7 +369,7 @@ func decode(enc string, b []byte, max int64) ([]byte, error) {
 // (another target URI or date: the file was replaced or cut after it was
 // indexed) is an error naming the file and offset, and no payload byte of
 // it is passed on.
-func (h *Handler) readRecord(ctx context.Context, loc captureindex.Location, onPayload func(*warcio.Record) io.Writer) (*warcio.Record, error) {
+func (h *Handler) readRecord(ctx context.Context, loc captureindex.Location, recordID string, onPayload func(*warcio.Record) io.Writer) (*warcio.Record, error) {
 	f, err := h.locs.Open(ctx, loc.File)
 	if err != nil {
 		if warcfile.IsNotExist(err) {
@@ -375,11 +379,17 @@ func (h *Handler) readRecord(ctx context.Context, loc captureindex.Location, onP
 		return nil, fmt.Errorf("replay: %s offset %d: %w", loc.File, loc.Offset, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && loc.Length > 0 && fi.Size() < loc.Offset+loc.Length {
+		// Found before a byte is sent: a file cut after it was indexed.
+		h.log.Warn("replay: a WARC file is shorter than its index says", "file", loc.File, "offset", loc.Offset, "size", fi.Size())
+		return nil, fmt.Errorf("replay: %s offset %d: the file holds %d bytes, the record indexed there ends at %d: the file was cut after it was indexed",
+			loc.File, loc.Offset, fi.Size(), loc.Offset+loc.Length)
+	}
 	opts := warcio.Options{SkipPayloadDigest: true}
 	var mismatch error
 	sw := &switchWriter{}
 	opts.Payload, opts.OnHead = sw, func(rec *warcio.Record) {
-		if mismatch = checkRecord(loc, rec); mismatch != nil {
+		if mismatch = checkRecord(loc, recordID, rec); mismatch != nil {
 			sw.w = errWriter{mismatch}
 			return
 		}
@@ -399,9 +409,12 @@ func (h *Handler) readRecord(ctx context.Context, loc captureindex.Location, onP
 }
 
 // checkRecord returns an error unless rec, read at loc, is the record the
-// index describes there (its target URI and date, to the second).
-func checkRecord(loc captureindex.Location, rec *warcio.Record) error {
+// index describes there (its record ID when known, its target URI and
+// date, to the second).
+func checkRecord(loc captureindex.Location, recordID string, rec *warcio.Record) error {
 	switch {
+	case recordID != "" && rec.RecordID != "" && rec.RecordID != recordID:
+		return fmt.Errorf("%s offset %d: the record there is %s, the index has %s: the file changed after it was indexed", loc.File, loc.Offset, rec.RecordID, recordID)
 	case loc.URI != "" && rec.TargetURI != loc.URI:
 		return fmt.Errorf("%s offset %d: the record there is of %q, the index has %q: the file changed after it was indexed", loc.File, loc.Offset, rec.TargetURI, loc.URI)
 	case !loc.Date.IsZero() && !rec.Date.IsZero() && rec.Date.Unix() != loc.Date.Unix():

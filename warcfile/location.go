@@ -180,6 +180,13 @@ func Join(base, name string) (string, error) {
 type Locations struct {
 	// Dirs are the local WARC directories base names are looked up in.
 	Dirs []string
+	// Allowed, when not nil, limits the location URLs Open and List
+	// accept to files under one of these prefix locations (same scheme,
+	// host and parameters; a path below the prefix's), so that a location
+	// from outside (a CDX line loaded into an index) cannot name any file
+	// or server the process can reach. Base names are always looked up in
+	// Dirs.
+	Allowed []string
 
 	mu       sync.Mutex
 	backends map[string]Backend
@@ -202,6 +209,9 @@ func (l *Locations) Open(ctx context.Context, loc string) (ReadFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("warcfile: %w", err)
 	}
+	if err := l.allowed(u, loc); err != nil {
+		return nil, err
+	}
 	if u.Scheme == "file" {
 		f, err := os.Open(u.Path)
 		if err != nil {
@@ -218,6 +228,26 @@ func (l *Locations) Open(ctx context.Context, loc string) (ReadFile, error) {
 		return nil, fmt.Errorf("warcfile: %w", err)
 	}
 	return f, nil
+}
+
+// allowed returns an error unless u (the location loc) is under one of
+// l.Allowed (or l.Allowed is nil).
+func (l *Locations) allowed(u *url.URL, loc string) error {
+	if l.Allowed == nil {
+		return nil
+	}
+	for _, a := range l.Allowed {
+		au, err := url.Parse(a)
+		if err != nil {
+			continue
+		}
+		dir := strings.TrimSuffix(au.Path, "/") + "/"
+		if strings.EqualFold(au.Scheme, u.Scheme) && au.Host == u.Host && au.RawQuery == u.RawQuery &&
+			(u.Path == au.Path || strings.HasPrefix(path.Clean(u.Path), dir) || dir == "/") {
+			return nil
+		}
+	}
+	return fmt.Errorf("warcfile: %s: not under an allowed location (%s)", loc, strings.Join(l.Allowed, ", "))
 }
 
 func (l *Locations) backend(scheme string) (Backend, error) {
@@ -298,6 +328,9 @@ func (l *Locations) List(ctx context.Context, prefix string) ([]Stored, error) {
 	}
 	if u.Scheme == "file" {
 		return nil, fmt.Errorf("warcfile: %s: list a local directory as a directory, not a file URL", prefix)
+	}
+	if err := l.allowed(u, prefix); err != nil {
+		return nil, err
 	}
 	b, err := l.backend(u.Scheme)
 	if err != nil {

@@ -257,3 +257,38 @@ func TestLocationsHTTPRefusesServerWithoutRange(t *testing.T) {
 		t.Fatalf("Open on a server without Range: %v", err)
 	}
 }
+
+// TestLocationsAllowed: with Allowed set, only locations under one of the
+// prefixes open; a file:// or http:// location elsewhere, a path that
+// climbs out with "..", or another endpoint is refused before any I/O.
+func TestLocationsAllowed(t *testing.T) {
+	src := corpusFile(t, "warcio-example.warc.gz")
+	dir := t.TempDir()
+	testenv.CopyFiles(t, dir, src)
+	locs := &warcfile.Locations{Dirs: []string{dir}, Allowed: []string{"file://" + dir, "https://h.example/p?k=1"}}
+	defer locs.Close()
+	if f, err := locs.Open(context.Background(), "file://"+filepath.Join(dir, "warcio-example.warc.gz")); err != nil {
+		t.Fatalf("allowed file location: %v", err)
+	} else {
+		f.Close()
+	}
+	if f, err := locs.Open(context.Background(), "warcio-example.warc.gz"); err != nil {
+		t.Fatalf("base name: %v", err)
+	} else {
+		f.Close()
+	}
+	for _, bad := range []string{
+		"file:///etc/passwd",
+		"file://" + dir + "/../" + filepath.Base(dir) + "x/a.warc.gz",
+		"file://" + dir + "/../../etc/passwd",
+		"http://127.0.0.1:1/a.warc.gz",
+		"https://h.example/p/a.warc.gz?k=2",
+		"https://h.example/other/a.warc.gz?k=1",
+		"https://h.example/p/../other/a.warc.gz?k=1",
+	} {
+		_, err := locs.Open(context.Background(), bad)
+		if err == nil || !strings.Contains(err.Error(), "not under an allowed location") {
+			t.Errorf("Open(%q) = %v, want refused", bad, err)
+		}
+	}
+}

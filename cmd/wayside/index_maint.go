@@ -455,6 +455,11 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 	}
 	defer mi.Close()
 	dirs = append(dirs, mi.warcDirs...)
+	// Entries naming their files by location URL (s3://, http(s)://,
+	// file://) are read from there, by range; base names are looked up
+	// in dirs.
+	locs := warcfile.NewLocations(dirs)
+	defer locs.Close()
 	// Reservoir sampling keeps N targets of a stream of unknown length.
 	var targets []verifyTarget
 	seen := 0
@@ -493,8 +498,6 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 	})
 	var problems []string
 	var ok int
-	locs := warcfile.NewLocations(dirs)
-	defer locs.Close()
 	var cur warcfile.ReadFile
 	curName := ""
 	defer func() {
@@ -503,6 +506,7 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 		}
 	}()
 	missing := map[string]bool{}
+	openErr := map[string]error{}
 	rd := new(warcio.Reader)
 	for i, t := range targets {
 		if i%256 == 0 {
@@ -517,14 +521,28 @@ func runIndexVerify(ctx context.Context, e *env, args []string) error {
 			}
 			curName = t.file
 			f, err := locs.Open(ctx, t.file)
-			if err != nil {
-				missing[t.file] = true
-			} else {
+			switch {
+			case err == nil:
 				cur = f
+			case warcfile.IsNotExist(err):
+				missing[t.file] = true
+			default:
+				// The store could not be read: reported per entry, as
+				// a missing file is.
+				missing[t.file] = true
+				openErr[t.file] = err
 			}
 		}
 		if cur == nil {
-			problems = append(problems, fmt.Sprintf("%s offset %d: %s: WARC file not found (in %s, or at its location)", t.file, t.offset, t.what, strings.Join(dirs, ", ")))
+			if err := openErr[t.file]; err != nil {
+				problems = append(problems, fmt.Sprintf("%s offset %d: %s: cannot open the WARC file: %v", t.file, t.offset, t.what, err))
+			} else if warcfile.IsURL(t.file) {
+				problems = append(problems, fmt.Sprintf("%s offset %d: %s: WARC file not found", t.file, t.offset, t.what))
+			} else if len(dirs) == 0 {
+				problems = append(problems, fmt.Sprintf("%s offset %d: %s: WARC file not found (no --warc-dir or --dir given)", t.file, t.offset, t.what))
+			} else {
+				problems = append(problems, fmt.Sprintf("%s offset %d: %s: WARC file not found in %s", t.file, t.offset, t.what, strings.Join(dirs, ", ")))
+			}
 			continue
 		}
 		if p := verifyOne(rd, cur, t); p != "" {

@@ -34,7 +34,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	indexURL := fs.String("index", "", "dedup index: a directory (embedded pebble) or a URL such as pebble:///DIR or redis://HOST:PORT,HOST:PORT/ (overrides index.url and index.path)")
 	scope := fs.String("scope", "", "default dedup scope (overrides index.scope)")
 	var watch stringList
-	fs.Var(&watch, "watch", "WARC directory to ingest (repeatable; adds to ingest.dirs)")
+	fs.Var(&watch, "watch", "WARC directory, or s3://BUCKET/PREFIX?endpoint=… prefix, to ingest (repeatable; adds to ingest.dirs)")
 	poll := fs.Duration("poll", 0, "WARC directory poll interval (overrides ingest.poll_interval)")
 	logLevel := fs.String("log-level", "", "debug, info, warn or error (overrides log.level)")
 	logFormat := fs.String("log-format", "", "text or json (overrides log.format)")
