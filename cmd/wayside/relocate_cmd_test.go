@@ -110,6 +110,11 @@ func TestIndexRelocate(t *testing.T) {
 	unchanged("after the refused changed copy")
 
 	os.WriteFile(copies[0], good, 0o644)
+	out, _, err = runCLI(ctx, "index", "relocate", "--warc-dir", dir, "--dry-run", to)
+	if err != nil || !strings.Contains(out, "would move") {
+		t.Fatalf("relocate --dry-run: %v\n%s", err, out)
+	}
+	unchanged("after --dry-run")
 	out, stderr, err := runCLI(ctx, "index", "relocate", "--warc-dir", dir, "--digests", "--json", to)
 	if err != nil {
 		t.Fatalf("relocate: %v\n%s%s", err, out, stderr)
