@@ -120,6 +120,9 @@ func NewReader(r io.Reader, name string) *Reader {
 // LineNumber returns the number of the line last read.
 func (r *Reader) LineNumber() int { return r.line }
 
+// Text returns the line last read, as it was (without its newline).
+func (r *Reader) Text() string { return r.sc.Text() }
+
 // Next returns the next index line, io.EOF at the end, or an error naming
 // the input and line number. After a syntax error Next may be called again
 // to continue with the following line.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -53,15 +55,26 @@ func (s Selector) Match(scope string, o Original) bool {
 }
 
 // MatchFile reports whether the stored file name file is one of names,
-// compared by base name.
+// compared by base name (a location URL's last path element, as
+// warcfile.Base gives it: warcfile's tests import this package, so it
+// cannot import warcfile).
 func MatchFile(names []string, file string) bool {
-	b := filepath.Base(file)
+	b := fileBase(file)
 	for _, n := range names {
-		if filepath.Base(n) == b {
+		if fileBase(n) == b {
 			return true
 		}
 	}
 	return false
+}
+
+func fileBase(file string) string {
+	if strings.Contains(file, "://") {
+		if u, err := url.Parse(file); err == nil && u.Scheme != "" {
+			return path.Base(u.Path)
+		}
+	}
+	return filepath.Base(file)
 }
 
 // Maintainer is implemented by every backend (the conformance suite,

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -36,7 +37,7 @@ func (h *Handler) serveWACZ(w http.ResponseWriter, r *http.Request, p *path) err
 		return fmt.Errorf("replay: wacz: %w", err)
 	}
 	defer os.RemoveAll(work)
-	sel := &selection{h: h, dir: work, coll: p.coll, seen: map[string]bool{}}
+	sel := &selection{ctx: r.Context(), h: h, dir: work, coll: p.coll, seen: map[string]bool{}}
 	defer sel.close()
 	n := 0
 	err = h.selectRows(r.Context(), q, p.chk, func(rw *row) error {
@@ -94,6 +95,7 @@ func (h *Handler) serveWACZ(w http.ResponseWriter, r *http.Request, p *path) err
 // selection copies the stored bytes of records into one WARC file for
 // gzip-per-record sources and one for uncompressed ones.
 type selection struct {
+	ctx       context.Context
 	h         *Handler
 	dir, coll string
 	seen      map[string]bool
@@ -106,7 +108,7 @@ func (s *selection) add(file string, off, length int64) error {
 		return nil
 	}
 	s.seen[key] = true
-	src, err := warcio.FindFile(s.h.opts.WARCDirs, file)
+	src, err := s.h.locs.Open(s.ctx, file)
 	if err != nil {
 		return fmt.Errorf("replay: wacz: %w", err)
 	}

@@ -60,6 +60,12 @@ type AccessConfig struct {
 	// files of the …/wacz route ("": unsigned; `wayside wacz pubkey`
 	// prints a key's public half).
 	WACZKey string `yaml:"wacz_key"`
+	// Storage maps a collection to the storage URL its WARC files are
+	// in (file:///DIR or a directory path, s3://BUCKET/PREFIX?endpoint=…,
+	// http(s)://…): index lines POSTed to /<collection> (OutbackCDX's
+	// loading, for WARCs the daemon does not read) name their file
+	// relative to it. A collection without one takes no POSTed lines.
+	Storage map[string]string `yaml:"storage"`
 }
 
 func (c *AccessConfig) enabled() bool { return c.Index != "-" }
@@ -79,6 +85,14 @@ func (c *AccessConfig) check(add func(key, msg string)) {
 			add("access.rules", err.Error())
 		}
 	}
+	for coll, u := range c.Storage {
+		if err := checkLoadCollection(coll); err != nil {
+			add("access.storage", err.Error())
+		}
+		if _, err := storageBase(u); err != nil {
+			add("access.storage."+coll, err.Error())
+		}
+	}
 	if c.Aliases != "" {
 		if _, err := replay.LoadAliases(c.Aliases); err != nil {
 			add("access.aliases", err.Error())
@@ -93,6 +107,11 @@ type access struct {
 	methods map[string]*route
 	rules   *accessRules
 	point   string // the access point of the token-authorised listeners
+	// storage maps the collections that take POSTed index lines to
+	// their storage URL (access.storage, normalised); load is their
+	// route.
+	storage map[string]string
+	load    map[string]*route
 }
 
 // accessRules holds the rules in force: an atomic pointer swapped as a
@@ -263,6 +282,9 @@ func (s *Server) openAccessFor(cfg Config) (*access, error) {
 		return nil, fmt.Errorf("sidecar: %w", err)
 	}
 	a.h = h
+	if err := s.setLoadRoutes(a, ac.Storage); err != nil {
+		return nil, err
+	}
 	rt := &route{name: "access", method: http.MethodGet, cdx: true, h: s.handleAccess}
 	a.methods = map[string]*route{http.MethodGet: rt, http.MethodHead: rt}
 	return a, nil
@@ -278,6 +300,9 @@ func (s *Server) routesFor(p string) (map[string]*route, bool) {
 		return m, true
 	}
 	if s.acc() != nil {
+		if m, ok := s.acc().loadRoutes(p); ok {
+			return m, true
+		}
 		if _, ok := s.acc().h.Collection(p); ok {
 			return s.acc().methods, true
 		}

@@ -43,6 +43,9 @@ const indexUsage = `<import|stats|lookup|delete|export|scopes|verify> [flags] [a
   verify [--index URL | --warc-dir DIR] [--dir DIR...] [--sample N] [SELECTOR...]
       read back the record each entry points at: the file exists, a record
       starts at the offset and has the entry's payload digest.
+  relocate [--index URL | --warc-dir DIR] [--captures DIR] [--file NAME...] [--digests] URL
+      rewrite the locations of moved WARC files in both indexes, after
+      checking each is at URL with the same size (and, --digests, records).
 
 SELECTOR: --file NAME (repeatable), --scope S, --url-prefix P, --from T, --to T
 (every one given must match). --captures DIR names a capture index: by default
@@ -63,7 +66,8 @@ var errNotFound = errors.New("index lookup: not found")
 func runIndex(ctx context.Context, e *env, args []string) error {
 	return runGroup(ctx, e, "index", indexUsage, args, []subcommand{
 		{"import", runIndexImport}, {"stats", runIndexStats}, {"lookup", runIndexLookup},
-		{"delete", runIndexDelete}, {"export", runIndexExport}, {"scopes", runIndexScopes}, {"verify", runIndexVerify}})
+		{"delete", runIndexDelete}, {"export", runIndexExport}, {"scopes", runIndexScopes}, {"verify", runIndexVerify},
+		{"relocate", runIndexRelocate}})
 }
 
 // indexURLFlags registers --index and --warc-dir on fs. The returned

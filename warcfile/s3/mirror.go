@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/wayside-archive/wayside/internal/failpoint"
 )
 
 // Mirror copies the closed WARC files of a local directory (a crawl's
@@ -130,10 +132,16 @@ func (m *Mirror) one(ctx context.Context, name string) (Upload, error) {
 		return up, nil
 	}
 	// Proved remote: the local copies may go.
+	if err := failpoint.Inject("s3.mirror-before-remove"); err != nil {
+		return up, err
+	}
 	for _, sf := range sideFiles(m.Dir, name) {
 		if err := os.Remove(filepath.Join(m.Dir, sf)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return up, err
 		}
+	}
+	if err := failpoint.Inject("s3.mirror-between-removes"); err != nil {
+		return up, err
 	}
 	if err := os.Remove(p); err != nil {
 		return up, err

@@ -19,6 +19,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/wayside-archive/wayside/internal/failpoint"
 )
 
 // Bucket is a prefix of an S3 bucket holding WARC files.
@@ -361,10 +363,16 @@ func (b *Bucket) Upload(ctx context.Context, path, name string) (Upload, error) 
 		return Upload{}, fmt.Errorf("s3: upload %s: %w", path, err)
 	}
 	up := Upload{URL: b.URL(name), Size: fi.Size(), SHA256: sum}
+	if err := failpoint.Inject("s3.upload-before-put"); err != nil {
+		return up, fmt.Errorf("s3: upload %s: %w", path, err)
+	}
 	_, err = b.c.PutObject(ctx, b.bucket, k, io.NewSectionReader(f, 0, fi.Size()), fi.Size(), minio.PutObjectOptions{
 		ContentType: "application/warc", UserMetadata: map[string]string{"sha256": sum}, SendContentMd5: true})
 	if err != nil {
 		return up, fmt.Errorf("s3: upload %s to %s: %w", path, up.URL, err)
+	}
+	if err := failpoint.Inject("s3.upload-after-put"); err != nil {
+		return up, fmt.Errorf("s3: upload %s: %w", path, err)
 	}
 	if err := b.Verify(ctx, name, fi.Size(), sum); err != nil {
 		_ = b.c.RemoveObject(context.WithoutCancel(ctx), b.bucket, k, minio.RemoveObjectOptions{})
