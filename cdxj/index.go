@@ -57,7 +57,10 @@ func FileName(path string) string {
 // in Stats.Problems and skipped; the returned error is for failures that
 // stop indexing (opening the file, emit's error, ctx).
 func IndexFile(ctx context.Context, path string, opts IndexOptions, emit func(*Line) error) (Stats, error) {
-	r, err := warcio.Open(path, warcio.Options{BlockDigest: opts.Verify})
+	// A complete file is read mapped (its gzip members inflate straight
+	// from the mapping: less CPU); a writer's ".open" file may still grow,
+	// so it is read through a buffer.
+	r, err := warcio.Open(path, warcio.Options{BlockDigest: opts.Verify, Map: !strings.HasSuffix(path, warcio.OpenSuffix)})
 	if err != nil {
 		return Stats{}, err // warcio's error names the file: no second prefix
 	}

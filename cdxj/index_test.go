@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	digestpkg "github.com/wayside-archive/wayside/digest"
@@ -232,3 +233,52 @@ com,example)/e 20240301080000 {"url": "http://example.com/e", "mime": "text/html
 }
 
 func digestOf(s string) string { return digestpkg.Of(digestpkg.SHA1, []byte(s)).String() }
+
+// TestIndexPipeAndOpenFile: a complete file is read mapped, a pipe and a
+// writer's ".open" file through the buffer; all three give the same index
+// (pywb's dupes.warc.gz, indexed under one name).
+func TestIndexPipeAndOpenFile(t *testing.T) {
+	src := filepath.Join(testenv.SharedDir(t), "corpus", "warc", "pywb-dupes.warc.gz")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := IndexOptions{Filename: "dupes.warc.gz"}
+	want := indexSorted(t, []string{src}, opts)
+	if strings.Count(want, "\n") < 10 {
+		t.Fatalf("index of %s has too few lines:\n%s", src, want)
+	}
+
+	open := filepath.Join(t.TempDir(), "dupes.warc.gz.open")
+	if err := os.WriteFile(open, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := indexSorted(t, []string{open}, opts); got != want {
+		t.Errorf(".open file: index differs:\n--- got\n%s--- want\n%s", got, want)
+	}
+
+	fifo := filepath.Join(t.TempDir(), "dupes.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	werr := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			werr <- err
+			return
+		}
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		werr <- err
+	}()
+	got := indexSorted(t, []string{fifo}, opts)
+	if err := <-werr; err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("pipe: index differs:\n--- got\n%s--- want\n%s", got, want)
+	}
+}

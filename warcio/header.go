@@ -1,6 +1,7 @@
 package warcio
 
 import (
+	"bytes"
 	"strings"
 	"time"
 )
@@ -60,12 +61,43 @@ func parseField(line []byte) (Field, bool) {
 	if i <= 0 {
 		return Field{}, false
 	}
-	name := strings.TrimSpace(string(line[:i]))
-	if name == "" {
+	nb := bytes.TrimSpace(line[:i])
+	if len(nb) == 0 {
 		return Field{}, false
 	}
-	return Field{Name: name, Value: strings.TrimSpace(string(line[i+1:]))}, true
+	name, ok := commonNames[string(nb)] // no allocation for the usual names
+	if !ok {
+		name = string(nb)
+	}
+	return Field{Name: name, Value: string(bytes.TrimSpace(line[i+1:]))}, true
 }
+
+// commonNames holds the header names most records carry, spelled as
+// writers spell them, so that parsing them allocates no string.
+var commonNames = func() map[string]string {
+	m := map[string]string{}
+	for _, n := range []string{
+		"WARC-Type", "WARC-Record-ID", "WARC-Date", "WARC-Target-URI",
+		"WARC-IP-Address", "WARC-Block-Digest", "WARC-Payload-Digest",
+		"WARC-Warcinfo-ID", "WARC-Concurrent-To", "WARC-Refers-To",
+		"WARC-Refers-To-Target-URI", "WARC-Refers-To-Date", "WARC-Profile",
+		"WARC-Truncated", "WARC-Filename", "WARC-Identified-Payload-Type",
+		"Content-Type", "Content-Length", "Content-Encoding",
+		"Transfer-Encoding", "Date", "Server", "Connection", "Cache-Control",
+		"Set-Cookie", "Vary", "Strict-Transport-Security", "ETag",
+		"Last-Modified", "Expires", "Age", "Accept-Ranges", "Location",
+		"X-Content-Type-Options", "X-Frame-Options", "Referrer-Policy",
+		"Host", "User-Agent", "Accept", "Accept-Encoding", "Accept-Language",
+		"Referer", "Cookie", "Pragma",
+		"content-type", "content-length", "content-encoding",
+		"transfer-encoding", "date", "server", "connection", "cache-control",
+		"set-cookie", "vary", "etag", "last-modified", "expires", "age",
+		"location", "host", "user-agent", "accept", "accept-encoding",
+	} {
+		m[n] = n
+	}
+	return m
+}()
 
 func indexByte(b []byte, c byte) int {
 	for i, x := range b {

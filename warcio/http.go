@@ -172,6 +172,9 @@ func parseHTTPHead(br *bufio.Reader, keep bool) (*HTTPInfo, error) {
 			last := &info.Header[len(info.Header)-1]
 			last.Value += " " + strings.TrimSpace(string(t))
 		} else if f, ok := parseField(t); ok {
+			if info.Header == nil {
+				info.Header = make(Header, 0, 16) // one allocation for most heads
+			}
 			info.Header = append(info.Header, f)
 		}
 		if err == io.EOF {

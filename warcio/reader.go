@@ -56,7 +56,8 @@ type Options struct {
 	// be complete and not shrink while it is read (not a crawler's growing
 	// ".open" file); if it is truncated anyway, Next returns an *Error
 	// wrapping mapfile.ErrFault instead of the process crashing. Ignored
-	// for uncompressed files and by NewReader.
+	// for uncompressed files, files that are not regular (pipes) and by
+	// NewReader.
 	Map bool
 	// OnSpan, when set, is called for every stretch of the input the
 	// reader did not turn into a record (see Span), in input order, once
@@ -225,13 +226,16 @@ func Open(path string, opts ...Options) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("warcio: %w", err)
 	}
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+	fi, err := f.Stat()
+	if err == nil && fi.IsDir() {
 		f.Close()
 		return nil, fmt.Errorf("warcio: %s is a directory", path)
 	}
 	r := NewReader(sizedFile{f}, path, opts...) // errors name the path as given
 	r.closer = f
-	if r.opts.Map {
+	// Map is a way to read faster: a pipe or device (no size to map) is
+	// read through the buffer instead.
+	if r.opts.Map && err == nil && fi.Mode().IsRegular() {
 		if r.mapping, err = mapfile.Map(f); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("warcio: %w", err)
@@ -680,6 +684,9 @@ func (r *Reader) readWARCHead(rec *Record) error {
 		if !ok {
 			rec.anomaly("header line without a colon: %s", excerpt.Quote(t, 60))
 			continue
+		}
+		if rec.Headers == nil {
+			rec.Headers = make(Header, 0, 16) // one allocation for most records
 		}
 		rec.Headers = append(rec.Headers, f)
 	}

@@ -100,10 +100,23 @@ func Scan(ra io.ReaderAt, size int64) (*Result, error) {
 		return res, nil
 	}
 	off := int64(0)
+	// One buffer and one inflater for all members (Reset): a file of many
+	// small members would otherwise allocate both for every record. A
+	// member that ends cleanly leaves the buffer at the next one, so the
+	// file is read once, in large reads; after a gap reading starts
+	// afresh where the next member starts.
+	cr := &countReader{}
+	br := bufio.NewReaderSize(cr, 256<<10)
+	base := int64(-1) // where cr's section of the file starts
+	pos := func() int64 { return base + cr.n - int64(br.Buffered()) }
+	var zr gzip.Reader
 	for off < size {
-		cr := &countReader{r: io.NewSectionReader(ra, off, size-off)}
-		br := bufio.NewReader(cr)
-		zr, err := gzip.NewReader(br)
+		if base < 0 || pos() != off {
+			*cr = countReader{r: io.NewSectionReader(ra, off, size-off)}
+			base = off
+			br.Reset(cr)
+		}
+		err := zr.Reset(br)
 		if err != nil {
 			next := nextMagic(ra, off+1, size)
 			res.Gaps = append(res.Gaps, Gap{off, next - off, "no gzip member here: " + err.Error()})
@@ -113,8 +126,8 @@ func Scan(ra io.ReaderAt, size int64) (*Result, error) {
 		zr.Multistream(false)
 		member := off
 		start := s.data
-		serr := s.stream(zr, member)
-		used := cr.n - int64(br.Buffered())
+		serr := s.stream(&zr, member)
+		used := pos() - off
 		if serr != nil {
 			// Damaged gzip data: what inflated is scanned; the rest of the
 			// member up to the next gzip header is a gap.
@@ -176,6 +189,9 @@ type scanner struct {
 	// httpEnd where the message ends by it (-1: unknown).
 	head            int
 	headCL, httpEnd int64
+	// br reads the data of the stream being scanned (kept between
+	// members).
+	br *bufio.Reader
 }
 
 func (s *scanner) add(rec Record) {
@@ -213,7 +229,12 @@ func (s *scanner) http(line []byte, at int64) {
 
 // stream scans one member's (or a plain file's) data.
 func (s *scanner) stream(rd io.Reader, member int64) error {
-	br := bufio.NewReaderSize(rd, 64<<10)
+	if s.br == nil {
+		s.br = bufio.NewReaderSize(rd, 64<<10)
+	} else {
+		s.br.Reset(rd)
+	}
+	br := s.br
 	atLineStart := true
 	for {
 		line, err := br.ReadSlice('\n')
