@@ -450,14 +450,14 @@ collect:
 }
 
 // cacheEntryMax is the most mementos one archive's answer may list to be
-// cached (an eighth of the cache's bound): larger answers are not kept,
-// so the cache's memory stays within its bound and an answer being read
-// holds at most this many for it.
+// cached (an eighth of the cache's bound, at most 10,000): larger answers
+// are not kept, so an answer being read holds at most this many for the
+// cache whatever the archive sends.
 func (a *Aggregator) cacheEntryMax() int {
 	if a.cache == nil {
 		return 0
 	}
-	return max(1, a.cfg.CacheMementos/8)
+	return max(1, min(a.cfg.CacheMementos/8, 10_000))
 }
 
 // account records an archive's answer in its statistics.
@@ -713,6 +713,8 @@ func (a *Aggregator) readTimeMap(resp *http.Response, up *upstream, emit func(Me
 		var pe error
 		if cdxj {
 			ms, n, b, pe = cdxjMementos(chunk, resp.Request.URL, up.cfg.Name)
+		} else if fm, fn, fb, ok := fastMementos(chunk, resp.Request.URL, up.cfg.Name); ok {
+			ms, n, b = fm, fn, fb
 		} else {
 			var links []Link
 			links, pe = ParseLinks(string(chunk))

@@ -59,8 +59,8 @@
 // written from as it is read (chunked). Heap per request is a few MiB
 // per archive asked, whatever the archives list (TestMergeBoundedMemory:
 // 450,000 mementos from four archives, live heap under 40 MiB); disk is
-// at most twice what the archives sent. Answers of more than an eighth
-// of cache_mementos are not cached.
+// at most twice what the archives sent. Answers of more than 10,000
+// mementos (or an eighth of cache_mementos) are not cached.
 //
 // # Answers
 //
