@@ -77,6 +77,11 @@ type View struct {
 	// MementosOnly limits the routes to mementos (raw and rewritten
 	// replay): the content origin serves nothing else.
 	MementosOnly bool
+	// Sandbox serves rewritten mementos in an opaque origin (CSP
+	// "sandbox allow-scripts": no same-origin access, forms, popups or
+	// top-level navigation), for an origin that also answers an API or
+	// takes a token: archived scripts run, but never as that origin.
+	Sandbox bool
 }
 
 // Handler serves the access routes of one capture index, as pywb lays
@@ -153,6 +158,7 @@ type path struct {
 	// the collection on the content origin.
 	mementoURL string
 	chk        *Checker
+	sandbox    bool // View.Sandbox
 }
 
 const (
@@ -346,6 +352,7 @@ func (h *Handler) ServeView(w http.ResponseWriter, r *http.Request, v View) erro
 		rs = h.opts.Rules()
 	}
 	p.chk = rs.Checker(v.AccessPoint)
+	p.sandbox = v.Sandbox
 	if p.kind != routeMemento {
 		// Lists of captures change with the rules: caches (an aggregator's
 		// among them) revalidate, so a rule change reaches their answers.

@@ -301,7 +301,18 @@ func (s *Server) handleAccess(w http.ResponseWriter, r *http.Request, ri *reqInf
 	if ri.hexDigest {
 		return errorf(http.StatusNotFound, "no such route %s (/hex/ applies to the dedup CDX routes only)", r.URL.Path)
 	}
-	return replayError(w, s.acc().h.ServeView(w, r, replay.View{Mount: mount(r), AccessPoint: s.acc().point}))
+	v := replay.View{Mount: mount(r), AccessPoint: s.acc().point}
+	if ri.kind == viaTCP {
+		// The token listener answers the API: archived content never runs
+		// as its origin (a browser reaches it with the CDX token in the
+		// path, which the content could read).
+		if f := s.contentFront(); f != nil {
+			v.ContentURL = f.contentURL
+		} else {
+			v.Sandbox = true
+		}
+	}
+	return replayError(w, s.acc().h.ServeView(w, r, v))
 }
 
 // replayError turns a *replay.Error (the access and aggregate routes'
@@ -407,6 +418,9 @@ type AccessState struct {
 	Error       string   `json:"error,omitempty"`
 	// Fronts are the public fronts (public.listen, public.access_points).
 	Fronts []PublicFront `json:"fronts"`
+	// TCPReplay says how listen.tcp answers memento requests: redirected
+	// to a content origin (listen.content_front) or sandboxed.
+	TCPReplay string `json:"tcp_replay,omitempty"`
 }
 
 // AccessCheck is the answer of GET /v1/access/check.
@@ -437,6 +451,9 @@ func (s *Server) addAccessRoutes() {
 
 func (s *Server) handleAccessState(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
 	out := AccessState{Default: "allow", Lines: []string{}, Fronts: s.PublicFronts()}
+	if s.cfg.Listen.TCP != "" {
+		out.TCPReplay = s.tcpReplay()
+	}
 	if out.Fronts == nil {
 		out.Fronts = []PublicFront{}
 	}

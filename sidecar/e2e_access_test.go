@@ -328,9 +328,18 @@ func TestE2EAccess(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The stylesheet's background image loads after the load event.
-		if _, err := chromedp.Run(tctx, chromedp.Poll[bool](`performance.getEntriesByType("resource").some(e => e.name.endsWith("/img/bg.png"))`)); err != nil {
-			t.Fatal(err)
-		}
+		// (The page runs in an opaque origin on the token listener: its
+		// resource timing is not read, the browser's network events are.)
+		waitFor(t, "the stylesheet's background image", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			for u, s := range status {
+				if strings.HasSuffix(u, "/img/bg.png") && s == 200 {
+					return true
+				}
+			}
+			return false
+		})
 		mu.Lock()
 		defer mu.Unlock()
 		if title != "Wayside example library" {
@@ -339,8 +348,10 @@ func TestE2EAccess(t *testing.T) {
 		if n := site.srv.Site.Requests() - before; n != 0 {
 			t.Errorf("the replayed page made %d requests to the live site", n)
 		}
-		if len(failed) > 0 {
-			t.Errorf("requests failed: %v", failed)
+		for _, f := range failed {
+			if !strings.HasPrefix(f, d.tcp+"/favicon.ico:") { // the browser's own favicon probe
+				t.Errorf("request failed: %v", f)
+			}
 		}
 		loaded := map[string]bool{}
 		for _, u := range requested {
