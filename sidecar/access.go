@@ -60,6 +60,18 @@ type AccessConfig struct {
 	// files of the …/wacz route ("": unsigned; `wayside wacz pubkey`
 	// prints a key's public half).
 	WACZKey string `yaml:"wacz_key"`
+	// Tokens are read-only tokens, each choosing an access point (a
+	// reading room's terminals carry theirs): on listen.tcp, in the path
+	// (/t/<token>/<collection>/…) or as X-Wayside-Token / Authorization:
+	// Bearer, they grant the access routes only (CDX API, TimeMaps,
+	// TimeGate, replay) as seen from that access point.
+	Tokens []AccessToken `yaml:"tokens"`
+}
+
+// AccessToken is one token of access.tokens.
+type AccessToken struct {
+	Token       string `yaml:"token"`
+	AccessPoint string `yaml:"access_point"`
 }
 
 func (c *AccessConfig) enabled() bool { return c.Index != "-" }
@@ -84,6 +96,40 @@ func (c *AccessConfig) check(add func(key, msg string)) {
 			add("access.aliases", err.Error())
 		}
 	}
+	for i, t := range c.Tokens {
+		k := fmt.Sprintf("access.tokens[%d]", i)
+		if len(t.Token) < 16 || strings.ContainsAny(t.Token, "/ \t\r\n") {
+			add(k+".token", "want at least 16 characters, no '/' or white space")
+		}
+		if t.AccessPoint == "" {
+			add(k+".access_point", "missing")
+		}
+	}
+}
+
+// accessTokenPoint returns the access point of an access.tokens token.
+func (s *Server) accessTokenPoint(tok string) (string, bool) {
+	if tok == "" {
+		return "", false
+	}
+	for _, t := range s.cfg.Access.Tokens {
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(t.Token)) == 1 {
+			return t.AccessPoint, true
+		}
+	}
+	return "", false
+}
+
+// headerAccessToken finds an access.tokens token in X-Wayside-Token or
+// Authorization: Bearer.
+func (s *Server) headerAccessToken(r *http.Request) (string, bool) {
+	if p, ok := s.accessTokenPoint(r.Header.Get("X-Wayside-Token")); ok {
+		return p, true
+	}
+	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return s.accessTokenPoint(strings.TrimSpace(b))
+	}
+	return "", false
 }
 
 // access is the replay handler over the capture index the consumers keep.
@@ -302,6 +348,9 @@ func (s *Server) handleAccess(w http.ResponseWriter, r *http.Request, ri *reqInf
 		return errorf(http.StatusNotFound, "no such route %s (/hex/ applies to the dedup CDX routes only)", r.URL.Path)
 	}
 	v := replay.View{Mount: mount(r), AccessPoint: s.acc().point}
+	if ri.point != "" {
+		v.AccessPoint = ri.point // an access.tokens token's
+	}
 	if ri.kind == viaTCP {
 		// The token listener answers the API: archived content never runs
 		// as its origin (a browser reaches it with the CDX token in the

@@ -167,3 +167,82 @@ function xhr(u) {
 		t.Errorf("Location %q, want %q", loc, want)
 	}
 }
+
+// TestE2EAccessTokenReadingRoom: an access point chosen by token
+// (access.tokens), end to end with the real binary: the embargoed
+// capture the reading room may see appears through listen.tcp with the
+// reading room's token (in the path and as a header) in the CDX API, the
+// TimeMap and replay, and not with the staff CDX token; the token reaches
+// nothing but the access routes.
+func TestE2EAccessTokenReadingRoom(t *testing.T) {
+	const roomToken = "reading-room-token-0123456789"
+	dir := t.TempDir()
+	warcs := filepath.Join(dir, "warcs")
+	os.MkdirAll(warcs, 0o755)
+	os.MkdirAll(filepath.Join(dir, "rules"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "rules", "collection.aclj"), []byte(publicRules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Date(2020, 5, 1, 10, 0, 0, 0, time.UTC)
+	recent := time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Second)
+	var warc []byte
+	for i, d := range []time.Time{old, recent} {
+		warc = append(warc, warcRec{Type: "response", URI: "http://embargo.test/news", Date: d, ID: recID(200 + i), Body: []byte("<html>news</html>")}.bytes()...)
+	}
+	if err := os.WriteFile(filepath.Join(warcs, "emb.warc.gz"), warc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, dir, strings.Replace(publicConfig, "  rules: DIR/rules\n",
+		"  rules: DIR/rules\n  tokens:\n    - token: "+roomToken+"\n      access_point: reading-room\n", 1))
+	cdx := func(mount string, hdr map[string]string) (int, int) {
+		resp := httpGetRaw(t, d.tcp+mount+"/default/cdx?url=embargo.test/news&output=text&fl=timestamp", hdr)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, strings.Count(string(b), "\n")
+	}
+	waitFor(t, "ingest", func() bool {
+		code, n := cdx("/t/"+roomToken, nil)
+		return code == 200 && n == 2
+	})
+	if code, n := cdx("/t/"+testCDXToken, nil); code != 200 || n != 1 {
+		t.Errorf("staff (CDX token): HTTP %d, %d captures, want the embargoed one hidden (1)", code, n)
+	}
+	if code, n := cdx("", map[string]string{"X-Wayside-Token": roomToken}); code != 200 || n != 2 {
+		t.Errorf("reading room by header: HTTP %d, %d captures, want 2", code, n)
+	}
+	if code, n := cdx("", map[string]string{"Authorization": "Bearer " + roomToken}); code != 200 || n != 2 {
+		t.Errorf("reading room by bearer: HTTP %d, %d captures, want 2", code, n)
+	}
+	resp := httpGetRaw(t, d.tcp+"/t/"+roomToken+"/default/timemap/link/http://embargo.test/news", nil)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.Count(string(b), `rel="`) < 2 || !strings.Contains(string(b), recent.Format("20060102150405")) {
+		t.Errorf("reading-room TimeMap: HTTP %d\n%s", resp.StatusCode, b)
+	}
+	urim := d.tcp + "/t/" + roomToken + "/default/" + recent.Format("20060102150405") + "id_/http://embargo.test/news"
+	if resp := httpGetRaw(t, urim, nil); resp.StatusCode != 200 {
+		t.Errorf("reading-room replay of the embargoed capture: HTTP %d", resp.StatusCode)
+	} else {
+		resp.Body.Close()
+	}
+	staff := d.tcp + "/t/" + testCDXToken + "/default/" + recent.Format("20060102150405") + "id_/http://embargo.test/news"
+	if resp := httpGetRaw(t, staff, nil); resp.StatusCode == 200 && resp.Header.Get("Memento-Datetime") == recent.Format(http.TimeFormat) {
+		t.Errorf("staff replay served the embargoed capture")
+	} else {
+		resp.Body.Close()
+	}
+	for _, p := range []string{"/v1/status", "/v1/access", "/metrics", "/web/timemap/cdx?url=embargo.test"} {
+		for _, hdr := range []map[string]string{{"X-Wayside-Token": roomToken}, {"Authorization": "Bearer " + roomToken}} {
+			resp := httpGetRaw(t, d.tcp+p, hdr)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden {
+				t.Errorf("%s with the reading-room token: HTTP %d, want 403", p, resp.StatusCode)
+			}
+		}
+		resp := httpGetRaw(t, d.tcp+"/t/"+roomToken+p, nil)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 4 {
+			t.Errorf("/t/<room token>%s: HTTP %d, want refused", p, resp.StatusCode)
+		}
+	}
+}

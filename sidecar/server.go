@@ -158,6 +158,9 @@ type reqInfo struct {
 	kind      listenerKind
 	hexDigest bool // the /hex prefix asks for hex digests in CDX answers
 	pathToken bool // authorised by the read-only CDX token in the path
+	// point is the access point of an access.tokens token the request
+	// carries; such a request reaches the access routes only.
+	point string
 }
 
 type route struct {
@@ -257,7 +260,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind
 	p := r.URL.Path
 	if rest, ok := strings.CutPrefix(p, "/t/"); ok {
 		tok, after, _ := strings.Cut(rest, "/")
-		if kind == viaTCP && (s.listen().CDXToken == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.listen().CDXToken)) != 1) {
+		if pt, ok := s.accessTokenPoint(tok); ok && kind == viaTCP {
+			ri.point = pt
+		} else if kind == viaTCP && (s.listen().CDXToken == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.listen().CDXToken)) != 1) {
 			refuse(w, r, http.StatusUnauthorized, "bad token in path (listen.cdx_token)")
 			return "denied"
 		}
@@ -301,7 +306,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind
 		refuse(w, r, http.StatusForbidden, "the path token grants the CDX query routes only")
 		return "denied"
 	}
-	if kind == viaTCP && !rt.open && !ri.pathToken && !s.tokenOK(r) && !(rt.cdx && s.cdxTokenHeaderOK(r)) {
+	if kind == viaTCP && !ri.pathToken && !s.tokenOK(r) && !(rt.cdx && s.cdxTokenHeaderOK(r)) {
+		if pt, ok := s.headerAccessToken(r); ok {
+			ri.point = pt
+		}
+	}
+	if ri.point != "" && rt.name != "access" {
+		refuse(w, r, http.StatusForbidden, "an access.tokens token grants the access routes only")
+		return "denied"
+	}
+	if kind == viaTCP && !rt.open && !ri.pathToken && ri.point == "" && !s.tokenOK(r) && !(rt.cdx && s.cdxTokenHeaderOK(r)) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="wayside"`)
 		refuse(w, r, http.StatusUnauthorized, "missing or wrong token (Authorization: Bearer <listen.token>)")
 		return rt.name
