@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
+	"html"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -82,6 +83,16 @@ type View struct {
 	// top-level navigation), for an origin that also answers an API or
 	// takes a token: archived scripts run, but never as that origin.
 	Sandbox bool
+	// Framed keeps archived pages inside a frame they cannot navigate out
+	// of (Chromium has no CSP navigate-to): on the API origin (ContentURL
+	// set) a browser's top-level navigation to a memento
+	// (Sec-Fetch-Dest: document) gets a script-less page framing the
+	// memento from the content origin, with Content-Security-Policy
+	// frame-src limited to the content origin and an iframe sandbox
+	// without allow-top-navigation or allow-popups; on the content origin
+	// (MementosOnly) such a navigation is redirected to that page on
+	// APIURL, and mementos may be framed by APIURL.
+	Framed bool
 }
 
 // Handler serves the access routes of one capture index, as pywb lays
@@ -159,6 +170,9 @@ type path struct {
 	mementoURL string
 	chk        *Checker
 	sandbox    bool // View.Sandbox
+	// frameAncestor is an origin besides the content origin that may
+	// frame mementos (View.Framed: the API origin).
+	frameAncestor string
 }
 
 const (
@@ -343,9 +357,27 @@ func (h *Handler) ServeView(w http.ResponseWriter, r *http.Request, v View) erro
 		if r.URL.RawQuery != "" {
 			loc += "?" + r.URL.RawQuery
 		}
+		if v.Framed && r.Header.Get("Sec-Fetch-Dest") == "document" {
+			writeFrame(w, r, loc, v.ContentURL, p)
+			return nil
+		}
 		w.Header().Set("Location", loc)
 		w.WriteHeader(http.StatusFound)
 		return nil
+	}
+	if v.Framed && v.MementosOnly && v.APIURL != "" && p.kind == routeMemento {
+		if r.Header.Get("Sec-Fetch-Dest") == "document" {
+			// A browser opening archived content at the top level: it is
+			// shown framed, from the API origin.
+			loc := p.collURL + p.rest
+			if r.URL.RawQuery != "" {
+				loc += "?" + r.URL.RawQuery
+			}
+			w.Header().Set("Location", loc)
+			w.WriteHeader(http.StatusFound)
+			return nil
+		}
+		p.frameAncestor = originOf(v.APIURL)
 	}
 	var rs *Rules
 	if h.opts.Rules != nil {
@@ -443,4 +475,42 @@ func EscapedTarget(referer, prefix string, u *url.URL) (string, bool) {
 	}
 	target := base.ResolveReference(&url.URL{Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery})
 	return prefix + m[1] + "/" + target.String(), true
+}
+
+// originOf returns scheme://host[:port] of an absolute URL.
+func originOf(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return pu.Scheme + "://" + pu.Host
+}
+
+// frameSandbox is what a framed memento may do: run scripts as its own
+// (content) origin, submit forms and open dialogs inside its frame;
+// never navigate the top level or open windows.
+const frameSandbox = "allow-scripts allow-same-origin allow-forms allow-modals allow-downloads"
+
+// writeFrame answers a browser's top-level navigation to a memento on the
+// API origin (View.Framed): a page without scripts whose only content is
+// the memento (loc, on contentURL's origin) in a sandboxed iframe, and
+// whose Content-Security-Policy lets that frame navigate within the
+// content origin only.
+func writeFrame(w http.ResponseWriter, r *http.Request, loc, contentURL string, p *path) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-src "+originOf(contentURL)+
+		"; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Vary", "Sec-Fetch-Dest")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	fmt.Fprintf(w, `<!doctype html>
+<html><head><meta charset="utf-8"><title>%s (archived %s)</title>
+<style>html,body{margin:0;height:100%%;overflow:hidden}iframe{border:0;width:100%%;height:100%%;display:block}</style>
+</head><body><iframe src="%s" sandbox="%s"></iframe></body></html>
+`, html.EscapeString(p.uriR), html.EscapeString(p.ts), html.EscapeString(loc), frameSandbox)
 }

@@ -125,7 +125,7 @@ func (h *Handler) serveCapture(w http.ResponseWriter, r *http.Request, p *path, 
 			sv := describe(head, nil, rw)
 			hdr := ArchivedHeaders(sv.orig, rw, false)
 			hdr.Set("Content-Length", "0")
-			writeHead(w, e, sv.status, hdr, links, rw != nil, p.sandbox)
+			writeHead(w, e, sv.status, hdr, links, rw != nil, p)
 			return nil
 		}
 		orig, err := h.idx.Resolve(r.Context(), e)
@@ -149,7 +149,7 @@ func (h *Handler) serveCapture(w http.ResponseWriter, r *http.Request, p *path, 
 		if length >= 0 {
 			hdr.Set("Content-Length", strconv.FormatInt(length, 10))
 		}
-		writeHead(w, e, sv.status, hdr, links, rw != nil, p.sandbox)
+		writeHead(w, e, sv.status, hdr, links, rw != nil, p)
 		sent = true
 		if headOnly {
 			return errWriter{errHeadSent}
@@ -192,7 +192,7 @@ func (h *Handler) serveCapture(w http.ResponseWriter, r *http.Request, p *path, 
 	body, ok := h.rewriteBody(rb.Bytes(), sv, rw)
 	hdr := ArchivedHeaders(sv.orig, rw, ok)
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
-	writeHead(w, e, sv.status, hdr, links, true, p.sandbox)
+	writeHead(w, e, sv.status, hdr, links, true, p)
 	if !headOnly {
 		w.Write(body)
 	}
@@ -277,8 +277,9 @@ func toHeader(fs warcio.Header) http.Header {
 // live web. A raw memento is for programs; opened in a browser, it is
 // sandboxed (no scripts, an origin of its own), so archived content never
 // acts with the archive's origin. sandbox puts rewritten replay in an
-// opaque origin too (scripts allowed; View.Sandbox).
-func writeHead(w http.ResponseWriter, e *captureindex.Entry, status int, hdr http.Header, links string, rewritten, sandbox bool) {
+// opaque origin too (scripts allowed; View.Sandbox), and View.Framed lets
+// the API origin frame it.
+func writeHead(w http.ResponseWriter, e *captureindex.Entry, status int, hdr http.Header, links string, rewritten bool, p *path) {
 	out := w.Header()
 	for k, vs := range hdr {
 		out[k] = vs
@@ -286,13 +287,16 @@ func writeHead(w http.ResponseWriter, e *captureindex.Entry, status int, hdr htt
 	out.Set("Memento-Datetime", HTTPDate(e.Date))
 	out.Set("Link", links)
 	out.Set("X-Content-Type-Options", "nosniff")
-	if rewritten && sandbox {
-		out.Set("Content-Security-Policy", cspSandboxed+cspRewritten)
+	csp := cspRaw
+	if rewritten && p.sandbox {
+		csp = cspSandboxed + cspRewritten
 	} else if rewritten {
-		out.Set("Content-Security-Policy", cspRewritten)
-	} else {
-		out.Set("Content-Security-Policy", cspRaw)
+		csp = cspRewritten
 	}
+	if p.frameAncestor != "" {
+		csp = strings.Replace(csp, "frame-ancestors 'self'", "frame-ancestors 'self' "+p.frameAncestor, 1)
+	}
+	out.Set("Content-Security-Policy", csp)
 	w.WriteHeader(status)
 }
 

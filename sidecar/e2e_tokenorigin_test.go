@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/wayside-archive/wayside/sidecar"
@@ -245,4 +247,29 @@ func TestE2EAccessTokenReadingRoom(t *testing.T) {
 			t.Errorf("/t/<room token>%s: HTTP %d, want refused", p, resp.StatusCode)
 		}
 	}
+}
+
+// replayFrame returns the frame a public front shows a memento in (the
+// browser's top-level navigation to a memento gets a page framing it).
+func replayFrame(t *testing.T, tctx context.Context) *chromedp.Node {
+	t.Helper()
+	nodes, err := chromedp.Run(tctx, chromedp.Nodes("body > iframe"))
+	if err != nil || len(nodes) == 0 {
+		t.Fatalf("the replay frame: %d iframes, %v", len(nodes), err)
+	}
+	return nodes[0]
+}
+
+// frameURLs returns the URL of the top frame and of its child frames.
+func frameURLs(t *testing.T, tctx context.Context) (string, []string) {
+	t.Helper()
+	ft, err := chromedp.Call(tctx, page.GetFrameTree, cdp.Empty{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kids []string
+	for _, c := range ft.FrameTree.ChildFrames {
+		kids = append(kids, c.Frame.URL+c.Frame.URLFragment)
+	}
+	return ft.FrameTree.Frame.URL, kids
 }

@@ -309,7 +309,9 @@ func (s *Server) servePublic(w http.ResponseWriter, r *http.Request, f *front, c
 	p := r.URL.Path
 	if acc := s.acc(); acc != nil {
 		if _, ok := acc.h.Collection(r.URL.EscapedPath()); ok {
-			v := replay.View{AccessPoint: f.Name, APIURL: f.apiURL}
+			// Framed: a browser's top-level navigation shows the memento
+			// in a sandboxed frame it cannot navigate out of.
+			v := replay.View{AccessPoint: f.Name, APIURL: f.apiURL, Framed: true}
 			if content {
 				v.MementosOnly = true
 			} else {
