@@ -358,12 +358,28 @@ func (h *Handler) ServeView(w http.ResponseWriter, r *http.Request, v View) erro
 			loc += "?" + r.URL.RawQuery
 		}
 		if v.Framed && r.Header.Get("Sec-Fetch-Dest") == "document" {
-			writeFrame(w, r, loc, v.ContentURL, p)
+			writeFrame(w, r, loc, originOf(v.ContentURL), frameSandbox, p)
 			return nil
 		}
 		w.Header().Set("Location", loc)
 		w.WriteHeader(http.StatusFound)
 		return nil
+	}
+	if v.Framed && v.Sandbox && p.kind == routeMemento {
+		if r.Header.Get("Sec-Fetch-Dest") == "document" {
+			// An origin shared with an API or a token: the memento is
+			// framed from the same URL, in an opaque origin (no
+			// allow-same-origin).
+			writeFrame(w, r, framedSelf(r, p), "'self'", frameSandboxOpaque, p)
+			return nil
+		}
+		// A sandboxed document's 'self' is opaque to Chromium's
+		// frame-ancestors check: the frame page's origin is named.
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		p.frameAncestor = scheme + "://" + r.Host
 	}
 	if v.Framed && v.MementosOnly && v.APIURL != "" && p.kind == routeMemento {
 		if r.Header.Get("Sec-Fetch-Dest") == "document" {
@@ -491,15 +507,19 @@ func originOf(u string) string {
 // never navigate the top level or open windows.
 const frameSandbox = "allow-scripts allow-same-origin allow-forms allow-modals allow-downloads"
 
-// writeFrame answers a browser's top-level navigation to a memento on the
-// API origin (View.Framed): a page without scripts whose only content is
-// the memento (loc, on contentURL's origin) in a sandboxed iframe, and
-// whose Content-Security-Policy lets that frame navigate within the
-// content origin only.
-func writeFrame(w http.ResponseWriter, r *http.Request, loc, contentURL string, p *path) {
+// frameSandboxOpaque is frameSandbox for a memento on an origin shared
+// with an API or a token (View.Sandbox): its own origin is opaque.
+const frameSandboxOpaque = "allow-scripts allow-modals"
+
+// writeFrame answers a browser's top-level navigation to a memento
+// (View.Framed): a page without scripts whose only content is the memento
+// (loc) in an iframe sandboxed as sandbox says, and whose
+// Content-Security-Policy lets that frame navigate within frameSrc (the
+// content origin, or 'self') only.
+func writeFrame(w http.ResponseWriter, r *http.Request, loc, frameSrc, sandbox string, p *path) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-src "+originOf(contentURL)+
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-src "+frameSrc+
 		"; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
@@ -512,5 +532,26 @@ func writeFrame(w http.ResponseWriter, r *http.Request, loc, contentURL string, 
 <html><head><meta charset="utf-8"><title>%s (archived %s)</title>
 <style>html,body{margin:0;height:100%%;overflow:hidden}iframe{border:0;width:100%%;height:100%%;display:block}</style>
 </head><body><iframe src="%s" sandbox="%s"></iframe></body></html>
-`, html.EscapeString(p.uriR), html.EscapeString(p.ts), html.EscapeString(loc), frameSandbox)
+`, html.EscapeString(p.uriR), html.EscapeString(p.ts), html.EscapeString(loc), sandbox)
+}
+
+// framedSelf is the URL a memento on its own origin is framed from: its
+// URL with the modifier mp_ (pywb's framed-page modifier; rewritten like
+// none), or without it when it has one: Chromium does not load a frame
+// whose URL is an ancestor's.
+func framedSelf(r *http.Request, p *path) string {
+	ep := r.URL.EscapedPath()
+	seg := p.ts + p.mod + "/"
+	mod := "mp_"
+	if p.mod != "" {
+		mod = ""
+	}
+	loc := ep
+	if strings.HasSuffix(ep, p.rest) && strings.HasPrefix(p.rest, seg) {
+		loc = ep[:len(ep)-len(p.rest)] + p.ts + mod + "/" + p.rest[len(seg):]
+	}
+	if r.URL.RawQuery != "" {
+		loc += "?" + r.URL.RawQuery
+	}
+	return loc
 }

@@ -358,7 +358,7 @@ func (s *Server) handleAccess(w http.ResponseWriter, r *http.Request, ri *reqInf
 		if f := s.contentFront(); f != nil {
 			v.ContentURL = f.contentURL
 		} else {
-			v.Sandbox = true
+			v.Sandbox, v.Framed = true, true
 		}
 	}
 	return replayError(w, s.acc().h.ServeView(w, r, v))

@@ -31,7 +31,9 @@ import (
 // content origin only, and the iframe sandbox has neither
 // allow-top-navigation nor allow-popups. The outside host sees none of
 // these requests, the top level stays the frame page, no window opens,
-// and a frame that moved is on the content origin.
+// and a frame that moved is on the content origin. The token listener
+// (listen.tcp without listen.content_front) frames its sandboxed mementos
+// the same way, from their own URL: the same holds there.
 func TestE2ENavigationStaysInArchive(t *testing.T) {
 	exe := chromium(t)
 	var mu sync.Mutex
@@ -90,80 +92,88 @@ func TestE2ENavigationStaysInArchive(t *testing.T) {
 	})
 
 	for _, c := range cases {
-		t.Run(c.kind, func(t *testing.T) {
-			// A browser of its own for each way out.
-			tctx := browser(t, exe)
-			var emu sync.Mutex
-			requested := map[string]string{}
-			var blocked, seen []string
-			chromedp.Listen(tctx, func(ev any) {
-				emu.Lock()
-				defer emu.Unlock()
-				switch e := ev.(type) {
-				case *network.EventRequestWillBeSent:
-					requested[string(e.RequestID)] = e.Request.URL
-					seen = append(seen, e.Request.URL)
-				case *network.EventLoadingFailed:
-					blocked = append(blocked, requested[string(e.RequestID)]+" "+string(e.BlockedReason)+" "+e.ErrorText)
-				}
-			})
-			if _, err := chromedp.Call(tctx, network.Enable, network.EnableParams{}); err != nil {
-				t.Fatal(err)
-			}
-			urim := pub.ContentURL + "/default/" + ts + "/http://nav.test/" + c.kind
-			frame := pub.URL + "/default/" + ts + "/http://nav.test/" + c.kind
-			// Not chromedp.Navigate: it waits for a load event a page
-			// leaving at once may never give.
-			if _, err := chromedp.Call(tctx, page.Navigate, page.NavigateParams{URL: urim}); err != nil {
-				t.Fatal(err)
-			}
-			var kids []string
-			waitFor(t, "the attempt to resolve", func() bool {
-				emu.Lock()
-				if !c.async {
+		for _, via := range []string{"public", "token"} {
+			t.Run(via+"/"+c.kind, func(t *testing.T) {
+				// A browser of its own for each way out.
+				tctx := browser(t, exe)
+				var emu sync.Mutex
+				requested := map[string]string{}
+				var blocked, seen []string
+				chromedp.Listen(tctx, func(ev any) {
+					emu.Lock()
 					defer emu.Unlock()
-					for _, u := range seen {
-						if strings.Contains(u, "/marker-"+c.kind+".png") {
+					switch e := ev.(type) {
+					case *network.EventRequestWillBeSent:
+						requested[string(e.RequestID)] = e.Request.URL
+						seen = append(seen, e.Request.URL)
+					case *network.EventLoadingFailed:
+						blocked = append(blocked, requested[string(e.RequestID)]+" "+string(e.BlockedReason)+" "+e.ErrorText)
+					}
+				})
+				if _, err := chromedp.Call(tctx, network.Enable, network.EnableParams{}); err != nil {
+					t.Fatal(err)
+				}
+				urim := pub.ContentURL + "/default/" + ts + "/http://nav.test/" + c.kind
+				frame := pub.URL + "/default/" + ts + "/http://nav.test/" + c.kind
+				origin := pub.ContentURL + "/"
+				if via == "token" {
+					// The token listener frames the page from its own URL.
+					urim = d.tcp + "/t/" + testCDXToken + "/default/" + ts + "/http://nav.test/" + c.kind
+					frame, origin = urim, d.tcp+"/t/"+testCDXToken+"/"
+				}
+				// Not chromedp.Navigate: it waits for a load event a page
+				// leaving at once may never give.
+				if _, err := chromedp.Call(tctx, page.Navigate, page.NavigateParams{URL: urim}); err != nil {
+					t.Fatal(err)
+				}
+				var kids []string
+				waitFor(t, "the attempt to resolve", func() bool {
+					emu.Lock()
+					if !c.async {
+						defer emu.Unlock()
+						for _, u := range seen {
+							if strings.Contains(u, "/marker-"+c.kind+".png") {
+								return true
+							}
+						}
+						return false
+					}
+					for _, b := range blocked {
+						if strings.HasPrefix(b, O+"/") {
+							emu.Unlock()
 							return true
 						}
 					}
-					return false
+					emu.Unlock()
+					_, kids = frameURLs(t, tctx)
+					// The frame moved: refused (an error page) or elsewhere.
+					return len(kids) == 1 && (strings.HasPrefix(kids[0], "chrome-error:") || strings.HasPrefix(kids[0], "http") && kids[0] != urim)
+				})
+				top, kids := frameURLs(t, tctx)
+				if top != frame {
+					t.Errorf("the top level is %s, want the frame page %s", top, frame)
 				}
-				for _, b := range blocked {
-					if strings.HasPrefix(b, O+"/") {
-						emu.Unlock()
-						return true
+				if len(kids) != 1 || !(kids[0] == urim || strings.HasPrefix(kids[0], origin) || strings.HasPrefix(kids[0], "chrome-error:")) {
+					t.Errorf("the frame is at %v, want the content origin (or a refused navigation)", kids)
+				}
+				emu.Lock()
+				t.Logf("frame %v; failed loads %v", kids, blocked)
+				emu.Unlock()
+				targets, err := chromedp.Targets(tctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pages := 0
+				for _, ti := range targets {
+					if ti.Type == "page" {
+						pages++
 					}
 				}
-				emu.Unlock()
-				_, kids = frameURLs(t, tctx)
-				// The frame moved: refused (an error page) or elsewhere.
-				return len(kids) == 1 && (strings.HasPrefix(kids[0], "chrome-error:") || strings.HasPrefix(kids[0], "http") && kids[0] != urim)
-			})
-			top, kids := frameURLs(t, tctx)
-			if top != frame {
-				t.Errorf("the top level is %s, want the frame page %s", top, frame)
-			}
-			if len(kids) != 1 || !(kids[0] == urim || strings.HasPrefix(kids[0], pub.ContentURL+"/") || strings.HasPrefix(kids[0], "chrome-error:")) {
-				t.Errorf("the frame is at %v, want the content origin (or a refused navigation)", kids)
-			}
-			emu.Lock()
-			t.Logf("frame %v; failed loads %v", kids, blocked)
-			emu.Unlock()
-			targets, err := chromedp.Targets(tctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pages := 0
-			for _, ti := range targets {
-				if ti.Type == "page" {
-					pages++
+				if pages != 1 {
+					t.Errorf("%d pages open, want 1 (no window opened)", pages)
 				}
-			}
-			if pages != 1 {
-				t.Errorf("%d pages open, want 1 (no window opened)", pages)
-			}
-		})
+			})
+		}
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -636,7 +636,11 @@ fetch("/data.json?id=7&" + bust).then(r => r.json()).then(j => { window.data = j
 // tab's context, bounded to 90 s and closed with the test.
 func browser(t *testing.T, exe string) context.Context {
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Flag("user-data-dir", t.TempDir()))...)
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Flag("user-data-dir", t.TempDir()),
+		// Sandboxed frames (the token listener's opaque-origin mementos) in
+		// the page's process, so the test reaches them in its frame tree;
+		// what the sandbox allows is the same.
+		chromedp.Flag("disable-features", "IsolateSandboxedIframes"))...)
 	t.Cleanup(cancel)
 	bctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(cancel)

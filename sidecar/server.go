@@ -249,7 +249,11 @@ func refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
 // for metrics.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind) string {
 	ri := &reqInfo{kind: kind}
-	if o := r.Header.Get("Origin"); o != "" && !s.originAllowed(o) {
+	// Origin "null" on a read through a path token is archived content,
+	// framed in an opaque origin, asking for its own resources (no script
+	// can read the answers): the access routes only (checked below).
+	nullRead := r.Header.Get("Origin") == "null" && (r.Method == http.MethodGet || r.Method == http.MethodHead) && strings.HasPrefix(r.URL.Path, "/t/")
+	if o := r.Header.Get("Origin"); o != "" && !s.originAllowed(o) && !nullRead {
 		refuse(w, r, http.StatusForbidden, fmt.Sprintf("origin %q is not allowed (listen.allowed_origins)", o))
 		return "denied"
 	}
@@ -310,6 +314,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind
 		if pt, ok := s.headerAccessToken(r); ok {
 			ri.point = pt
 		}
+	}
+	if nullRead && rt.name != "access" && !s.originAllowed("null") {
+		refuse(w, r, http.StatusForbidden, `origin "null" is not allowed (listen.allowed_origins)`)
+		return "denied"
 	}
 	if ri.point != "" && rt.name != "access" {
 		refuse(w, r, http.StatusForbidden, "an access.tokens token grants the access routes only")
