@@ -535,6 +535,11 @@ func (c *Config) Validate() error {
 	}
 	c.Access.check(func(k, msg string) { add(keyErr(k, "%s", msg)) })
 	c.Public.check(c.Access.enabled(), func(k, msg string) { add(keyErr(k, "%s", msg)) })
+	for i, at := range c.Access.Tokens {
+		if at.Token != "" && (at.Token == c.Listen.Token || at.Token == c.Listen.CDXToken) {
+			add(keyErr(fmt.Sprintf("access.tokens[%d].token", i), "must differ from listen.token and listen.cdx_token"))
+		}
+	}
 	if cf := c.Listen.ContentFront; cf != "" && c.Public.point(cf) == nil {
 		add(keyErr("listen.content_front", "%q is not the access point of a public front (public.access_point, public.access_points[].name)", cf))
 	}
