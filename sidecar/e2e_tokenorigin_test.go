@@ -88,6 +88,14 @@ function xhr(u) {
 	if !strings.HasPrefix(st.TCPReplay, "sandboxed") {
 		t.Errorf("/v1/access tcp_replay: %q, want it to say sandboxed", st.TCPReplay)
 	}
+	var status struct {
+		Captures struct {
+			TCPReplay string `json:"tcp_replay"`
+		} `json:"captures"`
+	}
+	if err := d.client.GetJSON(context.Background(), "/v1/status", &status); err != nil || !strings.HasPrefix(status.Captures.TCPReplay, "sandboxed") {
+		t.Errorf("/v1/status captures.tcp_replay: %q (%v), want it to say sandboxed", status.Captures.TCPReplay, err)
+	}
 	if !strings.Contains(d.log(), "sandboxed") {
 		t.Errorf("the start-up log does not say how listen.tcp serves mementos:\n%s", d.log())
 	}

@@ -635,6 +635,9 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo
 	}
 	if a := s.TCPAddr(); a != nil {
 		out.TCP = a.String()
+		if out.Captures != nil {
+			out.Captures.TCPReplay = s.tcpReplay()
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
