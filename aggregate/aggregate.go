@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +14,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,6 +104,9 @@ func New(cfg Config, opts ...Option) (*Aggregator, error) {
 		IdleConnTimeout:        90 * time.Second,
 		MaxResponseHeaderBytes: 1 << 20,
 		ForceAttemptHTTP2:      true,
+	}
+	if err := os.MkdirAll(cfg.SpillDir, 0o700); err != nil {
+		return nil, fmt.Errorf("aggregate: spill directory: %w", err)
 	}
 	if a.routing {
 		if err := os.MkdirAll(cfg.MapDir, 0o700); err != nil {
@@ -239,9 +242,53 @@ type Outcome struct {
 // Result is an aggregated answer: the mementos of every archive that
 // answered, oldest first.
 type Result struct {
-	URIR     string
+	URIR string
+	// Mementos is the merged TimeMap, filled by TimeMap and TimeGate (the
+	// whole answer in memory: for library callers and evaluation); the
+	// HTTP routes (Serve) stream it from disk instead and leave it nil.
 	Mementos []Memento
+	// Count is the number of merged mementos.
+	Count    int
 	Archives []Outcome
+
+	merged *merger
+	run    run
+	first  Memento
+	last   Memento
+}
+
+// close releases the merged run's files.
+func (r *Result) close() {
+	if r.merged != nil {
+		r.merged.close()
+		r.merged = nil
+	}
+}
+
+// each calls fn with each merged memento, oldest first.
+func (r *Result) each(fn func(Memento) error) error {
+	if r.merged == nil || r.Count == 0 {
+		for _, m := range r.Mementos {
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return r.merged.each([]run{r.run}, fn)
+}
+
+// materialize reads the merged mementos into Mementos and releases the
+// files.
+func (r *Result) materialize() error {
+	defer r.close()
+	if r.merged == nil {
+		return nil
+	}
+	ms := make([]Memento, 0, r.Count)
+	err := r.each(func(m Memento) error { ms = append(ms, m); return nil })
+	r.Mementos = ms
+	return err
 }
 
 // Partial reports whether an asked archive did not answer.
@@ -278,8 +325,13 @@ func (r *Result) failures() []string {
 
 // TimeMap returns every memento of uriR (a URI-R as ParseURIR returns it)
 // the archives that may hold it list, merged by time, within the deadline.
+// The answer is held in memory (Result.Mementos); Serve streams it.
 func (a *Aggregator) TimeMap(ctx context.Context, uriR string) (*Result, error) {
-	return a.aggregate(ctx, uriR, nil)
+	res, err := a.aggregate(ctx, uriR, nil)
+	if err != nil {
+		return nil, err
+	}
+	return res, res.materialize()
 }
 
 // TimeGate returns the mementos of uriR near at: each asked archive's
@@ -287,9 +339,15 @@ func (a *Aggregator) TimeMap(ctx context.Context, uriR string) (*Result, error) 
 // last it links), or its TimeMap when it has no TimeGate. Closest picks
 // the answer from them.
 func (a *Aggregator) TimeGate(ctx context.Context, uriR string, at time.Time) (*Result, error) {
-	return a.aggregate(ctx, uriR, &at)
+	res, err := a.aggregate(ctx, uriR, &at)
+	if err != nil {
+		return nil, err
+	}
+	return res, res.materialize()
 }
 
+// aggregate asks the archives and merges their answers into a sorted run
+// on disk (see spill.go): the caller releases it with res.close.
 func (a *Aggregator) aggregate(ctx context.Context, uriR string, at *time.Time) (*Result, error) {
 	if uriR == "" {
 		return nil, errors.New("aggregate: no URI-R")
@@ -301,7 +359,7 @@ func (a *Aggregator) aggregate(ctx context.Context, uriR string, at *time.Time) 
 	defer cancel()
 	type answer struct {
 		i  int
-		ms []Memento
+		sp *spill
 		o  Outcome
 	}
 	ch := make(chan answer, len(a.ups))
@@ -323,20 +381,35 @@ func (a *Aggregator) aggregate(ctx context.Context, uriR string, at *time.Time) 
 		pending++
 		go func() {
 			start := time.Now()
-			ms, cached, err := a.ask(ctx, up, uriR, at)
-			if cached {
-				up.stats.cached.Add(1)
-				ch <- answer{i: i, ms: ms, o: Outcome{Archive: up.cfg.Name, Asked: true, Cached: true, Mementos: len(ms)}}
+			sp, err := newSpill(a.cfg.SpillDir, uint16(i), a.cacheEntryMax())
+			if err != nil {
+				ch <- answer{i: i, o: Outcome{Archive: up.cfg.Name, Asked: true, Error: err.Error()}}
 				return
 			}
-			ch <- answer{i: i, ms: ms, o: a.account(up, ms, err, time.Since(start))}
+			cached, err := a.ask(ctx, up, uriR, at, sp)
+			if ferr := sp.finish(); ferr != nil && err == nil {
+				err = ferr
+			}
+			if cached {
+				up.stats.cached.Add(1)
+				ch <- answer{i: i, sp: sp, o: Outcome{Archive: up.cfg.Name, Asked: true, Cached: true, Mementos: sp.count}}
+				return
+			}
+			ch <- answer{i: i, sp: sp, o: a.account(up, sp.count, err, time.Since(start))}
 		}()
 	}
 	// Every ask ends by the deadline (its context's); the answer does not
-	// wait for a straggler past it (it is counted when it ends).
+	// wait for a straggler past it (it is counted when it ends, and its
+	// spill file closed).
 	deadline := time.NewTimer(a.cfg.Deadline + 50*time.Millisecond)
 	defer deadline.Stop()
 	got := make([]bool, len(a.ups))
+	var spills []*spill
+	defer func() {
+		for _, sp := range spills {
+			sp.close()
+		}
+	}()
 collect:
 	for pending > 0 {
 		select {
@@ -344,10 +417,21 @@ collect:
 			pending--
 			got[ans.i] = true
 			res.Archives[ans.i] = ans.o
-			res.Mementos = append(res.Mementos, ans.ms...)
+			if ans.sp != nil {
+				spills = append(spills, ans.sp)
+			}
 		case <-deadline.C:
 			break collect
 		}
+	}
+	if pending > 0 {
+		go func(n int) {
+			for range n {
+				if ans := <-ch; ans.sp != nil {
+					ans.sp.close()
+				}
+			}
+		}(pending)
 	}
 	for i := range a.ups {
 		if asked[i] && !got[i] {
@@ -355,19 +439,33 @@ collect:
 			o.Asked, o.Timeout, o.Error = true, true, fmt.Sprintf("no answer within the deadline (%v)", a.cfg.Deadline)
 		}
 	}
-	a.merge(res)
+	if err := a.merge(res, spills); err != nil {
+		res.close()
+		return nil, fmt.Errorf("aggregate: %w", err)
+	}
 	if res.Partial() {
 		a.partial.Add(1)
 	}
 	return res, nil
 }
 
+// cacheEntryMax is the most mementos one archive's answer may list to be
+// cached (an eighth of the cache's bound, at most 10,000): larger answers
+// are not kept, so an answer being read holds at most this many for the
+// cache whatever the archive sends.
+func (a *Aggregator) cacheEntryMax() int {
+	if a.cache == nil {
+		return 0
+	}
+	return max(1, min(a.cfg.CacheMementos/8, 10_000))
+}
+
 // account records an archive's answer in its statistics.
-func (a *Aggregator) account(up *upstream, ms []Memento, err error, d time.Duration) Outcome {
+func (a *Aggregator) account(up *upstream, n int, err error, d time.Duration) Outcome {
 	st := &up.stats
 	st.requests.Add(1)
 	st.latency.Observe(d.Seconds())
-	o := Outcome{Archive: up.cfg.Name, Asked: true, Mementos: len(ms), Duration: d}
+	o := Outcome{Archive: up.cfg.Name, Asked: true, Mementos: n, Duration: d}
 	if !errors.Is(err, context.Canceled) {
 		if until, slept := up.dormant.record(err != nil, time.Now(), &a.cfg); slept {
 			a.log.Warn("aggregate: archive dormant", "archive", up.cfg.Name, "until", until, "err", err)
@@ -386,7 +484,7 @@ func (a *Aggregator) account(up *upstream, ms []Memento, err error, d time.Durat
 			o.Error = fmt.Sprintf("timeout after %v", d.Round(time.Millisecond))
 		}
 		a.log.Debug("aggregate: archive failed", "archive", up.cfg.Name, "err", err)
-	case len(ms) > 0:
+	case n > 0:
 		st.hits.Add(1)
 	default:
 		st.misses.Add(1)
@@ -394,32 +492,33 @@ func (a *Aggregator) account(up *upstream, ms []Memento, err error, d time.Durat
 	return o
 }
 
-// merge sorts the mementos by time (then archive priority and order, then
-// URI-M) and drops repeats of a URI-M.
-func (a *Aggregator) merge(res *Result) {
-	rank := map[string]int{}
-	for _, up := range a.ups {
-		rank[up.cfg.Name] = -up.cfg.Priority*1_000_000 + up.order
+// merge merges the archives' runs into one sorted by time (then archive
+// priority and order, then URI-M), a URI-M repeated at the same datetime
+// kept once, in a file res then reads from.
+func (a *Aggregator) merge(res *Result, spills []*spill) error {
+	mg := &merger{dir: a.cfg.SpillDir, names: make([]string, len(a.ups)), ranks: make([]int, len(a.ups))}
+	for i, up := range a.ups {
+		mg.names[i] = up.cfg.Name
+		mg.ranks[i] = -up.cfg.Priority*1_000_000 + up.order
 	}
-	sort.SliceStable(res.Mementos, func(i, j int) bool {
-		x, y := res.Mementos[i], res.Mementos[j]
-		if !x.Datetime.Equal(y.Datetime) {
-			return x.Datetime.Before(y.Datetime)
+	var runs []run
+	for _, sp := range spills {
+		if sp.err != nil {
+			continue // its error is in its outcome
 		}
-		if rank[x.Archive] != rank[y.Archive] {
-			return rank[x.Archive] < rank[y.Archive]
-		}
-		return x.URI < y.URI
-	})
-	seen := make(map[string]bool, len(res.Mementos))
-	out := res.Mementos[:0]
-	for _, m := range res.Mementos {
-		if !seen[m.URI] {
-			seen[m.URI] = true
-			out = append(out, m)
+		for _, seg := range sp.runs {
+			if seg.end > seg.start {
+				runs = append(runs, run{f: sp.f, seg: seg})
+			}
 		}
 	}
-	res.Mementos = out
+	res.merged = mg
+	if len(runs) == 0 {
+		return nil
+	}
+	var err error
+	res.run, res.Count, res.first, res.last, err = mg.mergeAll(runs)
+	return err
 }
 
 // Closest returns the index of the memento closest to at (ties go to the
@@ -438,104 +537,111 @@ func Closest(ms []Memento, at time.Time) int {
 	return best
 }
 
-// ask fetches the archive's mementos of uriR: its TimeMap (all pages, up
-// to MaxPages), or for a TimeGate request its TimeGate's Link header when
-// it has one.
-func (a *Aggregator) ask(ctx context.Context, up *upstream, uriR string, at *time.Time) ([]Memento, bool, error) {
+// ask fetches the archive's mementos of uriR into sp: its TimeMap (all
+// pages, up to MaxPages), or for a TimeGate request its TimeGate's Link
+// header when it has one. cached reports an answer from the cache.
+func (a *Aggregator) ask(ctx context.Context, up *upstream, uriR string, at *time.Time, sp *spill) (cached bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, up.cfg.Timeout)
 	defer cancel()
 	ckey := up.cfg.Name + "\x00" + uriR
 	if at == nil && !noCache(ctx) {
 		if ms, ok := a.cache.get(ckey, time.Now()); ok {
-			return ms, true, nil
+			for _, m := range ms {
+				sp.add(m)
+			}
+			return true, nil
 		}
 	}
 	ttl := a.cfg.CacheTTL
-	ms, err := a.askOnce(withTTL(ctx, &ttl), up, uriR, at)
+	// The archive's tokens never reach an answer (nor the cache).
+	emit := func(m Memento) {
+		if u, ok := up.redactToken(m.URI); ok {
+			m.URI = u
+			sp.add(m)
+		}
+	}
+	err = a.askOnce(withTTL(ctx, &ttl), up, uriR, at, sp, emit)
 	if err != nil && ctx.Err() != nil {
 		err = ctx.Err() // the deadline, a timeout, or the client gone
 	}
-	// The archive's tokens never reach an answer (nor the cache).
-	kept := ms[:0]
-	for _, m := range ms {
-		if u, ok := up.redactToken(m.URI); ok {
-			m.URI = u
-			kept = append(kept, m)
-		}
+	if err == nil && at == nil && sp.keep != nil {
+		a.cache.put(ckey, sp.keep, ttl, time.Now())
 	}
-	if err == nil && at == nil {
-		a.cache.put(ckey, kept, ttl, time.Now())
-	}
-	return kept, false, err
+	return false, err
 }
 
-func (a *Aggregator) askOnce(ctx context.Context, up *upstream, uriR string, at *time.Time) ([]Memento, error) {
+func (a *Aggregator) askOnce(ctx context.Context, up *upstream, uriR string, at *time.Time, sp *spill, emit func(Memento)) error {
 	if at != nil && up.cfg.TimeGate != "" {
 		hdr := http.Header{}
 		hdr.Set("Accept-Datetime", at.UTC().Format(http.TimeFormat))
 		resp, err := a.get(ctx, up, up.cfg.TimeGate+uriR, hdr, false)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		defer resp.Body.Close()
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		switch {
 		case resp.StatusCode == http.StatusNotFound:
-			return nil, nil
+			return nil
 		case resp.StatusCode >= 400:
-			return nil, fmt.Errorf("TimeGate: HTTP %d", resp.StatusCode)
+			return fmt.Errorf("TimeGate: HTTP %d", resp.StatusCode)
 		}
 		links, perr := ParseLinks(strings.Join(resp.Header.Values("Link"), ", "))
 		ms, _ := mementos(links, resp.Request.URL, up.cfg.Name)
 		if len(ms) == 0 {
 			if perr != nil {
-				return nil, fmt.Errorf("TimeGate: HTTP %d with an unreadable Link header: %v", resp.StatusCode, perr)
+				return fmt.Errorf("TimeGate: HTTP %d with an unreadable Link header: %v", resp.StatusCode, perr)
 			}
-			return nil, fmt.Errorf("TimeGate: HTTP %d without memento links", resp.StatusCode)
+			return fmt.Errorf("TimeGate: HTTP %d without memento links", resp.StatusCode)
 		}
-		return ms, nil
+		for _, m := range ms {
+			emit(m)
+		}
+		return nil
 	}
 	next := up.cfg.TimeMap + uriR
-	var out []Memento
 	for page := 0; next != "" && page < a.cfg.MaxPages; page++ {
-		ms, n, err := a.timeMapPage(ctx, up, next)
-		if err != nil {
-			if page > 0 && len(out) > 0 {
-				return out, fmt.Errorf("TimeMap page %d: %w", page+1, err)
-			}
-			return nil, err
+		mk := sp.mark()
+		n, err := a.timeMapPage(ctx, up, next, emit)
+		if err == nil {
+			err = sp.err
 		}
-		out = append(out, ms...)
+		if err != nil {
+			// A page that failed is dropped whole; earlier pages stay.
+			sp.rollback(mk)
+			if page > 0 && sp.count > 0 {
+				return fmt.Errorf("TimeMap page %d: %w", page+1, err)
+			}
+			return err
+		}
 		next = n
 	}
-	return out, nil
+	return nil
 }
 
-// timeMapPage fetches one TimeMap page and returns its mementos and the
-// next page's URL (Link: rel="next", on the archive's hosts only).
-func (a *Aggregator) timeMapPage(ctx context.Context, up *upstream, target string) ([]Memento, string, error) {
+// timeMapPage fetches one TimeMap page, gives each memento to emit, and
+// returns the next page's URL (Link: rel="next", on the archive's hosts
+// only).
+func (a *Aggregator) timeMapPage(ctx context.Context, up *upstream, target string, emit func(Memento)) (string, error) {
 	hdr := http.Header{}
 	hdr.Set("Accept", "application/link-format")
 	resp, err := a.get(ctx, up, target, hdr, true)
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
-		return nil, "", nil
+		return "", nil
 	case resp.StatusCode != http.StatusOK:
-		return nil, "", fmt.Errorf("TimeMap: HTTP %d", resp.StatusCode)
+		return "", fmt.Errorf("TimeMap: HTTP %d", resp.StatusCode)
 	}
 	if ttl, ok := ctx.Value(ttlKey{}).(*time.Duration); ok {
 		*ttl = min(*ttl, freshFor(resp.Header, *ttl))
 	}
-	ms, nlinks, bad, nonEmpty, perr, err := a.readTimeMap(resp, up)
+	bad, perr, err := a.readTimeMap(resp, up, emit)
 	if err != nil {
-		return nil, "", err
-	}
-	if nlinks == 0 && nonEmpty {
-		return nil, "", fmt.Errorf("TimeMap: not a link-format list: %v", perr)
+		return "", err
 	}
 	if perr != nil || bad > 0 {
 		a.log.Warn("aggregate: TimeMap entries skipped", "archive", up.cfg.Name, "unreadable", bad, "err", perr)
@@ -552,7 +658,7 @@ func (a *Aggregator) timeMapPage(ctx context.Context, up *upstream, target strin
 			break
 		}
 	}
-	return ms, next, nil
+	return next, nil
 }
 
 // ttlKey carries, through an ask's context, how long its answer may be
@@ -577,15 +683,22 @@ func noCache(ctx context.Context) bool { v, _ := ctx.Value(noCacheKey{}).(bool);
 
 // timeMapChunk is how much of a TimeMap is parsed at once: the body is
 // read a chunk at a time (cut where a line ends an entry with ","), so a
-// TimeMap costs the mementos it lists, not its bytes several times over.
+// TimeMap costs a chunk and its parse, not its bytes.
 const timeMapChunk = 256 << 10
 
-// readTimeMap reads a link-format TimeMap from resp, streamed, up to
-// max_timemap_bytes: the mementos, the links read, the entries skipped,
-// whether the body held anything but white space, the first parse
-// problem.
-func (a *Aggregator) readTimeMap(resp *http.Response, up *upstream) (ms []Memento, nlinks, bad int, nonEmpty bool, perr, err error) {
+// readTimeMap reads a TimeMap from resp, streamed, up to
+// max_timemap_bytes, giving each memento to emit: link format, or
+// MemGator's CDXJ TimeMap (application/cdxj+ors, or a body whose first
+// line starts with "!context"). It returns the entries skipped and the
+// first parse problem; a body with something but no entry is an error.
+func (a *Aggregator) readTimeMap(resp *http.Response, up *upstream, emit func(Memento)) (bad int, perr, err error) {
+	var nlinks int
+	var nonEmpty bool
 	br := bufio.NewReaderSize(io.LimitReader(resp.Body, a.cfg.MaxTimeMapBytes+1), 64<<10)
+	cdxj := strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "application/cdxj")
+	if head, _ := br.Peek(9); string(head) == "!context " {
+		cdxj = true
+	}
 	var chunk []byte
 	var total int64
 	flush := func() {
@@ -595,35 +708,115 @@ func (a *Aggregator) readTimeMap(resp *http.Response, up *upstream) (ms []Mement
 		if !nonEmpty && len(bytes.TrimSpace(chunk)) > 0 {
 			nonEmpty = true
 		}
-		links, pe := ParseLinks(string(chunk))
+		var ms []Memento
+		var n, b int
+		var pe error
+		if cdxj {
+			ms, n, b, pe = cdxjMementos(chunk, resp.Request.URL, up.cfg.Name)
+		} else if fm, fn, fb, ok := fastMementos(chunk, resp.Request.URL, up.cfg.Name); ok {
+			ms, n, b = fm, fn, fb
+		} else {
+			var links []Link
+			links, pe = ParseLinks(string(chunk))
+			n = len(links)
+			ms, b = mementos(links, resp.Request.URL, up.cfg.Name)
+		}
 		if pe != nil && perr == nil {
 			perr = pe
 		}
-		m, b := mementos(links, resp.Request.URL, up.cfg.Name)
-		ms, nlinks, bad = append(ms, m...), nlinks+len(links), bad+b
+		for _, m := range ms {
+			emit(m)
+		}
+		nlinks, bad = nlinks+n, bad+b
 		chunk = chunk[:0]
 	}
 	for {
 		line, rerr := br.ReadSlice('\n')
 		total += int64(len(line))
 		if total > a.cfg.MaxTimeMapBytes {
-			return nil, 0, 0, false, nil, fmt.Errorf("TimeMap larger than %d bytes (max_timemap_bytes)", a.cfg.MaxTimeMapBytes)
+			return 0, nil, fmt.Errorf("TimeMap larger than %d bytes (max_timemap_bytes)", a.cfg.MaxTimeMapBytes)
 		}
 		chunk = append(chunk, line...)
 		if rerr == bufio.ErrBufferFull {
 			continue // a long line: keep reading it
 		}
 		if rerr != nil && rerr != io.EOF {
-			return nil, 0, 0, false, nil, fmt.Errorf("TimeMap: read: %w", rerr)
+			return 0, nil, fmt.Errorf("TimeMap: read: %w", rerr)
 		}
 		if rerr == io.EOF {
 			flush()
-			return ms, nlinks, bad, nonEmpty, perr, nil
+			if nlinks == 0 && nonEmpty {
+				if cdxj {
+					return 0, nil, fmt.Errorf("TimeMap: not a CDXJ TimeMap: %v", perr)
+				}
+				return 0, nil, fmt.Errorf("TimeMap: not a link-format list: %v", perr)
+			}
+			return bad, perr, nil
 		}
-		if len(chunk) >= timeMapChunk && bytes.HasSuffix(bytes.TrimRight(chunk, " \t\r\n"), []byte(",")) {
+		if len(chunk) >= timeMapChunk && (cdxj || bytes.HasSuffix(bytes.TrimRight(chunk, " \t\r\n"), []byte(","))) {
 			flush()
 		}
 	}
+}
+
+// cdxjMementos reads the lines of a CDXJ TimeMap (MemGator's: "!" header
+// lines, then `YYYYMMDDhhmmss {"uri": …, "rel": …, "datetime": …}`): the
+// mementos (URIs resolved against base), the lines that were entries,
+// the entries skipped, the first problem.
+func cdxjMementos(chunk []byte, base *url.URL, archive string) (out []Memento, n, bad int, perr error) {
+	for len(chunk) > 0 {
+		var line []byte
+		line, chunk, _ = bytes.Cut(chunk, []byte("\n"))
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		n++
+		if line[0] == '!' {
+			continue
+		}
+		ts, js, _ := bytes.Cut(line, []byte(" "))
+		var e struct {
+			URI      string `json:"uri"`
+			Rel      string `json:"rel"`
+			Datetime string `json:"datetime"`
+		}
+		if err := json.Unmarshal(js, &e); err != nil {
+			bad++
+			if perr == nil {
+				perr = fmt.Errorf("CDXJ TimeMap line %q: %v", truncate(line, 80), err)
+			}
+			continue
+		}
+		if e.Rel != "" && !(Link{Params: map[string]string{"rel": e.Rel}}).HasRel("memento") {
+			continue
+		}
+		t, err := replay.ParseTimestamp(string(ts), false)
+		if e.Datetime != "" {
+			t, err = http.ParseTime(e.Datetime)
+		}
+		u, uerr := url.Parse(e.URI)
+		if err != nil || uerr != nil || e.URI == "" {
+			bad++
+			continue
+		}
+		if base != nil {
+			u = base.ResolveReference(u)
+		}
+		if u.Scheme != "http" && u.Scheme != "https" {
+			bad++
+			continue
+		}
+		out = append(out, Memento{URI: u.String(), Datetime: t.UTC(), Archive: archive})
+	}
+	return out, n, bad, perr
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
 }
 
 // get issues one GET to an archive, refusing any URL outside its hosts (a

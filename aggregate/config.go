@@ -3,6 +3,7 @@ package aggregate
 import (
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -58,6 +59,12 @@ type Config struct {
 	// MapDir holds the downloaded maps while they are memory-mapped
 	// (unlinked once open). Default DATA_DIR/aggregate.
 	MapDir string `yaml:"map_dir"`
+	// SpillDir holds each request's upstream mementos while they are
+	// merged (files unlinked at creation: nothing stays after a request
+	// or a crash). Default DATA_DIR/aggregate-spill (the system's
+	// temporary directory without a data directory). A request spills at
+	// most twice what its archives send (MaxPages × MaxTimeMapBytes each).
+	SpillDir string `yaml:"spill_dir"`
 	// MaxTimeMapBytes caps one upstream TimeMap page (decoded). Default
 	// 32 MiB.
 	MaxTimeMapBytes int64 `yaml:"max_timemap_bytes"`
@@ -99,6 +106,12 @@ func (c *Config) Defaults(dataDir string) {
 	}
 	if c.MapDir == "" {
 		c.MapDir = filepath.Join(dataDir, "aggregate")
+	}
+	if c.SpillDir == "" {
+		c.SpillDir = os.TempDir()
+		if dataDir != "" {
+			c.SpillDir = filepath.Join(dataDir, "aggregate-spill")
+		}
 	}
 	if c.MaxTimeMapBytes == 0 {
 		c.MaxTimeMapBytes = 32 << 20

@@ -48,6 +48,20 @@
 // request a deadline. An archive's bearer token is sent to its own
 // origins only.
 //
+// # Memory
+//
+// No upstream TimeMap is ever held whole: each archive's answer (link
+// format, or MemGator's CDXJ TimeMap) is parsed 256 KiB at a time, its
+// mementos sorted in batches of 2 MiB and spilled to an unlinked file in
+// Config.SpillDir as sorted runs (an archive listing oldest first makes
+// one run), and the runs of all archives are merged k-way (16 at once,
+// in passes when there are more) into one sorted run the answer is
+// written from as it is read (chunked). Heap per request is a few MiB
+// per archive asked, whatever the archives list (TestMergeBoundedMemory:
+// 450,000 mementos from four archives, live heap under 40 MiB); disk is
+// at most twice what the archives sent. Answers of more than 10,000
+// mementos (or an eighth of cache_mementos) are not cached.
+//
 // # Answers
 //
 // TimeMaps follow MemGator's output: link format with the original, self,

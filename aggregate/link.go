@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -183,24 +184,172 @@ func mementos(links []Link, base *url.URL, archive string) (out []Memento, bad i
 		if !l.HasRel("memento") {
 			continue
 		}
-		t, err := http.ParseTime(strings.TrimSpace(l.Params["datetime"]))
-		if err != nil {
+		if m, ok := memento(l.Target, l.Params["datetime"], base, archive); ok {
+			out = append(out, m)
+		} else {
 			bad++
-			continue
 		}
-		u, err := url.Parse(l.Target)
-		if err != nil {
-			bad++
-			continue
-		}
-		if base != nil {
-			u = base.ResolveReference(u)
-		}
-		if u.Scheme != "http" && u.Scheme != "https" {
-			bad++
-			continue
-		}
-		out = append(out, Memento{URI: u.String(), Datetime: t.UTC(), Archive: archive})
 	}
 	return out, bad
+}
+
+// memento reads one memento link's target (resolved against base) and
+// datetime.
+func memento(target, datetime string, base *url.URL, archive string) (Memento, bool) {
+	t, err := http.ParseTime(strings.TrimSpace(datetime))
+	if err != nil {
+		return Memento{}, false
+	}
+	if plainAbsolute(target) {
+		// What parsing, resolving and printing would give back.
+		return Memento{URI: target, Datetime: t.UTC(), Archive: archive}, true
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return Memento{}, false
+	}
+	if base != nil {
+		u = base.ResolveReference(u)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return Memento{}, false
+	}
+	return Memento{URI: u.String(), Datetime: t.UTC(), Archive: archive}, true
+}
+
+// plainAbsolute reports whether s is an absolute http(s) URL that
+// url.Parse, ResolveReference and String would give back unchanged: a
+// lower-case scheme, a host of letters, digits, '.', '-' and an optional
+// port, a path and query of unreserved and sub-delimiter characters, no
+// percent-escapes, no dot segments, no fragment.
+func plainAbsolute(s string) bool {
+	var rest string
+	switch {
+	case strings.HasPrefix(s, "http://"):
+		rest = s[7:]
+	case strings.HasPrefix(s, "https://"):
+		rest = s[8:]
+	default:
+		return false
+	}
+	i := 0
+	for ; i < len(rest) && rest[i] != '/'; i++ {
+		c := rest[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == ':') {
+			return false
+		}
+	}
+	if i == 0 || i == len(rest) {
+		return false
+	}
+	if h, port, ok := strings.Cut(rest[:i], ":"); ok && (h == "" || port == "" || strings.Trim(port, "0123456789") != "") {
+		return false
+	}
+	path := rest[i:]
+	if strings.Contains(path, "/.") {
+		return false
+	}
+	q := false
+	for j := 0; j < len(path); j++ {
+		c := path[j]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("-._~/:@!$&'()*+,;=", c) >= 0:
+		case c == '?' && !q:
+			q = true
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// fastMementos reads a link-format chunk whose every line is one entry
+// in the plain form TimeMaps are written in (`<target>; name="value";
+// name=value,`, no escapes, one entry a line), without the maps
+// of ParseLinks; ok is false when a line is not in that form (the caller
+// then parses the chunk with ParseLinks). It returns the mementos, the
+// entries read and the memento entries that could not be read, as
+// ParseLinks and mementos would.
+func fastMementos(chunk []byte, base *url.URL, archive string) (out []Memento, n, bad int, ok bool) {
+	for len(chunk) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(chunk, '\n'); i >= 0 {
+			line, chunk = chunk[:i], chunk[i+1:]
+		} else {
+			line, chunk = chunk, nil
+		}
+		line = bytes.TrimSpace(line)
+		line = bytes.TrimSuffix(line, []byte(","))
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] != '<' {
+			return nil, 0, 0, false
+		}
+		end := bytes.IndexByte(line, '>')
+		if end < 0 || bytes.IndexByte(line[1:], '<') >= 0 {
+			return nil, 0, 0, false
+		}
+		target := strings.TrimSpace(string(line[1:end]))
+		rest := line[end+1:]
+		var rel, dt []byte
+		haveRel, haveDT := false, false
+		for len(bytes.TrimSpace(rest)) > 0 {
+			rest = bytes.TrimLeft(rest, " \t")
+			if rest[0] != ';' {
+				return nil, 0, 0, false
+			}
+			rest = bytes.TrimLeft(rest[1:], " \t")
+			eq := bytes.IndexByte(rest, '=')
+			if eq <= 0 {
+				return nil, 0, 0, false
+			}
+			name := bytes.TrimSpace(rest[:eq])
+			rest = bytes.TrimLeft(rest[eq+1:], " \t")
+			var val []byte
+			if len(rest) > 0 && rest[0] == '"' {
+				q := bytes.IndexByte(rest[1:], '"')
+				if q < 0 || bytes.IndexByte(rest[1:q+1], '\\') >= 0 {
+					return nil, 0, 0, false
+				}
+				val, rest = rest[1:q+1], rest[q+2:]
+			} else {
+				j := bytes.IndexAny(rest, ";,")
+				if j < 0 {
+					j = len(rest)
+				}
+				val, rest = bytes.TrimSpace(rest[:j]), rest[j:]
+			}
+			if len(rest) > 0 && rest[0] == ',' {
+				return nil, 0, 0, false
+			}
+			switch {
+			case bytes.EqualFold(name, []byte("rel")) && !haveRel:
+				rel, haveRel = val, true
+			case bytes.EqualFold(name, []byte("datetime")) && !haveDT:
+				dt, haveDT = val, true
+			}
+		}
+		n++
+		if !isMementoRel(rel) {
+			continue
+		}
+		if m, ok := memento(target, string(dt), base, archive); ok {
+			out = append(out, m)
+		} else {
+			bad++
+		}
+	}
+	return out, n, bad, true
+}
+
+// isMementoRel reports whether a rel value lists "memento".
+func isMementoRel(rel []byte) bool {
+	for _, f := range bytes.Fields(rel) {
+		if bytes.EqualFold(f, []byte("memento")) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,9 +1,11 @@
 package aggregate
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -65,17 +67,19 @@ func (a *Aggregator) Serve(w http.ResponseWriter, r *http.Request, rest, base st
 		return &replay.Error{Code: http.StatusBadRequest, Msg: err.Error()}
 	}
 	if format != "" {
-		res, err := a.TimeMap(r.Context(), raw)
+		res, err := a.aggregate(r.Context(), raw, nil)
 		if err != nil {
 			return err
 		}
+		defer res.close()
 		return a.writeTimeMap(w, r, res, format, base)
 	}
 	if !at.IsZero() {
-		res, err := a.TimeGate(r.Context(), raw, at)
+		res, err := a.aggregate(r.Context(), raw, &at)
 		if err != nil {
 			return err
 		}
+		defer res.close()
 		return a.writeTimeGate(w, r, res, at, base)
 	}
 	at = time.Now().UTC()
@@ -86,10 +90,11 @@ func (a *Aggregator) Serve(w http.ResponseWriter, r *http.Request, rest, base st
 			return &replay.Error{Code: http.StatusBadRequest, Msg: err.Error(), Header: hdr}
 		}
 	}
-	res, err := a.TimeGate(r.Context(), raw, at)
+	res, err := a.aggregate(r.Context(), raw, &at)
 	if err != nil {
 		return err
 	}
+	defer res.close()
 	return a.writeTimeGate(w, r, res, at, base)
 }
 
@@ -180,44 +185,48 @@ func linksFor(base, format, uriR string) timeMapLinks {
 // (original, self, the mementos with first/last relations, timemap and
 // timegate links) or its JSON (original_uri, self, mementos.list with
 // first and last, timemap_uri, timegate_uri), plus Wayside's partial and
-// archives fields.
+// archives fields; or MemGator's CDXJ TimeMap. The mementos are streamed
+// from the merged run as they are read (chunked: no Content-Length).
 func (a *Aggregator) writeTimeMap(w http.ResponseWriter, r *http.Request, res *Result, format, base string) error {
 	h := w.Header()
-	if len(res.Mementos) == 0 {
+	if res.Count == 0 {
 		return notFound(res, http.Header{})
 	}
 	markers(h, res)
-	h.Set("X-Memento-Count", strconv.Itoa(len(res.Mementos)))
+	n := res.Count
+	h.Set("X-Memento-Count", strconv.Itoa(n))
 	lk := linksFor(base, format, res.URIR)
-	var buf bytes.Buffer
-	first, last := res.Mementos[0], res.Mementos[len(res.Mementos)-1]
-	if format == "cdxj" {
+	first, last := res.first, res.last
+	var head, tail bytes.Buffer
+	var line func(bw *bufio.Writer, i int, m Memento)
+	switch format {
+	case "cdxj":
 		// MemGator's CDXJ TimeMap: headers, then a line per memento keyed
 		// by its 14-digit datetime.
 		h.Set("Content-Type", "application/cdxj+ors")
 		meta := func(v any) string { b, _ := json.Marshal(v); return string(b) }
-		fmt.Fprintf(&buf, "!context [\"http://tools.ietf.org/html/rfc7089\"]\n")
-		fmt.Fprintf(&buf, "!id %s\n", meta(map[string]string{"uri": lk.self}))
-		fmt.Fprintf(&buf, "!keys [\"memento_datetime_YYYYMMDDhhmmss\"]\n")
-		fmt.Fprintf(&buf, "!meta %s\n", meta(map[string]string{"original_uri": res.URIR}))
-		fmt.Fprintf(&buf, "!meta %s\n", meta(map[string]string{"timegate_uri": lk.gate}))
-		fmt.Fprintf(&buf, "!meta %s\n", meta(map[string]map[string]string{"timemap_uri": {"link_format": lk.link, "json_format": lk.json, "cdxj_format": lk.cdxj}}))
-		for i, m := range res.Mementos {
-			fmt.Fprintf(&buf, "%s %s\n", replay.Timestamp(m.Datetime), meta(map[string]string{"uri": m.URI,
-				"rel": navRel(i, len(res.Mementos), -1), "datetime": replay.HTTPDate(m.Datetime)}))
+		fmt.Fprintf(&head, "!context [\"http://tools.ietf.org/html/rfc7089\"]\n")
+		fmt.Fprintf(&head, "!id %s\n", meta(map[string]string{"uri": lk.self}))
+		fmt.Fprintf(&head, "!keys [\"memento_datetime_YYYYMMDDhhmmss\"]\n")
+		fmt.Fprintf(&head, "!meta %s\n", meta(map[string]string{"original_uri": res.URIR}))
+		fmt.Fprintf(&head, "!meta %s\n", meta(map[string]string{"timegate_uri": lk.gate}))
+		fmt.Fprintf(&head, "!meta %s\n", meta(map[string]map[string]string{"timemap_uri": {"link_format": lk.link, "json_format": lk.json, "cdxj_format": lk.cdxj}}))
+		line = func(bw *bufio.Writer, i int, m Memento) {
+			fmt.Fprintf(bw, "%s %s\n", replay.Timestamp(m.Datetime), meta(map[string]string{"uri": m.URI,
+				"rel": navRel(i, n, -1), "datetime": replay.HTTPDate(m.Datetime)}))
 		}
-	} else if format == "link" {
+	case "link":
 		h.Set("Content-Type", "application/link-format")
-		fmt.Fprintf(&buf, "<%s>; rel=\"original\",\n", res.URIR)
-		fmt.Fprintf(&buf, "<%s>; rel=\"self\"; type=\"application/link-format\"; from=\"%s\"; until=\"%s\",\n",
+		fmt.Fprintf(&head, "<%s>; rel=\"original\",\n", res.URIR)
+		fmt.Fprintf(&head, "<%s>; rel=\"self\"; type=\"application/link-format\"; from=\"%s\"; until=\"%s\",\n",
 			lk.self, replay.HTTPDate(first.Datetime), replay.HTTPDate(last.Datetime))
-		for i, m := range res.Mementos {
-			fmt.Fprintf(&buf, "<%s>; rel=\"%s\"; datetime=\"%s\",\n", m.URI, navRel(i, len(res.Mementos), -1), replay.HTTPDate(m.Datetime))
+		line = func(bw *bufio.Writer, i int, m Memento) {
+			fmt.Fprintf(bw, "<%s>; rel=\"%s\"; datetime=\"%s\",\n", m.URI, navRel(i, n, -1), replay.HTTPDate(m.Datetime))
 		}
-		fmt.Fprintf(&buf, "<%s>; rel=\"timemap\"; type=\"application/link-format\",\n", lk.link)
-		fmt.Fprintf(&buf, "<%s>; rel=\"timemap\"; type=\"application/json\",\n", lk.json)
-		fmt.Fprintf(&buf, "<%s>; rel=\"timegate\"\n", lk.gate)
-	} else {
+		fmt.Fprintf(&tail, "<%s>; rel=\"timemap\"; type=\"application/link-format\",\n", lk.link)
+		fmt.Fprintf(&tail, "<%s>; rel=\"timemap\"; type=\"application/json\",\n", lk.json)
+		fmt.Fprintf(&tail, "<%s>; rel=\"timegate\"\n", lk.gate)
+	default:
 		h.Set("Content-Type", "application/json")
 		type jm struct {
 			Datetime string `json:"datetime"`
@@ -231,17 +240,13 @@ func (a *Aggregator) writeTimeMap(w http.ResponseWriter, r *http.Request, res *R
 			}
 			return j
 		}
-		list := make([]jm, len(res.Mementos))
-		for i, m := range res.Mementos {
-			list[i] = conv(m, true)
-		}
 		out := struct {
 			Original string `json:"original_uri"`
 			Self     string `json:"self"`
 			Mementos struct {
-				List  []jm `json:"list"`
-				First jm   `json:"first"`
-				Last  jm   `json:"last"`
+				List  *[]jm `json:"list"`
+				First jm    `json:"first"`
+				Last  jm    `json:"last"`
 			} `json:"mementos"`
 			TimeMapURI struct {
 				Link string `json:"link_format"`
@@ -251,20 +256,61 @@ func (a *Aggregator) writeTimeMap(w http.ResponseWriter, r *http.Request, res *R
 			Partial     bool      `json:"partial"`
 			Archives    []Outcome `json:"archives"`
 		}{Original: res.URIR, Self: lk.self, TimeGateURI: lk.gate, Partial: res.Partial(), Archives: res.Archives}
-		out.Mementos.List, out.Mementos.First, out.Mementos.Last = list, conv(first, false), conv(last, false)
+		out.Mementos.First, out.Mementos.Last = conv(first, false), conv(last, false)
 		out.TimeMapURI.Link, out.TimeMapURI.JSON = lk.link, lk.json
-		enc := json.NewEncoder(&buf)
+		var whole bytes.Buffer
+		enc := json.NewEncoder(&whole)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
 			return err
 		}
+		// The list is streamed where the encoder put null, each entry
+		// indented as the encoder would have.
+		const hole = `"list": null`
+		before, after, ok := bytes.Cut(whole.Bytes(), []byte(hole))
+		if !ok {
+			return fmt.Errorf("aggregate: JSON TimeMap template without its list")
+		}
+		head.Write(before)
+		head.WriteString(`"list": [`)
+		tail.WriteString("\n    ]")
+		tail.Write(after)
+		var item bytes.Buffer
+		ienc := json.NewEncoder(&item)
+		ienc.SetEscapeHTML(false)
+		ienc.SetIndent("      ", "  ")
+		line = func(bw *bufio.Writer, i int, m Memento) {
+			item.Reset()
+			ienc.Encode(conv(m, true))
+			if i > 0 {
+				bw.WriteByte(',')
+			}
+			bw.WriteString("\n      ")
+			bw.Write(bytes.TrimRight(item.Bytes(), "\n"))
+		}
 	}
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		w.Write(buf.Bytes())
+	if r.Method == http.MethodHead {
+		return nil
 	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(head.Bytes())
+	i := 0
+	err := res.each(func(m Memento) error {
+		line(bw, i, m)
+		i++
+		return nil
+	})
+	if err != nil {
+		// The status is sent: the answer is cut short (no closing
+		// links), which a client sees as a truncated body.
+		a.log.Warn("aggregate: TimeMap cut short", "uri_r", res.URIR, "err", err)
+		bw.Flush()
+		return nil
+	}
+	bw.Write(tail.Bytes())
+	bw.Flush()
 	return nil
 }
 
@@ -300,19 +346,23 @@ func (a *Aggregator) writeTimeGate(w http.ResponseWriter, r *http.Request, res *
 		fmt.Sprintf("<%s>; rel=\"timemap\"; type=\"application/link-format\"", lk.link),
 		fmt.Sprintf("<%s>; rel=\"timemap\"; type=\"application/json\"", lk.json),
 	}
-	c := Closest(res.Mementos, at)
-	if c < 0 {
+	near, err := closestIn(res, at)
+	if err != nil {
+		return fmt.Errorf("aggregate: %w", err)
+	}
+	if near.c < 0 {
 		hdr.Set("Link", strings.Join(links, ", "))
 		return notFound(res, hdr)
 	}
-	n := len(res.Mementos)
+	n, c := res.Count, near.c
 	seen := map[int]bool{}
 	for _, i := range []int{0, c - 1, c, c + 1, n - 1} {
 		if i < 0 || i >= n || seen[i] {
 			continue
 		}
 		seen[i] = true
-		links = append(links, fmt.Sprintf("<%s>; rel=\"%s\"; datetime=\"%s\"", res.Mementos[i].URI, navRel(i, n, c), replay.HTTPDate(res.Mementos[i].Datetime)))
+		m := near.at[i]
+		links = append(links, fmt.Sprintf("<%s>; rel=\"%s\"; datetime=\"%s\"", m.URI, navRel(i, n, c), replay.HTTPDate(m.Datetime)))
 	}
 	h := w.Header()
 	for k, v := range hdr {
@@ -320,7 +370,7 @@ func (a *Aggregator) writeTimeGate(w http.ResponseWriter, r *http.Request, res *
 	}
 	markers(h, res)
 	h.Set("Link", strings.Join(links, ", "))
-	loc := res.Mementos[c].URI
+	loc := near.at[c].URI
 	h.Set("Location", loc)
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusFound)
@@ -328,4 +378,51 @@ func (a *Aggregator) writeTimeGate(w http.ResponseWriter, r *http.Request, res *
 		fmt.Fprintf(w, "Found: %s\n", loc)
 	}
 	return nil
+}
+
+// neighbourhood is what a TimeGate answer links: the closest memento's
+// index c (-1: none) and the mementos at 0, c-1, c, c+1 and n-1.
+type neighbourhood struct {
+	c  int
+	at map[int]Memento
+}
+
+// closestIn finds, in one pass over the merged run, the memento closest
+// to at (ties to the earlier, as Closest) and its neighbours.
+func closestIn(res *Result, at time.Time) (neighbourhood, error) {
+	nb := neighbourhood{c: -1, at: map[int]Memento{}}
+	bestD := time.Duration(math.MaxInt64)
+	var prev Memento
+	i := 0
+	err := res.each(func(m Memento) error {
+		if i == 0 {
+			nb.at[0] = m
+		}
+		d := m.Datetime.Sub(at)
+		if d < 0 {
+			d = -d
+		}
+		if d < bestD {
+			bestD = d
+			for k := range nb.at {
+				if k != 0 {
+					delete(nb.at, k)
+				}
+			}
+			nb.c = i
+			nb.at[i] = m
+			if i > 0 {
+				nb.at[i-1] = prev
+			}
+		} else if nb.c >= 0 && i == nb.c+1 {
+			nb.at[i] = m
+		}
+		prev = m
+		i++
+		return nil
+	})
+	if i > 0 {
+		nb.at[i-1] = prev
+	}
+	return nb, err
 }

@@ -276,6 +276,9 @@ type CapturesStatus struct {
 	Collections []CollectionStatus `json:"collections"`
 	DiskBytes   uint64             `json:"disk_bytes"`
 	Error       string             `json:"error,omitempty"`
+	// TCPReplay says how listen.tcp answers memento requests: redirected
+	// to a content origin (listen.content_front) or sandboxed.
+	TCPReplay string `json:"tcp_replay,omitempty"`
 }
 
 // CollectionStatus counts the captures of one collection.

@@ -94,6 +94,20 @@
 // captures (Options.Aliases, OutbackCDX's @alias lines): a 302 to that
 // capture's URI-M with X-Archive-Fallback naming how and which capture.
 //
+// # Origins and navigation
+//
+// View.Sandbox serves rewritten mementos in an opaque origin (CSP
+// "sandbox allow-scripts") for an origin that also answers an API or
+// takes a token. View.Framed shows a browser's top-level navigation to a
+// memento (Sec-Fetch-Dest: document) in a script-less frame page whose
+// CSP frame-src admits the content origin only and whose iframe sandbox
+// lacks allow-top-navigation and allow-popups: Chromium has no CSP
+// navigate-to, and this keeps script navigation, window.open, meta
+// refresh and link clicks inside the archive. On the API origin the
+// frame page frames the content origin; on the content origin such a
+// navigation is redirected to it; on a sandboxed origin the memento is
+// framed from its own URL with the mp_ modifier.
+//
 // # Access rules
 //
 // Rules (Rules: pywb's .aclj files as written, OutbackCDX's rule JSON;

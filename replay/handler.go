@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
+	"html"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -82,6 +83,21 @@ type View struct {
 	// MementosOnly limits the routes to mementos (raw and rewritten
 	// replay): the content origin serves nothing else.
 	MementosOnly bool
+	// Sandbox serves rewritten mementos in an opaque origin (CSP
+	// "sandbox allow-scripts": no same-origin access, forms, popups or
+	// top-level navigation), for an origin that also answers an API or
+	// takes a token: archived scripts run, but never as that origin.
+	Sandbox bool
+	// Framed keeps archived pages inside a frame they cannot navigate out
+	// of (Chromium has no CSP navigate-to): on the API origin (ContentURL
+	// set) a browser's top-level navigation to a memento
+	// (Sec-Fetch-Dest: document) gets a script-less page framing the
+	// memento from the content origin, with Content-Security-Policy
+	// frame-src limited to the content origin and an iframe sandbox
+	// without allow-top-navigation or allow-popups; on the content origin
+	// (MementosOnly) such a navigation is redirected to that page on
+	// APIURL, and mementos may be framed by APIURL.
+	Framed bool
 }
 
 // Handler serves the access routes of one capture index, as pywb lays
@@ -163,6 +179,10 @@ type path struct {
 	// the collection on the content origin.
 	mementoURL string
 	chk        *Checker
+	sandbox    bool // View.Sandbox
+	// frameAncestor is an origin besides the content origin that may
+	// frame mementos (View.Framed: the API origin).
+	frameAncestor string
 }
 
 const (
@@ -347,15 +367,50 @@ func (h *Handler) ServeView(w http.ResponseWriter, r *http.Request, v View) erro
 		if r.URL.RawQuery != "" {
 			loc += "?" + r.URL.RawQuery
 		}
+		if v.Framed && r.Header.Get("Sec-Fetch-Dest") == "document" {
+			writeFrame(w, r, loc, originOf(v.ContentURL), frameSandbox, p)
+			return nil
+		}
 		w.Header().Set("Location", loc)
 		w.WriteHeader(http.StatusFound)
 		return nil
+	}
+	if v.Framed && v.Sandbox && p.kind == routeMemento {
+		if r.Header.Get("Sec-Fetch-Dest") == "document" {
+			// An origin shared with an API or a token: the memento is
+			// framed from the same URL, in an opaque origin (no
+			// allow-same-origin).
+			writeFrame(w, r, framedSelf(r, p), "'self'", frameSandboxOpaque, p)
+			return nil
+		}
+		// A sandboxed document's 'self' is opaque to Chromium's
+		// frame-ancestors check: the frame page's origin is named.
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		p.frameAncestor = scheme + "://" + r.Host
+	}
+	if v.Framed && v.MementosOnly && v.APIURL != "" && p.kind == routeMemento {
+		if r.Header.Get("Sec-Fetch-Dest") == "document" {
+			// A browser opening archived content at the top level: it is
+			// shown framed, from the API origin.
+			loc := p.collURL + p.rest
+			if r.URL.RawQuery != "" {
+				loc += "?" + r.URL.RawQuery
+			}
+			w.Header().Set("Location", loc)
+			w.WriteHeader(http.StatusFound)
+			return nil
+		}
+		p.frameAncestor = originOf(v.APIURL)
 	}
 	var rs *Rules
 	if h.opts.Rules != nil {
 		rs = h.opts.Rules()
 	}
 	p.chk = rs.Checker(v.AccessPoint)
+	p.sandbox = v.Sandbox
 	if p.kind != routeMemento {
 		// Lists of captures change with the rules: caches (an aggregator's
 		// among them) revalidate, so a rule change reaches their answers.
@@ -446,4 +501,67 @@ func EscapedTarget(referer, prefix string, u *url.URL) (string, bool) {
 	}
 	target := base.ResolveReference(&url.URL{Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery})
 	return prefix + m[1] + "/" + target.String(), true
+}
+
+// originOf returns scheme://host[:port] of an absolute URL.
+func originOf(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return pu.Scheme + "://" + pu.Host
+}
+
+// frameSandbox is what a framed memento may do: run scripts as its own
+// (content) origin, submit forms and open dialogs inside its frame;
+// never navigate the top level or open windows.
+const frameSandbox = "allow-scripts allow-same-origin allow-forms allow-modals allow-downloads"
+
+// frameSandboxOpaque is frameSandbox for a memento on an origin shared
+// with an API or a token (View.Sandbox): its own origin is opaque.
+const frameSandboxOpaque = "allow-scripts allow-modals"
+
+// writeFrame answers a browser's top-level navigation to a memento
+// (View.Framed): a page without scripts whose only content is the memento
+// (loc) in an iframe sandboxed as sandbox says, and whose
+// Content-Security-Policy lets that frame navigate within frameSrc (the
+// content origin, or 'self') only.
+func writeFrame(w http.ResponseWriter, r *http.Request, loc, frameSrc, sandbox string, p *path) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-src "+frameSrc+
+		"; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Vary", "Sec-Fetch-Dest")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	fmt.Fprintf(w, `<!doctype html>
+<html><head><meta charset="utf-8"><title>%s (archived %s)</title>
+<style>html,body{margin:0;height:100%%;overflow:hidden}iframe{border:0;width:100%%;height:100%%;display:block}</style>
+</head><body><iframe src="%s" sandbox="%s"></iframe></body></html>
+`, html.EscapeString(p.uriR), html.EscapeString(p.ts), html.EscapeString(loc), sandbox)
+}
+
+// framedSelf is the URL a memento on its own origin is framed from: its
+// URL with the modifier mp_ (pywb's framed-page modifier; rewritten like
+// none), or without it when it has one: Chromium does not load a frame
+// whose URL is an ancestor's.
+func framedSelf(r *http.Request, p *path) string {
+	ep := r.URL.EscapedPath()
+	seg := p.ts + p.mod + "/"
+	mod := "mp_"
+	if p.mod != "" {
+		mod = ""
+	}
+	loc := ep
+	if strings.HasSuffix(ep, p.rest) && strings.HasPrefix(p.rest, seg) {
+		loc = ep[:len(ep)-len(p.rest)] + p.ts + mod + "/" + p.rest[len(seg):]
+	}
+	if r.URL.RawQuery != "" {
+		loc += "?" + r.URL.RawQuery
+	}
+	return loc
 }

@@ -125,7 +125,7 @@ func (h *Handler) serveCapture(w http.ResponseWriter, r *http.Request, p *path, 
 			sv := describe(head, nil, rw)
 			hdr := ArchivedHeaders(sv.orig, rw, false)
 			hdr.Set("Content-Length", "0")
-			writeHead(w, e, sv.status, hdr, links, rw != nil)
+			writeHead(w, e, sv.status, hdr, links, rw != nil, p)
 			return nil
 		}
 		orig, err := h.idx.Resolve(r.Context(), e)
@@ -149,7 +149,7 @@ func (h *Handler) serveCapture(w http.ResponseWriter, r *http.Request, p *path, 
 		if length >= 0 {
 			hdr.Set("Content-Length", strconv.FormatInt(length, 10))
 		}
-		writeHead(w, e, sv.status, hdr, links, rw != nil)
+		writeHead(w, e, sv.status, hdr, links, rw != nil, p)
 		sent = true
 		if headOnly {
 			return errWriter{errHeadSent}
@@ -196,7 +196,7 @@ func (h *Handler) serveCapture(w http.ResponseWriter, r *http.Request, p *path, 
 	body, ok := h.rewriteBody(rb.Bytes(), sv, rw)
 	hdr := ArchivedHeaders(sv.orig, rw, ok)
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
-	writeHead(w, e, sv.status, hdr, links, true)
+	writeHead(w, e, sv.status, hdr, links, true, p)
 	if !headOnly {
 		w.Write(body)
 	}
@@ -280,8 +280,10 @@ func toHeader(fs warcio.Header) http.Header {
 // archive: whatever rewriting missed is blocked, not fetched from the
 // live web. A raw memento is for programs; opened in a browser, it is
 // sandboxed (no scripts, an origin of its own), so archived content never
-// acts with the archive's origin.
-func writeHead(w http.ResponseWriter, e *captureindex.Entry, status int, hdr http.Header, links string, rewritten bool) {
+// acts with the archive's origin. sandbox puts rewritten replay in an
+// opaque origin too (scripts allowed; View.Sandbox), and View.Framed lets
+// the API origin frame it.
+func writeHead(w http.ResponseWriter, e *captureindex.Entry, status int, hdr http.Header, links string, rewritten bool, p *path) {
 	out := w.Header()
 	for k, vs := range hdr {
 		out[k] = vs
@@ -289,11 +291,16 @@ func writeHead(w http.ResponseWriter, e *captureindex.Entry, status int, hdr htt
 	out.Set("Memento-Datetime", HTTPDate(e.Date))
 	out.Set("Link", links)
 	out.Set("X-Content-Type-Options", "nosniff")
-	if rewritten {
-		out.Set("Content-Security-Policy", cspRewritten)
-	} else {
-		out.Set("Content-Security-Policy", cspRaw)
+	csp := cspRaw
+	if rewritten && p.sandbox {
+		csp = cspSandboxed + cspRewritten
+	} else if rewritten {
+		csp = cspRewritten
 	}
+	if p.frameAncestor != "" {
+		csp = strings.Replace(csp, "frame-ancestors 'self'", "frame-ancestors 'self' "+p.frameAncestor, 1)
+	}
+	out.Set("Content-Security-Policy", csp)
 	w.WriteHeader(status)
 }
 
@@ -306,7 +313,10 @@ func writeHead(w http.ResponseWriter, e *captureindex.Entry, status int, hdr htt
 const (
 	cspRewritten = "default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:; " +
 		"worker-src 'none'; form-action 'self'; frame-ancestors 'self'; base-uri 'self'; object-src 'none'"
-	cspRaw = "sandbox; default-src 'self' data: blob:; worker-src 'none'; form-action 'none'; frame-ancestors 'self'"
+	// cspSandboxed precedes cspRewritten on an origin shared with an API
+	// or a token (View.Sandbox).
+	cspSandboxed = "sandbox allow-scripts; "
+	cspRaw       = "sandbox; default-src 'self' data: blob:; worker-src 'none'; form-action 'none'; frame-ancestors 'self'"
 )
 
 // rewriteBody decodes and rewrites a buffered HTML or CSS body. It returns

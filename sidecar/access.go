@@ -66,6 +66,18 @@ type AccessConfig struct {
 	// loading, for WARCs the daemon does not read) name their file
 	// relative to it. A collection without one takes no POSTed lines.
 	Storage map[string]string `yaml:"storage"`
+	// Tokens are read-only tokens, each choosing an access point (a
+	// reading room's terminals carry theirs): on listen.tcp, in the path
+	// (/t/<token>/<collection>/…) or as X-Wayside-Token / Authorization:
+	// Bearer, they grant the access routes only (CDX API, TimeMaps,
+	// TimeGate, replay) as seen from that access point.
+	Tokens []AccessToken `yaml:"tokens"`
+}
+
+// AccessToken is one token of access.tokens.
+type AccessToken struct {
+	Token       string `yaml:"token"`
+	AccessPoint string `yaml:"access_point"`
 }
 
 func (c *AccessConfig) enabled() bool { return c.Index != "-" }
@@ -98,6 +110,40 @@ func (c *AccessConfig) check(add func(key, msg string)) {
 			add("access.aliases", err.Error())
 		}
 	}
+	for i, t := range c.Tokens {
+		k := fmt.Sprintf("access.tokens[%d]", i)
+		if len(t.Token) < 16 || strings.ContainsAny(t.Token, "/ \t\r\n") {
+			add(k+".token", "want at least 16 characters, no '/' or white space")
+		}
+		if t.AccessPoint == "" {
+			add(k+".access_point", "missing")
+		}
+	}
+}
+
+// accessTokenPoint returns the access point of an access.tokens token.
+func (s *Server) accessTokenPoint(tok string) (string, bool) {
+	if tok == "" {
+		return "", false
+	}
+	for _, t := range s.cfg.Access.Tokens {
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(t.Token)) == 1 {
+			return t.AccessPoint, true
+		}
+	}
+	return "", false
+}
+
+// headerAccessToken finds an access.tokens token in X-Wayside-Token or
+// Authorization: Bearer.
+func (s *Server) headerAccessToken(r *http.Request) (string, bool) {
+	if p, ok := s.accessTokenPoint(r.Header.Get("X-Wayside-Token")); ok {
+		return p, true
+	}
+	if b, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return s.accessTokenPoint(strings.TrimSpace(b))
+	}
+	return "", false
 }
 
 // access is the replay handler over the capture index the consumers keep.
@@ -326,7 +372,21 @@ func (s *Server) handleAccess(w http.ResponseWriter, r *http.Request, ri *reqInf
 	if ri.hexDigest {
 		return errorf(http.StatusNotFound, "no such route %s (/hex/ applies to the dedup CDX routes only)", r.URL.Path)
 	}
-	return replayError(w, s.acc().h.ServeView(w, r, replay.View{Mount: mount(r), AccessPoint: s.acc().point}))
+	v := replay.View{Mount: mount(r), AccessPoint: s.acc().point}
+	if ri.point != "" {
+		v.AccessPoint = ri.point // an access.tokens token's
+	}
+	if ri.kind == viaTCP {
+		// The token listener answers the API: archived content never runs
+		// as its origin (a browser reaches it with the CDX token in the
+		// path, which the content could read).
+		if f := s.contentFront(); f != nil {
+			v.ContentURL = f.contentURL
+		} else {
+			v.Sandbox, v.Framed = true, true
+		}
+	}
+	return replayError(w, s.acc().h.ServeView(w, r, v))
 }
 
 // replayError turns a *replay.Error (the access and aggregate routes'
@@ -432,6 +492,9 @@ type AccessState struct {
 	Error       string   `json:"error,omitempty"`
 	// Fronts are the public fronts (public.listen, public.access_points).
 	Fronts []PublicFront `json:"fronts"`
+	// TCPReplay says how listen.tcp answers memento requests: redirected
+	// to a content origin (listen.content_front) or sandboxed.
+	TCPReplay string `json:"tcp_replay,omitempty"`
 }
 
 // AccessCheck is the answer of GET /v1/access/check.
@@ -462,6 +525,9 @@ func (s *Server) addAccessRoutes() {
 
 func (s *Server) handleAccessState(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
 	out := AccessState{Default: "allow", Lines: []string{}, Fronts: s.PublicFronts()}
+	if s.cfg.Listen.TCP != "" {
+		out.TCPReplay = s.tcpReplay()
+	}
 	if out.Fronts == nil {
 		out.Fronts = []PublicFront{}
 	}

@@ -74,6 +74,15 @@ type ListenConfig struct {
 	// AllowedOrigins are Origin header values accepted; a request carrying
 	// any other Origin is refused (browsers send one, crawlers do not).
 	AllowedOrigins []string `yaml:"allowed_origins"`
+	// ContentFront names a public front (its access point: public.access_point
+	// or one of public.access_points) whose content origin serves the
+	// mementos asked of listen.tcp: they are redirected there, so
+	// archived content never runs on the origin of the API and its
+	// tokens. Unset: listen.tcp serves mementos itself in an opaque
+	// origin (CSP sandbox allow-scripts: scripts run, but cannot read
+	// the origin's answers, submit forms, open windows or navigate the
+	// top level).
+	ContentFront string `yaml:"content_front"`
 }
 
 // IndexConfig selects the dedup index.
@@ -534,6 +543,14 @@ func (c *Config) Validate() error {
 	}
 	c.Access.check(func(k, msg string) { add(keyErr(k, "%s", msg)) })
 	c.Public.check(c.Access.enabled(), func(k, msg string) { add(keyErr(k, "%s", msg)) })
+	for i, at := range c.Access.Tokens {
+		if at.Token != "" && (at.Token == c.Listen.Token || at.Token == c.Listen.CDXToken) {
+			add(keyErr(fmt.Sprintf("access.tokens[%d].token", i), "must differ from listen.token and listen.cdx_token"))
+		}
+	}
+	if cf := c.Listen.ContentFront; cf != "" && c.Public.point(cf) == nil {
+		add(keyErr("listen.content_front", "%q is not the access point of a public front (public.access_point, public.access_points[].name)", cf))
+	}
 	if u := c.Access.PublicURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		add(keyErr("access.public_url", "%q is not an http(s) URL", u))
 	}

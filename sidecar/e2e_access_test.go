@@ -292,7 +292,11 @@ func TestE2EAccess(t *testing.T) {
 		before := site.srv.Site.Requests()
 		urim := base + "/" + site.homes[2].UTC().Format("20060102150405") + "/" + home
 		actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Flag("user-data-dir", t.TempDir()))...)
+			chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Flag("user-data-dir", t.TempDir()),
+			// Sandboxed frames (the token listener's opaque-origin mementos) in
+			// the page's process, so the test reaches them in its frame tree;
+			// what the sandbox allows is the same.
+			chromedp.Flag("disable-features", "IsolateSandboxedIframes"))...)
 		defer cancel()
 		bctx, cancel := chromedp.NewContext(actx)
 		defer cancel()
@@ -323,14 +327,24 @@ func TestE2EAccess(t *testing.T) {
 		if err := chromedp.Do(tctx, chromedp.Navigate(urim)); err != nil {
 			t.Fatal(err)
 		}
-		title, err := chromedp.Run(tctx, chromedp.Title())
+		// On the token listener the page is framed (an opaque origin).
+		title, err := chromedp.Run(tctx, chromedp.Poll[string](`document.readyState === "complete" && document.title`, chromedp.WithPollingInFrame(replayFrame(t, tctx))))
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The stylesheet's background image loads after the load event.
-		if _, err := chromedp.Run(tctx, chromedp.Poll[bool](`performance.getEntriesByType("resource").some(e => e.name.endsWith("/img/bg.png"))`)); err != nil {
-			t.Fatal(err)
-		}
+		// (The page runs in an opaque origin on the token listener: its
+		// resource timing is not read, the browser's network events are.)
+		waitFor(t, "the stylesheet's background image", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			for u, s := range status {
+				if strings.HasSuffix(u, "/img/bg.png") && s == 200 {
+					return true
+				}
+			}
+			return false
+		})
 		mu.Lock()
 		defer mu.Unlock()
 		if title != "Wayside example library" {
@@ -339,8 +353,10 @@ func TestE2EAccess(t *testing.T) {
 		if n := site.srv.Site.Requests() - before; n != 0 {
 			t.Errorf("the replayed page made %d requests to the live site", n)
 		}
-		if len(failed) > 0 {
-			t.Errorf("requests failed: %v", failed)
+		for _, f := range failed {
+			if !strings.HasPrefix(f, d.tcp+"/favicon.ico:") { // the browser's own favicon probe
+				t.Errorf("request failed: %v", f)
+			}
 		}
 		loaded := map[string]bool{}
 		for _, u := range requested {

@@ -68,6 +68,16 @@ func (c *PublicConfig) points() []PublicPoint {
 	return append(out, c.AccessPoints...)
 }
 
+// point returns the front whose access point is name, or nil.
+func (c *PublicConfig) point(name string) *PublicPoint {
+	for _, p := range c.points() {
+		if p.Name == name {
+			return &p
+		}
+	}
+	return nil
+}
+
 // check validates the public keys (called by Config.Validate).
 func (c *PublicConfig) check(accessEnabled bool, add func(key, msg string)) {
 	for i, p := range c.points() {
@@ -204,7 +214,36 @@ func (s *Server) startPublic(ctx context.Context) (stop func(context.Context), e
 	for _, f := range fronts {
 		s.log.Info("sidecar: public front", "access_point", f.Name, "url", f.apiURL, "content_url", f.contentURL)
 	}
+	if s.cfg.Listen.TCP != "" {
+		s.log.Info("sidecar: mementos asked of listen.tcp", "served", s.tcpReplay())
+	}
 	return func(sctx context.Context) { stop(sctx); wg.Wait() }, nil
+}
+
+// tcpReplay says how listen.tcp answers memento requests (AccessState,
+// the start-up log): redirected to a front's content origin, or served
+// in an opaque origin.
+func (s *Server) tcpReplay() string {
+	if f := s.contentFront(); f != nil {
+		return "redirected to the content origin " + f.contentURL + " (listen.content_front: " + f.Name + ")"
+	}
+	return "sandboxed: served in an opaque origin (CSP sandbox allow-scripts), set listen.content_front to serve them from a content origin"
+}
+
+// contentFront is the running front listen.content_front names, or nil.
+func (s *Server) contentFront() *front {
+	name := s.listen().ContentFront
+	if name == "" {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.fronts {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
 }
 
 // PublicFronts returns the running public fronts.
@@ -270,7 +309,9 @@ func (s *Server) servePublic(w http.ResponseWriter, r *http.Request, f *front, c
 	p := r.URL.Path
 	if acc := s.acc(); acc != nil {
 		if _, ok := acc.h.Collection(r.URL.EscapedPath()); ok {
-			v := replay.View{AccessPoint: f.Name, APIURL: f.apiURL}
+			// Framed: a browser's top-level navigation shows the memento
+			// in a sandboxed frame it cannot navigate out of.
+			v := replay.View{AccessPoint: f.Name, APIURL: f.apiURL, Framed: true}
 			if content {
 				v.MementosOnly = true
 			} else {

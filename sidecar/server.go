@@ -159,6 +159,9 @@ type reqInfo struct {
 	kind      listenerKind
 	hexDigest bool // the /hex prefix asks for hex digests in CDX answers
 	pathToken bool // authorised by the read-only CDX token in the path
+	// point is the access point of an access.tokens token the request
+	// carries; such a request reaches the access routes only.
+	point string
 }
 
 type route struct {
@@ -249,7 +252,11 @@ func refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
 // for metrics.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind) string {
 	ri := &reqInfo{kind: kind}
-	if o := r.Header.Get("Origin"); o != "" && !s.originAllowed(o) {
+	// Origin "null" on a read through a path token is archived content,
+	// framed in an opaque origin, asking for its own resources (no script
+	// can read the answers): the access routes only (checked below).
+	nullRead := r.Header.Get("Origin") == "null" && (r.Method == http.MethodGet || r.Method == http.MethodHead) && strings.HasPrefix(r.URL.Path, "/t/")
+	if o := r.Header.Get("Origin"); o != "" && !s.originAllowed(o) && !nullRead {
 		refuse(w, r, http.StatusForbidden, fmt.Sprintf("origin %q is not allowed (listen.allowed_origins)", o))
 		return "denied"
 	}
@@ -260,7 +267,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind
 	p := r.URL.Path
 	if rest, ok := strings.CutPrefix(p, "/t/"); ok {
 		tok, after, _ := strings.Cut(rest, "/")
-		if kind == viaTCP && (s.listen().CDXToken == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.listen().CDXToken)) != 1) {
+		if pt, ok := s.accessTokenPoint(tok); ok && kind == viaTCP {
+			ri.point = pt
+		} else if kind == viaTCP && (s.listen().CDXToken == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.listen().CDXToken)) != 1) {
 			refuse(w, r, http.StatusUnauthorized, "bad token in path (listen.cdx_token)")
 			return "denied"
 		}
@@ -304,7 +313,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, kind listenerKind
 		refuse(w, r, http.StatusForbidden, "the path token grants the CDX query routes only")
 		return "denied"
 	}
-	if kind == viaTCP && !rt.open && !ri.pathToken && !s.tokenOK(r) && !(rt.cdx && s.cdxTokenHeaderOK(r)) {
+	if kind == viaTCP && !ri.pathToken && !s.tokenOK(r) && !(rt.cdx && s.cdxTokenHeaderOK(r)) {
+		if pt, ok := s.headerAccessToken(r); ok {
+			ri.point = pt
+		}
+	}
+	if nullRead && rt.name != "access" && !s.originAllowed("null") {
+		refuse(w, r, http.StatusForbidden, `origin "null" is not allowed (listen.allowed_origins)`)
+		return "denied"
+	}
+	if ri.point != "" && rt.name != "access" {
+		refuse(w, r, http.StatusForbidden, "an access.tokens token grants the access routes only")
+		return "denied"
+	}
+	if kind == viaTCP && !rt.open && !ri.pathToken && ri.point == "" && !s.tokenOK(r) && !(rt.cdx && s.cdxTokenHeaderOK(r)) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="wayside"`)
 		refuse(w, r, http.StatusUnauthorized, "missing or wrong token (Authorization: Bearer <listen.token>)")
 		return rt.name
@@ -618,6 +640,9 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request, _ *reqInfo
 	}
 	if a := s.TCPAddr(); a != nil {
 		out.TCP = a.String()
+		if out.Captures != nil {
+			out.Captures.TCPReplay = s.tcpReplay()
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

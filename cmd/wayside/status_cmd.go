@@ -104,6 +104,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 				parts = append(parts, fmt.Sprintf("%s %d (%d revisits, %d without original)", col.Name, col.Captures, col.Revisits, col.Unresolved))
 			}
 			fmt.Fprintf(e.stdout, "captures:   %s; %d bytes on disk\n", orNone(strings.Join(parts, ", ")), c.DiskBytes)
+			if c.TCPReplay != "" {
+				fmt.Fprintf(e.stdout, "tcp replay: %s\n", c.TCPReplay)
+			}
 		}
 		if cl := st.CrawlLog; cl != nil {
 			fmt.Fprintf(e.stdout, "crawl.log:  %d lines, %d duplicates, %d bytes, by status %v\n", cl.Lines, cl.Duplicates, cl.Bytes, cl.ByStatus)

@@ -20,10 +20,15 @@ func abuse(addrFile, target string, size, n int) error {
 	var tm bytes.Buffer
 	tm.WriteString("<http://example.com/>; rel=\"original\",\n")
 	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := 0; tm.Len() < size; i++ {
+	// Up to size bytes (the aggregator's max_timemap_bytes is 32 MiB).
+	for i := 0; ; i++ {
 		t := t0.Add(time.Duration(i) * time.Minute)
-		fmt.Fprintf(&tm, "<http://upstream.example/web/%s/http://example.com/>; rel=\"memento\"; datetime=\"%s\",\n",
+		line := fmt.Sprintf("<http://upstream.example/web/%s/http://example.com/>; rel=\"memento\"; datetime=\"%s\",\n",
 			t.Format("20060102150405"), t.Format(http.TimeFormat))
+		if tm.Len()+len(line) > size {
+			break
+		}
+		tm.WriteString(line)
 	}
 	body := tm.Bytes()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
