@@ -43,6 +43,7 @@ type FixityService struct {
 type sweepState struct {
 	cfg     SweepConfig
 	entryID cron.EntryID
+	sched   cron.Schedule // parsed from cfg.Schedule
 	running bool
 	done    chan struct{} // closed when the running sweep ends
 	last    *api.SweepRun
@@ -125,17 +126,18 @@ func (f *FixityService) Run(ctx context.Context) error {
 			continue
 		}
 		name := name
-		id, err := c.AddFunc(st.cfg.Schedule, func() {
-			if _, err := f.start(name); err != nil {
-				f.log.Info("fixity: scheduled sweep skipped", "sweep", name, "err", err)
-			}
-		})
+		sched, err := parser.Parse(st.cfg.Schedule)
 		if err != nil {
 			f.mu.Unlock()
 			hist.Close()
 			return &ConfigError{Key: "fixity.sweeps." + name + ".schedule", Err: err}
 		}
-		st.entryID = id
+		st.entryID = c.Schedule(sched, cron.FuncJob(func() {
+			if _, err := f.start(name); err != nil {
+				f.log.Info("fixity: scheduled sweep skipped", "sweep", name, "err", err)
+			}
+		}))
+		st.sched = sched
 	}
 	f.mu.Unlock()
 	c.Start()
@@ -275,8 +277,15 @@ func (f *FixityService) Sweeps() []api.SweepStatus {
 			s.LastRun = &cp
 		}
 		if f.cron != nil && st.entryID != 0 {
-			if e := f.cron.Entry(st.entryID); !e.Next.IsZero() {
-				s.Next = e.Next.UTC().Format(time.RFC3339)
+			// cron computes Next in its own goroutine once it runs: until
+			// then, from the schedule, so the answer never depends on that
+			// hand-over (a status right after start-up or a reload).
+			next := f.cron.Entry(st.entryID).Next
+			if next.IsZero() && st.sched != nil {
+				next = st.sched.Next(time.Now())
+			}
+			if !next.IsZero() {
+				s.Next = next.UTC().Format(time.RFC3339)
 			}
 		}
 		out = append(out, s)
