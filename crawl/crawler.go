@@ -105,6 +105,10 @@ type Crawler struct {
 	client *http.Client
 	log    *slog.Logger
 
+	// inflight counts fetches whose records are written but not yet
+	// durable (their crawl.log lines and counts follow then).
+	inflight sync.WaitGroup
+
 	mu      sync.Mutex
 	cond    *sync.Cond
 	queue   []item
@@ -346,6 +350,7 @@ func (c *Crawler) Run(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	c.inflight.Wait()
 	c.cfg.Recorder.CloseIdleConnections()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -507,13 +512,30 @@ func (c *Crawler) visit(ctx context.Context, it item, worker int) {
 	c.mu.Unlock()
 }
 
-// fetch gets it.u through the Recorder, writes its crawl.log line and
-// counts it; ok is false when the fetch failed (counted) or was abandoned.
+// fetch gets it.u through the Recorder and returns the response (its
+// body the recorded payload) as soon as the records are written; ok is
+// false when the fetch failed (counted and logged) or was abandoned. The
+// crawl.log line and the counts follow once the records are durable
+// (recorded), while this worker fetches on: records of many fetches
+// become durable in one fsync.
 func (c *Crawler) fetch(ctx context.Context, it item, worker int) (resp *http.Response, res *Result, body []byte, ok bool) {
 	start := time.Now()
-	resp, res, err := c.get(ctx, it.u)
+	// e is complete when ready is closed; done may run before get returns.
+	var e LogEntry
+	ready := make(chan struct{})
+	b := &batched{done: func(res *Result, err error) {
+		defer c.inflight.Done()
+		<-ready
+		c.recorded(it, e, res, err)
+	}}
+	c.inflight.Add(1)
+	resp, res, err := c.get(withBatched(ctx, b), it.u)
+	if !b.started {
+		c.inflight.Done()
+	}
 	if err != nil {
-		if ctx.Err() == nil {
+		close(ready)
+		if ctx.Err() == nil && !b.started {
 			c.failed(it.u, err)
 			c.log.Debug("crawl: fetch failed", "url", it.u.String(), "err", err)
 			c.cfg.Log.Write(LogEntry{Status: logStatus(err), Size: -1, URI: it.u.String(), Path: it.path, Via: it.via, Worker: worker,
@@ -525,22 +547,38 @@ func (c *Crawler) fetch(ctx context.Context, it item, worker int) (resp *http.Re
 	// The body is the recorded payload, replayed from memory.
 	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
-	dur := time.Since(start)
-	c.pages.Add(1)
-	e := LogEntry{Status: resp.StatusCode, Size: int64(len(body)), URI: it.u.String(), Path: it.path, Via: it.via,
-		MIME: mimeOf(resp.Header.Get("Content-Type")), Worker: worker, Start: start, Duration: dur}
+	e = LogEntry{Status: resp.StatusCode, Size: int64(len(body)), URI: it.u.String(), Path: it.path, Via: it.via,
+		MIME: mimeOf(resp.Header.Get("Content-Type")), Worker: worker, Start: start, Duration: time.Since(start)}
 	if e.MIME == "" {
 		e.MIME = "no-type"
 	}
-	var stored int64
+	close(ready)
+	if total := c.stored.Add(b.written); c.cfg.SizeLimit > 0 && total >= c.cfg.SizeLimit {
+		c.stopFor(fmt.Sprintf("size limit %d bytes reached (%d bytes of records written)", c.cfg.SizeLimit, total))
+	}
+	return resp, res, body, true
+}
+
+// recorded completes a fetch once its records are durable (err: they
+// could not be made so): it counts it and writes its crawl.log line e,
+// with the digest and annotations of res.
+func (c *Crawler) recorded(it item, e LogEntry, res *Result, err error) {
+	if err != nil {
+		c.failed(it.u, err)
+		c.log.Debug("crawl: record failed", "url", it.u.String(), "err", err)
+		c.cfg.Log.Write(LogEntry{Status: logStatus(err), Size: -1, URI: e.URI, Path: e.Path, Via: e.Via, Worker: e.Worker,
+			Start: e.Start, Duration: e.Duration, Annotations: []string{"err=" + strings.ReplaceAll(FailureClass(err), " ", "-")}})
+		c.stopOn(err)
+		return
+	}
+	c.pages.Add(1)
 	for i, cp := range res.Captures {
-		stored += cp.Length
 		if i > 0 {
 			continue
 		}
 		e.Digest = cp.Digest
 		if cp.IsRevisit() {
-			if resp.StatusCode == http.StatusNotModified {
+			if e.Status == http.StatusNotModified {
 				e.Annotations = append(e.Annotations, "duplicate:server-not-modified")
 			} else {
 				e.Annotations = append(e.Annotations, "duplicate:digest")
@@ -558,10 +596,6 @@ func (c *Crawler) fetch(ctx context.Context, it item, worker int) (resp *http.Re
 		e.Annotations = append(e.Annotations, "midFetchTrunc")
 	}
 	c.cfg.Log.Write(e)
-	if total := c.stored.Add(stored); c.cfg.SizeLimit > 0 && total >= c.cfg.SizeLimit {
-		c.stopFor(fmt.Sprintf("size limit %d bytes reached (%d bytes of records written)", c.cfg.SizeLimit, total))
-	}
-	return resp, res, body, true
 }
 
 // logStatus is the crawl.log status of a failed fetch (Heritrix's codes).

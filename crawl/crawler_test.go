@@ -2,7 +2,10 @@ package crawl
 
 import (
 	"context"
+	"errors"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -135,4 +138,72 @@ func TestCrawlerScope(t *testing.T) {
 	if strings.Join(paths, " ") != strings.Join(want, " ") {
 		t.Errorf("prefix /blog/:\n got %v\nwant %v", paths, want)
 	}
+}
+
+// TestCrawlerGroupCommit: the crawler hands the wait for durability off
+// and fetches on, so records of many fetches share fsyncs; the order
+// claim → write → fsync → commit holds (every revisit refers to a record
+// durable before it), a fetch that meets the pending claim of another
+// waits for it and becomes a revisit, and every fetch gets its crawl.log
+// line, with its digest, once durable.
+func TestCrawlerGroupCommit(t *testing.T) {
+	const pages, distinct = 60, 4
+	srv, err := sitetest.Start(sitetest.NewDuplicates(1, pages, distinct, 4096, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	seed, _ := ParseSeed(srv.URL + "/s0/")
+	dir := t.TempDir()
+	s := openTestSession(t, dir, Options{MaxConnsPerHost: 8}, warcfile.WriterOptions{})
+	clog, err := OpenCrawlLog(filepath.Join(dir, CrawlLogName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewCrawler(CrawlConfig{Seeds: []*url.URL{seed}, Recorder: s.Recorder, MaxDepth: -1, Parallel: 8, Log: clog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cs, st := c.Stats(), s.Recorder.Stats()
+	ix := s.Index
+	syncs := s.Writer.Stats().Syncs
+	if err := s.Writer.Check(); err != nil {
+		t.Error(err)
+	}
+	if err := errors.Join(s.Writer.Close(), clog.Close()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t.Logf("%d fetches, %d WARC fsyncs", cs.Pages, syncs)
+	if cs.Pages != pages+1 || cs.Errors != 0 {
+		t.Errorf("crawl stats %+v, want %d pages", cs, pages+1)
+	}
+	if st.Responses != distinct+1 || st.RevisitsDigest != pages-distinct || st.Pending != 0 {
+		t.Errorf("recorder stats %+v: want %d responses (the section page and one per distinct payload), %d revisits, none pending",
+			st, distinct+1, pages-distinct)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, CrawlLogName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	dups := 0
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) != 12 || !strings.HasPrefix(f[9], "sha1:") {
+			t.Errorf("crawl.log line without a digest: %q", l)
+			continue
+		}
+		if f[11] == "duplicate:digest" {
+			dups++
+		}
+	}
+	if len(lines) != pages+1 || dups != pages-distinct {
+		t.Errorf("crawl.log: %d lines (want %d), %d duplicate:digest (want %d)", len(lines), pages+1, dups, pages-distinct)
+	}
+	checkReferences(t, dir, ix, srv.URLs())
+	validateStrict(t, dir)
 }
