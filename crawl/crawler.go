@@ -544,8 +544,12 @@ func (c *Crawler) fetch(ctx context.Context, it item, worker int) (resp *http.Re
 		}
 		return nil, nil, nil, false
 	}
-	// The body is the recorded payload, replayed from memory.
-	body, _ = io.ReadAll(resp.Body)
+	// The body is the recorded payload, replayed from memory: taken as it
+	// is rather than copied.
+	body = b.payload
+	if !b.started {
+		body, _ = io.ReadAll(resp.Body)
+	}
 	resp.Body.Close()
 	e = LogEntry{Status: resp.StatusCode, Size: int64(len(body)), URI: it.u.String(), Path: it.path, Via: it.via,
 		MIME: mimeOf(resp.Header.Get("Content-Type")), Worker: worker, Start: start, Duration: time.Since(start)}

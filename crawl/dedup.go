@@ -124,6 +124,9 @@ func (r *Recorder) write(ctx context.Context, x *fetched) (*recording, error) {
 			resp.Fields = append(resp.Fields, warcio.Field{Name: "WARC-Truncated", Value: x.truncated})
 		}
 		resp.Block = x.rawResp
+		if precompressed(p.header) {
+			resp.IncompressibleFrom = p.headLen
+		}
 	}
 	if len(resp.Block) < len("HTTP/1.1 200\r\n\r\n")-4 {
 		return nil, fmt.Errorf("crawl: record %s: response block of %d bytes (head %d of %d)", x.uri, len(resp.Block), p.headLen, len(x.rawResp))

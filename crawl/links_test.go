@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -63,4 +64,40 @@ func FuzzExtractLinks(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPrecompressed: which responses are stored as they are in their
+// record's gzip member (already compressed) and which are deflated.
+func TestPrecompressed(t *testing.T) {
+	for _, tc := range []struct {
+		ct, ce string
+		want   bool
+	}{
+		{"image/jpeg", "", true},
+		{"image/PNG", "", true},
+		{"font/woff2", "", true},
+		{"video/mp4", "", true},
+		{"audio/mpeg", "", true},
+		{"application/zip", "", true},
+		{"text/html; charset=utf-8", "gzip", true},
+		{"application/javascript", "br", true},
+		{"text/html", "identity", false},
+		{"text/html", "", false},
+		{"image/svg+xml", "", false},
+		{"image/bmp", "", false},
+		{"audio/wav", "", false},
+		{"application/json", "", false},
+		{"", "", false},
+	} {
+		h := http.Header{}
+		if tc.ct != "" {
+			h.Set("Content-Type", tc.ct)
+		}
+		if tc.ce != "" {
+			h.Set("Content-Encoding", tc.ce)
+		}
+		if got := precompressed(h); got != tc.want {
+			t.Errorf("Content-Type %q, Content-Encoding %q: precompressed %t, want %t", tc.ct, tc.ce, got, tc.want)
+		}
+	}
 }

@@ -329,7 +329,7 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		if dst != nil {
 			*dst = Result{Original: rc.orig, Truncated: rc.truncated}
 		}
-		b.started = true
+		b.started, b.payload = true, parsed.payload
 		for _, pl := range rc.wr.Placements {
 			b.written += pl.Length
 		}
@@ -366,8 +366,9 @@ type batchedKey struct{}
 // gather for one fsync.
 type batched struct {
 	done    func(*Result, error)
-	started bool  // set by RoundTrip, in the caller's goroutine
-	written int64 // stored bytes of the records written, set with started
+	started bool   // set by RoundTrip, in the caller's goroutine
+	written int64  // stored bytes of the records written, set with started
+	payload []byte // the recorded payload (what the response's Body replays), set with started
 }
 
 // withBatched returns a context carrying b for RoundTrip.

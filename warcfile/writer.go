@@ -355,7 +355,11 @@ func (w *Writer) compress(recs []*warcio.Draft, warcinfoID string, keep bool, ra
 			}
 		}
 		z.Reset()
-		if _, err := mw.WriteMember(z, plain.Bytes()); err != nil {
+		from := 0 // where already compressed bytes start in plain (0: none)
+		if k := r.IncompressibleFrom; k > 0 && len(r.Block)-k >= minStored {
+			from = plain.Len() - len(warcio.RecordEnd) - len(r.Block) + k
+		}
+		if _, err := mw.WriteMemberStoring(z, plain.Bytes(), from); err != nil {
 			return nil, fmt.Errorf("warcfile: gzip record: %w", err)
 		}
 		// Compressed into a recycled buffer, then copied to one of the
@@ -364,6 +368,11 @@ func (w *Writer) compress(recs []*warcio.Draft, warcinfoID string, keep bool, ra
 	}
 	return out, nil
 }
+
+// minStored is the smallest already compressed stretch of a record
+// stored as it is rather than deflated (Draft.IncompressibleFrom): below,
+// the saving is not worth a second deflate block.
+const minStored = 512
 
 // headroom is room enough for r's serialised header: its fields plus the
 // fixed ones the encoder adds.
