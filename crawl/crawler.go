@@ -44,8 +44,12 @@ type CrawlConfig struct {
 	// AcceptEncoding is sent with every request (default "gzip"): archives
 	// keep the encoding the server chose.
 	AcceptEncoding string
-	// Robots fetches (and records) robots.txt per host and obeys it.
-	Robots bool
+	// IgnoreRobots turns robots.txt off: by default (false) it is
+	// fetched and recorded once per host and obeyed, as every peer crawler
+	// does (an unreachable robots.txt disallows its host, RFC 9309).
+	// Before release 3 the zero value ignored it (a field Robots turned it
+	// on).
+	IgnoreRobots bool
 	// Parallel is the number of concurrent fetches (default 1).
 	Parallel int
 	// Logger receives per-URL errors at debug level.
@@ -54,7 +58,7 @@ type CrawlConfig struct {
 	// Filter narrows the scope by URL pattern and host (nil: none).
 	Filter *Filter
 	// Sitemaps takes seeds from the Sitemap: lines of each seed host's
-	// robots.txt (fetched and recorded even when Robots is off) and the
+	// robots.txt (fetched and recorded even with IgnoreRobots) and the
 	// sitemap indexes and sitemaps they lead to, within SitemapLimits.
 	// The URLs a sitemap lists are crawled as seeds (depth 0).
 	Sitemaps      bool
@@ -444,10 +448,10 @@ func (c *Crawler) polite(ctx context.Context, h *hostState) error {
 
 func (c *Crawler) visit(ctx context.Context, it item, worker int) {
 	h := c.host(it.u)
-	if (c.cfg.Robots || c.cfg.Sitemaps) && it.u.Path != "/robots.txt" {
+	if (!c.cfg.IgnoreRobots || c.cfg.Sitemaps) && it.u.Path != "/robots.txt" {
 		// Sitemap files named by robots.txt are read even where it
 		// disallows crawling them: the site offers them to crawlers.
-		if !c.robotsAllow(ctx, h, it, worker) && c.cfg.Robots && !it.sitemap {
+		if !c.robotsAllow(ctx, h, it, worker) && !c.cfg.IgnoreRobots && !it.sitemap {
 			if ctx.Err() != nil {
 				return
 			}
@@ -734,7 +738,7 @@ func (c *Crawler) loadRobots(ctx context.Context, h *hostState, it item, worker 
 	if err != nil {
 		return
 	}
-	if c.cfg.Robots {
+	if !c.cfg.IgnoreRobots {
 		h.robots = data.FindGroup(c.cfg.UserAgent)
 	}
 	if c.cfg.Sitemaps && resp.StatusCode == http.StatusOK {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -90,7 +91,7 @@ func TestCrawlerScope(t *testing.T) {
 	defer srv.Close()
 	all := func(string) bool { return true }
 
-	got, st := fetchedPaths(t, srv, CrawlConfig{MaxDepth: 1}, nil)
+	got, st := fetchedPaths(t, srv, CrawlConfig{MaxDepth: 1, IgnoreRobots: true}, nil)
 	if want := closure(site, 1, all); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("depth 1:\n got %v\nwant %v", got, want)
 	}
@@ -98,14 +99,14 @@ func TestCrawlerScope(t *testing.T) {
 		t.Errorf("the off-site footer link was not counted out of scope: %+v", st)
 	}
 
-	got, _ = fetchedPaths(t, srv, CrawlConfig{MaxDepth: -1, MaxPages: 5}, nil)
+	got, _ = fetchedPaths(t, srv, CrawlConfig{MaxDepth: -1, MaxPages: 5, IgnoreRobots: true}, nil)
 	if len(got) != 5 {
 		t.Errorf("max-pages 5: fetched %d: %v", len(got), got)
 	}
 
 	// With a prefix, only the seed (let in explicitly) and /blog/ URLs.
 	blog := func(p string) bool { return strings.HasPrefix(p, "/blog/") }
-	got, _ = fetchedPaths(t, srv, CrawlConfig{MaxDepth: -1}, []string{srv.URL + "/", srv.URL + "/blog/"})
+	got, _ = fetchedPaths(t, srv, CrawlConfig{MaxDepth: -1, IgnoreRobots: true}, []string{srv.URL + "/", srv.URL + "/blog/"})
 	if want := closure(site, -1, all); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("prefix = whole site:\n got %v\nwant %v", got, want)
 	}
@@ -113,7 +114,7 @@ func TestCrawlerScope(t *testing.T) {
 	scope, _ := NewScope([]*url.URL{seedURL}, []string{srv.URL + "/blog/"})
 	dir := t.TempDir()
 	s := openTestSession(t, dir, Options{Allow: scope.Allow}, warcfile.WriterOptions{})
-	c, err := NewCrawler(CrawlConfig{Seeds: []*url.URL{seedURL}, Recorder: s.Recorder, Scope: scope, MaxDepth: -1})
+	c, err := NewCrawler(CrawlConfig{Seeds: []*url.URL{seedURL}, Recorder: s.Recorder, Scope: scope, MaxDepth: -1, IgnoreRobots: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestCrawlerGroupCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewCrawler(CrawlConfig{Seeds: []*url.URL{seed}, Recorder: s.Recorder, MaxDepth: -1, Parallel: 8, Log: clog})
+	c, err := NewCrawler(CrawlConfig{Seeds: []*url.URL{seed}, Recorder: s.Recorder, MaxDepth: -1, Parallel: 8, Log: clog, IgnoreRobots: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,4 +207,33 @@ func TestCrawlerGroupCommit(t *testing.T) {
 	}
 	checkReferences(t, dir, ix, srv.URLs())
 	validateStrict(t, dir)
+}
+
+// TestCrawlerObeysRobotsByDefault: the zero-value CrawlConfig fetches,
+// records and obeys robots.txt (the example site disallows /private/);
+// IgnoreRobots is the explicit opt-out.
+func TestCrawlerObeysRobotsByDefault(t *testing.T) {
+	site := sitetest.New()
+	srv, err := sitetest.Start(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	private := func(p string) bool { return strings.HasPrefix(p, "/private/") }
+	got, st := fetchedPaths(t, srv, CrawlConfig{MaxDepth: -1}, nil)
+	want := append(closure(site, -1, func(p string) bool { return !private(p) }), "/robots.txt")
+	sort.Strings(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("default config:\n got %v\nwant %v", got, want)
+	}
+	if st.Robots == 0 {
+		t.Errorf("no URL counted as skipped by robots.txt: %+v", st)
+	}
+	got, st = fetchedPaths(t, srv, CrawlConfig{MaxDepth: -1, IgnoreRobots: true}, nil)
+	if want := closure(site, -1, func(string) bool { return true }); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("IgnoreRobots:\n got %v\nwant %v", got, want)
+	}
+	if n := len(slices.DeleteFunc(got, func(p string) bool { return !private(p) })); n == 0 || st.Robots != 0 {
+		t.Errorf("IgnoreRobots: %d /private/ URLs fetched, %d skipped by robots.txt; want some fetched, none skipped", n, st.Robots)
+	}
 }

@@ -20,8 +20,9 @@
 // (regular expressions on the URL, excluded hosts), Sitemaps (seeds from
 // robots.txt Sitemap: lines and sitemap indexes, within SitemapLimits),
 // TimeLimit and SizeLimit (the crawl stops cleanly: Run returns nil and
-// CrawlStats.Stopped says why), and Robots (robots.txt fetched, recorded
-// and obeyed; an unreachable robots.txt disallows its host, RFC 9309).
+// CrawlStats.Stopped says why). robots.txt is fetched, recorded and obeyed
+// by default (an unreachable robots.txt disallows its host, RFC 9309);
+// IgnoreRobots is the explicit opt-out.
 // CrawlLog writes a line per URL attempted in Heritrix 3's crawl.log
 // layout (FormatLogLine), with discovery paths and duplicate annotations;
 // ReadSeeds reads a seeds file.
