@@ -511,7 +511,7 @@ func (c *Crawler) visit(ctx context.Context, it item, worker int) {
 	links := extractLinks(it.u, mime, decodeContent(body, enc, 32<<20))
 	c.mu.Lock()
 	for _, l := range links {
-		c.enqueueLocked(child(it, l, HopLink, it.depth+1))
+		c.enqueueLocked(child(it, l.u, l.hop, it.depth+1))
 	}
 	c.mu.Unlock()
 }

@@ -32,8 +32,10 @@ func TestExtractLinks(t *testing.T) {
 		}
 		base, _ := url.Parse("http://example.org/section/" + filepath.Base(f))
 		var b strings.Builder
-		for _, u := range extractLinks(base, mime, body) {
-			b.WriteString(u.String())
+		for _, l := range extractLinks(base, mime, body) {
+			b.WriteByte(l.hop)
+			b.WriteByte(' ')
+			b.WriteString(l.u.String())
 			b.WriteByte('\n')
 		}
 		ddtest.Golden(t, f+".links", []byte(b.String()))
@@ -58,9 +60,9 @@ func FuzzExtractLinks(f *testing.F) {
 		if css {
 			mime = "text/css"
 		}
-		for _, u := range extractLinks(base, mime, body) {
-			if u.Scheme != "http" && u.Scheme != "https" || u.Fragment != "" {
-				t.Fatalf("bad link %q", u)
+		for _, l := range extractLinks(base, mime, body) {
+			if u := l.u; u.Scheme != "http" && u.Scheme != "https" || u.Fragment != "" || l.hop != HopLink && l.hop != HopEmbed {
+				t.Fatalf("bad link %q (hop %c)", u, l.hop)
 			}
 		}
 	})
