@@ -443,15 +443,30 @@ func (w *Writer) Write(recs ...*warcio.Draft) (Written, error) {
 	}
 	start := w.size
 	wr := Written{Placements: make([]Placement, len(recs))}
+	chunks := make([][]byte, len(enc))
 	for i, e := range enc {
-		m := e.member
-		if err := w.writeChunked(m); err != nil {
+		chunks[i] = e.member
+	}
+	if len(enc) > 1 && total <= writeChunk {
+		// A small batch (a request and its response) goes in one write(2).
+		batch := make([]byte, 0, total)
+		for _, e := range enc {
+			batch = append(batch, e.member...)
+		}
+		chunks = [][]byte{batch}
+	}
+	for _, c := range chunks {
+		if err := w.writeChunked(c); err != nil {
 			w.undoLocked(start, err)
 			return Written{}, fmt.Errorf("warcfile: write %s: %w", w.name+OpenSuffix, err)
 		}
-		wr.Placements[i] = Placement{File: w.name, Offset: w.size, Length: int64(len(m))}
-		w.size += int64(len(m))
 	}
+	off := start
+	for i, e := range enc {
+		wr.Placements[i] = Placement{File: w.name, Offset: off, Length: int64(len(e.member))}
+		off += int64(len(e.member))
+	}
+	w.size = off
 	w.written++
 	wr.seq = w.written
 	w.unsynced += w.size - start
