@@ -44,8 +44,12 @@ type CrawlConfig struct {
 	// AcceptEncoding is sent with every request (default "gzip"): archives
 	// keep the encoding the server chose.
 	AcceptEncoding string
-	// Robots fetches (and records) robots.txt per host and obeys it.
-	Robots bool
+	// IgnoreRobots turns robots.txt off: by default (false) it is
+	// fetched and recorded once per host and obeyed, as every peer crawler
+	// does (an unreachable robots.txt disallows its host, RFC 9309).
+	// Before release 3 the zero value ignored it (a field Robots turned it
+	// on).
+	IgnoreRobots bool
 	// Parallel is the number of concurrent fetches (default 1).
 	Parallel int
 	// Logger receives per-URL errors at debug level.
@@ -54,7 +58,7 @@ type CrawlConfig struct {
 	// Filter narrows the scope by URL pattern and host (nil: none).
 	Filter *Filter
 	// Sitemaps takes seeds from the Sitemap: lines of each seed host's
-	// robots.txt (fetched and recorded even when Robots is off) and the
+	// robots.txt (fetched and recorded even with IgnoreRobots) and the
 	// sitemap indexes and sitemaps they lead to, within SitemapLimits.
 	// The URLs a sitemap lists are crawled as seeds (depth 0).
 	Sitemaps      bool
@@ -104,6 +108,10 @@ type Crawler struct {
 	cfg    CrawlConfig
 	client *http.Client
 	log    *slog.Logger
+
+	// inflight counts fetches whose records are written but not yet
+	// durable (their crawl.log lines and counts follow then).
+	inflight sync.WaitGroup
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -346,6 +354,7 @@ func (c *Crawler) Run(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	c.inflight.Wait()
 	c.cfg.Recorder.CloseIdleConnections()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -439,10 +448,10 @@ func (c *Crawler) polite(ctx context.Context, h *hostState) error {
 
 func (c *Crawler) visit(ctx context.Context, it item, worker int) {
 	h := c.host(it.u)
-	if (c.cfg.Robots || c.cfg.Sitemaps) && it.u.Path != "/robots.txt" {
+	if (!c.cfg.IgnoreRobots || c.cfg.Sitemaps) && it.u.Path != "/robots.txt" {
 		// Sitemap files named by robots.txt are read even where it
 		// disallows crawling them: the site offers them to crawlers.
-		if !c.robotsAllow(ctx, h, it, worker) && c.cfg.Robots && !it.sitemap {
+		if !c.robotsAllow(ctx, h, it, worker) && !c.cfg.IgnoreRobots && !it.sitemap {
 			if ctx.Err() != nil {
 				return
 			}
@@ -502,18 +511,35 @@ func (c *Crawler) visit(ctx context.Context, it item, worker int) {
 	links := extractLinks(it.u, mime, decodeContent(body, enc, 32<<20))
 	c.mu.Lock()
 	for _, l := range links {
-		c.enqueueLocked(child(it, l, HopLink, it.depth+1))
+		c.enqueueLocked(child(it, l.u, l.hop, it.depth+1))
 	}
 	c.mu.Unlock()
 }
 
-// fetch gets it.u through the Recorder, writes its crawl.log line and
-// counts it; ok is false when the fetch failed (counted) or was abandoned.
+// fetch gets it.u through the Recorder and returns the response (its
+// body the recorded payload) as soon as the records are written; ok is
+// false when the fetch failed (counted and logged) or was abandoned. The
+// crawl.log line and the counts follow once the records are durable
+// (recorded), while this worker fetches on: records of many fetches
+// become durable in one fsync.
 func (c *Crawler) fetch(ctx context.Context, it item, worker int) (resp *http.Response, res *Result, body []byte, ok bool) {
 	start := time.Now()
-	resp, res, err := c.get(ctx, it.u)
+	// e is complete when ready is closed; done may run before get returns.
+	var e LogEntry
+	ready := make(chan struct{})
+	b := &batched{done: func(res *Result, err error) {
+		defer c.inflight.Done()
+		<-ready
+		c.recorded(it, e, res, err)
+	}}
+	c.inflight.Add(1)
+	resp, res, err := c.get(withBatched(ctx, b), it.u)
+	if !b.started {
+		c.inflight.Done()
+	}
 	if err != nil {
-		if ctx.Err() == nil {
+		close(ready)
+		if ctx.Err() == nil && !b.started {
 			c.failed(it.u, err)
 			c.log.Debug("crawl: fetch failed", "url", it.u.String(), "err", err)
 			c.cfg.Log.Write(LogEntry{Status: logStatus(err), Size: -1, URI: it.u.String(), Path: it.path, Via: it.via, Worker: worker,
@@ -522,25 +548,45 @@ func (c *Crawler) fetch(ctx context.Context, it item, worker int) (resp *http.Re
 		}
 		return nil, nil, nil, false
 	}
-	// The body is the recorded payload, replayed from memory.
-	body, _ = io.ReadAll(resp.Body)
+	// The body is the recorded payload, replayed from memory: taken as it
+	// is rather than copied.
+	body = b.payload
+	if !b.started {
+		body, _ = io.ReadAll(resp.Body)
+	}
 	resp.Body.Close()
-	dur := time.Since(start)
-	c.pages.Add(1)
-	e := LogEntry{Status: resp.StatusCode, Size: int64(len(body)), URI: it.u.String(), Path: it.path, Via: it.via,
-		MIME: mimeOf(resp.Header.Get("Content-Type")), Worker: worker, Start: start, Duration: dur}
+	e = LogEntry{Status: resp.StatusCode, Size: int64(len(body)), URI: it.u.String(), Path: it.path, Via: it.via,
+		MIME: mimeOf(resp.Header.Get("Content-Type")), Worker: worker, Start: start, Duration: time.Since(start)}
 	if e.MIME == "" {
 		e.MIME = "no-type"
 	}
-	var stored int64
+	close(ready)
+	if total := c.stored.Add(b.written); c.cfg.SizeLimit > 0 && total >= c.cfg.SizeLimit {
+		c.stopFor(fmt.Sprintf("size limit %d bytes reached (%d bytes of records written)", c.cfg.SizeLimit, total))
+	}
+	return resp, res, body, true
+}
+
+// recorded completes a fetch once its records are durable (err: they
+// could not be made so): it counts it and writes its crawl.log line e,
+// with the digest and annotations of res.
+func (c *Crawler) recorded(it item, e LogEntry, res *Result, err error) {
+	if err != nil {
+		c.failed(it.u, err)
+		c.log.Debug("crawl: record failed", "url", it.u.String(), "err", err)
+		c.cfg.Log.Write(LogEntry{Status: logStatus(err), Size: -1, URI: e.URI, Path: e.Path, Via: e.Via, Worker: e.Worker,
+			Start: e.Start, Duration: e.Duration, Annotations: []string{"err=" + strings.ReplaceAll(FailureClass(err), " ", "-")}})
+		c.stopOn(err)
+		return
+	}
+	c.pages.Add(1)
 	for i, cp := range res.Captures {
-		stored += cp.Length
 		if i > 0 {
 			continue
 		}
 		e.Digest = cp.Digest
 		if cp.IsRevisit() {
-			if resp.StatusCode == http.StatusNotModified {
+			if e.Status == http.StatusNotModified {
 				e.Annotations = append(e.Annotations, "duplicate:server-not-modified")
 			} else {
 				e.Annotations = append(e.Annotations, "duplicate:digest")
@@ -558,10 +604,6 @@ func (c *Crawler) fetch(ctx context.Context, it item, worker int) (resp *http.Re
 		e.Annotations = append(e.Annotations, "midFetchTrunc")
 	}
 	c.cfg.Log.Write(e)
-	if total := c.stored.Add(stored); c.cfg.SizeLimit > 0 && total >= c.cfg.SizeLimit {
-		c.stopFor(fmt.Sprintf("size limit %d bytes reached (%d bytes of records written)", c.cfg.SizeLimit, total))
-	}
-	return resp, res, body, true
 }
 
 // logStatus is the crawl.log status of a failed fetch (Heritrix's codes).
@@ -696,7 +738,7 @@ func (c *Crawler) loadRobots(ctx context.Context, h *hostState, it item, worker 
 	if err != nil {
 		return
 	}
-	if c.cfg.Robots {
+	if !c.cfg.IgnoreRobots {
 		h.robots = data.FindGroup(c.cfg.UserAgent)
 	}
 	if c.cfg.Sitemaps && resp.StatusCode == http.StatusOK {

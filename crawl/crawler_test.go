@@ -2,7 +2,11 @@ package crawl
 
 import (
 	"context"
+	"errors"
 	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -87,7 +91,7 @@ func TestCrawlerScope(t *testing.T) {
 	defer srv.Close()
 	all := func(string) bool { return true }
 
-	got, st := fetchedPaths(t, srv, CrawlConfig{MaxDepth: 1}, nil)
+	got, st := fetchedPaths(t, srv, CrawlConfig{MaxDepth: 1, IgnoreRobots: true}, nil)
 	if want := closure(site, 1, all); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("depth 1:\n got %v\nwant %v", got, want)
 	}
@@ -95,14 +99,14 @@ func TestCrawlerScope(t *testing.T) {
 		t.Errorf("the off-site footer link was not counted out of scope: %+v", st)
 	}
 
-	got, _ = fetchedPaths(t, srv, CrawlConfig{MaxDepth: -1, MaxPages: 5}, nil)
+	got, _ = fetchedPaths(t, srv, CrawlConfig{MaxDepth: -1, MaxPages: 5, IgnoreRobots: true}, nil)
 	if len(got) != 5 {
 		t.Errorf("max-pages 5: fetched %d: %v", len(got), got)
 	}
 
 	// With a prefix, only the seed (let in explicitly) and /blog/ URLs.
 	blog := func(p string) bool { return strings.HasPrefix(p, "/blog/") }
-	got, _ = fetchedPaths(t, srv, CrawlConfig{MaxDepth: -1}, []string{srv.URL + "/", srv.URL + "/blog/"})
+	got, _ = fetchedPaths(t, srv, CrawlConfig{MaxDepth: -1, IgnoreRobots: true}, []string{srv.URL + "/", srv.URL + "/blog/"})
 	if want := closure(site, -1, all); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("prefix = whole site:\n got %v\nwant %v", got, want)
 	}
@@ -110,7 +114,7 @@ func TestCrawlerScope(t *testing.T) {
 	scope, _ := NewScope([]*url.URL{seedURL}, []string{srv.URL + "/blog/"})
 	dir := t.TempDir()
 	s := openTestSession(t, dir, Options{Allow: scope.Allow}, warcfile.WriterOptions{})
-	c, err := NewCrawler(CrawlConfig{Seeds: []*url.URL{seedURL}, Recorder: s.Recorder, Scope: scope, MaxDepth: -1})
+	c, err := NewCrawler(CrawlConfig{Seeds: []*url.URL{seedURL}, Recorder: s.Recorder, Scope: scope, MaxDepth: -1, IgnoreRobots: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,5 +138,102 @@ func TestCrawlerScope(t *testing.T) {
 	}
 	if strings.Join(paths, " ") != strings.Join(want, " ") {
 		t.Errorf("prefix /blog/:\n got %v\nwant %v", paths, want)
+	}
+}
+
+// TestCrawlerGroupCommit: the crawler hands the wait for durability off
+// and fetches on, so records of many fetches share fsyncs; the order
+// claim → write → fsync → commit holds (every revisit refers to a record
+// durable before it), a fetch that meets the pending claim of another
+// waits for it and becomes a revisit, and every fetch gets its crawl.log
+// line, with its digest, once durable.
+func TestCrawlerGroupCommit(t *testing.T) {
+	const pages, distinct = 60, 4
+	srv, err := sitetest.Start(sitetest.NewDuplicates(1, pages, distinct, 4096, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	seed, _ := ParseSeed(srv.URL + "/s0/")
+	dir := t.TempDir()
+	s := openTestSession(t, dir, Options{MaxConnsPerHost: 8}, warcfile.WriterOptions{})
+	clog, err := OpenCrawlLog(filepath.Join(dir, CrawlLogName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewCrawler(CrawlConfig{Seeds: []*url.URL{seed}, Recorder: s.Recorder, MaxDepth: -1, Parallel: 8, Log: clog, IgnoreRobots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cs, st := c.Stats(), s.Recorder.Stats()
+	ix := s.Index
+	syncs := s.Writer.Stats().Syncs
+	if err := s.Writer.Check(); err != nil {
+		t.Error(err)
+	}
+	if err := errors.Join(s.Writer.Close(), clog.Close()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t.Logf("%d fetches, %d WARC fsyncs", cs.Pages, syncs)
+	if cs.Pages != pages+1 || cs.Errors != 0 {
+		t.Errorf("crawl stats %+v, want %d pages", cs, pages+1)
+	}
+	if st.Responses != distinct+1 || st.RevisitsDigest != pages-distinct || st.Pending != 0 {
+		t.Errorf("recorder stats %+v: want %d responses (the section page and one per distinct payload), %d revisits, none pending",
+			st, distinct+1, pages-distinct)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, CrawlLogName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	dups := 0
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) != 12 || !strings.HasPrefix(f[9], "sha1:") {
+			t.Errorf("crawl.log line without a digest: %q", l)
+			continue
+		}
+		if f[11] == "duplicate:digest" {
+			dups++
+		}
+	}
+	if len(lines) != pages+1 || dups != pages-distinct {
+		t.Errorf("crawl.log: %d lines (want %d), %d duplicate:digest (want %d)", len(lines), pages+1, dups, pages-distinct)
+	}
+	checkReferences(t, dir, ix, srv.URLs())
+	validateStrict(t, dir)
+}
+
+// TestCrawlerObeysRobotsByDefault: the zero-value CrawlConfig fetches,
+// records and obeys robots.txt (the example site disallows /private/);
+// IgnoreRobots is the explicit opt-out.
+func TestCrawlerObeysRobotsByDefault(t *testing.T) {
+	site := sitetest.New()
+	srv, err := sitetest.Start(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	private := func(p string) bool { return strings.HasPrefix(p, "/private/") }
+	got, st := fetchedPaths(t, srv, CrawlConfig{MaxDepth: -1}, nil)
+	want := append(closure(site, -1, func(p string) bool { return !private(p) }), "/robots.txt")
+	sort.Strings(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("default config:\n got %v\nwant %v", got, want)
+	}
+	if st.Robots == 0 {
+		t.Errorf("no URL counted as skipped by robots.txt: %+v", st)
+	}
+	got, st = fetchedPaths(t, srv, CrawlConfig{MaxDepth: -1, IgnoreRobots: true}, nil)
+	if want := closure(site, -1, func(string) bool { return true }); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("IgnoreRobots:\n got %v\nwant %v", got, want)
+	}
+	if n := len(slices.DeleteFunc(got, func(p string) bool { return !private(p) })); n == 0 || st.Robots != 0 {
+		t.Errorf("IgnoreRobots: %d /private/ URLs fetched, %d skipped by robots.txt; want some fetched, none skipped", n, st.Robots)
 	}
 }

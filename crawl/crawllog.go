@@ -25,9 +25,14 @@ const (
 	LogRobots        = -9998 // robots.txt precluded the fetch
 )
 
-// Hop codes of a discovery path (Heritrix's letters).
+// Hop codes of a discovery path: Heritrix's letters (its Hop enum: L
+// navlink, P prerequisite, E embed, X speculative, R refer, I inferred, S
+// form submit, M manifest). The crawler writes L, E, R, P and M; it
+// extracts no URLs from scripts (X), infers none (I) and submits no forms
+// (S).
 const (
-	HopLink     = 'L' // a link (href, src...) of an HTML or CSS page
+	HopLink     = 'L' // a navigation link: A or AREA href, LINK href of other relations than embedRels
+	HopEmbed    = 'E' // an embed: src, srcset, poster, data, background, LINK rel=stylesheet/icon/preload..., CSS url() and @import
 	HopRedirect = 'R' // a redirect's Location
 	HopPrereq   = 'P' // a prerequisite: robots.txt
 	HopManifest = 'M' // a sitemap named in robots.txt or a sitemap index, and the URLs a sitemap lists

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -23,8 +25,9 @@ type fetched struct {
 	notModOf  *dedupindex.Original // validators sent came from this original
 }
 
-// record decides between a full response and a revisit, writes the records,
-// waits until they are durable and then commits or cancels the claim.
+// Recording an exchange decides between a full response and a revisit,
+// writes the records (write), waits until they are durable and then
+// commits or cancels the claim (finish).
 //
 // Ordering (no revisit may point at a record that is not durable, no index
 // entry may point at nothing): a digest is claimed (pending) before the full
@@ -32,7 +35,19 @@ type fetched struct {
 // the record; any failure cancels it. A pending claim of another fetch makes
 // this one write a full response without committing. Revisits are written
 // only for committed originals.
-func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
+
+// recording is an exchange whose records are written, not yet durable.
+type recording struct {
+	x         *fetched
+	wr        warcfile.Written
+	orig      *dedupindex.Original // the original a revisit stands for
+	ticket    *dedupindex.Ticket   // the claim to commit once durable
+	truncated string               // the WARC-Truncated value written
+}
+
+// write is the first half of record: the dedup decision (a claim), the
+// records built and written.
+func (r *Recorder) write(ctx context.Context, x *fetched) (*recording, error) {
 	p := x.resp
 	ver := r.opts.Writer.Version()
 	respID, reqID := warcio.NewRecordID(), warcio.NewRecordID()
@@ -45,8 +60,13 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 	case x.notModOf != nil && p.status == 304:
 		orig, prof = x.notModOf, warcio.NotModifiedProfile(ver)
 	case r.opts.Dedup != nil && x.truncated == "":
-		dec, err := r.opts.Dedup.Decide(ctx, dedupindex.Candidate{URI: x.uri, Status: p.status, Digest: p.digest,
-			PayloadLength: int64(len(p.payload)), Date: x.date})
+		cand := dedupindex.Candidate{URI: x.uri, Status: p.status, Digest: p.digest, PayloadLength: int64(len(p.payload)), Date: x.date}
+		dec, err := r.opts.Dedup.Decide(ctx, cand)
+		if err == nil && dec.Reason == dedupindex.ReasonPending && r.claims.wait(ctx, dec.Key) {
+			// The pending claim was this recorder's and is settled now:
+			// committed (this becomes a revisit) or cancelled.
+			dec, err = r.opts.Dedup.Decide(ctx, cand)
+		}
 		switch {
 		case err != nil:
 			r.st.errors.Add(1)
@@ -59,6 +79,7 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 		case dec.Action == dedupindex.WriteResponseAndCommit:
 			t := dec.Ticket
 			ticket = &t
+			r.claims.add(t.Key)
 		case dec.Reason == dedupindex.ReasonPending:
 			r.st.pending.Add(1)
 		default:
@@ -103,6 +124,9 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 			resp.Fields = append(resp.Fields, warcio.Field{Name: "WARC-Truncated", Value: x.truncated})
 		}
 		resp.Block = x.rawResp
+		if precompressed(p.header) {
+			resp.IncompressibleFrom = p.headLen
+		}
 	}
 	if len(resp.Block) < len("HTTP/1.1 200\r\n\r\n")-4 {
 		return nil, fmt.Errorf("crawl: record %s: response block of %d bytes (head %d of %d)", x.uri, len(resp.Block), p.headLen, len(x.rawResp))
@@ -115,21 +139,93 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 	reqRec.Fields = append(reqRec.Fields, warcio.Field{Name: "WARC-Concurrent-To", Value: respID}, warcio.Field{Name: "Content-Type", Value: "application/http; msgtype=request"})
 	reqRec.Block = x.rawReq
 
-	cancel := func() {
-		if ticket != nil {
-			if err := r.opts.Dedup.Cancel(ctx, *ticket); err != nil {
-				r.log.Warn("crawl: dedup cancel failed", "uri", x.uri, "err", err)
-			}
-		}
-	}
 	wr, err := r.opts.Writer.Write(resp, reqRec)
 	if err != nil {
-		cancel()
+		r.cancelClaim(ctx, x.uri, ticket)
 		return nil, fmt.Errorf("crawl: record %s: %w", x.uri, err)
 	}
-	caps, err := r.opts.Writer.WaitDurable(ctx, wr)
+	return &recording{x: x, wr: wr, orig: orig, ticket: ticket, truncated: resp.Get("WARC-Truncated")}, nil
+}
+
+// cancelClaim drops a claim (nil: none) that will not be committed.
+func (r *Recorder) cancelClaim(ctx context.Context, uri string, ticket *dedupindex.Ticket) {
+	if ticket != nil {
+		if err := r.opts.Dedup.Cancel(ctx, *ticket); err != nil {
+			r.log.Warn("crawl: dedup cancel failed", "uri", uri, "err", err)
+		}
+		r.claims.settle(ticket.Key)
+	}
+}
+
+// claimWaitMax bounds how long a fetch waits for a pending claim of its
+// own recorder before it writes a full response instead.
+const claimWaitMax = 10 * time.Second
+
+// ownClaims are the dedup claims this recorder holds (written, not yet
+// durable and committed). A fetch whose payload another of its fetches
+// has claimed waits until that claim is settled, then decides again, so
+// a duplicate fetched while its original awaits its fsync (a group
+// commit gathers many) still becomes a revisit. Claims of other
+// processes are not waited for: the fetch writes a full response.
+type ownClaims struct {
+	mu sync.Mutex
+	m  map[dedupindex.Key]chan struct{}
+}
+
+func (o *ownClaims) add(k dedupindex.Key) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil {
+		o.m = map[dedupindex.Key]chan struct{}{}
+	}
+	if _, ok := o.m[k]; !ok {
+		o.m[k] = make(chan struct{})
+	}
+}
+
+// settle wakes the fetches waiting for the claim of k.
+func (o *ownClaims) settle(k dedupindex.Key) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if ch, ok := o.m[k]; ok {
+		close(ch)
+		delete(o.m, k)
+	}
+}
+
+// wait waits until the claim of k held by this recorder is settled and
+// reports whether it was one of its own and settled in time.
+func (o *ownClaims) wait(ctx context.Context, k dedupindex.Key) bool {
+	o.mu.Lock()
+	ch, ok := o.m[k]
+	o.mu.Unlock()
+	if !ok {
+		return false
+	}
+	t := time.NewTimer(claimWaitMax)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// finish is the second half of record: it waits until the records of rc
+// are durable (batched: in a group commit, see
+// warcfile.Writer.WaitDurableBatched), then commits or cancels the claim
+// and counts the exchange.
+func (r *Recorder) finish(ctx context.Context, rc *recording, batched bool) (*Result, error) {
+	x, p, orig, ticket := rc.x, rc.x.resp, rc.orig, rc.ticket
+	wait := r.opts.Writer.WaitDurable
+	if batched {
+		wait = r.opts.Writer.WaitDurableBatched
+	}
+	caps, err := wait(ctx, rc.wr)
 	if err != nil {
-		cancel()
+		r.cancelClaim(ctx, x.uri, ticket)
 		return nil, fmt.Errorf("crawl: record %s: %w", x.uri, err)
 	}
 	if ticket != nil {
@@ -139,8 +235,9 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 			// The record is durable; only the dedup opportunity is lost.
 			r.st.errors.Add(1)
 			r.log.Warn("crawl: dedup commit failed", "uri", x.uri, "err", err)
-			cancel()
+			r.cancelClaim(ctx, x.uri, ticket)
 		} else {
+			r.claims.settle(ticket.Key)
 			r.log.Debug("crawl: original committed", "digest", o.Digest, "uri", o.TargetURI, "record", o.RecordID, "file", o.File, "offset", o.Offset)
 		}
 	}
@@ -157,7 +254,7 @@ func (r *Recorder) record(ctx context.Context, x *fetched) (*Result, error) {
 	if x.truncated != "" && orig == nil {
 		r.st.truncated.Add(1)
 	}
-	return &Result{Captures: caps, Original: orig, Truncated: resp.Get("WARC-Truncated")}, nil
+	return &Result{Captures: caps, Original: orig, Truncated: rc.truncated}, nil
 }
 
 // confirm runs the collision check for a digest match; false means "write a

@@ -20,8 +20,9 @@
 // (regular expressions on the URL, excluded hosts), Sitemaps (seeds from
 // robots.txt Sitemap: lines and sitemap indexes, within SitemapLimits),
 // TimeLimit and SizeLimit (the crawl stops cleanly: Run returns nil and
-// CrawlStats.Stopped says why), and Robots (robots.txt fetched, recorded
-// and obeyed; an unreachable robots.txt disallows its host, RFC 9309).
+// CrawlStats.Stopped says why). robots.txt is fetched, recorded and obeyed
+// by default (an unreachable robots.txt disallows its host, RFC 9309);
+// IgnoreRobots is the explicit opt-out.
 // CrawlLog writes a line per URL attempted in Heritrix 3's crawl.log
 // layout (FormatLogLine), with discovery paths and duplicate annotations;
 // ReadSeeds reads a seeds file.
@@ -56,8 +57,23 @@
 // rotation, ".open" naming, the directory lock, group commit, the CDXJ
 // side file and crash recovery, run by warcfile.OpenWriter). The Recorder
 // commits a dedup claim only after WaitDurable: a revisit is written only
-// for a committed original, and a pending claim of another fetch yields a
-// full response.
+// for a committed original. A fetch that meets a pending claim of another
+// fetch of the same Recorder waits until that claim is committed or
+// cancelled and decides again (a revisit, usually); a pending claim of
+// another process yields a full response.
+//
+// The Crawler does not wait in line for durability: RoundTrip returns its
+// response as soon as the records are written, the worker extracts links
+// and fetches on, and the fetch's crawl.log line and counts follow once
+// warcfile.Writer.WaitDurableBatched returns, after a group commit that
+// makes the records of many fetches durable with one fsync (within
+// warcfile.DefaultCommitWindow, or at once when 64 waiters or 16 MiB
+// gather); the dedup commits that follow run concurrently and share the
+// index's own sync. Run returns once every written record is durable and
+// logged. The order claim → write → fsync → commit is unchanged. Payloads
+// that are compressed already (content-coded, images, fonts, media,
+// archives) are stored in their record's gzip member as they are
+// (warcio.Draft.IncompressibleFrom), not deflated again.
 //
 // # A full disk
 //

@@ -81,7 +81,7 @@ func crawlSite(t testing.TB, srv *sitetest.Server, dir string, o crawlOpts) Stat
 		t.Fatal(err)
 	}
 	c, err := NewCrawler(CrawlConfig{Seeds: []*url.URL{seed}, Recorder: s.Recorder, Scope: scope, MaxDepth: -1,
-		Robots: true, Parallel: o.parallel})
+		Parallel: o.parallel})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,3 +71,30 @@ func mimeOf(ct string) string {
 	}
 	return strings.ToLower(strings.TrimSpace(ct))
 }
+
+// precompressed reports whether a response's entity is compressed data
+// already: it has a content coding (gzip, br, zstd, deflate...) or its
+// media type is a compressed format (JPEG, PNG, GIF, WebP, AVIF, WOFF,
+// audio and video, archives). Deflating such an entity again costs most
+// of the time of writing its record and saves a fraction of a percent, so
+// its record stores it as it is (warcio.Draft.IncompressibleFrom).
+func precompressed(h http.Header) bool {
+	if ce := strings.ToLower(strings.TrimSpace(h.Get("Content-Encoding"))); ce != "" && ce != "identity" {
+		return true
+	}
+	mt := mimeOf(h.Get("Content-Type"))
+	switch {
+	case strings.HasPrefix(mt, "video/"):
+		return true
+	case strings.HasPrefix(mt, "audio/"):
+		return mt != "audio/wav" && mt != "audio/x-wav" && mt != "audio/wave" && mt != "audio/midi"
+	}
+	switch mt {
+	case "image/jpeg", "image/pjpeg", "image/png", "image/apng", "image/gif", "image/webp", "image/avif", "image/heic", "image/heif", "image/jxl",
+		"font/woff", "font/woff2", "application/font-woff", "application/font-woff2",
+		"application/zip", "application/gzip", "application/x-gzip", "application/x-bzip2", "application/x-xz", "application/zstd",
+		"application/x-7z-compressed", "application/vnd.rar", "application/x-rar-compressed", "application/ogg":
+		return true
+	}
+	return false
+}

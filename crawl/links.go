@@ -12,8 +12,9 @@ import (
 	"golang.org/x/net/html"
 )
 
-// linkAttrs lists the attributes that carry URLs a crawler follows.
-var linkAttrs = map[string]bool{"href": true, "src": true, "poster": true, "data": true, "background": true}
+// linkAttrs lists the attributes besides href that carry URLs a crawler
+// follows: all of them embeds.
+var linkAttrs = map[string]bool{"src": true, "poster": true, "data": true, "background": true}
 
 var cssURL = regexp.MustCompile(`(?i)url\(\s*['"]?([^'")\s]+)['"]?\s*\)|@import\s+['"]([^'"]+)['"]`)
 
@@ -44,9 +45,18 @@ func linkBearing(mime string) bool {
 	return strings.Contains(mime, "html") || strings.Contains(mime, "css")
 }
 
+// link is a URL found in a page and how: HopLink for navigation (A and
+// AREA href, LINK href of other relations), HopEmbed for what renders the
+// page (src, srcset, poster, data, background, stylesheets and icons,
+// CSS url() and @import), as Heritrix's extractors tell them apart.
+type link struct {
+	u   *url.URL
+	hop byte
+}
+
 // extractLinks returns the absolute URLs referenced by an HTML or CSS body.
-func extractLinks(base *url.URL, mime string, body []byte) []*url.URL {
-	var raw []string
+func extractLinks(base *url.URL, mime string, body []byte) []link {
+	var raw []rawLink
 	switch {
 	case strings.Contains(mime, "html"):
 		raw = htmlLinks(body, &base)
@@ -55,9 +65,9 @@ func extractLinks(base *url.URL, mime string, body []byte) []*url.URL {
 	default:
 		return nil
 	}
-	var out []*url.URL
-	for _, s := range raw {
-		s = strings.TrimSpace(s)
+	var out []link
+	for _, r := range raw {
+		s := strings.TrimSpace(r.s)
 		if s == "" || strings.HasPrefix(s, "#") {
 			continue
 		}
@@ -66,26 +76,39 @@ func extractLinks(base *url.URL, mime string, body []byte) []*url.URL {
 			continue
 		}
 		u.Fragment, u.RawFragment = "", ""
-		out = append(out, u)
+		out = append(out, link{u: u, hop: r.hop})
 	}
 	return out
 }
 
-func cssLinks(s string) []string {
-	var out []string
+// rawLink is a reference as written in a page.
+type rawLink struct {
+	s   string
+	hop byte
+}
+
+// cssLinks returns the url() and @import references of a style sheet:
+// embeds of the page that uses it.
+func cssLinks(s string) []rawLink {
+	var out []rawLink
 	for _, m := range cssURL.FindAllStringSubmatch(s, -1) {
 		if m[1] != "" {
-			out = append(out, m[1])
+			out = append(out, rawLink{m[1], HopEmbed})
 		} else if m[2] != "" {
-			out = append(out, m[2])
+			out = append(out, rawLink{m[2], HopEmbed})
 		}
 	}
 	return out
 }
 
-func htmlLinks(body []byte, base **url.URL) []string {
+// embedRels are the LINK relations whose target renders the page (an
+// embed); other relations (alternate, next, canonical...) are links.
+var embedRels = map[string]bool{"stylesheet": true, "icon": true, "apple-touch-icon": true, "preload": true,
+	"modulepreload": true, "prefetch": true, "manifest": true, "mask-icon": true}
+
+func htmlLinks(body []byte, base **url.URL) []rawLink {
 	z := html.NewTokenizer(bytes.NewReader(body))
-	var out []string
+	var out []rawLink
 	inStyle := false
 	for {
 		switch z.Next() {
@@ -105,6 +128,8 @@ func htmlLinks(body []byte, base **url.URL) []string {
 			if tag == "style" {
 				inStyle = true
 			}
+			var href string
+			hrefHop := byte(HopLink)
 			for hasAttr {
 				var k, v []byte
 				k, v, hasAttr = z.TagAttr()
@@ -117,16 +142,28 @@ func htmlLinks(body []byte, base **url.URL) []string {
 				case key == "srcset":
 					for _, part := range strings.Split(string(v), ",") {
 						if f := strings.Fields(part); len(f) > 0 {
-							out = append(out, f[0])
+							out = append(out, rawLink{f[0], HopEmbed})
 						}
 					}
 				case key == "style":
 					out = append(out, cssLinks(string(v))...)
-				case linkAttrs[key]:
-					if tag == "a" || tag == "link" || tag == "area" || key != "href" {
-						out = append(out, string(v))
+				case tag == "link" && key == "rel":
+					for _, rel := range strings.Fields(strings.ToLower(string(v))) {
+						if embedRels[rel] {
+							hrefHop = HopEmbed
+						}
 					}
+				case key == "href":
+					if tag == "a" || tag == "link" || tag == "area" {
+						href = string(v)
+					}
+				case linkAttrs[key]:
+					out = append(out, rawLink{string(v), HopEmbed})
 				}
+			}
+			if href != "" {
+				// After every attribute: rel may come after href.
+				out = append(out, rawLink{href, hrefHop})
 			}
 		}
 	}

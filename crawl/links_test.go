@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -31,8 +32,10 @@ func TestExtractLinks(t *testing.T) {
 		}
 		base, _ := url.Parse("http://example.org/section/" + filepath.Base(f))
 		var b strings.Builder
-		for _, u := range extractLinks(base, mime, body) {
-			b.WriteString(u.String())
+		for _, l := range extractLinks(base, mime, body) {
+			b.WriteByte(l.hop)
+			b.WriteByte(' ')
+			b.WriteString(l.u.String())
 			b.WriteByte('\n')
 		}
 		ddtest.Golden(t, f+".links", []byte(b.String()))
@@ -57,10 +60,46 @@ func FuzzExtractLinks(f *testing.F) {
 		if css {
 			mime = "text/css"
 		}
-		for _, u := range extractLinks(base, mime, body) {
-			if u.Scheme != "http" && u.Scheme != "https" || u.Fragment != "" {
-				t.Fatalf("bad link %q", u)
+		for _, l := range extractLinks(base, mime, body) {
+			if u := l.u; u.Scheme != "http" && u.Scheme != "https" || u.Fragment != "" || l.hop != HopLink && l.hop != HopEmbed {
+				t.Fatalf("bad link %q (hop %c)", u, l.hop)
 			}
 		}
 	})
+}
+
+// TestPrecompressed: which responses are stored as they are in their
+// record's gzip member (already compressed) and which are deflated.
+func TestPrecompressed(t *testing.T) {
+	for _, tc := range []struct {
+		ct, ce string
+		want   bool
+	}{
+		{"image/jpeg", "", true},
+		{"image/PNG", "", true},
+		{"font/woff2", "", true},
+		{"video/mp4", "", true},
+		{"audio/mpeg", "", true},
+		{"application/zip", "", true},
+		{"text/html; charset=utf-8", "gzip", true},
+		{"application/javascript", "br", true},
+		{"text/html", "identity", false},
+		{"text/html", "", false},
+		{"image/svg+xml", "", false},
+		{"image/bmp", "", false},
+		{"audio/wav", "", false},
+		{"application/json", "", false},
+		{"", "", false},
+	} {
+		h := http.Header{}
+		if tc.ct != "" {
+			h.Set("Content-Type", tc.ct)
+		}
+		if tc.ce != "" {
+			h.Set("Content-Encoding", tc.ce)
+		}
+		if got := precompressed(h); got != tc.want {
+			t.Errorf("Content-Type %q, Content-Encoding %q: precompressed %t, want %t", tc.ct, tc.ce, got, tc.want)
+		}
+	}
 }

@@ -129,6 +129,7 @@ type Recorder struct {
 	}
 	skipMu  sync.Mutex
 	skipped map[string]int64
+	claims  ownClaims
 }
 
 // NewRecorder returns a Recorder writing to opts.Writer.
@@ -316,12 +317,29 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	x := &fetched{uri: req.URL.String(), date: warcio.RecordDate(start, r.opts.Writer.Version()), ip: ip,
 		rawReq: rawReq, rawResp: rawResp, resp: parsed, truncated: truncated, notModOf: notModOf}
-	res, err := r.record(context.WithoutCancel(ctx), x)
+	wctx := context.WithoutCancel(ctx)
+	rc, err := r.write(wctx, x)
 	if err != nil {
 		return nil, err
 	}
-	if res != nil {
-		if dst, ok := ctx.Value(resultKey{}).(*Result); ok && dst != nil {
+	dst, _ := ctx.Value(resultKey{}).(*Result)
+	if b, ok := ctx.Value(batchedKey{}).(*batched); ok && b != nil {
+		// The caller hands the wait off: what is known before the
+		// records are durable now, the rest to done once they are.
+		if dst != nil {
+			*dst = Result{Original: rc.orig, Truncated: rc.truncated}
+		}
+		b.started, b.payload = true, parsed.payload
+		for _, pl := range rc.wr.Placements {
+			b.written += pl.Length
+		}
+		go func() { b.done(r.finish(wctx, rc, true)) }()
+	} else {
+		res, err := r.finish(wctx, rc, false)
+		if err != nil {
+			return nil, err
+		}
+		if dst != nil {
 			*dst = *res
 		}
 	}
@@ -333,6 +351,29 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Request = req
 	return resp, nil
+}
+
+type batchedKey struct{}
+
+// batched makes RoundTrip return as soon as the records are written,
+// before they are durable: done receives the Result (or the error) from
+// another goroutine once they are durable and the dedup claim is
+// committed, after a group commit shared with other exchanges
+// (warcfile.Writer.WaitDurableBatched). started says whether RoundTrip
+// got that far (then done is called exactly once; else never). A Result
+// passed with WithResult gets Original and Truncated at once, Captures
+// never (done has them). The crawler uses it to fetch on while records
+// gather for one fsync.
+type batched struct {
+	done    func(*Result, error)
+	started bool   // set by RoundTrip, in the caller's goroutine
+	written int64  // stored bytes of the records written, set with started
+	payload []byte // the recorded payload (what the response's Body replays), set with started
+}
+
+// withBatched returns a context carrying b for RoundTrip.
+func withBatched(ctx context.Context, b *batched) context.Context {
+	return context.WithValue(ctx, batchedKey{}, b)
 }
 
 func (r *Recorder) allow(u *url.URL) error {

@@ -74,7 +74,7 @@ func TestCrawlerSitemapLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	got, st := fetchedPaths(t, srv, CrawlConfig{MaxDepth: 0, Robots: true, Sitemaps: true,
+	got, st := fetchedPaths(t, srv, CrawlConfig{MaxDepth: 0, Sitemaps: true,
 		SitemapLimits: SitemapLimits{MaxFiles: 3, MaxURLs: 2}}, nil)
 	// Depth 0: the seed, robots.txt, 3 sitemap files (the index and the
 	// first two sitemaps it names) and 2 URLs from each of those two.

@@ -329,7 +329,7 @@ func TestIngestFollowsACrawl(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed, _ := crawl.ParseSeed(srv.URL + sitetest.Root)
-	c, err := crawl.NewCrawler(crawl.CrawlConfig{Seeds: []*url.URL{seed}, Recorder: s.Recorder, MaxDepth: -1, Parallel: 4})
+	c, err := crawl.NewCrawler(crawl.CrawlConfig{Seeds: []*url.URL{seed}, Recorder: s.Recorder, MaxDepth: -1, Parallel: 4, IgnoreRobots: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ SIZE_MB=${SIZE_MB:-$([ -n "$LONG" ] && echo 390 || echo 48)}
 REPS=${REPS:-1}
 SCRIPT_TIMEOUT=${SCRIPT_TIMEOUT:-$([ -n "$LONG" ] && echo 7200 || echo 300)}
 SHARED=${SHARED:-../shared}
-ONLY=${ONLY:-dedup cdxj crawl sidecar access aggregate arc mementomap characterize fixity redis index}
+ONLY=${ONLY:-dedup cdxj crawl crawl-small sidecar access aggregate arc mementomap characterize fixity redis index}
 DATA=${BENCH_DIR:-/tmp/wayside-bench-all}
 want() { [[ " $ONLY " == *" $1 "* ]]; }
 
@@ -161,6 +161,7 @@ script() {
 short() { [ -z "$LONG" ] && echo "$1" || echo "$2"; }
 
 script crawl env REPS="$(short 1 5)" PAGES="$(short 100 400)" scripts/bench-crawl.sh
+script crawl-small env REPS="$(short 1 3)" SIZE_MB="$(short 40 '')" scripts/bench-crawl-small.sh
 script sidecar scripts/bench-sidecar.sh
 script access scripts/bench-access.sh
 script aggregate scripts/bench-aggregate.sh

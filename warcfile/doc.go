@@ -24,6 +24,10 @@
 //
 // Write appends a batch of records; WaitDurable returns once an fsync
 // covering them completed (concurrent waiters share one: group commit).
+// WaitDurableBatched, for callers that hand the wait off (the crawler),
+// lets waiters gather for WriterOptions.CommitWindow (or until
+// CommitBatchRecords waiters or CommitBatchBytes of records) before the
+// fsync they share.
 // Only then are their CDXJ lines appended to the side file
 // (cdxj.SideFile, named by cdxj.SideFileName) and their captures delivered
 // to WriterOptions.Subscriber, in file order. Callers commit dedup claims

@@ -85,7 +85,20 @@ type WriterOptions struct {
 	Logger *slog.Logger
 	// Now is the clock (default time.Now); tests may pin it.
 	Now func() time.Time
+	// CommitWindow is how long WaitDurableBatched lets records gather
+	// before the fsync that makes them durable together (default
+	// DefaultCommitWindow); WaitDurable never waits for it.
+	CommitWindow time.Duration
 }
+
+// Group commit of WaitDurableBatched: the fsync starts CommitWindow after
+// the first waiter arrives, or at once when CommitBatchRecords waiters or
+// CommitBatchBytes of unsynced records have gathered.
+const (
+	DefaultCommitWindow = 10 * time.Millisecond
+	CommitBatchRecords  = 64
+	CommitBatchBytes    = 16 << 20
+)
 
 // Placement locates a written record.
 type Placement struct {
@@ -149,6 +162,9 @@ type Writer struct {
 	written    uint64 // seq of the last written batch
 	synced     uint64 // seq covered by the last completed fsync
 	syncing    bool
+	batched    int   // WaitDurableBatched callers waiting
+	unsynced   int64 // bytes written since the last fsync started
+	timer      bool  // a CommitWindow timer is armed
 	failed     error
 	closed     bool
 	pending    []pendingLine  // captures and CDXJ lines of written, not yet durable records
@@ -225,6 +241,9 @@ func OpenWriter(opts WriterOptions) (*Writer, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.CommitWindow <= 0 {
+		opts.CommitWindow = DefaultCommitWindow
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("warcfile: open warc dir: %w", err)
@@ -336,7 +355,11 @@ func (w *Writer) compress(recs []*warcio.Draft, warcinfoID string, keep bool, ra
 			}
 		}
 		z.Reset()
-		if _, err := mw.WriteMember(z, plain.Bytes()); err != nil {
+		from := 0 // where already compressed bytes start in plain (0: none)
+		if k := r.IncompressibleFrom; k > 0 && len(r.Block)-k >= minStored {
+			from = plain.Len() - len(warcio.RecordEnd) - len(r.Block) + k
+		}
+		if _, err := mw.WriteMemberStoring(z, plain.Bytes(), from); err != nil {
 			return nil, fmt.Errorf("warcfile: gzip record: %w", err)
 		}
 		// Compressed into a recycled buffer, then copied to one of the
@@ -345,6 +368,11 @@ func (w *Writer) compress(recs []*warcio.Draft, warcinfoID string, keep bool, ra
 	}
 	return out, nil
 }
+
+// minStored is the smallest already compressed stretch of a record
+// stored as it is rather than deflated (Draft.IncompressibleFrom): below,
+// the saving is not worth a second deflate block.
+const minStored = 512
 
 // headroom is room enough for r's serialised header: its fields plus the
 // fixed ones the encoder adds.
@@ -415,17 +443,33 @@ func (w *Writer) Write(recs ...*warcio.Draft) (Written, error) {
 	}
 	start := w.size
 	wr := Written{Placements: make([]Placement, len(recs))}
+	chunks := make([][]byte, len(enc))
 	for i, e := range enc {
-		m := e.member
-		if err := w.writeChunked(m); err != nil {
+		chunks[i] = e.member
+	}
+	if len(enc) > 1 && total <= writeChunk {
+		// A small batch (a request and its response) goes in one write(2).
+		batch := make([]byte, 0, total)
+		for _, e := range enc {
+			batch = append(batch, e.member...)
+		}
+		chunks = [][]byte{batch}
+	}
+	for _, c := range chunks {
+		if err := w.writeChunked(c); err != nil {
 			w.undoLocked(start, err)
 			return Written{}, fmt.Errorf("warcfile: write %s: %w", w.name+OpenSuffix, err)
 		}
-		wr.Placements[i] = Placement{File: w.name, Offset: w.size, Length: int64(len(m))}
-		w.size += int64(len(m))
 	}
+	off := start
+	for i, e := range enc {
+		wr.Placements[i] = Placement{File: w.name, Offset: off, Length: int64(len(e.member))}
+		off += int64(len(e.member))
+	}
+	w.size = off
 	w.written++
 	wr.seq = w.written
+	w.unsynced += w.size - start
 	w.stats.Records += int64(len(recs))
 	w.stats.RawBytes += raw
 	w.stats.StoredBytes += w.size - start
@@ -527,6 +571,61 @@ func (w *Writer) WaitDurable(ctx context.Context, wr Written) ([]wayside.Capture
 	return wr.captures, nil
 }
 
+// WaitDurableBatched is WaitDurable for callers that need not wait in
+// line (a crawler that hands the wait off and fetches on): the fsync
+// covering wr does not start at once but CommitWindow after the first
+// such waiter, or as soon as CommitBatchRecords waiters or
+// CommitBatchBytes of unsynced records have gathered, so one fsync makes
+// many records durable. The durability order is WaitDurable's: it returns
+// only once an fsync covering wr completed and the CDXJ lines are
+// appended.
+func (w *Writer) WaitDurableBatched(ctx context.Context, wr Written) ([]wayside.Capture, error) {
+	if wr.seq == 0 {
+		return nil, nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.batched++
+	defer func() { w.batched-- }()
+	for w.synced < wr.seq {
+		if w.failed != nil {
+			return nil, w.failed
+		}
+		if w.syncing {
+			w.cond.Wait()
+			continue
+		}
+		if w.batched >= CommitBatchRecords || w.unsynced >= CommitBatchBytes || w.closed {
+			if err := w.syncLocked(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if !w.timer {
+			w.timer = true
+			time.AfterFunc(w.opts.CommitWindow, w.commitTimer)
+		}
+		w.cond.Wait()
+	}
+	return wr.captures, nil
+}
+
+// commitTimer runs the fsync the CommitWindow timer was armed for; records
+// written meanwhile that still have waiters arm it again.
+func (w *Writer) commitTimer() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timer = false
+	for w.syncing {
+		w.cond.Wait()
+	}
+	if w.failed != nil || w.synced >= w.written {
+		w.cond.Broadcast()
+		return
+	}
+	w.syncLocked() // an error is in w.failed, which the waiters return
+}
+
 // syncLocked makes everything written so far durable. It drops the lock
 // around the fsync so writers keep appending (group commit).
 func (w *Writer) syncLocked() error {
@@ -540,6 +639,7 @@ func (w *Writer) syncLocked() error {
 	}
 	lines = append(lines, w.pending[:n]...)
 	w.pending = append(w.pending[:0:0], w.pending[n:]...)
+	w.unsynced = 0
 	w.mu.Unlock()
 	var err error
 	if f != nil {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -363,3 +364,104 @@ func readFile(t testing.TB, path string) string {
 
 // indexOf is `wayside cdxj` of one WARC file: its index lines, sorted.
 func indexOf(t testing.TB, warc string) string { return cdxjtest.IndexOf(t, warc) }
+
+// TestGroupCommitBatched: WaitDurableBatched waiters share one fsync:
+// with a CommitWindow too long to matter, the fsync starts when
+// CommitBatchRecords waiters have gathered, and covers them all; no
+// capture is returned before its fsync. A lone waiter is made durable by
+// the window's timer, and Close makes durable the records of waiters
+// still gathering.
+func TestGroupCommitBatched(t *testing.T) {
+	dir := t.TempDir()
+	w, err := OpenWriter(WriterOptions{Dir: dir, CommitWindow: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WaitDurable(context.Background(), mustWrite(t, w, "http://example.org/first")); err != nil {
+		t.Fatal(err)
+	}
+	before := w.Stats().Syncs
+	var wg sync.WaitGroup
+	for i := range CommitBatchRecords {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wr := mustWrite(t, w, fmt.Sprintf("http://example.org/%d", i))
+			caps, err := w.WaitDurableBatched(context.Background(), wr)
+			if err != nil || len(caps) != 1 {
+				t.Errorf("WaitDurableBatched: %v, %d captures", err, len(caps))
+				return
+			}
+			w.mu.Lock()
+			synced := w.synced
+			w.mu.Unlock()
+			if synced < wr.seq {
+				t.Errorf("capture returned before its fsync (synced %d < seq %d)", synced, wr.seq)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := w.Stats().Syncs - before; got != 1 {
+		t.Errorf("%d fsyncs for %d batched waiters, want 1", got, CommitBatchRecords)
+	}
+
+	// Waiters still gathering when the writer closes: Close syncs them.
+	before = w.Stats().Syncs
+	const gathering = 3
+	for i := range gathering {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := w.WaitDurableBatched(context.Background(), mustWrite(t, w, fmt.Sprintf("http://example.org/c/%d", i))); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		w.mu.Lock()
+		n := w.batched
+		w.mu.Unlock()
+		if n == gathering {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d waiters gathered", n, gathering)
+		}
+		runtime.Gosched()
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if got := w.Stats().Syncs - before; got != 1 {
+		t.Errorf("%d fsyncs for %d gathering waiters at Close, want 1", got, gathering)
+	}
+	if got := len(readDir(t, dir)); got != 1+1+CommitBatchRecords+gathering {
+		t.Errorf("%d records on disk, want %d", got, 1+1+CommitBatchRecords+gathering)
+	}
+
+	// A lone waiter: the window's timer makes it durable.
+	w, err = OpenWriter(WriterOptions{Dir: t.TempDir(), CommitWindow: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if caps, err := w.WaitDurableBatched(context.Background(), mustWrite(t, w, "http://example.org/lone")); err != nil || len(caps) != 1 {
+		t.Fatalf("lone WaitDurableBatched: %v, %d captures", err, len(caps))
+	}
+	if s := w.Stats().Syncs; s != 1 {
+		t.Errorf("%d fsyncs for a lone waiter, want 1", s)
+	}
+}
+
+// mustWrite writes a record (an error fails the test; it is called from
+// goroutines, so it does not stop it).
+func mustWrite(t *testing.T, w *Writer, uri string) Written {
+	t.Helper()
+	wr, err := w.Write(testRecord(uri, []byte("payload of "+uri)))
+	if err != nil {
+		t.Error(err)
+	}
+	return wr
+}

@@ -65,7 +65,13 @@ type Draft struct {
 	// Date formatted for the version (a rewritten record keeps the exact
 	// text, and so the precision, of the record it replaces).
 	DateText string
-	isInfo   bool
+	// IncompressibleFrom, when positive, says Block[IncompressibleFrom:]
+	// is already compressed (a JPEG, a gzip-encoded HTTP body): a writer
+	// may store those bytes in the record's gzip member as they are
+	// (MemberWriter.WriteMemberStoring) instead of deflating them again.
+	// It changes how the record is compressed, never its bytes.
+	IncompressibleFrom int
+	isInfo             bool
 }
 
 // Get returns the first value of the named field ("" when absent).

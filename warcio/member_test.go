@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -310,4 +311,59 @@ func BenchmarkMemberWriter(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestWriteMemberStoring: a member whose tail is stored rather than
+// deflated reads back as exactly the record with the standard library's
+// gzip reader and with the system's gzip (readers Wayside did not write),
+// as one member; its stored part costs a few bytes per 64 KiB block, and
+// the part before it is deflated.
+func TestWriteMemberStoring(t *testing.T) {
+	gz, gzErr := exec.LookPath("gzip")
+	m, err := NewMemberWriter(6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := []byte(strings.Repeat("WARC/1.1\r\nWARC-Type: response\r\nContent-Type: application/http\r\n", 40))
+	for name, tail := range testBlocks() {
+		rec := append(append([]byte{}, text...), tail...)
+		for _, from := range []int{0, 1, len(text), len(text) + 0xffff, len(rec) - 1, len(rec)} {
+			if from > len(rec) {
+				continue
+			}
+			var out bytes.Buffer
+			n, err := m.WriteMemberStoring(&out, rec, from)
+			if err != nil || n != int64(out.Len()) {
+				t.Fatalf("%s from %d: %v, %d of %d bytes counted", name, from, err, n, out.Len())
+			}
+			zr, err := stdgzip.NewReader(bytes.NewReader(out.Bytes()))
+			if err != nil {
+				t.Fatalf("%s from %d: %v", name, from, err)
+			}
+			zr.Multistream(false)
+			got, err := io.ReadAll(zr)
+			if err != nil || !bytes.Equal(got, rec) {
+				t.Fatalf("%s from %d: compress/gzip reads %d bytes (%v), want the %d of the record", name, from, len(got), err, len(rec))
+			}
+			if rest, _ := io.ReadAll(zr); len(rest) != 0 {
+				t.Errorf("%s from %d: bytes after the member", name, from)
+			}
+			if from > len(text) && from < len(rec) {
+				if max := len(text) + (len(rec)-len(text))/0xffff*5 + 5 + 64 + (len(rec) - from); out.Len() > max && name != "random" {
+					t.Errorf("%s from %d: %d bytes, want at most %d (stored part plus block heads)", name, from, out.Len(), max)
+				}
+			}
+			if gzErr == nil {
+				cmd := exec.Command(gz, "-dc")
+				cmd.Stdin = bytes.NewReader(out.Bytes())
+				got, err := cmd.Output()
+				if err != nil || !bytes.Equal(got, rec) {
+					t.Fatalf("%s from %d: gzip -dc: %v, %d bytes, want %d", name, from, err, len(got), len(rec))
+				}
+			}
+		}
+	}
+	if gzErr != nil {
+		t.Logf("gzip not on PATH: checked with compress/gzip only")
+	}
 }

@@ -322,7 +322,7 @@ func crawlOnce(ctx context.Context, e *env, f *crawlFlags, urls []string, label 
 		return nil, errors.Join(err, s.Close(), cons.Close())
 	}
 	c, err := crawl.NewCrawler(crawl.CrawlConfig{Seeds: seeds, Recorder: s.Recorder, Scope: scope, MaxDepth: f.depth,
-		MaxPages: f.maxPages, Delay: f.delay, UserAgent: f.userAgent, Robots: !f.ignoreRobots, Parallel: f.parallel, Logger: log,
+		MaxPages: f.maxPages, Delay: f.delay, UserAgent: f.userAgent, IgnoreRobots: f.ignoreRobots, Parallel: f.parallel, Logger: log,
 		Filter: filter, Sitemaps: f.sitemap, SitemapLimits: crawl.SitemapLimits{MaxFiles: f.sitemapFiles, MaxURLs: f.sitemapURLs},
 		TimeLimit: f.timeLimit, SizeLimit: f.sizeLimit, Log: clog})
 	if err != nil {

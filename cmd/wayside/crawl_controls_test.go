@@ -230,20 +230,38 @@ func TestCrawlControls(t *testing.T) {
 		t.Errorf("robots-precluded line %+v, want status -9998, no fetch, discovery path PMMM", l)
 	}
 	paths := map[string][2]string{ // URI → discovery path, referrer
-		"/":                          {"", ""},
-		"/robots.txt":                {"P", base + "/"},
-		"/sitemap-index.xml":         {"PM", base + "/robots.txt"},
-		"/sitemaps/pages.xml.gz":     {"PMM", base + "/sitemap-index.xml"},
-		"/sitemaps/more.xml":         {"PMM", base + "/sitemap-index.xml"},
-		"/orphan/a.html":             {"PMMM", base + "/sitemaps/pages.xml.gz"},
-		"/orphan/c.html":             {"PMMML", base + "/orphan/a.html"},
-		"/about.html":                {"L", base + "/"},
-		"/blog/2024/first-post.html": {"LL", base + "/blog/"},
+		"/":                      {"", ""},
+		"/robots.txt":            {"P", base + "/"},
+		"/sitemap-index.xml":     {"PM", base + "/robots.txt"},
+		"/sitemaps/pages.xml.gz": {"PMM", base + "/sitemap-index.xml"},
+		"/sitemaps/more.xml":     {"PMM", base + "/sitemap-index.xml"},
+		"/orphan/a.html":         {"PMMM", base + "/sitemaps/pages.xml.gz"},
+		"/orphan/c.html":         {"PMMML", base + "/orphan/a.html"},
+		"/about.html":            {"L", base + "/"},
+		"/old-about":             {"L", base + "/"},
+		"/css/site.css":          {"E", base + "/"}, // <link rel="stylesheet">
+		"/js/app.js":             {"E", base + "/"}, // <script src>
+		"/img/logo.png":          {"E", base + "/"}, // <img src>
+		"/img/banner.jpg":        {"E", base + "/"},
+		"/img/bg.png":            {"EE", base + "/css/site.css"}, // CSS url() of an embed
+		"/static/logo-v2.png":    {"LE", base + "/about.html"},
 	}
 	for p, pv := range paths {
 		l := byURI[base+p]
 		if l.Path != pv[0] || l.Via != pv[1] {
 			t.Errorf("%s: discovery path %q via %q, want %q via %q", p, l.Path, l.Via, pv[0], pv[1])
+		}
+	}
+	// /blog/ is linked from the seed (L) and listed in a sitemap (PMMM):
+	// which the two workers find first is a race. Either way a path is
+	// the whole path of its referrer plus one hop.
+	if l := byURI[base+"/blog/"]; !(l.Path == "L" && l.Via == base+"/" || l.Path == "PMMM" && l.Via == base+"/sitemaps/more.xml") {
+		t.Errorf("/blog/: discovery path %q via %q, want L via the seed or PMMM via the sitemap", l.Path, l.Via)
+	}
+	for p, hop := range map[string]string{"/blog/2024/first-post.html": "L", "/img/photo.jpg": "E"} {
+		l := byURI[base+p]
+		if via := byURI[l.Via]; via.URI == "" || l.Path != via.Path+hop || p == "/img/photo.jpg" && !strings.Contains(l.Via, "/blog/2024/") {
+			t.Errorf("%s: discovery path %q via %q (path %q), want the referrer's path and %s", p, l.Path, l.Via, via.Path, hop)
 		}
 	}
 	dups := 0
