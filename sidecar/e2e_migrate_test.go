@@ -234,10 +234,10 @@ func TestE2EMigratedReplayChromium(t *testing.T) {
 	if err := chromedp.Do(tctx, chromedp.Navigate(urim)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(tctx, chromedp.Poll[bool](`document.readyState === "complete" && Array.from(document.images).every(i => i.complete)`)); err != nil {
-		t.Fatal(err)
-	}
-	img, err := chromedp.Run(tctx, chromedp.Evaluate[map[string]any](`(() => { const i = document.getElementById("a"); return {src: i.currentSrc, w: i.naturalWidth, h: i.naturalHeight}; })()`))
+	// The public front shows a memento framed: the page is read inside
+	// the frame.
+	img, err := chromedp.Run(tctx, chromedp.Poll[map[string]any](`document.readyState === "complete" && Array.from(document.images).every(i => i.complete) && (() => { const i = document.getElementById("a"); return i && {src: i.currentSrc, w: i.naturalWidth, h: i.naturalHeight}; })()`,
+		chromedp.WithPollingInFrame(replayFrame(t, tctx))))
 	if err != nil {
 		t.Fatal(err)
 	}
