@@ -117,11 +117,11 @@ type rwpResult struct {
 		Title string `json:"title"`
 	} `json:"pages"`
 	Answers []*struct {
-		Status  int    `json:"status"`
-		URL     string `json:"url"`
-		Type    string `json:"type"`
-		Body    string `json:"body"`
-		Date    string `json:"date"`
+		Status int    `json:"status"`
+		URL    string `json:"url"`
+		Type   string `json:"type"`
+		Body   string `json:"body"`
+		Date   string `json:"date"`
 	} `json:"answers"`
 	Title  string   `json:"title"`
 	Errors []string `json:"errors"`
