@@ -483,7 +483,7 @@ type FileStats struct {
 func (c *Characterizer) ScanFile(ctx context.Context, path string, skipStored bool, progress func(rawBytes int64)) (FileStats, error) {
 	name := strings.TrimSuffix(filepath.Base(path), warcio.OpenSuffix)
 	st := FileStats{File: name}
-	fi, err := os.Stat(path)
+	size, err := warcio.Size(path) // a file, or a WARC file in a WACZ
 	if err != nil {
 		return st, fmt.Errorf("characterize: %w", err)
 	}
@@ -560,7 +560,7 @@ func (c *Characterizer) ScanFile(ctx context.Context, path string, skipStored bo
 	}
 	open := strings.HasSuffix(path, warcio.OpenSuffix)
 	if complete && !open && len(problems) == 0 {
-		if err := c.store.MarkScanned(name, fi.Size()); err != nil {
+		if err := c.store.MarkScanned(name, size); err != nil {
 			return st, err
 		}
 	}

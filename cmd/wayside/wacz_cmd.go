@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/wayside-archive/wayside/wacz"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 const waczUsage = `<create|verify|pubkey> [flags] [args]
@@ -238,17 +239,29 @@ func runWACZPubkey(ctx context.Context, e *env, args []string) error {
 }
 
 // openWACZInputs is the one hook through which commands that read WARC
-// files accept WACZ files too: each input ending in ".wacz" is replaced by
-// its WARC files, copied out of the zip (under wacz.Open's size and name
-// limits, never outside a new temporary directory) and named as in the
-// WACZ's archive/; other inputs pass through in place. done removes the
-// copies; call it when the command has finished reading.
-func openWACZInputs(ctx context.Context, cmd string, paths []string) (out []string, done func(), err error) {
+// files accept WACZ files too: each input ending in ".wacz" is checked
+// with wacz.Open (member names, counts, sizes: nothing is extracted) and
+// replaced by its WARC files, named as warcio.JoinMember names them
+// ("IN.wacz#archive/NAME.warc.gz"), which warcio.Open reads by range
+// straight from the zip, in place; other inputs pass through. With
+// copyOut (dedup run, whose rewrite checks its inputs by size and
+// modification time on disk), the WARC files are instead copied out of
+// the zip into a new temporary directory, under the same limits, and done
+// removes the copies; call done when the command has finished reading.
+func openWACZInputs(ctx context.Context, cmd string, paths []string, copyOut bool) (out []string, done func(), err error) {
 	done = func() {}
 	var work string
 	for _, p := range paths {
 		if !hasWACZ([]string{p}) {
 			out = append(out, p)
+			continue
+		}
+		if !copyOut {
+			members, err := waczMembers(p)
+			if err != nil {
+				return nil, done, fmt.Errorf("%s: %w", cmd, err)
+			}
+			out = append(out, members...)
 			continue
 		}
 		if work == "" {
@@ -270,6 +283,27 @@ func openWACZInputs(ctx context.Context, cmd string, paths []string) (out []stri
 		out = append(out, warcs...)
 	}
 	return out, done, nil
+}
+
+// waczMembers checks the WACZ at p and names its WARC files for reading
+// by range (warcio.JoinMember).
+func waczMembers(p string) ([]string, error) {
+	a, err := wacz.Open(p, wacz.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	var out []string
+	for _, m := range a.WARCs() {
+		if _, err := a.Range(m); err != nil {
+			return nil, err
+		}
+		out = append(out, warcio.JoinMember(p, m))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("wacz: %s: no WARC files under archive/", p)
+	}
+	return out, nil
 }
 
 // hasWACZ reports whether any input is a WACZ file (openWACZInputs).
