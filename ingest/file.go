@@ -13,6 +13,7 @@ import (
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // readFile ingests the complete records of f from st.Offset on, in durable
@@ -20,7 +21,17 @@ import (
 // file it is read on a later scan; in a finished file it is reported as a
 // truncated tail (and read if the file grows after all).
 func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) error {
-	fh, err := os.Open(f.path)
+	var src io.ReadSeeker
+	var fh *os.File // synced before a batch is indexed: the WARC or the WACZ holding it
+	var err error
+	if f.member {
+		var sec *io.SectionReader
+		sec, fh, err = warcio.OpenMember(f.path)
+		src = sec
+	} else {
+		fh, err = os.Open(f.path)
+		src = fh
+	}
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil // renamed away (.open → final) between list and open
@@ -31,7 +42,7 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 	in.mu.Lock()
 	start, skip := st.Offset, st.DataSkip
 	in.mu.Unlock()
-	it, err := newRecordIter(fh, filepath.Dir(f.path), f.base, start)
+	it, err := newRecordIter(src, f.dir, f.base, start)
 	if err != nil {
 		return err
 	}

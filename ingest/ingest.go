@@ -234,7 +234,9 @@ func warcBaseName(name string) (base string, open, ok bool) {
 
 type seenFile struct {
 	path     string
+	dir      string // the watched directory holding it
 	base     string
+	member   bool // a WARC file stored in a WACZ (path: warcio.JoinMember)
 	open     bool
 	size     int64
 	mtime    time.Time
@@ -252,6 +254,14 @@ func (in *Ingester) list() ([]seenFile, error) {
 			return nil, fmt.Errorf("ingest: read dir: %w", err)
 		}
 		for _, e := range ents {
+			if isWACZName(e.Name()) && e.Type().IsRegular() {
+				files, err := in.waczFiles(dir, e.Name())
+				if err != nil {
+					in.noteError(err)
+				}
+				out = append(out, files...)
+				continue
+			}
 			base, open, ok := warcBaseName(e.Name())
 			if !ok || e.IsDir() {
 				continue
@@ -261,7 +271,7 @@ func (in *Ingester) list() ([]seenFile, error) {
 			if err != nil {
 				continue // renamed between ReadDir and Stat: seen next scan
 			}
-			sf := seenFile{path: p, base: base, open: open, size: fi.Size(), mtime: fi.ModTime()}
+			sf := seenFile{path: p, dir: dir, base: base, open: open, size: fi.Size(), mtime: fi.ModTime()}
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 				sf.dev, sf.ino = uint64(st.Dev), uint64(st.Ino)
 			}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/cdxj"
@@ -21,7 +20,7 @@ type recordIter struct {
 
 // newRecordIter reads f, the WARC file named name (without ".open") in dir,
 // from start.
-func newRecordIter(f *os.File, dir, name string, start int64) (*recordIter, error) {
+func newRecordIter(f io.ReadSeeker, dir, name string, start int64) (*recordIter, error) {
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("ingest: seek %s to %d: %w", name, start, err)
 	}

@@ -361,7 +361,7 @@ func decode(enc string, b []byte, max int64) ([]byte, error) {
 // readRecord reads the record at loc; onPayload (when not nil) is called
 // once its headers are parsed and receives the payload.
 func (h *Handler) readRecord(loc captureindex.Location, onPayload func(*warcio.Record) io.Writer) (*warcio.Record, error) {
-	f, err := warcio.FindFile(h.opts.WARCDirs, loc.File)
+	f, err := warcio.FindReader(h.opts.WARCDirs, loc.File) // a WARC file, or one stored in a WACZ
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, notFound(nil, "the WARC file %s holding this capture is not in the archive's WARC directories", loc.File)

@@ -106,7 +106,7 @@ func (s *selection) add(file string, off, length int64) error {
 		return nil
 	}
 	s.seen[key] = true
-	src, err := warcio.FindFile(s.h.opts.WARCDirs, file)
+	src, err := warcio.FindReader(s.h.opts.WARCDirs, file)
 	if err != nil {
 		return fmt.Errorf("replay: wacz: %w", err)
 	}

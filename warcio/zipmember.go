@@ -10,24 +10,42 @@ import (
 )
 
 // MemberSep joins the path of a WACZ (zip) file and the name of a WARC
-// file stored in it into one name that Open and OpenMember read: the
-// record bytes are read by range straight from the zip, nothing is
-// copied out. "coll.wacz#archive/a.warc.gz" is the member
+// file stored in it into one name that Open, Size, OpenMember and
+// FindReader read: the record bytes are read by range straight from the
+// zip, nothing is copied out. "coll.wacz#archive/a.warc.gz" (JoinMember,
+// for paths: its base name is the WARC file's) and "coll.wacz#a.warc.gz"
+// (MemberName, a plain name for index locations) both name the member
 // archive/a.warc.gz of coll.wacz.
 const MemberSep = "#"
 
-// JoinMember returns the name of member inside the zip file at zipPath.
+// JoinMember returns the path of member (under archive/) inside the zip
+// file at zipPath.
 func JoinMember(zipPath, member string) string { return zipPath + MemberSep + member }
 
-// SplitMember splits a name JoinMember made: the zip file's path must end
-// in ".wacz" (any case) and the member be a WARC file under archive/.
+// MemberName returns the plain file name (CheckFileName) by which an
+// index location names member (archive/NAME) of the WACZ file named wacz;
+// "" when the member is in a subdirectory of archive/.
+func MemberName(wacz, member string) string {
+	name, ok := strings.CutPrefix(member, "archive/")
+	if !ok || strings.Contains(name, "/") || CheckFileName(wacz) != nil {
+		return ""
+	}
+	return wacz + MemberSep + name
+}
+
+// SplitMember splits a name JoinMember or MemberName made: the zip file's
+// path ends in ".wacz" (any case) and the member is a WARC file under
+// archive/ (returned with that prefix).
 func SplitMember(name string) (zipPath, member string, ok bool) {
 	i := strings.LastIndex(strings.ToLower(name), ".wacz"+MemberSep)
 	if i < 0 {
 		return "", "", false
 	}
 	zipPath, member = name[:i+len(".wacz")], name[i+len(".wacz"+MemberSep):]
-	if !strings.HasPrefix(member, "archive/") || strings.Contains(member, "..") {
+	if !strings.HasPrefix(member, "archive/") {
+		member = "archive/" + member
+	}
+	if member == "archive/" || strings.Contains(member, "..") || strings.HasSuffix(member, "/") {
 		return "", "", false
 	}
 	return zipPath, member, true
@@ -120,4 +138,39 @@ func Size(path string) (int64, error) {
 		return 0, fmt.Errorf("warcio: %w", err)
 	}
 	return fi.Size(), nil
+}
+
+// ReaderAtCloser is a WARC file opened for reading records by offset.
+type ReaderAtCloser interface {
+	io.ReaderAt
+	io.Closer
+}
+
+// memberFile is a member of an open zip file.
+type memberFile struct {
+	*io.SectionReader
+	f *os.File
+}
+
+func (m memberFile) Close() error { return m.f.Close() }
+
+// FindReader opens the WARC file an index location names, for ReadAt:
+// FindFile's file, or, for a name MemberName made ("coll.wacz#a.warc.gz"),
+// the member archive/a.warc.gz of the WACZ file coll.wacz found in dirs as
+// FindFile finds files, read by range through the zip.
+func FindReader(dirs []string, file string) (ReaderAtCloser, error) {
+	zipName, member, ok := SplitMember(file)
+	if !ok {
+		return FindFile(dirs, file)
+	}
+	f, err := FindFile(dirs, zipName)
+	if err != nil {
+		return nil, err
+	}
+	sec, err := memberSection(f, zipName, member)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return memberFile{sec, f}, nil
 }

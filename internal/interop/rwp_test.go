@@ -205,11 +205,26 @@ func TestWACZReplayWebPage(t *testing.T) {
 		cw := &countingWriter{ResponseWriter: rw, n: &waczBytes}
 		waczFile(cw, r)
 	})
+	var reqMu sync.Mutex
+	var reqLog []string
+	logged := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		reqMu.Lock()
+		reqLog = append(reqLog, r.Method+" "+r.URL.RequestURI()+" "+r.Header.Get("Range"))
+		reqMu.Unlock()
+		mux.ServeHTTP(rw, r)
+	})
+	defer func() {
+		if t.Failed() {
+			reqMu.Lock()
+			t.Logf("requests to the server:\n%s", tail(strings.Join(reqLog, "\n"), 4000))
+			reqMu.Unlock()
+		}
+	}()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: logged, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()

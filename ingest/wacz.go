@@ -1,0 +1,60 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/wayside-archive/wayside/wacz"
+	"github.com/wayside-archive/wayside/warcio"
+)
+
+// isWACZName reports whether a directory entry is a WACZ file to ingest.
+func isWACZName(name string) bool {
+	return !strings.HasPrefix(name, ".") && strings.HasSuffix(strings.ToLower(name), ".wacz")
+}
+
+// waczFiles lists the WARC files stored in the WACZ file name in dir, to
+// be read in place, by range through the zip: each is named in captures,
+// CDXJ files and the checkpoint by warcio.MemberName ("coll.wacz#a.warc.gz",
+// which warcio.FindReader resolves), and is finished, as a WACZ is
+// written whole. The zip is checked first (wacz.Open: member names,
+// counts, sizes); one still being copied in (no central directory yet)
+// is skipped quietly until it has not changed for a few polls, then
+// reported.
+func (in *Ingester) waczFiles(dir, name string) ([]seenFile, error) {
+	p := filepath.Join(dir, name)
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, nil // renamed or removed since ReadDir: seen next scan
+	}
+	a, err := wacz.Open(p, wacz.Limits{})
+	if err != nil {
+		if errors.Is(err, wacz.ErrTruncated) && time.Since(fi.ModTime()) < 3*in.cfg.PollInterval {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	defer a.Close()
+	var out []seenFile
+	for _, m := range a.WARCs() {
+		base := warcio.MemberName(name, m)
+		if base == "" {
+			return out, fmt.Errorf("ingest: %s: member %s: a WARC file in a subdirectory of archive/ is not read", p, m)
+		}
+		sec, err := a.Range(m)
+		if err != nil {
+			return out, fmt.Errorf("ingest: %w", err)
+		}
+		sf := seenFile{path: warcio.JoinMember(p, m), dir: dir, base: base, member: true, size: sec.Size(), mtime: fi.ModTime()}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			sf.dev, sf.ino = uint64(st.Dev), uint64(st.Ino)
+		}
+		out = append(out, sf)
+	}
+	return out, nil
+}
