@@ -20,7 +20,8 @@ import (
 // captures replay: every raw memento (id_), the revisit resolved to its
 // original's payload, is the archived payload byte for byte, and
 // GET /<coll>/wacz packages them again from inside the WACZ, sound by
-// wacz.Verify.
+// wacz.Verify; `wayside wacz create --url --from --to` gets the captures
+// of a URL prefix and date range from the daemon's index as a WACZ.
 func TestE2EIngestWACZ(t *testing.T) {
 	dir := t.TempDir()
 	src := t.TempDir()
@@ -107,5 +108,24 @@ func TestE2EIngestWACZ(t *testing.T) {
 	rep, err := wacz.Verify(context.Background(), p, wacz.VerifyOptions{AllowUnsigned: true})
 	if err != nil || !rep.OK() || rep.IndexLines != 3 {
 		t.Fatalf("the WACZ served from the ingested WACZ: %v %+v", err, rep)
+	}
+
+	// `wayside wacz create --url` from the daemon's capture index: a URL
+	// prefix and a date range that leaves out the revisit an hour later.
+	out := filepath.Join(t.TempDir(), "range.wacz")
+	code, _, stderr := runBinary(t, "wacz", "create", "-q", "--addr", d.sock, "--url", "http://wacz.example/", "--match", "prefix",
+		"--from", t0.Format("20060102150405"), "--to", t0.Add(30*time.Minute).Format("20060102150405"), "-o", out)
+	if code != 0 {
+		t.Fatalf("wacz create --url: exit %d: %s", code, stderr)
+	}
+	rep, err = wacz.Verify(context.Background(), out, wacz.VerifyOptions{AllowUnsigned: true})
+	if err != nil || !rep.OK() || rep.IndexLines != 2 {
+		t.Fatalf("wacz create --url with a date range: %v %+v, want the 2 captures in the range", err, rep)
+	}
+	// Nothing in the range: an error naming the cause, no file.
+	none := filepath.Join(t.TempDir(), "none.wacz")
+	code, _, stderr = runBinary(t, "wacz", "create", "--addr", d.sock, "--url", "http://wacz.example/", "--from", "2001", "--to", "2002", "-o", none)
+	if _, serr := os.Stat(none); code != 1 || !strings.Contains(stderr, "no capture") || serr == nil {
+		t.Errorf("an empty range: exit %d, %q, file: %v", code, stderr, serr)
 	}
 }

@@ -105,7 +105,10 @@ func TestWACZCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for _, args := range [][]string{{"wacz"}, {"wacz", "create", dir}, {"wacz", "create", "-o", "x.zip", dir}, {"wacz", "create", "-o", out}, {"wacz", "verify"}} {
+	for _, args := range [][]string{{"wacz"}, {"wacz", "create", dir}, {"wacz", "create", "-o", "x.zip", dir}, {"wacz", "create", "-o", out}, {"wacz", "verify"},
+		{"wacz", "create", "-o", filepath.Join(t.TempDir(), "q.wacz"), "--url", "http://a.example/", dir},
+		{"wacz", "create", "-o", filepath.Join(t.TempDir(), "q.wacz"), "--url", "http://a.example/", "--no-sign"},
+		{"wacz", "create", "-o", filepath.Join(t.TempDir(), "q.wacz"), "--url", "http://a.example/", "--match", "everything"}} {
 		_, _, err := runWACZCmd(t, cfg, args...)
 		var ue usageError
 		if !errors.As(err, &ue) {
