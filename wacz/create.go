@@ -188,7 +188,7 @@ func fileInputs(warcs []string) []Input {
 	return in
 }
 
-// checkInputs checks the names of the inputs and extras.
+// checkInputNames checks the names of the inputs and extras.
 func checkInputNames(inputs []Input, opts Options) error {
 	if len(inputs) == 0 {
 		return errors.New("wacz: no WARC files given")
