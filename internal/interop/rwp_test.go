@@ -47,7 +47,7 @@ const rwpScript = `(async (queries) => {
   const out = { pages: null, answers: [], title: "", errors: [] };
   const host = document.querySelector("replay-web-page");
   let win = null, state = "no embed";
-  for (let i = 0; i < 600 && out.pages === null; i++) {
+  for (let i = 0; i < 400 && out.pages === null; i++) {
     await sleep(200);
     const f = host && host.shadowRoot && host.shadowRoot.querySelector("iframe");
     win = f && f.contentWindow;
@@ -272,16 +272,27 @@ func TestWACZReplayWebPage(t *testing.T) {
 			consoleMu.Unlock()
 		}
 	}()
-	if err := chromedp.Do(bctx, chromedp.Navigate(base+"/")); err != nil {
-		t.Fatalf("Chromium: %v", err)
-	}
-	raw, err := chromedp.Run(bctx, chromedp.Evaluate[string](rwpScript+"("+string(qj)+")", chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatalf("Chromium: %v", err)
-	}
+	// ReplayWeb.page's first load in a fresh profile now and then leaves
+	// its collection unloaded (the service worker's pages API answers 404
+	// for minutes; seen once in nine runs, cause not found): the page is
+	// loaded again, once, as a user would reload it, and logged.
 	var res rwpResult
-	if err := json.Unmarshal([]byte(raw), &res); err != nil {
-		t.Fatalf("the page's result is not JSON: %v\n%s", err, tail(raw, 2000))
+	for attempt := 1; attempt <= 2; attempt++ {
+		if err := chromedp.Do(bctx, chromedp.Navigate(base+"/")); err != nil {
+			t.Fatalf("Chromium: %v", err)
+		}
+		raw, err := chromedp.Run(bctx, chromedp.Evaluate[string](rwpScript+"("+string(qj)+")", chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("Chromium: %v", err)
+		}
+		res = rwpResult{}
+		if err := json.Unmarshal([]byte(raw), &res); err != nil {
+			t.Fatalf("the page's result is not JSON: %v\n%s", err, tail(raw, 2000))
+		}
+		if res.Pages != nil || attempt == 2 {
+			break
+		}
+		t.Logf("ReplayWeb.page did not load the collection (%v): loading the page again", res.Errors)
 	}
 	if len(res.Errors) > 0 {
 		t.Fatalf("in the browser: %v", res.Errors)
