@@ -20,10 +20,10 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/wayside-archive/wayside/fixity"
-	"github.com/wayside-archive/wayside/wacz"
 	"github.com/wayside-archive/wayside/fixity/merkle"
 	"github.com/wayside-archive/wayside/internal/excerpt"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/wacz"
 )
 
 const fixityUsage = `<command> [flags] [args]
