@@ -273,7 +273,7 @@ func (c *Characterizer) Stats() Stats {
 
 func (c *Characterizer) work() {
 	defer c.wg.Done()
-	rd := &reader{files: map[string]*os.File{}, r: new(warcio.Reader)}
+	rd := &reader{files: map[string]warcio.ReaderAtCloser{}, r: new(warcio.Reader)}
 	defer func() {
 		for _, f := range rd.files {
 			f.Close()
@@ -306,7 +306,7 @@ func (c *Characterizer) work() {
 // reader is a worker's means of reading records: the WARC files it read
 // from recently and one warcio.Reader reused for every record.
 type reader struct {
-	files map[string]*os.File
+	files map[string]warcio.ReaderAtCloser
 	r     *warcio.Reader
 }
 
@@ -337,7 +337,7 @@ func (c *Characterizer) read(rd *reader, cp wayside.Capture) (*warcio.Record, er
 			dirs = append([]string{cp.Dir}, dirs...)
 		}
 		var err error
-		if f, err = warcio.FindFile(dirs, cp.File); err != nil {
+		if f, err = warcio.FindReader(dirs, cp.File); err != nil { // a WARC file, or one in a WACZ
 			return nil, fmt.Errorf("characterize: %w", err)
 		}
 		if len(files) >= 4 {

@@ -11,13 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wayside-archive/wayside/api"
+	"github.com/wayside-archive/wayside/characterize"
 	"github.com/wayside-archive/wayside/wacz"
 )
 
 // TestE2EIngestWACZ: a WACZ (made by `wayside wacz create` from two WARC
 // files) that lands in a watched directory is ingested in place — its
 // WARC files read by range through the zip, nothing extracted — and its
-// captures replay: every raw memento (id_), the revisit resolved to its
+// captures are characterized (read back from inside it) and replay: every raw memento (id_), the revisit resolved to its
 // original's payload, is the archived payload byte for byte, and
 // GET /<coll>/wacz packages them again from inside the WACZ, sound by
 // wacz.Verify; `wayside wacz create --url --from --to` gets the captures
@@ -58,7 +60,7 @@ func TestE2EIngestWACZ(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	d := startDaemon(t, dir, cdxTestConfig)
+	d := startDaemon(t, dir, cdxTestConfig+"characterize:\n  enabled: true\n")
 	warcs := filepath.Join(dir, "warcs")
 	dst := filepath.Join(warcs, "coll.wacz")
 	if err := os.WriteFile(dst, zb, 0o644); err != nil {
@@ -68,6 +70,15 @@ func TestE2EIngestWACZ(t *testing.T) {
 		st, err := d.client.Ingest(context.Background())
 		return err == nil && st.Records == 3
 	})
+	// The daemon's characterization reads each capture back from inside
+	// the WACZ (warcio.FindReader).
+	var cs characterize.Stats
+	waitFor(t, "characterization of the WACZ's captures", func() bool {
+		return d.client.GetJSON(context.Background(), api.PathCharStatus, &cs) == nil && cs.Records+cs.Failed >= 3 && cs.Queued == 0
+	})
+	if cs.Failed != 0 || cs.Records < 3 {
+		t.Errorf("characterization of the WACZ's captures: %+v", cs)
+	}
 	if ents, _ := os.ReadDir(warcs); len(ents) != 1 {
 		t.Errorf("the watched directory holds %d entries, want the WACZ alone (nothing extracted)", len(ents))
 	}
