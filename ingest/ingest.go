@@ -100,6 +100,11 @@ type Ingester struct {
 	cp        *checkpoint
 	lastError string
 	paused    string // why ingest waits (a full disk); "" while it runs
+
+	// wacz holds the WARC files listed in each WACZ file, by path, so an
+	// unchanged WACZ is not opened again at every poll (only the scan
+	// goroutine uses it).
+	wacz map[string]waczListing
 }
 
 // batchSize is the number of records indexed per durable batch.
@@ -245,6 +250,14 @@ type seenFile struct {
 
 func (in *Ingester) list() ([]seenFile, error) {
 	var out []seenFile
+	waczSeen := map[string]bool{}
+	defer func() {
+		for p := range in.wacz {
+			if !waczSeen[p] {
+				delete(in.wacz, p) // gone: forget its listing
+			}
+		}
+	}()
 	for _, dir := range in.cfg.Dirs {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
@@ -255,6 +268,7 @@ func (in *Ingester) list() ([]seenFile, error) {
 		}
 		for _, e := range ents {
 			if isWACZName(e.Name()) && e.Type().IsRegular() {
+				waczSeen[filepath.Join(dir, e.Name())] = true
 				files, err := in.waczFiles(dir, e.Name())
 				if err != nil {
 					in.noteError(err)

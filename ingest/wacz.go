@@ -32,6 +32,38 @@ func (in *Ingester) waczFiles(dir, name string) ([]seenFile, error) {
 	if err != nil {
 		return nil, nil // renamed or removed since ReadDir: seen next scan
 	}
+	id := waczListing{size: fi.Size(), mtime: fi.ModTime()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id.dev, id.ino = uint64(st.Dev), uint64(st.Ino)
+	}
+	if l, ok := in.wacz[p]; ok && l.same(id) {
+		return l.files, nil
+	}
+	files, err := in.listWACZ(p, dir, name, fi)
+	if err == nil && files != nil {
+		if in.wacz == nil {
+			in.wacz = map[string]waczListing{}
+		}
+		id.files = files
+		in.wacz[p] = id
+	}
+	return files, err
+}
+
+// waczListing is a WACZ file's identity when listed, and its WARC files.
+type waczListing struct {
+	size     int64
+	mtime    time.Time
+	dev, ino uint64
+	files    []seenFile
+}
+
+func (l waczListing) same(o waczListing) bool {
+	return l.size == o.size && l.mtime.Equal(o.mtime) && l.dev == o.dev && l.ino == o.ino
+}
+
+// listWACZ opens the WACZ at p and lists its WARC files (waczFiles).
+func (in *Ingester) listWACZ(p, dir, name string, fi os.FileInfo) ([]seenFile, error) {
 	a, err := wacz.Open(p, wacz.Limits{})
 	if err != nil {
 		if errors.Is(err, wacz.ErrTruncated) && time.Since(fi.ModTime()) < 3*in.cfg.PollInterval {
