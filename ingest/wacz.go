@@ -25,7 +25,7 @@ func isWACZName(name string) bool {
 // written whole. The zip is checked first (wacz.Open: member names,
 // counts, sizes); one still being copied in (no central directory yet)
 // is skipped quietly until it has not changed for a few polls, then
-// reported.
+// reported, once for as long as it does not change.
 func (in *Ingester) waczFiles(dir, name string) ([]seenFile, error) {
 	p := filepath.Join(dir, name)
 	fi, err := os.Stat(p)
@@ -37,16 +37,17 @@ func (in *Ingester) waczFiles(dir, name string) ([]seenFile, error) {
 		id.dev, id.ino = uint64(st.Dev), uint64(st.Ino)
 	}
 	if l, ok := in.wacz[p]; ok && l.same(id) {
-		return l.files, nil
+		return l.files, nil // a problem with it was reported when it was listed
 	}
 	files, err := in.listWACZ(p, dir, name, fi)
-	if err == nil && files != nil {
-		if in.wacz == nil {
-			in.wacz = map[string]waczListing{}
-		}
-		id.files = files
-		in.wacz[p] = id
+	if files == nil && err == nil {
+		return nil, nil // still being copied in: looked at again next poll
 	}
+	if in.wacz == nil {
+		in.wacz = map[string]waczListing{}
+	}
+	id.files = files
+	in.wacz[p] = id
 	return files, err
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,8 @@ import (
 // captures are characterized (read back from inside it) and replay: every raw memento (id_), the revisit resolved to its
 // original's payload, is the archived payload byte for byte, and
 // GET /<coll>/wacz packages them again from inside the WACZ, sound by
-// wacz.Verify; `wayside wacz create --url --from --to` gets the captures
+// wacz.Verify; a WACZ cut short beside it is reported by name once it
+// stops changing; `wayside wacz create --url --from --to` gets the captures
 // of a URL prefix and date range from the daemon's index as a WACZ.
 func TestE2EIngestWACZ(t *testing.T) {
 	dir := t.TempDir()
@@ -66,10 +68,36 @@ func TestE2EIngestWACZ(t *testing.T) {
 	if err := os.WriteFile(dst, zb, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "ingest of the WACZ's 3 records", func() bool {
+	// Beside it, a WACZ cut short (a copy that broke off): once it has
+	// stopped changing it is reported, naming it; the other is ingested.
+	if err := os.WriteFile(filepath.Join(warcs, "partial.wacz"), zb[:len(zb)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "ingest of the WACZ's 3 records and the report of the partial one", func() bool {
 		st, err := d.client.Ingest(context.Background())
-		return err == nil && st.Records == 3
+		return err == nil && st.Records == 3 && strings.Contains(st.LastError, "partial.wacz")
 	})
+	st, _ := d.client.Ingest(context.Background())
+	if !strings.Contains(st.LastError, "not a complete zip") {
+		t.Errorf("the partial WACZ is reported as %q", st.LastError)
+	}
+	// Reported once, not at every poll: the error count holds while the
+	// daemon polls on (three more WARC files, each ingested by a later
+	// poll than the one before).
+	before := st.Errors
+	for i := 0; i < 3; i++ {
+		r := warcRec{Type: "response", URI: "http://later.example/" + strconv.Itoa(i), Date: t0, ID: recID(100 + i), Body: []byte("later")}
+		if err := os.WriteFile(filepath.Join(warcs, "later-"+strconv.Itoa(i)+".warc.gz"), r.bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "ingest of a later WARC file", func() bool {
+			st, err := d.client.Ingest(context.Background())
+			return err == nil && st.Records == int64(4+i)
+		})
+	}
+	if st, _ := d.client.Ingest(context.Background()); st.Errors != before {
+		t.Errorf("the partial WACZ was reported %d more times over three polls: %s", st.Errors-before, st.LastError)
+	}
 	// The daemon's characterization reads each capture back from inside
 	// the WACZ (warcio.FindReader).
 	var cs characterize.Stats
@@ -79,8 +107,8 @@ func TestE2EIngestWACZ(t *testing.T) {
 	if cs.Failed != 0 || cs.Records < 3 {
 		t.Errorf("characterization of the WACZ's captures: %+v", cs)
 	}
-	if ents, _ := os.ReadDir(warcs); len(ents) != 1 {
-		t.Errorf("the watched directory holds %d entries, want the WACZ alone (nothing extracted)", len(ents))
+	if ents, _ := os.ReadDir(warcs); len(ents) != 5 {
+		t.Errorf("the watched directory holds %d entries, want the two WACZ files and three WARC files alone (nothing extracted)", len(ents))
 	}
 
 	base := d.tcp + "/t/" + testCDXToken + "/default"
