@@ -17,6 +17,7 @@ import (
 
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -273,11 +274,12 @@ func (c *Characterizer) Stats() Stats {
 
 func (c *Characterizer) work() {
 	defer c.wg.Done()
-	rd := &reader{files: map[string]*os.File{}, r: new(warcio.Reader)}
+	rd := &reader{files: map[string]warcfile.ReadFile{}, r: new(warcio.Reader), locs: warcfile.NewLocations(nil)}
 	defer func() {
 		for _, f := range rd.files {
 			f.Close()
 		}
+		rd.locs.Close()
 	}()
 	for j := range c.jobs {
 		d := done{j: j}
@@ -304,10 +306,12 @@ func (c *Characterizer) work() {
 }
 
 // reader is a worker's means of reading records: the WARC files it read
-// from recently and one warcio.Reader reused for every record.
+// from recently, one warcio.Reader reused for every record, and the
+// Locations it opens files through (its backends kept for reuse).
 type reader struct {
-	files map[string]*os.File
+	files map[string]warcfile.ReadFile
 	r     *warcio.Reader
+	locs  *warcfile.Locations
 }
 
 // read returns a capture's record: parsed from the bytes it carries, or
@@ -336,8 +340,9 @@ func (c *Characterizer) read(rd *reader, cp wayside.Capture) (*warcio.Record, er
 		if cp.Dir != "" {
 			dirs = append([]string{cp.Dir}, dirs...)
 		}
+		rd.locs.Dirs = dirs
 		var err error
-		if f, err = warcio.FindFile(dirs, cp.File); err != nil {
+		if f, err = rd.locs.Open(context.Background(), cp.File); err != nil { // a WARC file, one in a WACZ, a remote one
 			return nil, fmt.Errorf("characterize: %w", err)
 		}
 		if len(files) >= 4 {
@@ -483,7 +488,7 @@ type FileStats struct {
 func (c *Characterizer) ScanFile(ctx context.Context, path string, skipStored bool, progress func(rawBytes int64)) (FileStats, error) {
 	name := strings.TrimSuffix(filepath.Base(path), warcio.OpenSuffix)
 	st := FileStats{File: name}
-	fi, err := os.Stat(path)
+	size, err := warcio.Size(path) // a file, or a WARC file in a WACZ
 	if err != nil {
 		return st, fmt.Errorf("characterize: %w", err)
 	}
@@ -560,7 +565,7 @@ func (c *Characterizer) ScanFile(ctx context.Context, path string, skipStored bo
 	}
 	open := strings.HasSuffix(path, warcio.OpenSuffix)
 	if complete && !open && len(problems) == 0 {
-		if err := c.store.MarkScanned(name, fi.Size()); err != nil {
+		if err := c.store.MarkScanned(name, size); err != nil {
 			return st, err
 		}
 	}

@@ -54,7 +54,8 @@
 // `wayside crawl` or `wayside serve`, it characterizes each durable
 // capture's record from the bytes the crawl writer hands on
 // (Capture.RecordBytes, within Options.RecordBudget) or, without them,
-// reads the record back (warcio.FindFile, warcio.ReadAt) — the same Record
+// reads the record back (warcfile.Locations: a WARC file in Dirs, one stored
+// in a WACZ, a location URL; warcio.ReadAt) — the same Record
 // either way — on its own workers and stores the results in durable batches (Options.OnCommit
 // acknowledges them). It never touches the write path: behind the Fanout
 // it has its own queue. As a wayside.Resyncer it catches up from the CDXJ

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -19,21 +19,28 @@ import (
 // original's payload digest.
 func (r *Recorder) ReadOriginal(ctx context.Context, o dedupindex.Original) ([]byte, error) {
 	dirs := append([]string{r.opts.Writer.Dir()}, r.opts.OriginalDirs...)
-	return ReadPayload(dirs, o)
-}
-
-// ReadPayload reads the HTTP payload of the response record o points at,
-// looking for o.File in dirs.
-func ReadPayload(dirs []string, o dedupindex.Original) ([]byte, error) {
-	p, err := readOriginal(dirs, o)
+	p, err := readOriginal(ctx, dirs, o)
 	if err != nil {
 		return nil, err
 	}
 	return p.payload, nil
 }
 
-func readOriginal(dirs []string, o dedupindex.Original) (*httpResponse, error) {
-	f, err := warcio.FindFile(dirs, o.File)
+// ReadPayload reads the HTTP payload of the response record o points at,
+// o.File a location resolved as warcfile.Locations resolves it (a base
+// name in dirs, a WARC file stored in a WACZ, a location URL).
+func ReadPayload(dirs []string, o dedupindex.Original) ([]byte, error) {
+	p, err := readOriginal(context.Background(), dirs, o)
+	if err != nil {
+		return nil, err
+	}
+	return p.payload, nil
+}
+
+func readOriginal(ctx context.Context, dirs []string, o dedupindex.Original) (*httpResponse, error) {
+	locs := warcfile.NewLocations(dirs)
+	defer locs.Close()
+	f, err := locs.Open(ctx, o.File)
 	if err != nil {
 		return nil, fmt.Errorf("crawl: original %s: %w", o.RecordID, err)
 	}
@@ -53,7 +60,7 @@ func readOriginal(dirs []string, o dedupindex.Original) (*httpResponse, error) {
 }
 
 // readBlockAt reads the record block of the gzip member at off.
-func readBlockAt(f *os.File, off, length int64) ([]byte, error) {
+func readBlockAt(f io.ReaderAt, off, length int64) ([]byte, error) {
 	var src io.Reader = io.NewSectionReader(f, off, 1<<62)
 	if length > 0 {
 		src = io.NewSectionReader(f, off, length)
@@ -72,7 +79,7 @@ func readBlockAt(f *os.File, off, length int64) ([]byte, error) {
 // response header too.
 func (r *Recorder) ReadOriginalResponse(ctx context.Context, o dedupindex.Original) (http.Header, []byte, error) {
 	dirs := append([]string{r.opts.Writer.Dir()}, r.opts.OriginalDirs...)
-	p, err := readOriginal(dirs, o)
+	p, err := readOriginal(ctx, dirs, o)
 	if err != nil {
 		return nil, nil, err
 	}

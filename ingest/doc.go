@@ -4,7 +4,10 @@
 // beside package crawl. `wayside serve` runs it (package sidecar).
 //
 // An Ingester polls its directories for *.warc, *.warc.gz and their ".open"
-// forms and reads each file from where it stopped, in batches of complete
+// forms, and *.wacz files (each WARC file stored in one is read in place,
+// by range through the zip, and named "NAME.wacz#WARC" in captures, CDXJ
+// files and the checkpoint: warcio.MemberName), and reads each file from
+// where it stopped, in batches of complete
 // records (a partial record at the end of a growing file is read on a later
 // poll). Each batch is made durable in order:
 //

@@ -14,6 +14,7 @@ import (
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/warcfile"
 )
 
 // readFile ingests the complete records of f from st.Offset on, in durable
@@ -41,6 +42,26 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 		fi, _ := fh.Stat()
 		src = &stickyReader{r: io.NewSectionReader(fh, start, max(fi.Size()-start, 0))}
 		it = newRecordIter(src, "", f.path, start)
+	} else if f.member {
+		// A WARC file stored in a WACZ: opened by its name as replay
+		// opens it (warcfile.Locations), read by range through the zip.
+		locs := warcfile.NewLocations([]string{f.dir})
+		fh, err := locs.Open(ctx, f.base)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed since it was listed
+			}
+			return fmt.Errorf("ingest: %w", err)
+		}
+		defer fh.Close()
+		fi, err := fh.Stat()
+		if err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+		it = newRecordIter(io.NewSectionReader(fh, start, max(fi.Size()-start, 0)), f.dir, f.base, start)
+		if s, ok := fh.(interface{ Sync() error }); ok {
+			sync = s.Sync // the WACZ holding it
+		}
 	} else {
 		fh, err := os.Open(f.path)
 		if err != nil {
@@ -53,7 +74,7 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 		if _, err := fh.Seek(start, io.SeekStart); err != nil {
 			return fmt.Errorf("ingest: seek %s to %d: %w", f.base, start, err)
 		}
-		it, sync = newRecordIter(fh, filepath.Dir(f.path), f.base, start), fh.Sync
+		it, sync = newRecordIter(fh, f.dir, f.base, start), fh.Sync
 	}
 	var readErr error // the remote file could not be read on (not a bad record)
 	var batch []ingested

@@ -110,6 +110,11 @@ type Ingester struct {
 	lastError string
 	paused    string // why ingest waits (a full disk); "" while it runs
 	down      string // the watched stores that cannot be reached; "" when all answer
+
+	// wacz holds the WARC files listed in each WACZ file, by path, so an
+	// unchanged WACZ is not opened again at every poll (only the scan
+	// goroutine uses it).
+	wacz map[string]waczListing
 }
 
 // batchSize is the number of records indexed per durable batch.
@@ -257,7 +262,9 @@ func warcBaseName(name string) (base string, open, ok bool) {
 
 type seenFile struct {
 	path     string // the local path, or the location URL of a remote file
+	dir      string // the watched directory holding a local file
 	base     string
+	member   bool // a WARC file stored in a WACZ (path: warcio.JoinMember)
 	open     bool
 	size     int64
 	mtime    time.Time
@@ -274,6 +281,14 @@ type seenFile struct {
 func (in *Ingester) list(ctx context.Context) ([]seenFile, []error, error) {
 	var out []seenFile
 	var down []error
+	waczSeen := map[string]bool{}
+	defer func() {
+		for p := range in.wacz {
+			if !waczSeen[p] {
+				delete(in.wacz, p) // gone: forget its listing
+			}
+		}
+	}()
 	for _, dir := range in.cfg.Dirs {
 		if warcfile.IsURL(dir) {
 			objs, err := in.locs.List(ctx, dir)
@@ -299,6 +314,15 @@ func (in *Ingester) list(ctx context.Context) ([]seenFile, []error, error) {
 			return nil, nil, fmt.Errorf("ingest: read dir: %w", err)
 		}
 		for _, e := range ents {
+			if isWACZName(e.Name()) && e.Type().IsRegular() {
+				waczSeen[filepath.Join(dir, e.Name())] = true
+				files, err := in.waczFiles(dir, e.Name())
+				if err != nil {
+					in.noteError(err)
+				}
+				out = append(out, files...)
+				continue
+			}
 			base, open, ok := warcBaseName(e.Name())
 			if !ok || e.IsDir() {
 				continue
@@ -308,7 +332,7 @@ func (in *Ingester) list(ctx context.Context) ([]seenFile, []error, error) {
 			if err != nil {
 				continue // renamed between ReadDir and Stat: seen next scan
 			}
-			sf := seenFile{path: p, base: base, open: open, size: fi.Size(), mtime: fi.ModTime()}
+			sf := seenFile{path: p, dir: dir, base: base, open: open, size: fi.Size(), mtime: fi.ModTime()}
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 				sf.dev, sf.ino = uint64(st.Dev), uint64(st.Ino)
 			}

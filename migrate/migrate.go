@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/characterize"
+	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -130,7 +131,8 @@ type Options struct {
 	Pathways  *Pathways
 	Sandbox   *Sandbox
 	Tools     *Tools
-	// Dirs are searched for the WARC files (warcio.FindFile).
+	// Dirs are searched for the WARC files (warcfile.Locations: a file
+	// may also be one stored in a WACZ, or a location URL).
 	Dirs []string
 	// MaxObject is the largest payload migrated (default 256 MiB), also
 	// the largest object read from a zip.
@@ -179,7 +181,9 @@ func New(o Options) (*Migrator, error) {
 // target are outcomes; the error is for the file (unreadable, context
 // cancelled).
 func (m *Migrator) MigrateFile(ctx context.Context, file string, targets []Target) ([]Outcome, error) {
-	f, err := warcio.FindFile(m.o.Dirs, file)
+	locs := warcfile.NewLocations(m.o.Dirs)
+	defer locs.Close()
+	f, err := locs.Open(ctx, file) // a base name in Dirs, a WARC file in a WACZ, a location URL
 	if err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
@@ -228,7 +232,7 @@ func (m *Migrator) MigrateFile(ctx context.Context, file string, targets []Targe
 }
 
 // one converts and validates the payload of one record.
-func (m *Migrator) one(ctx context.Context, rd *warcio.Reader, f *os.File, p *Pathway, oc *Outcome) {
+func (m *Migrator) one(ctx context.Context, rd *warcio.Reader, f io.ReaderAt, p *Pathway, oc *Outcome) {
 	fail := func(format string, a ...any) {
 		oc.Status, oc.Reason = StatusFailed, fmt.Sprintf(format, a...)
 	}
@@ -242,7 +246,7 @@ func (m *Migrator) one(ctx context.Context, rd *warcio.Reader, f *os.File, p *Pa
 
 // payload reads the record at offset and returns its payload without
 // Content-Encoding, and its media type.
-func (m *Migrator) payload(rd *warcio.Reader, f *os.File, file string, offset int64) ([]byte, string, error) {
+func (m *Migrator) payload(rd *warcio.Reader, f io.ReaderAt, file string, offset int64) ([]byte, string, error) {
 	rec, err := rd.ReadRecordAt(f, file, offset, 0, warcio.Options{KeepPayload: int(m.o.MaxObject) + 1})
 	if err != nil {
 		return nil, "", fmt.Errorf("read: %w", err)

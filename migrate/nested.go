@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/wayside-archive/wayside/warcio"
@@ -24,7 +23,7 @@ import (
 // rebuilt payload. Objects deeper than the limit, over the size budget,
 // or inside containers other than zip are reported (StatusNested) and not
 // migrated.
-func (m *Migrator) nestedZip(ctx context.Context, rd *warcio.Reader, f *os.File, group []Target) []Outcome {
+func (m *Migrator) nestedZip(ctx context.Context, rd *warcio.Reader, f io.ReaderAt, group []Target) []Outcome {
 	out := make([]Outcome, len(group))
 	idx := make([]int, len(group))
 	for i, t := range group {

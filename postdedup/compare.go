@@ -142,8 +142,8 @@ type reference struct {
 	entry    *Entry // local original; nil for an external one
 	payload  []byte // loaded lazily; nil while not loaded or when streamed
 	loaded   bool
-	counted  bool     // counted in the cluster's loaded bytes
-	external *os.File // external original's file (kept open)
+	counted  bool        // counted in the cluster's loaded bytes
+	external io.ReaderAt // external original's file (kept open)
 }
 
 // class names the scan's equality class of a local reference: the record

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -120,7 +120,8 @@ type resolver struct {
 	buf       []byte
 	loaded    int64        // reference payload bytes held for the cluster
 	live      []*reference // references holding payloads
-	externals []*os.File
+	externals []warcfile.ReadFile
+	locs      *warcfile.Locations // opens externals' originals (OriginalDirs)
 }
 
 // Resolve reads manifest parts, walks each digest cluster in copy-number
@@ -165,10 +166,12 @@ func Resolve(ctx context.Context, manifests []string, out string, opts ResolveOp
 	}
 	r.plan = cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory, 1<<20), TempDir: opts.TempDir})
 	defer r.plan.Close()
+	r.locs = warcfile.NewLocations(opts.OriginalDirs)
 	defer func() {
 		for _, f := range r.externals {
 			f.Close()
 		}
+		r.locs.Close()
 	}()
 	for part, m := range ms {
 		if err := r.walk(ctx, part, m); err != nil {
@@ -376,12 +379,16 @@ func (r *resolver) external(ctx context.Context, e *Entry) (*reference, error) {
 	if !ok {
 		return nil, nil
 	}
-	f, err := warcio.FindFile(r.opts.OriginalDirs, o.File)
+	// A base name in OriginalDirs, a WARC file stored in a WACZ, a
+	// location URL (warcfile.Locations).
+	f, err := r.locs.Open(ctx, o.File)
 	if err != nil {
 		r.st.keep("external-unreadable")
 		return nil, nil
 	}
-	if abs, aerr := filepath.Abs(f.Name()); aerr == nil && r.inputs[strings.TrimSuffix(abs, warcio.OpenSuffix)] {
+	if named, ok := f.(interface{ Name() string }); !ok {
+		// A WACZ member or a remote file: never one of the inputs.
+	} else if abs, aerr := filepath.Abs(named.Name()); aerr == nil && r.inputs[strings.TrimSuffix(abs, warcio.OpenSuffix)] {
 		f.Close()
 		return nil, nil // one of the inputs: deduplicated locally
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/wayside-archive/wayside/internal/framescan"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/internal/mapfile"
+	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -650,7 +651,7 @@ func checkOriginals(ctx context.Context, manifests, plans []string, opts Validat
 			k := fmt.Sprintf("%s\t%d", o.File, o.Offset)
 			if !external[k] {
 				external[k] = true
-				checkExternal(o, opts.OriginalDirs, st)
+				checkExternal(ctx, o, opts.OriginalDirs, st)
 			}
 			continue
 		}
@@ -722,10 +723,14 @@ func checkOriginals(ctx context.Context, manifests, plans []string, opts Validat
 	return nil
 }
 
-// checkExternal reads an original in another collection back.
-func checkExternal(o Original, dirs []string, st *ValidateStats) {
+// checkExternal reads an original in another collection back, wherever
+// its location says it lives (warcfile.Locations: a base name in dirs, a
+// WARC file stored in a WACZ, a location URL).
+func checkExternal(ctx context.Context, o Original, dirs []string, st *ValidateStats) {
 	st.External++
-	f, err := warcio.FindFile(dirs, o.File)
+	locs := warcfile.NewLocations(dirs)
+	defer locs.Close()
+	f, err := locs.Open(ctx, o.File)
 	if err != nil {
 		st.fail("original %s in another collection: %v", o.RecordID, err)
 		return

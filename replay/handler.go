@@ -21,7 +21,8 @@ type Options struct {
 	// Index is the capture index answered from (required).
 	Index *captureindex.Index
 	// WARCDirs are searched for the WARC files the index names by base
-	// name (warcio.FindFile: final name or ".open").
+	// name (warcio.FindFile: final name or ".open"), and the WACZ files holding
+	// WARC files named "coll.wacz#NAME" (warcfile.Locations).
 	WARCDirs []string
 	// Locations opens the WARC files the index names (base names in
 	// WARCDirs, location URLs: s3://, http(s)://, file://); nil: one made

@@ -372,8 +372,9 @@ func decode(enc string, b []byte, max int64) ([]byte, error) {
 	return out, nil
 }
 
-// readRecord reads the record at loc (a base name in the WARC directories
-// or a location URL: warcfile.Locations, remote files by range);
+// readRecord reads the record at loc (a base name in the WARC directories,
+// a location URL, or a WARC file stored in a WACZ: warcfile.Locations,
+// remote files and WACZ members by range);
 // onPayload (when not nil) is called once its headers are parsed and
 // receives the payload. A record that is not the capture indexed there
 // (another target URI or date: the file was replaced or cut after it was

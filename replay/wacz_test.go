@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -30,9 +31,17 @@ func TestWACZRoute(t *testing.T) {
 		return rec
 	}
 	const query = "url=example.com&matchType=domain"
-	resp := get(h, "/pywb/wacz?"+query)
+	// The zip is streamed as it is built: whenever bytes reach the
+	// client, the temporary directory holds no WACZ and no copy of the
+	// selected records (only the index and pages staged).
+	resp := httptest.NewRecorder()
+	sw := &tmpWatch{ResponseRecorder: resp, dir: tmp}
+	h.ServeHTTP(sw, httptest.NewRequest(http.MethodGet, "http://archive.test/pywb/wacz?"+query, nil))
 	if resp.Code != 200 || resp.Header().Get("Content-Type") != "application/wacz" {
 		t.Fatalf("status %d: %s", resp.Code, resp.Body.String())
+	}
+	if sw.writes == 0 || len(sw.archives) > 0 {
+		t.Errorf("%d writes; the temporary directory held %v while the WACZ was sent", sw.writes, sw.archives)
 	}
 	p := filepath.Join(t.TempDir(), "sel.wacz")
 	os.WriteFile(p, resp.Body.Bytes(), 0o644)
@@ -100,4 +109,24 @@ func TestWACZRoute(t *testing.T) {
 	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
 		t.Errorf("left behind: %v", ents)
 	}
+}
+
+// tmpWatch records, at each write of the response, the WARC and WACZ
+// files under dir.
+type tmpWatch struct {
+	*httptest.ResponseRecorder
+	dir      string
+	writes   int
+	archives []string // WARC or WACZ files seen
+}
+
+func (w *tmpWatch) Write(b []byte) (int, error) {
+	w.writes++
+	filepath.WalkDir(w.dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.Contains(d.Name(), ".warc") || strings.HasSuffix(d.Name(), ".wacz")) {
+			w.archives = append(w.archives, p)
+		}
+		return nil
+	})
+	return w.ResponseRecorder.Write(b)
 }

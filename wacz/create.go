@@ -169,31 +169,49 @@ func ExpandInputs(inputs []string) ([]string, error) {
 	return out, nil
 }
 
-// Create writes a WACZ of the WARC files warcs to out (a temporary file
-// renamed into place when complete).
-func Create(ctx context.Context, out string, warcs []string, opts Options) (*Result, error) {
-	if len(warcs) == 0 {
-		return nil, errors.New("wacz: no WARC files given")
+// Input is one WARC file to package from something other than a local
+// file (CreateTo): Name is its name under archive/, Open gives its bytes
+// from the start. Open is called twice, once to index and hash the file
+// and once to copy it into the zip; the two reads must give the same
+// bytes (a difference is an error naming the member).
+type Input struct {
+	Name string
+	Open func() (io.ReadCloser, error)
+}
+
+// fileInputs makes Inputs of local WARC files.
+func fileInputs(warcs []string) []Input {
+	in := make([]Input, len(warcs))
+	for i, w := range warcs {
+		in[i] = Input{Name: filepath.Base(w), Open: func() (io.ReadCloser, error) { return os.Open(w) }}
 	}
-	if !strings.HasSuffix(out, ".wacz") {
-		return nil, fmt.Errorf("wacz: %s: the output's name must end in .wacz", out)
+	return in
+}
+
+// checkInputNames checks the names of the inputs and extras.
+func checkInputNames(inputs []Input, opts Options) error {
+	if len(inputs) == 0 {
+		return errors.New("wacz: no WARC files given")
 	}
-	seen := map[string]string{}
-	for _, w := range warcs {
-		b := filepath.Base(w)
-		if o, dup := seen[b]; dup {
-			return nil, fmt.Errorf("wacz: %s and %s have the same name; archive/ holds files by name", o, w)
+	seen := map[string]bool{}
+	for _, in := range inputs {
+		if seen[in.Name] {
+			return fmt.Errorf("wacz: two WARC files are named %s; archive/ holds files by name", in.Name)
 		}
-		seen[b] = w
-		if err := safeName(archiveDir + b); err != nil {
-			return nil, fmt.Errorf("wacz: %s: %w", w, err)
+		seen[in.Name] = true
+		if err := safeName(archiveDir + in.Name); err != nil {
+			return fmt.Errorf("wacz: %s: %w", in.Name, err)
 		}
 	}
 	for _, x := range opts.Extras {
 		if err := safeName(extrasDir + x.Name); err != nil {
-			return nil, fmt.Errorf("wacz: extra %s: %w", x.File, err)
+			return fmt.Errorf("wacz: extra %s: %w", x.File, err)
 		}
 	}
+	return nil
+}
+
+func (opts Options) withDefaults() Options {
 	if opts.ZipNumThreshold == 0 {
 		opts.ZipNumThreshold = DefaultZipNumThreshold
 	}
@@ -210,6 +228,28 @@ func Create(ctx context.Context, out string, warcs []string, opts Options) (*Res
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	return opts
+}
+
+// Create writes a WACZ of the WARC files warcs to out (a temporary file
+// renamed into place when complete).
+func Create(ctx context.Context, out string, warcs []string, opts Options) (*Result, error) {
+	seen := map[string]string{}
+	for _, w := range warcs {
+		b := filepath.Base(w)
+		if o, dup := seen[b]; dup {
+			return nil, fmt.Errorf("wacz: %s and %s have the same name; archive/ holds files by name", o, w)
+		}
+		seen[b] = w
+	}
+	inputs := fileInputs(warcs)
+	if err := checkInputNames(inputs, opts); err != nil {
+		return nil, err
+	}
+	if !strings.HasSuffix(out, ".wacz") {
+		return nil, fmt.Errorf("wacz: %s: the output's name must end in .wacz", out)
+	}
+	opts = opts.withDefaults()
 	tmpBase := opts.TempDir
 	if tmpBase == "" {
 		tmpBase = filepath.Dir(out)
@@ -227,12 +267,44 @@ func Create(ctx context.Context, out string, warcs []string, opts Options) (*Res
 			}
 		}
 	}
+	var res *Result
+	err := fsutil.WriteFileAtomic(out, 0o644, func(w io.Writer) error {
+		var err error
+		res, err = createIn(ctx, w, tmpBase, workPrefix, inputs, opts)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// CreateTo writes a WACZ of inputs to w as it builds it, in one pass
+// over the output: nothing of the zip is kept but what w keeps. Each
+// input is read twice (Input), the index's sorted runs and the small
+// generated members (index, pages, datapackage) are staged in a
+// temporary directory under opts.TempDir ("": the system's), so memory
+// stays flat as the input grows. An error after the first byte leaves w
+// with an incomplete zip: the caller must discard it.
+func CreateTo(ctx context.Context, w io.Writer, inputs []Input, opts Options) (*Result, error) {
+	if err := checkInputNames(inputs, opts); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	tmpBase := opts.TempDir
+	if tmpBase == "" {
+		tmpBase = os.TempDir()
+	}
+	return createIn(ctx, w, tmpBase, "wayside-wacz-work-", inputs, opts)
+}
+
+// createIn writes the zip to w, with a work directory under tmpBase.
+func createIn(ctx context.Context, w io.Writer, tmpBase, workPrefix string, inputs []Input, opts Options) (*Result, error) {
 	work, err := os.MkdirTemp(tmpBase, workPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("wacz: %w", err)
 	}
 	defer os.RemoveAll(work)
-
 	c := &creator{opts: opts, work: work, res: &Result{}}
 	c.pages, err = newPageSet(work, opts.Seeds)
 	if err != nil {
@@ -241,26 +313,19 @@ func Create(ctx context.Context, out string, warcs []string, opts Options) (*Res
 	defer c.pages.close()
 	c.sorter = cdxj.NewSorter(cdxj.SortOptions{MaxMemory: opts.SortMemory, TempDir: work, Unique: true})
 	defer c.sorter.Close()
-
-	err = fsutil.WriteFileAtomic(out, 0o644, func(w io.Writer) error {
-		cw := &iox.CountWriter{W: w}
-		bw := bufio.NewWriterSize(cw, 1<<20)
-		c.zw = zip.NewWriter(bw)
-		if err := c.write(ctx, warcs); err != nil {
-			return err
-		}
-		if err := c.zw.Close(); err != nil {
-			return fmt.Errorf("wacz: %w", err)
-		}
-		if err := bw.Flush(); err != nil {
-			return err
-		}
-		c.res.Bytes = cw.N
-		return nil
-	})
-	if err != nil {
+	cw := &iox.CountWriter{W: w}
+	bw := bufio.NewWriterSize(cw, 1<<20)
+	c.zw = zip.NewWriter(bw)
+	if err := c.write(ctx, inputs); err != nil {
 		return nil, err
 	}
+	if err := c.zw.Close(); err != nil {
+		return nil, fmt.Errorf("wacz: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	c.res.Bytes = cw.N
 	return c.res, nil
 }
 
@@ -274,16 +339,16 @@ type creator struct {
 	staged int
 }
 
-func (c *creator) write(ctx context.Context, warcs []string) error {
-	for _, w := range warcs {
+func (c *creator) write(ctx context.Context, inputs []Input) error {
+	for _, in := range inputs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := c.addWARC(ctx, w); err != nil {
+		if err := c.addWARC(ctx, in); err != nil {
 			return err
 		}
 		c.res.WARCs++
-		c.opts.Log.Debug("wacz: WARC added", "file", w)
+		c.opts.Log.Debug("wacz: WARC added", "file", in.Name)
 	}
 	if err := c.writeIndex(); err != nil {
 		return err
@@ -299,20 +364,19 @@ func (c *creator) write(ctx context.Context, warcs []string) error {
 	return c.writeDatapackage()
 }
 
-// addWARC indexes the WARC file p, finds its pages and hashes it in one
-// read, then copies it into archive/ (checking that it did not change in
-// between).
-func (c *creator) addWARC(ctx context.Context, p string) error {
-	f, err := os.Open(p)
+// addWARC indexes the WARC file in, finds its pages and hashes it in one
+// read, then copies it into archive/ from a second read (which must give
+// the same bytes).
+func (c *creator) addWARC(ctx context.Context, in Input) error {
+	f, err := in.Open()
 	if err != nil {
-		return fmt.Errorf("wacz: %w", err)
+		return fmt.Errorf("wacz: %s: %w", in.Name, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("wacz: %w", err)
+	name, p := in.Name, in.Name
+	if nf, ok := f.(*os.File); ok {
+		p = nf.Name()
 	}
-	name := filepath.Base(p)
 	sum := newSums()
 	tee := io.TeeReader(f, sum)
 	r := warcio.NewReader(tee, p, warcio.Options{KeepPayload: titleBytes})
@@ -367,13 +431,17 @@ func (c *creator) addWARC(ctx context.Context, p string) error {
 	if _, err := io.Copy(io.Discard, tee); err != nil {
 		return fmt.Errorf("wacz: %s: %w", p, err)
 	}
-	if sum.n != fi.Size() {
-		return fmt.Errorf("wacz: %s: read %d bytes of %d: the file changed while read", p, sum.n, fi.Size())
+	if nf, ok := f.(*os.File); ok {
+		if fi, err := nf.Stat(); err == nil && fi.Mode().IsRegular() && sum.n != fi.Size() {
+			return fmt.Errorf("wacz: %s: read %d bytes of %d: the file changed while read", p, sum.n, fi.Size())
+		}
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("wacz: %w", err)
+	f2, err := in.Open()
+	if err != nil {
+		return fmt.Errorf("wacz: %s: %w", in.Name, err)
 	}
-	return c.addStored(archiveDir+name, f, sum)
+	defer f2.Close()
+	return c.addStored(archiveDir+name, f2, sum)
 }
 
 // sums hashes a member's bytes for the zip (CRC-32) and datapackage.json

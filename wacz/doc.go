@@ -11,7 +11,10 @@
 // sorted runs to disk, and pages are written to temporary files as they are
 // found, so memory stays flat as the input grows. Every generated member is
 // staged in a temporary file and hashed while written; the output is a
-// temporary file renamed into place once complete.
+// temporary file renamed into place once complete. CreateTo writes the
+// same zip to any io.Writer as it builds it, from Inputs that are read
+// twice (to hash, then to copy): the daemon's GET /<coll>/wacz streams a
+// selection of records read by range from its WARC files that way.
 //
 // Layout written:
 //
@@ -54,5 +57,9 @@
 //
 // Open and ExtractWARCs read a WACZ as an input: the archive/ members are
 // read through the zip (stored members by byte range), or copied into a
-// work directory under the same limits, never outside it.
+// work directory under the same limits, never outside it. Commands and
+// the daemon's watched directories read them in place: warcio.Open reads
+// "FILE.wacz#archive/NAME" by range, and index locations name such a
+// member "FILE.wacz#NAME" (warcio.MemberName, resolved by
+// warcfile.Locations).
 package wacz

@@ -66,7 +66,11 @@
 // (RegisterScheme, as dedupindex's backends do). Remote files are
 // RangeFiles: reads by ranged requests conditional on the version opened,
 // so a file replaced or cut after Open fails the read (ChangedError,
-// naming the location and offset) rather than mixing versions.
+// naming the location and offset) rather than mixing versions. A WARC
+// file stored in a WACZ is any of these naming the WACZ with "#NAME"
+// appended (coll.wacz#a.warc.gz, warcio.MemberName, or
+// s3://B/coll.wacz?endpoint=…#a.warc.gz): Open returns the stored member
+// archive/NAME as a section of the zip, read by range (SplitMember).
 // Credentials never come from a location (one carrying user information is
 // refused) and never appear in errors or logs. Join and Base build and
 // take apart locations.

@@ -25,7 +25,12 @@ import (
 //   - s3://BUCKET/KEY?endpoint=http://HOST:PORT, an object in S3-compatible
 //     storage (package warcfile/s3 registers the scheme);
 //   - http(s)://HOST/PATH, a file on a web server that honours Range
-//     requests (read only).
+//     requests (read only);
+//   - a WARC file stored in a WACZ: any of the above naming the WACZ,
+//     "#NAME" appended ("coll.wacz#a.warc.gz", warcio.MemberName, or
+//     s3://B/coll.wacz?endpoint=E#a.warc.gz): the member archive/NAME,
+//     read by range through the zip (stored, not compressed), nothing
+//     copied out.
 //
 // Locations opens them; backends register their scheme (RegisterScheme),
 // as dedupindex's do. Remote files are read by range: a record at an
@@ -198,6 +203,9 @@ func NewLocations(dirs []string) *Locations { return &Locations{Dirs: dirs} }
 // Open opens the WARC file at loc for reading at any offset. A file that
 // is not there is an error wrapping fs.ErrNotExist; errors name loc.
 func (l *Locations) Open(ctx context.Context, loc string) (ReadFile, error) {
+	if zipLoc, member, ok := SplitMember(loc); ok {
+		return l.openMember(ctx, loc, zipLoc, member)
+	}
 	if !IsURL(loc) {
 		f, err := warcio.FindFile(l.Dirs, loc)
 		if err != nil {
@@ -229,6 +237,78 @@ func (l *Locations) Open(ctx context.Context, loc string) (ReadFile, error) {
 	}
 	return f, nil
 }
+
+// SplitMember splits the location of a WARC file stored in a WACZ into
+// the WACZ's location and the member's name in the zip (archive/NAME): a
+// base name as warcio.SplitMember splits it, or a URL whose path ends in
+// ".wacz" with the member's name as its fragment.
+func SplitMember(loc string) (zipLoc, member string, ok bool) {
+	if !IsURL(loc) {
+		return warcio.SplitMember(loc)
+	}
+	u, err := url.Parse(loc)
+	if err != nil || u.Fragment == "" || !strings.HasSuffix(strings.ToLower(u.Path), ".wacz") {
+		return "", "", false
+	}
+	member = u.Fragment
+	if !strings.HasPrefix(member, "archive/") {
+		member = "archive/" + member
+	}
+	if member == "archive/" || strings.Contains(member, "..") || strings.HasSuffix(member, "/") {
+		return "", "", false
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String(), member, true
+}
+
+// openMember opens member of the WACZ at zipLoc (Open of loc).
+func (l *Locations) openMember(ctx context.Context, loc, zipLoc, member string) (ReadFile, error) {
+	f, err := l.Open(ctx, zipLoc)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("warcfile: %s: %w", zipLoc, err)
+	}
+	sec, err := warcio.MemberSection(f, fi.Size(), zipLoc, member)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("warcfile: %w", err)
+	}
+	return &memberFile{SectionReader: sec, f: f, info: memberInfo{FileInfo: fi, name: path.Base(member), size: sec.Size()}}, nil
+}
+
+// memberFile is a WARC file stored in an open WACZ file: reads stay within
+// the member; Stat gives the member's size; Sync (when the WACZ is a local
+// file) makes the WACZ durable.
+type memberFile struct {
+	*io.SectionReader
+	f    ReadFile
+	info memberInfo
+}
+
+func (m *memberFile) Stat() (fs.FileInfo, error) { return m.info, nil }
+func (m *memberFile) Close() error               { return m.f.Close() }
+
+// Sync syncs the WACZ file holding the member when it can be synced (a
+// local file); a remote store holds it durably already.
+func (m *memberFile) Sync() error {
+	if s, ok := m.f.(interface{ Sync() error }); ok {
+		return s.Sync()
+	}
+	return nil
+}
+
+type memberInfo struct {
+	fs.FileInfo
+	name string
+	size int64
+}
+
+func (i memberInfo) Name() string { return i.name }
+func (i memberInfo) Size() int64  { return i.size }
 
 // allowed returns an error unless u (the location loc) is under one of
 // l.Allowed (or l.Allowed is nil).

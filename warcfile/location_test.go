@@ -158,18 +158,25 @@ func TestJoinAndBase(t *testing.T) {
 // loopback (net/http's file server, which honours Range and
 // If-Unmodified-Since), and sees a file replaced or cut after Open fail
 // the read with an error naming the file and offset.
-func TestLocationsHTTP(t *testing.T) {
-	src := corpusFile(t, "aut-example.pdf.warc.gz")
-	dir := t.TempDir()
-	testenv.CopyFiles(t, dir, src)
+// serveDir serves dir on loopback (net/http's file server, which honours
+// Range requests) until the test ends, and returns its base URL.
+func serveDir(t *testing.T, dir string) string {
+	t.Helper()
 	srv := &http.Server{Handler: http.FileServer(http.Dir(dir))}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	go srv.Serve(l)
-	defer srv.Close()
-	base := "http://" + l.Addr().String() + "/"
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + l.Addr().String()
+}
+
+func TestLocationsHTTP(t *testing.T) {
+	src := corpusFile(t, "aut-example.pdf.warc.gz")
+	dir := t.TempDir()
+	testenv.CopyFiles(t, dir, src)
+	base := serveDir(t, dir) + "/"
 	locs := warcfile.NewLocations(nil)
 	defer locs.Close()
 	loc := base + "aut-example.pdf.warc.gz"

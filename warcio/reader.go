@@ -220,8 +220,12 @@ const (
 // Open opens a WARC or ARC file, gzip-compressed (detected by its magic
 // bytes, not its name) or not; ".open" files of running crawlers read the
 // same way. Whether a record is WARC or ARC is told by its first line.
-// Errors name the file by path as given.
+// Errors name the file by path as given. A path JoinMember made reads
+// the WARC file stored in a WACZ by range, in place.
 func Open(path string, opts ...Options) (*Reader, error) {
+	if isMember(path) {
+		return openMemberReader(path, opts)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("warcio: %w", err)

@@ -65,7 +65,7 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	if err := checkOutput("cdxj", files, *overwrite, outFile{"-o", *out}); err != nil {
 		return err
 	}
-	files, doneWACZ, err := openWACZInputs(ctx, "cdxj", files)
+	files, doneWACZ, err := openWACZInputs(ctx, "cdxj", files, false)
 	if err != nil {
 		return err
 	}

@@ -148,7 +148,7 @@ func runCharacterize(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	files, doneWACZ, err := openWACZInputs(ctx, "characterize", files)
+	files, doneWACZ, err := openWACZInputs(ctx, "characterize", files, false)
 	if err != nil {
 		return err
 	}

@@ -533,7 +533,7 @@ func runDedupRun(ctx context.Context, e *env, args []string) error {
 	if *replace && hasWACZ(runInputs) {
 		return fs.usagef("dedup run: --replace cannot replace the WARC files inside a WACZ input")
 	}
-	runInputs, doneWACZ, err := openWACZInputs(ctx, "dedup run", runInputs)
+	runInputs, doneWACZ, err := openWACZInputs(ctx, "dedup run", runInputs, true)
 	if err != nil {
 		return err
 	}

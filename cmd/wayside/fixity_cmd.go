@@ -23,6 +23,7 @@ import (
 	"github.com/wayside-archive/wayside/fixity/merkle"
 	"github.com/wayside-archive/wayside/internal/excerpt"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/wacz"
 )
 
 const fixityUsage = `<command> [flags] [args]
@@ -30,7 +31,7 @@ const fixityUsage = `<command> [flags] [args]
 commands:
   replay  URI-M              replay one memento in headless Chromium and print its manifest (--evidence DIR keeps WARCs)
   compare A.json B.json      classify the change between two manifests of one URI-M (--bytes: what differs, from evidence)
-  verify  MANIFEST...        recompute both roots offline (no browser), check them and any evidence digests
+  verify  MANIFEST...        recompute both roots offline (no browser), check them and any evidence digests (FILE.wacz: the manifest it carries)
   sweep   [URI-M...]         replay a list (args, --list FILE, or stdin) into a history store
   report                     write an HTML (or --json) report of a history store
   accept  URI-M ROOT         add a root to the accepted-state set of a memento
@@ -350,7 +351,7 @@ func fixityCompareCmd(e *env, args []string) error {
 }
 
 func fixityVerifyCmd(e *env, args []string) error {
-	fs := newFlagSet(e, "fixity verify", "[--json] MANIFEST...")
+	fs := newFlagSet(e, "fixity verify", "[--json] MANIFEST...\n\nA FILE.wacz stands for the fixity manifest it carries (wayside/fixity-manifest.json).")
 	asJSON := fs.Bool("json", false, "print one JSON result per manifest")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -364,12 +365,19 @@ func fixityVerifyCmd(e *env, args []string) error {
 	enc := json.NewEncoder(e.stdout)
 	var errs []error
 	for _, p := range fs.Args() {
-		m, err := fixity.ReadManifest(p)
+		var m *fixity.Manifest
+		var err error
+		var note string
+		if hasWACZ([]string{p}) {
+			m, err = waczFixityManifest(p)
+			note = " (the manifest of a WACZ: its evidence is not in it)"
+		} else {
+			m, err = fixity.ReadManifest(p)
+		}
 		if err == nil {
 			err = fixity.Verify(m)
 		}
-		var note string
-		if err == nil {
+		if err == nil && !hasWACZ([]string{p}) {
 			note, err = fixity.VerifyEvidence(m, p)
 		}
 		if err != nil {
@@ -392,6 +400,26 @@ func fixityVerifyCmd(e *env, args []string) error {
 		return fmt.Errorf("fixity verify: %d of %d manifests failed: %w", len(errs), fs.NArg(), errors.Join(errs...))
 	}
 	return errors.Join(errs...)
+}
+
+// waczFixityManifest reads the fixity manifest a WACZ carries
+// (wayside/fixity-manifest.json, `wacz create --fixity`), after wacz.Open's
+// checks.
+func waczFixityManifest(p string) (*fixity.Manifest, error) {
+	a, err := wacz.Open(p, wacz.Limits{})
+	if err != nil {
+		return nil, fmt.Errorf("fixity verify: %w", err)
+	}
+	defer a.Close()
+	const member = "wayside/fixity-manifest.json"
+	if !a.Has(member) {
+		return nil, fmt.Errorf("fixity verify: %s: no fixity manifest in the WACZ (%s: wacz create --fixity adds one)", p, member)
+	}
+	b, err := a.ReadSmall(member)
+	if err != nil {
+		return nil, fmt.Errorf("fixity verify: %w", err)
+	}
+	return fixity.ParseManifest(b, p+"#"+member)
 }
 
 // verifyResult is one line of `fixity verify --json`.

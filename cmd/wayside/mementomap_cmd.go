@@ -267,7 +267,7 @@ func runMMGenerate(ctx context.Context, e *env, args []string) error {
 	if err := checkOutput("mementomap generate", files, *overwrite, outFile{"-o", *out}); err != nil {
 		return err
 	}
-	files, doneWACZ, err := openWACZInputs(ctx, "mementomap generate", files)
+	files, doneWACZ, err := openWACZInputs(ctx, "mementomap generate", files, false)
 	if err != nil {
 		return err
 	}

@@ -2,18 +2,28 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/wayside-archive/wayside/client"
+	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/wacz"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 const waczUsage = `<create|verify|pubkey> [flags] [args]
 
   create -o FILE.wacz [--seed URL]... [--title T] [--key KEY.pem | --no-sign]
          [--mementomap MAP] [--formats WARC] [--fixity MANIFEST] INPUT...
+  create -o FILE.wacz --url URL [--match prefix] [--from TS] [--to TS] [--coll C] [--addr SOCK]
+      the captures a running daemon's capture index holds for a URL
+      prefix (exact, host, domain) and a date range, as the daemon builds
+      and signs them (GET /<coll>/wacz), checked whole before it is kept.
       package WARC files (or the closed WARC files of a crawl's directory)
       as a WACZ 1.1.1: the WARCs stored uncompressed in archive/, a sorted
       CDXJ index (ZipNum past --zipnum-threshold bytes), pages with titles,
@@ -62,6 +72,14 @@ func runWACZCreate(ctx context.Context, e *env, args []string) error {
 	mm := fs.String("mementomap", "", "add the collection's MementoMap `FILE` as wayside/mementomap.ukvs")
 	formats := fs.String("formats", "", "add the format-identification metadata `WARC` as wayside/formats.warc.gz")
 	fixity := fs.String("fixity", "", "add the latest fixity `MANIFEST` as wayside/fixity-manifest.json")
+	var q waczQuery
+	fs.StringVar(&q.url, "url", "", "instead of INPUTs: the captures of `URL` in a running daemon's capture index (with --match, --from, --to; the daemon builds and signs the WACZ)")
+	fs.StringVar(&q.match, "match", "prefix", "with --url: exact, prefix, host or domain (the CDX API's matchType)")
+	fs.StringVar(&q.from, "from", "", "with --url: captures from this `TIMESTAMP` (1-14 digits) on")
+	fs.StringVar(&q.to, "to", "", "with --url: captures up to this `TIMESTAMP`")
+	fs.StringVar(&q.coll, "coll", "default", "with --url: the daemon's `COLLECTION`")
+	fs.StringVar(&q.addr, "addr", "", "with --url: the daemon (Unix socket or http://127.0.0.1:PORT; default $WAYSIDE_ADDR, then wayside-data/wayside.sock)")
+	fs.StringVar(&q.tokenFile, "token-file", "", "with --url: read the daemon's API token from `FILE` (default $WAYSIDE_TOKEN)")
 	quiet := fs.quietFlag()
 	overwrite := overwriteFlag(fs)
 	fs.atLeast("zipnum-threshold", 1)
@@ -73,6 +91,22 @@ func runWACZCreate(ctx context.Context, e *env, args []string) error {
 	}
 	if !strings.HasSuffix(*out, ".wacz") {
 		return fs.usagef("wacz create: -o %s: the name must end in .wacz", *out)
+	}
+	if q.url != "" {
+		if fs.NArg() > 0 {
+			return fs.usagef("wacz create: give --url or INPUT files, not both")
+		}
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for _, f := range []string{"key", "no-sign", "seed", "title", "description", "zipnum-threshold", "mementomap", "formats", "fixity"} {
+			if set[f] {
+				return fs.usagef("wacz create: --%s does not apply to --url (the daemon builds and signs the WACZ)", f)
+			}
+		}
+		if err := checkOutput("wacz create", nil, *overwrite, outFile{"-o", *out}); err != nil {
+			return err
+		}
+		return waczFromIndex(ctx, e, q, *out, *quiet)
 	}
 	if fs.NArg() == 0 {
 		return fs.usagef("wacz create: no input WARC files or directories given")
@@ -238,17 +272,29 @@ func runWACZPubkey(ctx context.Context, e *env, args []string) error {
 }
 
 // openWACZInputs is the one hook through which commands that read WARC
-// files accept WACZ files too: each input ending in ".wacz" is replaced by
-// its WARC files, copied out of the zip (under wacz.Open's size and name
-// limits, never outside a new temporary directory) and named as in the
-// WACZ's archive/; other inputs pass through in place. done removes the
-// copies; call it when the command has finished reading.
-func openWACZInputs(ctx context.Context, cmd string, paths []string) (out []string, done func(), err error) {
+// files accept WACZ files too: each input ending in ".wacz" is checked
+// with wacz.Open (member names, counts, sizes: nothing is extracted) and
+// replaced by its WARC files, named as warcio.JoinMember names them
+// ("IN.wacz#archive/NAME.warc.gz"), which warcio.Open reads by range
+// straight from the zip, in place; other inputs pass through. With
+// copyOut (dedup run, whose rewrite checks its inputs by size and
+// modification time on disk), the WARC files are instead copied out of
+// the zip into a new temporary directory, under the same limits, and done
+// removes the copies; call done when the command has finished reading.
+func openWACZInputs(ctx context.Context, cmd string, paths []string, copyOut bool) (out []string, done func(), err error) {
 	done = func() {}
 	var work string
 	for _, p := range paths {
 		if !hasWACZ([]string{p}) {
 			out = append(out, p)
+			continue
+		}
+		if !copyOut {
+			members, err := waczMembers(p)
+			if err != nil {
+				return nil, done, fmt.Errorf("%s: %w", cmd, err)
+			}
+			out = append(out, members...)
 			continue
 		}
 		if work == "" {
@@ -270,6 +316,27 @@ func openWACZInputs(ctx context.Context, cmd string, paths []string) (out []stri
 		out = append(out, warcs...)
 	}
 	return out, done, nil
+}
+
+// waczMembers checks the WACZ at p and names its WARC files for reading
+// by range (warcio.JoinMember).
+func waczMembers(p string) ([]string, error) {
+	a, err := wacz.Open(p, wacz.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	var out []string
+	for _, m := range a.WARCs() {
+		if _, err := a.Range(m); err != nil {
+			return nil, err
+		}
+		out = append(out, warcio.JoinMember(p, m))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("wacz: %s: no WARC files under archive/", p)
+	}
+	return out, nil
 }
 
 // hasWACZ reports whether any input is a WACZ file (openWACZInputs).
@@ -327,6 +394,83 @@ func crawlWACZ(ctx context.Context, e *env, out, warcDir string, seeds []string,
 	}
 	if !quiet {
 		fmt.Fprintf(e.stderr, "crawl: wrote %s: %d WARC files, %d index lines, %d pages + %d extra pages, signed\n", out, res.WARCs, res.IndexLines, res.Pages, res.ExtraPages)
+	}
+	return nil
+}
+
+// waczQuery is `wacz create --url`: a capture-index query of a daemon.
+type waczQuery struct {
+	url, match, from, to, coll, addr, tokenFile string
+}
+
+// waczFromIndex writes the WACZ a running daemon builds of the captures
+// q selects (GET /<coll>/wacz, the CDX API's query parameters): streamed
+// to a temporary file beside out, checked whole with wacz.Verify (every
+// hash, every index line against its record, the signature when there is
+// one), then renamed into place.
+func waczFromIndex(ctx context.Context, e *env, q waczQuery, out string, quiet bool) error {
+	switch q.match {
+	case "exact", "prefix", "host", "domain":
+	default:
+		return usagef("wacz create: --match %q: want exact, prefix, host or domain", q.match)
+	}
+	c, err := dialDaemon(e, q.addr, q.tokenFile, client.WithTimeout(0))
+	if err != nil {
+		return fmt.Errorf("wacz create: %w", err)
+	}
+	defer c.Close()
+	v := url.Values{"url": {q.url}, "matchType": {q.match}}
+	if q.from != "" {
+		v.Set("from", q.from)
+	}
+	if q.to != "" {
+		v.Set("to", q.to)
+	}
+	resp, err := c.Raw(ctx, "/"+url.PathEscape(q.coll)+"/wacz?"+v.Encode())
+	if err != nil {
+		return fmt.Errorf("wacz create: %w", err)
+	}
+	defer resp.Body.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("wacz create: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	n, err := io.Copy(tmp, resp.Body)
+	if err != nil {
+		return fmt.Errorf("wacz create: reading the WACZ from the daemon: %w", err)
+	}
+	if resp.ContentLength >= 0 && n != resp.ContentLength {
+		return fmt.Errorf("wacz create: the daemon sent %d of %d bytes", n, resp.ContentLength)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("wacz create: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("wacz create: %w", err)
+	}
+	rep, err := wacz.Verify(ctx, tmp.Name(), wacz.VerifyOptions{AllowUnsigned: true})
+	if err != nil {
+		return fmt.Errorf("wacz create: the WACZ the daemon sent: %w", err)
+	}
+	if !rep.OK() {
+		return fmt.Errorf("wacz create: the WACZ the daemon sent does not verify: %v", rep.Problems[0])
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return fmt.Errorf("wacz create: %w", err)
+	}
+	ok = true
+	if err := fsutil.SyncDir(filepath.Dir(out)); err != nil {
+		return fmt.Errorf("wacz create: %w", err)
+	}
+	if !quiet {
+		fmt.Fprintf(e.stderr, "wacz create: %s: %d index lines, %d pages, %d bytes from %s's index\n", out, rep.IndexLines, rep.Pages, n, q.coll)
 	}
 	return nil
 }

@@ -105,7 +105,10 @@ func TestWACZCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for _, args := range [][]string{{"wacz"}, {"wacz", "create", dir}, {"wacz", "create", "-o", "x.zip", dir}, {"wacz", "create", "-o", out}, {"wacz", "verify"}} {
+	for _, args := range [][]string{{"wacz"}, {"wacz", "create", dir}, {"wacz", "create", "-o", "x.zip", dir}, {"wacz", "create", "-o", out}, {"wacz", "verify"},
+		{"wacz", "create", "-o", filepath.Join(t.TempDir(), "q.wacz"), "--url", "http://a.example/", dir},
+		{"wacz", "create", "-o", filepath.Join(t.TempDir(), "q.wacz"), "--url", "http://a.example/", "--no-sign"},
+		{"wacz", "create", "-o", filepath.Join(t.TempDir(), "q.wacz"), "--url", "http://a.example/", "--match", "everything"}} {
 		_, _, err := runWACZCmd(t, cfg, args...)
 		var ue usageError
 		if !errors.As(err, &ue) {
@@ -118,8 +121,9 @@ func TestWACZCommand(t *testing.T) {
 }
 
 // TestWACZInputs: cdxj, mementomap generate, characterize and dedup run
-// read a WACZ as they read the WARC files in it — the same output — and
-// leave no copy behind; a WACZ with an unsafe member name is refused,
+// read a WACZ as they read the WARC files in it — the same output — the
+// first three by range through the zip (no temporary copy: TMPDIR does
+// not exist while they run), dedup run from a copy it leaves no trace of; a WACZ with an unsafe member name is refused,
 // naming it, with nothing extracted.
 func TestWACZInputs(t *testing.T) {
 	tmp := t.TempDir()
@@ -155,9 +159,14 @@ func TestWACZInputs(t *testing.T) {
 			t.Errorf("%s: the WACZ gives\n%.600s\nthe WARC files\n%.600s", name, b, a)
 		}
 	}
+	// cdxj, mementomap generate and characterize read the WARC files
+	// through the zip by range: with TMPDIR a directory that does not
+	// exist, nothing can have been copied out.
+	t.Setenv("TMPDIR", filepath.Join(tmp, "absent"))
 	same("cdxj", "cdxj", "-q")
 	same("mementomap generate", "mementomap", "generate", "-q")
 	same("characterize", "characterize", "-q", "--json")
+	t.Setenv("TMPDIR", tmp)
 
 	d1, d2 := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	if _, stderr, err := runWACZCmd(t, "", append([]string{"dedup", "run", "-q", "-o", d1}, warcs...)...); err != nil {
@@ -303,5 +312,76 @@ func TestWACZCreateKilled(t *testing.T) {
 	}
 	if _, stderr, err := runWACZCmd(t, "", "wacz", "verify", "-q", "--allow-unsigned", out); err != nil {
 		t.Fatal(err, stderr)
+	}
+}
+
+// TestFixityVerifyWACZ: `fixity verify FILE.wacz` verifies the fixity
+// manifest the WACZ carries (wacz create --fixity) as it verifies the
+// manifest file; a manifest changed inside the WACZ fails, and a WACZ
+// without one is an error naming the member it lacks.
+func TestFixityVerifyWACZ(t *testing.T) {
+	warc := filepath.Join(testenv.SharedDir(t), "corpus", "warc", "pywb-iana.warc.gz")
+	manifest := filepath.Join("..", "..", "fixity", "testdata", "manifests", "baseline.json")
+	dir := t.TempDir()
+	with := filepath.Join(dir, "with.wacz")
+	if _, stderr, err := runWACZCmd(t, "", "wacz", "create", "-q", "--no-sign", "--fixity", manifest, "-o", with, warc); err != nil {
+		t.Fatal(err, stderr)
+	}
+	direct, _, err := runWACZCmd(t, "", "fixity", "verify", manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runWACZCmd(t, "", "fixity", "verify", with)
+	root := strings.Fields(direct)[1]
+	if err != nil || !strings.HasPrefix(out, "ok   "+root) || !strings.Contains(out, with) {
+		t.Fatalf("fixity verify of the WACZ: %v\n%s(the manifest itself: %s)", err, out, direct)
+	}
+
+	// The manifest's root changed inside the WACZ (rezipped whole).
+	b, _ := os.ReadFile(manifest)
+	bad := filepath.Join(dir, "bad.wacz")
+	changed := bytes.Replace(b, []byte(root), []byte(strings.Repeat("0", len(root))), 1)
+	if bytes.Equal(changed, b) {
+		t.Fatalf("root %s not in the manifest", root)
+	}
+	copyZipEdit(t, with, bad, "wayside/fixity-manifest.json", changed)
+	if _, _, err := runWACZCmd(t, "", "fixity", "verify", bad); err == nil {
+		t.Error("a changed manifest inside a WACZ verifies")
+	}
+	without := filepath.Join(dir, "without.wacz")
+	if _, stderr, err := runWACZCmd(t, "", "wacz", "create", "-q", "--no-sign", "-o", without, warc); err != nil {
+		t.Fatal(err, stderr)
+	}
+	if _, _, err := runWACZCmd(t, "", "fixity", "verify", without); err == nil || !strings.Contains(err.Error(), "wayside/fixity-manifest.json") {
+		t.Errorf("a WACZ without a manifest: %v", err)
+	}
+}
+
+// copyZipEdit copies the zip src to dst with member name's bytes replaced.
+func copyZipEdit(t *testing.T, src, dst, name string, data []byte) {
+	t.Helper()
+	zr, err := zip.OpenReader(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	f, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zw := zip.NewWriter(f)
+	for _, m := range zr.File {
+		rc, _ := m.Open()
+		b, _ := io.ReadAll(rc)
+		rc.Close()
+		if m.Name == name {
+			b = data
+		}
+		w, _ := zw.CreateHeader(&zip.FileHeader{Name: m.Name, Method: zip.Store})
+		w.Write(b)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -59,7 +59,13 @@
 // js-wacz's pages among Wayside's with their titles; js-wacz 0.1.6 lists
 // wrong sha256 values for the WARC resources in its datapackage.json, so
 // its hashes are not compared, and `wayside wacz verify` of its file must
-// report those and nothing else (TestWACZAgainstJSWACZ).
+// report those and nothing else (TestWACZAgainstJSWACZ). ReplayWeb.page
+// itself (npm "replaywebpage" 2.5.3: its ui.js and sw.js, served with the
+// WACZ from a loopback HTTP server) loads the same kind of WACZ in
+// headless Chromium, its service worker reading the WACZ by range
+// requests; every page and revisit, fetched through the service worker
+// (id_), must be the bytes the example site served, and the embed must
+// show the page it was given with its title (TestWACZReplayWebPage).
 //
 // The output sets: a crawl of the example site (crawl/sitetest) run twice,
 // the second time with conditional requests, rotated into several WARC

@@ -1,0 +1,360 @@
+package interop_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/wayside-archive/wayside/crawl/sitetest"
+	"github.com/wayside-archive/wayside/fixity"
+	"github.com/wayside-archive/wayside/internal/testenv"
+)
+
+// rwpPage is the test page: ReplayWeb.page's embed (<replay-web-page>,
+// from ui.js) loading the WACZ at /coll.wacz into the collection
+// "wayside", its service worker under /replay/.
+const rwpPage = `<!doctype html>
+<html><head><meta charset="utf-8"><title>Wayside WACZ in ReplayWeb.page</title>
+<script src="/ui.js"></script></head>
+<body><replay-web-page source="/coll.wacz" coll="wayside" replaybase="/replay/" url="%s"></replay-web-page></body></html>
+`
+
+// rwpScript runs in the test page once ReplayWeb.page is up: it waits
+// (bounded) until the embed's frame is controlled by the service worker
+// and the collection's pages are listed by its API, then fetches every
+// query's replay URL (id_: the payload as recorded, not rewritten) from
+// that frame, so the service worker answers them from the WACZ, and
+// finally waits for the replay frame of the page the embed shows and
+// reads its title. It returns a JSON document (rwpResult).
+const rwpScript = `(async (queries) => {
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const out = { pages: null, answers: [], title: "", errors: [] };
+  const host = document.querySelector("replay-web-page");
+  let win = null, state = "no embed";
+  for (let i = 0; i < 400 && out.pages === null; i++) {
+    await sleep(200);
+    const f = host && host.shadowRoot && host.shadowRoot.querySelector("iframe");
+    win = f && f.contentWindow;
+    state = "no frame";
+    if (!win) continue;
+    state = "frame " + win.location.href + " not controlled";
+    if (!win.navigator.serviceWorker || !win.navigator.serviceWorker.controller) continue;
+    try {
+      const r = await win.fetch("/replay/w/api/c/wayside/pages");
+      state = "pages API: " + r.status;
+      if (r.ok) {
+        const j = await r.json();
+        if (j.pages && j.pages.length) out.pages = j.pages.map((p) => ({ url: p.url, ts: p.ts, title: p.title }));
+      }
+    } catch (e) { out.errors.push("pages: " + e); }
+  }
+  if (out.pages === null) { out.errors.push("the collection never listed its pages: " + state); return JSON.stringify(out); }
+  const b64 = (u8) => { let s = ""; for (let i = 0; i < u8.length; i += 0x8000) s += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000)); return btoa(s); };
+  // wabac.js answers a URL of the collection with a redirect to the
+  // same URL within the WACZ file that holds it (":HASH/"); fetching
+  // those URLs gives the capture closest to the timestamp, unredirected.
+  let file = "";
+  try {
+    const r = await win.fetch("/replay/w/wayside/" + queries[0].ts14 + "id_/" + queries[0].url, { cache: "no-store" });
+    const m = r.url.match(/\/replay\/w\/wayside\/(:[0-9a-f]+)\//);
+    if (m) file = m[1] + "/";
+    else out.errors.push("no WACZ file named in " + r.url);
+  } catch (e) { out.errors.push("first fetch: " + e); }
+  for (const q of queries) {
+    try {
+      const r = await win.fetch("/replay/w/wayside/" + file + q.ts14 + "id_/" + q.url, { cache: "no-store", redirect: "manual" });
+      const body = r.type === "opaqueredirect" ? new Uint8Array() : new Uint8Array(await r.arrayBuffer());
+      out.answers.push({ status: r.status, url: r.url, type: r.type, body: b64(body), date: r.headers.get("date") || "" });
+    } catch (e) { out.answers.push(null); out.errors.push(q.url + ": " + e); }
+  }
+  // The replay frame ReplayWeb.page opened for its url attribute: search
+  // the same-origin frames and shadow roots for it.
+  const find = (doc) => {
+    if (!doc) return null;
+    if (doc.location && doc.location.pathname.includes("/replay/w/wayside/") && doc.location.pathname.includes("mp_/")) return doc;
+    const roots = [doc];
+    for (let k = 0; k < roots.length; k++) {
+      for (const el of roots[k].querySelectorAll("*")) {
+        if (el.shadowRoot) roots.push(el.shadowRoot);
+        if (el.tagName === "IFRAME") {
+          let d = null;
+          try { d = el.contentDocument; } catch (e) {}
+          const hit = find(d);
+          if (hit) return hit;
+        }
+      }
+    }
+    return null;
+  };
+  for (let i = 0; i < 300 && !out.title; i++) {
+    const d = find(document);
+    if (d && d.readyState === "complete") out.title = d.title;
+    else await sleep(200);
+  }
+  return JSON.stringify(out);
+})`
+
+type rwpResult struct {
+	Pages []struct {
+		URL   string `json:"url"`
+		TS    any    `json:"ts"`
+		Title string `json:"title"`
+	} `json:"pages"`
+	Answers []*struct {
+		Status int    `json:"status"`
+		URL    string `json:"url"`
+		Type   string `json:"type"`
+		Body   string `json:"body"`
+		Date   string `json:"date"`
+	} `json:"answers"`
+	Title  string   `json:"title"`
+	Errors []string `json:"errors"`
+}
+
+// TestWACZReplayWebPage loads a WACZ Wayside made from two crawls of the
+// example site (revisits of both profiles, across rotated WARC files) in
+// ReplayWeb.page itself — the pinned replaywebpage npm package's ui.js
+// and sw.js, served with the WACZ from a loopback HTTP server — in
+// headless Chromium, as a user opens it: the embed registers the service
+// worker, which reads the WACZ by range requests. Every page of
+// pages.jsonl and every revisit is then fetched through the service
+// worker and must replay byte for byte as the example site served it (its
+// entity, or the gzip encoding of it the crawler received; the dynamic
+// page its text and the one line the site appends per request), with
+// status 200; ReplayWeb.page must list the WACZ's pages and show the page
+// it was asked for, with its title.
+func TestWACZReplayWebPage(t *testing.T) {
+	t.Parallel()
+	js := tools(t)
+	browser, err := fixity.FindBrowser("")
+	if err != nil {
+		testenv.MissingTool(t, "interop: %v", err)
+	}
+	rwp := filepath.Join(js.dir, "node_modules", "replaywebpage")
+	for _, f := range []string{"ui.js", "sw.js"} {
+		if _, err := os.Stat(filepath.Join(rwp, f)); err != nil {
+			t.Fatalf("replaywebpage is not installed (scripts/interop-js.sh): %v", err)
+		}
+	}
+	dir := crawlExample(t, true, "--max-file-size", "40000")
+	warcs := glob(t, filepath.Join(dir, "*.warc.gz"))
+	w := filepath.Join(t.TempDir(), "coll.wacz")
+	wayside(t, "wacz", "create", "-q", "--key", filepath.Join(t.TempDir(), "key.pem"), "-o", w, dir)
+	members := zipMembers(t, w)
+	qs, _ := waczQueries(t, members, warcs)
+	nPages := 0
+	for _, q := range qs {
+		if q.Kind == "page" {
+			nPages++
+		}
+	}
+	if nPages < 5 || len(qs)-nPages != 16 {
+		t.Fatalf("%d pages and %d revisits; want at least 5 pages and the crawl's 16 revisits", nPages, len(qs)-nPages)
+	}
+
+	// The loopback server: the page, ReplayWeb.page's files, the WACZ.
+	var rangeReqs, waczBytes atomic.Int64
+	serveFile := func(p string) http.HandlerFunc {
+		return func(rw http.ResponseWriter, r *http.Request) {
+			f, err := os.Open(p)
+			if err != nil {
+				http.Error(rw, err.Error(), 500)
+				return
+			}
+			defer f.Close()
+			fi, _ := f.Stat()
+			http.ServeContent(rw, r, filepath.Base(p), fi.ModTime(), f)
+		}
+	}
+	first := ""
+	for _, q := range qs {
+		if q.Kind == "page" && strings.HasSuffix(q.URL, "/") {
+			first = q.URL
+			break
+		}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(rw, rwpPage, first)
+	})
+	mux.HandleFunc("GET /ui.js", serveFile(filepath.Join(rwp, "ui.js")))
+	mux.HandleFunc("GET /replay/ui.js", serveFile(filepath.Join(rwp, "ui.js")))
+	mux.HandleFunc("GET /replay/sw.js", serveFile(filepath.Join(rwp, "sw.js")))
+	waczFile := serveFile(w)
+	mux.HandleFunc("/coll.wacz", func(rw http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Range") != "" {
+			rangeReqs.Add(1)
+		}
+		cw := &countingWriter{ResponseWriter: rw, n: &waczBytes}
+		waczFile(cw, r)
+	})
+	var reqMu sync.Mutex
+	var reqLog []string
+	logged := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		reqMu.Lock()
+		reqLog = append(reqLog, r.Method+" "+r.URL.RequestURI()+" "+r.Header.Get("Range"))
+		reqMu.Unlock()
+		mux.ServeHTTP(rw, r)
+	})
+	defer func() {
+		if t.Failed() {
+			reqMu.Lock()
+			t.Logf("requests to the server:\n%s", tail(strings.Join(reqLog, "\n"), 4000))
+			reqMu.Unlock()
+		}
+	}()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: logged, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	base := "http://" + ln.Addr().String()
+
+	type jsQuery struct {
+		URL  string `json:"url"`
+		TS14 string `json:"ts14"`
+	}
+	var jq []jsQuery
+	for _, q := range qs {
+		jq = append(jq, jsQuery{URL: q.URL, TS14: time.UnixMilli(q.TS).UTC().Format("20060102150405")})
+	}
+	qj, _ := json.Marshal(jq)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	tmp := t.TempDir()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("no-proxy-server", true),
+		chromedp.UserDataDir(filepath.Join(tmp, "profile")),
+		chromedp.Env("TMPDIR="+tmp))
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx)
+	defer bcancel()
+	var console bytes.Buffer
+	var consoleMu sync.Mutex
+	chromedp.Listen(bctx, func(ev any) {
+		if e, ok := ev.(*cdpruntime.EventConsoleAPICalled); ok {
+			consoleMu.Lock()
+			for _, a := range e.Args {
+				console.Write(a.Value)
+				console.WriteByte(' ')
+			}
+			console.WriteByte('\n')
+			consoleMu.Unlock()
+		}
+	})
+	defer func() {
+		if t.Failed() {
+			consoleMu.Lock()
+			t.Logf("the page's console:\n%s", tail(console.String(), 4000))
+			consoleMu.Unlock()
+		}
+	}()
+	// ReplayWeb.page's first load in a fresh profile now and then leaves
+	// its collection unloaded (the service worker's pages API answers 404
+	// for minutes; seen once in nine runs, cause not found): the page is
+	// loaded again, once, as a user would reload it, and logged.
+	var res rwpResult
+	for attempt := 1; attempt <= 2; attempt++ {
+		if err := chromedp.Do(bctx, chromedp.Navigate(base+"/")); err != nil {
+			t.Fatalf("Chromium: %v", err)
+		}
+		raw, err := chromedp.Run(bctx, chromedp.Evaluate[string](rwpScript+"("+string(qj)+")", chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("Chromium: %v", err)
+		}
+		res = rwpResult{}
+		if err := json.Unmarshal([]byte(raw), &res); err != nil {
+			t.Fatalf("the page's result is not JSON: %v\n%s", err, tail(raw, 2000))
+		}
+		if res.Pages != nil || attempt == 2 {
+			break
+		}
+		t.Logf("ReplayWeb.page did not load the collection (%v): loading the page again", res.Errors)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("in the browser: %v", res.Errors)
+	}
+	if len(res.Pages) != nPages {
+		t.Errorf("ReplayWeb.page lists %d pages, pages.jsonl holds %d", len(res.Pages), nPages)
+	}
+	if len(res.Answers) != len(qs) {
+		t.Fatalf("%d answers for %d queries", len(res.Answers), len(qs))
+	}
+
+	site := sitetest.New()
+	dynamicTail := regexp.MustCompile(`^<!-- request \d+ at [^>]+ -->\n$`)
+	for i, q := range qs {
+		a := res.Answers[i]
+		u, err := url.Parse(q.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := site.Resource(u.Path)
+		if r == nil {
+			t.Errorf("%s %s: not a URL of the example site", q.Kind, q.URL)
+			continue
+		}
+		body, err := base64.StdEncoding.DecodeString(a.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		where := fmt.Sprintf("%s %s at %s", q.Kind, q.URL, jq[i].TS14)
+		switch {
+		case a.Status != r.Status:
+			t.Errorf("%s: replays with status %d (%s %s), the site answered %d", where, a.Status, a.Type, a.URL, r.Status)
+		case r.Dynamic:
+			if !bytes.HasPrefix(body, r.Body) || !dynamicTail.Match(body[len(r.Body):]) {
+				t.Errorf("%s: %d bytes replayed are not the dynamic page's %d bytes and its request line", where, len(body), len(r.Body))
+			}
+		case !bytes.Equal(body, r.Served(false)) && !bytes.Equal(body, r.Served(true)):
+			t.Errorf("%s: %d bytes replayed differ from the %d bytes the site served", where, len(body), len(r.Served(true)))
+		case a.Date == "":
+			t.Errorf("%s: replayed without the recorded Date header", where)
+		}
+	}
+	if q0 := strings.TrimPrefix(first, "http://"); first == "" || res.Title == "" {
+		t.Errorf("ReplayWeb.page did not show %s (title %q)", q0, res.Title)
+	} else if u, _ := url.Parse(first); !bytes.Contains(site.Resource(u.Path).Body, []byte("<title>"+res.Title+"</title>")) {
+		t.Errorf("ReplayWeb.page shows %s with title %q", first, res.Title)
+	}
+	fi, _ := os.Stat(w)
+	if rangeReqs.Load() == 0 {
+		t.Errorf("ReplayWeb.page made no range request for the WACZ")
+	}
+	t.Logf("%d pages and %d revisits replayed byte-exact in ReplayWeb.page 2.5.3 (Chromium); WACZ %d bytes, %d range requests, %d bytes sent", nPages, len(qs)-nPages, fi.Size(), rangeReqs.Load(), waczBytes.Load())
+}
+
+// countingWriter counts the body bytes written.
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n.Add(int64(n))
+	return n, err
+}
