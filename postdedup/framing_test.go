@@ -16,7 +16,10 @@ import (
 // rely on the second framing alone fail when a revisit would replace more
 // than one record, or bytes where no record starts, or when the input no
 // longer reads as the manifest counted (faults a correct run cannot
-// produce, injected into the copies and counts given to checkFraming).
+// produce, injected into the copies and counts given to checkFraming), or
+// when the manifest scan's reading, as its framing record holds it,
+// disagrees with the second framing (a record one finds and the other
+// does not) or is not the scan's record of this input.
 func TestValidateSecondFraming(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in", "a.warc.gz")
@@ -36,8 +39,54 @@ func TestValidateSecondFraming(t *testing.T) {
 	if err != nil {
 		t.Fatalf("validate: %v %v", err, st.Problems)
 	}
-	fi, _ := os.Stat(in)
-	f := FileInfo{Path: in, Size: fi.Size(), Records: 5, Problems: 1, Compressed: true}
+	m, err := OpenManifest(manifestPath(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	f := m.Files[0]
+	if f.Records != 5 || f.Problems != 1 || f.Framing == "" {
+		t.Fatalf("manifest file info %+v: want 5 records, 1 problem and a framing record", f)
+	}
+	rec, err := os.ReadFile(f.Framing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// edited returns f with its framing record changed by edit (lines
+	// without their newlines) and its counts set to records and problems.
+	edited := func(name string, records int, edit func(lines []string) []string) FileInfo {
+		lines := strings.Split(strings.TrimSuffix(string(rec), "\n"), "\n")
+		g := f
+		g.Records = records
+		g.Framing = filepath.Join(dir, name)
+		if err := os.WriteFile(g.Framing, []byte(strings.Join(edit(lines), "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	// dropRecord removes the record read with key from the lines and
+	// counts one record fewer in #end.
+	dropRecord := func(key string) func([]string) []string {
+		return func(lines []string) []string {
+			var out []string
+			for _, l := range lines {
+				switch {
+				case strings.HasPrefix(l, "r\t") && strings.HasSuffix(l, "\t"+key):
+					continue
+				case strings.HasPrefix(l, "#end\t"):
+					l = "#end\t4\t1"
+				}
+				out = append(out, l)
+			}
+			return out
+		}
+	}
+	addRecord := func(lines []string) []string {
+		end := lines[len(lines)-1]
+		return append(lines[:len(lines)-1], "r\t7\t7\tid <urn:uuid:never-written>", strings.Replace(end, "\t5\t", "\t6\t", 1))
+	}
+	stale := f
+	stale.ModTime = f.ModTime.Add(time.Second)
 	for _, tc := range []struct {
 		name   string
 		f      FileInfo
@@ -47,7 +96,17 @@ func TestValidateSecondFraming(t *testing.T) {
 		{"agrees", f, []*Copy{{Offset: offs[1], Length: offs[2] - offs[1]}}, ""},
 		{"two records in one copy", f, []*Copy{{Offset: offs[1], Length: offs[3] - offs[1]}}, "would drop the record " + "id " + id(3)},
 		{"no record at the copy", f, []*Copy{{Offset: offs[1] + 7, Length: 10}}, "finds 0 records starting where"},
-		{"counts changed", FileInfo{Path: in, Size: fi.Size(), Records: 6, Problems: 1, Compressed: true}, nil, "reads as 5 records and 1 unreadable ones, the manifest counted 6 and 1"},
+		{"counts changed", FileInfo{Path: f.Path, Size: f.Size, ModTime: f.ModTime, Records: 6, Problems: 1, Compressed: true, Framing: f.Framing}, nil,
+			"the scan's framing record holds 5 records and 1 unreadable ones, the manifest counted 6 and 1"},
+		// The scan's reading and the second framing disagree.
+		{"a record the scan did not read", edited("missing", 4, dropRecord("id "+id(3))), nil,
+			"record id " + id(3) + " found by the second framing, neither read nor reported unreadable"},
+		{"a record only the scan read", edited("extra", 6, addRecord), nil,
+			"record id <urn:uuid:never-written> read, not found by the second framing"},
+		// A framing record that is not the scan's of this input is refused.
+		{"framing record of another input", stale, nil, "not the manifest's " + in},
+		{"framing record cut short", edited("cut", 5, func(l []string) []string { return l[:len(l)-1] }), nil, "no #end line: cut short"},
+		{"no framing record", FileInfo{Path: f.Path, Size: f.Size, ModTime: f.ModTime, Records: 5, Problems: 1, Compressed: true}, nil, "no framing record"},
 	} {
 		var st ValidateStats
 		checkFraming(context.Background(), tc.f, tc.copies, &st)
