@@ -3,11 +3,18 @@ package postdedup
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wayside-archive/wayside/internal/framescan"
+	"github.com/wayside-archive/wayside/internal/testenv"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // TestValidateSecondFraming: dedup of an input with damaged bytes between
@@ -114,5 +121,84 @@ func TestValidateSecondFraming(t *testing.T) {
 		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 			t.Errorf("%s: problems %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestFramingRecordIsTheScansReading: the framing record the manifest scan
+// writes of each input (read with the options the scan needs: payload
+// tap, HTTP heads, digests) lists exactly the records, keys, offsets and
+// unreadable stretches that a plain read of the input with warcio gives,
+// over the real-world WARC and ARC corpus and an input with junk between
+// records, so that comparing it with the second framing is comparing the
+// reader's framing; a framing record written by inputs read in parallel
+// (-j 2) is the same.
+func TestFramingRecordIsTheScansReading(t *testing.T) {
+	dir := t.TempDir()
+	files := append(testenv.CorpusWARCs(t), testenv.CorpusARCs(t)...)
+	in := copyInputs(t, filepath.Join(dir, "in"), files...)
+	junk := filepath.Join(dir, "in", "junk.warc.gz")
+	payload := bytes.Repeat([]byte("duplicate payload "), 200)
+	recs := []testRecord{{id: id(1), uri: "http://example.org/a", date: t0, payload: payload}, {id: id(2), uri: "http://example.org/b", date: t0, payload: payload}}
+	writeWARC(t, junk, recs, []byte("junk after the last record that is no gzip member\n"))
+	in = append(in, junk)
+	man := filepath.Join(dir, "m", "manifest.tsv")
+	os.MkdirAll(filepath.Dir(man), 0o755)
+	if _, err := WriteManifest(context.Background(), in, man, ManifestOptions{Jobs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := OpenManifest(man)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if len(m.Files) != len(in) {
+		t.Fatalf("%d files in the manifest, want %d", len(m.Files), len(in))
+	}
+	spans := 0
+	for _, f := range m.Files {
+		got, err := readFraming(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f.Path, err)
+		}
+		var want framingReading
+		r, err := warcio.Open(f.Path, warcio.Options{SkipPayloadDigest: true, OnSpan: func(s warcio.Span) {
+			if !s.Padding {
+				want.unread = append(want.unread, framescan.Extent{Offset: s.Offset, Length: s.Length, DataOffset: s.DataOffset, DataLength: s.DataLength})
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				want.problems++
+				if errors.Is(err, warcio.ErrTruncated) {
+					break
+				}
+				continue
+			}
+			want.records++
+			key := framescan.Key(rec.RecordID, rec.TargetURI, rec.Header("WARC-Date"))
+			if rec.ARC != nil {
+				key = framescan.Key("", rec.ARC.URL, rec.ARC.Date)
+			}
+			want.read = append(want.read, framescan.Read{Key: key, Offset: rec.Offset, DataOffset: rec.DataOffset})
+		}
+		r.Close()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the framing record holds %d records, %d problems, spans %+v; a plain read gives %d, %d, %+v",
+				f.Path, got.records, got.problems, got.unread, want.records, want.problems, want.unread)
+		}
+		if got.records != f.Records || got.problems != f.Problems {
+			t.Errorf("%s: framing record counts %d and %d, the manifest %d and %d", f.Path, got.records, got.problems, f.Records, f.Problems)
+		}
+		spans += len(got.unread)
+	}
+	if spans == 0 {
+		t.Error("no input had an unreadable stretch: the spans were not compared")
 	}
 }
