@@ -131,7 +131,8 @@ func TestValidateSecondFraming(t *testing.T) {
 // over the real-world WARC and ARC corpus and an input with junk between
 // records, so that comparing it with the second framing is comparing the
 // reader's framing; a framing record written by inputs read in parallel
-// (-j 2) is the same.
+// (-j 2) is the same; and the framing records of an earlier manifest are
+// removed when it is written again.
 func TestFramingRecordIsTheScansReading(t *testing.T) {
 	dir := t.TempDir()
 	files := append(testenv.CorpusWARCs(t), testenv.CorpusARCs(t)...)
@@ -200,5 +201,17 @@ func TestFramingRecordIsTheScansReading(t *testing.T) {
 	}
 	if spans == 0 {
 		t.Error("no input had an unreadable stretch: the spans were not compared")
+	}
+	// Written again for one input, the manifest's framing directory holds
+	// that input's framing record only (no records of the earlier inputs,
+	// no temporary file a killed scan left).
+	fdir := man + ".framing"
+	os.WriteFile(filepath.Join(fdir, ".000000.tmp-killed"), []byte("partial"), 0o644)
+	if _, err := WriteManifest(context.Background(), []string{junk}, man, ManifestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(fdir)
+	if len(ents) != 1 || ents[0].Name() != filepath.Base(framingName(man, 0)) {
+		t.Errorf("framing directory after a manifest of one input: %v", ents)
 	}
 }

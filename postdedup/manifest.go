@@ -296,7 +296,31 @@ func WriteManifest(ctx context.Context, inputs []string, out string, opts Manife
 			return st, fmt.Errorf("postdedup: manifest: %w", err)
 		}
 	}
+	if !opts.NoFraming {
+		removeStaleFraming(out, len(inputs))
+	}
 	return st, nil
+}
+
+// removeStaleFraming removes what the framing directory of the manifest
+// out holds besides the framing records of its n inputs: those of an
+// earlier manifest of more inputs, temporary files of a killed scan. Best
+// effort: a file left behind is named by no manifest.
+func removeStaleFraming(out string, n int) {
+	dir := filepath.Join(filepath.Dir(out), filepath.Base(out)+".framing")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	keep := make(map[string]bool, n)
+	for i := 0; i < n; i++ {
+		keep[filepath.Base(framingName(out, i))] = true
+	}
+	for _, e := range ents {
+		if !keep[e.Name()] {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 func writeManifestPart(w io.Writer, h ManifestHeader, st ManifestStats, s *cdxj.Sorter) error {
