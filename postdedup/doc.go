@@ -43,7 +43,13 @@
 //     with the input as it is now, both files mapped) and revisits (one per
 //     planned copy, read back and checked field by field); every original
 //     is a full record of the input with the copy's digest, not rewritten
-//     (a sort-join); CDXJ sorted and complete. Deep mode re-reads every
+//     (a sort-join); CDXJ sorted and complete; each input is framed a
+//     second way (internal/framescan, its own inflater) and that framing
+//     is compared with the manifest scan's reading of the input, which the
+//     scan wrote as it read (a framing record per input beside the
+//     manifest, MANIFEST.framing/NNNNNN; framing.go): every record one
+//     finds the other read or reported unreadable, and each revisit
+//     replaces exactly one framed record. Deep mode re-reads every
 //     output record with warcio and compares it with the manifest, record
 //     counts included. The stamp it writes (validated.json, format 2)
 //     carries each output's XXH64 checksum, so Replace can tell the output

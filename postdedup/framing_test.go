@@ -3,11 +3,18 @@ package postdedup
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wayside-archive/wayside/internal/framescan"
+	"github.com/wayside-archive/wayside/internal/testenv"
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // TestValidateSecondFraming: dedup of an input with damaged bytes between
@@ -16,7 +23,10 @@ import (
 // rely on the second framing alone fail when a revisit would replace more
 // than one record, or bytes where no record starts, or when the input no
 // longer reads as the manifest counted (faults a correct run cannot
-// produce, injected into the copies and counts given to checkFraming).
+// produce, injected into the copies and counts given to checkFraming), or
+// when the manifest scan's reading, as its framing record holds it,
+// disagrees with the second framing (a record one finds and the other
+// does not) or is not the scan's record of this input.
 func TestValidateSecondFraming(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in", "a.warc.gz")
@@ -36,8 +46,54 @@ func TestValidateSecondFraming(t *testing.T) {
 	if err != nil {
 		t.Fatalf("validate: %v %v", err, st.Problems)
 	}
-	fi, _ := os.Stat(in)
-	f := FileInfo{Path: in, Size: fi.Size(), Records: 5, Problems: 1, Compressed: true}
+	m, err := OpenManifest(manifestPath(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	f := m.Files[0]
+	if f.Records != 5 || f.Problems != 1 || f.Framing == "" {
+		t.Fatalf("manifest file info %+v: want 5 records, 1 problem and a framing record", f)
+	}
+	rec, err := os.ReadFile(f.Framing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// edited returns f with its framing record changed by edit (lines
+	// without their newlines) and its counts set to records and problems.
+	edited := func(name string, records int, edit func(lines []string) []string) FileInfo {
+		lines := strings.Split(strings.TrimSuffix(string(rec), "\n"), "\n")
+		g := f
+		g.Records = records
+		g.Framing = filepath.Join(dir, name)
+		if err := os.WriteFile(g.Framing, []byte(strings.Join(edit(lines), "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	// dropRecord removes the record read with key from the lines and
+	// counts one record fewer in #end.
+	dropRecord := func(key string) func([]string) []string {
+		return func(lines []string) []string {
+			var out []string
+			for _, l := range lines {
+				switch {
+				case strings.HasPrefix(l, "r\t") && strings.HasSuffix(l, "\t"+key):
+					continue
+				case strings.HasPrefix(l, "#end\t"):
+					l = "#end\t4\t1"
+				}
+				out = append(out, l)
+			}
+			return out
+		}
+	}
+	addRecord := func(lines []string) []string {
+		end := lines[len(lines)-1]
+		return append(lines[:len(lines)-1], "r\t7\t7\tid <urn:uuid:never-written>", strings.Replace(end, "\t5\t", "\t6\t", 1))
+	}
+	stale := f
+	stale.ModTime = f.ModTime.Add(time.Second)
 	for _, tc := range []struct {
 		name   string
 		f      FileInfo
@@ -47,7 +103,17 @@ func TestValidateSecondFraming(t *testing.T) {
 		{"agrees", f, []*Copy{{Offset: offs[1], Length: offs[2] - offs[1]}}, ""},
 		{"two records in one copy", f, []*Copy{{Offset: offs[1], Length: offs[3] - offs[1]}}, "would drop the record " + "id " + id(3)},
 		{"no record at the copy", f, []*Copy{{Offset: offs[1] + 7, Length: 10}}, "finds 0 records starting where"},
-		{"counts changed", FileInfo{Path: in, Size: fi.Size(), Records: 6, Problems: 1, Compressed: true}, nil, "reads as 5 records and 1 unreadable ones, the manifest counted 6 and 1"},
+		{"counts changed", FileInfo{Path: f.Path, Size: f.Size, ModTime: f.ModTime, Records: 6, Problems: 1, Compressed: true, Framing: f.Framing}, nil,
+			"the scan's framing record holds 5 records and 1 unreadable ones, the manifest counted 6 and 1"},
+		// The scan's reading and the second framing disagree.
+		{"a record the scan did not read", edited("missing", 4, dropRecord("id "+id(3))), nil,
+			"record id " + id(3) + " found by the second framing, neither read nor reported unreadable"},
+		{"a record only the scan read", edited("extra", 6, addRecord), nil,
+			"record id <urn:uuid:never-written> read, not found by the second framing"},
+		// A framing record that is not the scan's of this input is refused.
+		{"framing record of another input", stale, nil, "not the manifest's " + in},
+		{"framing record cut short", edited("cut", 5, func(l []string) []string { return l[:len(l)-1] }), nil, "no #end line: cut short"},
+		{"no framing record", FileInfo{Path: f.Path, Size: f.Size, ModTime: f.ModTime, Records: 5, Problems: 1, Compressed: true}, nil, "no framing record"},
 	} {
 		var st ValidateStats
 		checkFraming(context.Background(), tc.f, tc.copies, &st)
@@ -55,5 +121,97 @@ func TestValidateSecondFraming(t *testing.T) {
 		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 			t.Errorf("%s: problems %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestFramingRecordIsTheScansReading: the framing record the manifest scan
+// writes of each input (read with the options the scan needs: payload
+// tap, HTTP heads, digests) lists exactly the records, keys, offsets and
+// unreadable stretches that a plain read of the input with warcio gives,
+// over the real-world WARC and ARC corpus and an input with junk between
+// records, so that comparing it with the second framing is comparing the
+// reader's framing; a framing record written by inputs read in parallel
+// (-j 2) is the same; and the framing records of an earlier manifest are
+// removed when it is written again.
+func TestFramingRecordIsTheScansReading(t *testing.T) {
+	dir := t.TempDir()
+	files := append(testenv.CorpusWARCs(t), testenv.CorpusARCs(t)...)
+	in := copyInputs(t, filepath.Join(dir, "in"), files...)
+	junk := filepath.Join(dir, "in", "junk.warc.gz")
+	payload := bytes.Repeat([]byte("duplicate payload "), 200)
+	recs := []testRecord{{id: id(1), uri: "http://example.org/a", date: t0, payload: payload}, {id: id(2), uri: "http://example.org/b", date: t0, payload: payload}}
+	writeWARC(t, junk, recs, []byte("junk after the last record that is no gzip member\n"))
+	in = append(in, junk)
+	man := filepath.Join(dir, "m", "manifest.tsv")
+	os.MkdirAll(filepath.Dir(man), 0o755)
+	if _, err := WriteManifest(context.Background(), in, man, ManifestOptions{Jobs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := OpenManifest(man)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if len(m.Files) != len(in) {
+		t.Fatalf("%d files in the manifest, want %d", len(m.Files), len(in))
+	}
+	spans := 0
+	for _, f := range m.Files {
+		got, err := readFraming(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f.Path, err)
+		}
+		var want framingReading
+		r, err := warcio.Open(f.Path, warcio.Options{SkipPayloadDigest: true, OnSpan: func(s warcio.Span) {
+			if !s.Padding {
+				want.unread = append(want.unread, framescan.Extent{Offset: s.Offset, Length: s.Length, DataOffset: s.DataOffset, DataLength: s.DataLength})
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				want.problems++
+				if errors.Is(err, warcio.ErrTruncated) {
+					break
+				}
+				continue
+			}
+			want.records++
+			key := framescan.Key(rec.RecordID, rec.TargetURI, rec.Header("WARC-Date"))
+			if rec.ARC != nil {
+				key = framescan.Key("", rec.ARC.URL, rec.ARC.Date)
+			}
+			want.read = append(want.read, framescan.Read{Key: key, Offset: rec.Offset, DataOffset: rec.DataOffset})
+		}
+		r.Close()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the framing record holds %d records, %d problems, spans %+v; a plain read gives %d, %d, %+v",
+				f.Path, got.records, got.problems, got.unread, want.records, want.problems, want.unread)
+		}
+		if got.records != f.Records || got.problems != f.Problems {
+			t.Errorf("%s: framing record counts %d and %d, the manifest %d and %d", f.Path, got.records, got.problems, f.Records, f.Problems)
+		}
+		spans += len(got.unread)
+	}
+	if spans == 0 {
+		t.Error("no input had an unreadable stretch: the spans were not compared")
+	}
+	// Written again for one input, the manifest's framing directory holds
+	// that input's framing record only (no records of the earlier inputs,
+	// no temporary file a killed scan left).
+	fdir := man + ".framing"
+	os.WriteFile(filepath.Join(fdir, ".000000.tmp-killed"), []byte("partial"), 0o644)
+	if _, err := WriteManifest(context.Background(), []string{junk}, man, ManifestOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(fdir)
+	if len(ents) != 1 || ents[0].Name() != filepath.Base(framingName(man, 0)) {
+		t.Errorf("framing directory after a manifest of one input: %v", ents)
 	}
 }

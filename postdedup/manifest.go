@@ -94,6 +94,11 @@ type FileInfo struct {
 	Compressed bool      `json:"compressed"` // gzip per record
 	Problems   int       `json:"problems"`   // unreadable records (#problem lines)
 	RawBytes   int64     `json:"raw_bytes"`  // uncompressed bytes read
+	// Framing names the framing record the scan wrote of this input
+	// (framing.go): relative to the manifest's directory as written,
+	// resolved against it when a manifest is read; "" when none was
+	// written (ManifestOptions.NoFraming).
+	Framing string `json:"framing,omitempty"`
 }
 
 // Problem is a record that could not be read, located by file and offset.
@@ -144,6 +149,10 @@ type ManifestOptions struct {
 	CompareCache int64
 	// Progress, when set, is called after each file is read.
 	Progress func(done, total int, f FileInfo)
+	// NoFraming skips the framing record of each input (framing.go) that
+	// Validate compares with a second framing: for a manifest that is
+	// never validated (assess).
+	NoFraming bool
 }
 
 func (o *ManifestOptions) defaults() error {
@@ -249,7 +258,18 @@ func WriteManifest(ctx context.Context, inputs []string, out string, opts Manife
 	var st ManifestStats
 	var buf []byte
 	var addErr error
-	err := scanInputs(ctx, inputs, opts, func(e *Entry) {
+	var framing func(i int) (path, name string)
+	if !opts.NoFraming {
+		dir := filepath.Join(filepath.Dir(out), filepath.Base(out)+".framing")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return st, fmt.Errorf("postdedup: manifest: %w", err)
+		}
+		framing = func(i int) (string, string) {
+			name := framingName(out, i)
+			return filepath.Join(filepath.Dir(out), name), name
+		}
+	}
+	err := scanInputs(ctx, inputs, opts, framing, func(e *Entry) {
 		if addErr != nil {
 			return
 		}
@@ -276,7 +296,31 @@ func WriteManifest(ctx context.Context, inputs []string, out string, opts Manife
 			return st, fmt.Errorf("postdedup: manifest: %w", err)
 		}
 	}
+	if !opts.NoFraming {
+		removeStaleFraming(out, len(inputs))
+	}
 	return st, nil
+}
+
+// removeStaleFraming removes what the framing directory of the manifest
+// out holds besides the framing records of its n inputs: those of an
+// earlier manifest of more inputs, temporary files of a killed scan. Best
+// effort: a file left behind is named by no manifest.
+func removeStaleFraming(out string, n int) {
+	dir := filepath.Join(filepath.Dir(out), filepath.Base(out)+".framing")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	keep := make(map[string]bool, n)
+	for i := 0; i < n; i++ {
+		keep[filepath.Base(framingName(out, i))] = true
+	}
+	for _, e := range ents {
+		if !keep[e.Name()] {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 func writeManifestPart(w io.Writer, h ManifestHeader, st ManifestStats, s *cdxj.Sorter) error {
@@ -322,8 +366,10 @@ func inSample(key string, frac float64) bool {
 
 // scanInputs reads every input file, opts.Jobs at a time, and calls emit
 // (from one goroutine at a time) with each manifest entry. File
-// information and problems are collected in st, in input order.
-func scanInputs(ctx context.Context, inputs []string, opts ManifestOptions, emit func(*Entry), st *ManifestStats) error {
+// information and problems are collected in st, in input order. When
+// framing is set, the framing record of input i is written to the path
+// framing(i) returns, and FileInfo.Framing is the name it returns.
+func scanInputs(ctx context.Context, inputs []string, opts ManifestOptions, framing func(i int) (path, name string), emit func(*Entry), st *ManifestStats) error {
 	type result struct {
 		i        int
 		info     FileInfo
@@ -351,12 +397,26 @@ func scanInputs(ctx context.Context, inputs []string, opts ManifestOptions, emit
 				batch = batch[:0]
 			}
 			for i := range jobs {
-				info, probs, err := scanFile(ctx, inputs[i], opts, cache, func(e *Entry) {
+				add := func(e *Entry) {
 					batch = append(batch, e)
 					if len(batch) == cap(batch) {
 						flush()
 					}
-				})
+				}
+				var info FileInfo
+				var probs []Problem
+				var err error
+				if framing == nil {
+					info, probs, err = scanFile(ctx, inputs[i], opts, cache, nil, add)
+				} else {
+					path, name := framing(i)
+					err = fsutil.WriteFileAtomic(path, 0o644, func(w io.Writer) error {
+						var serr error
+						info, probs, serr = scanFile(ctx, inputs[i], opts, cache, &framingRecorder{w: w}, add)
+						return serr
+					})
+					info.Framing = name
+				}
 				flush()
 				results <- result{i, info, probs, err}
 			}
@@ -402,8 +462,9 @@ func scanInputs(ctx context.Context, inputs []string, opts ManifestOptions, emit
 	return nil
 }
 
-// scanFile reads one WARC file and calls emit with its entries.
-func scanFile(ctx context.Context, path string, opts ManifestOptions, cache *scanCache, emit func(*Entry)) (FileInfo, []Problem, error) {
+// scanFile reads one WARC file and calls emit with its entries; with fr,
+// it writes the file's framing record there as it reads.
+func scanFile(ctx context.Context, path string, opts ManifestOptions, cache *scanCache, fr *framingRecorder, emit func(*Entry)) (FileInfo, []Problem, error) {
 	info := FileInfo{Path: path}
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -424,6 +485,10 @@ func scanFile(ctx context.Context, path string, opts ManifestOptions, cache *sca
 		} else {
 			ropts.Payload = alt
 		}
+	}
+	if fr != nil {
+		fr.header(info)
+		ropts.OnSpan = fr.span
 	}
 	r, err := warcio.Open(path, ropts)
 	if err != nil {
@@ -462,6 +527,9 @@ func scanFile(ctx context.Context, path string, opts ManifestOptions, cache *sca
 			return info, probs, fmt.Errorf("postdedup: %w", err)
 		}
 		info.Records++
+		if fr != nil {
+			fr.record(rec)
+		}
 		if !cdxj.Indexed(rec, false) {
 			continue
 		}
@@ -479,6 +547,11 @@ func scanFile(ctx context.Context, path string, opts ManifestOptions, cache *sca
 		emit(e)
 	}
 	info.Problems = len(probs)
+	if fr != nil {
+		if err := fr.end(info.Records, info.Problems); err != nil {
+			return info, probs, fmt.Errorf("postdedup: framing record of %s: %w", path, err)
+		}
+	}
 	return info, probs, nil
 }
 
@@ -705,6 +778,9 @@ func (m *ManifestReader) readHeader() error {
 				return m.errorf("bad #file line")
 			}
 			fi.Path = unescapeField(f[1])
+			if fi.Framing != "" && !filepath.IsAbs(fi.Framing) {
+				fi.Framing = filepath.Join(filepath.Dir(m.Name), fi.Framing)
+			}
 			m.Files = append(m.Files, fi)
 		case "#problem":
 			if len(f) != 4 {

@@ -481,59 +481,33 @@ func deepCheck(ctx context.Context, f FileInfo, l Layout, copies []*Copy, entrie
 
 // checkFraming frames the input a second way (package framescan, which
 // does not use the reader the manifest was written with) and checks that
-// the two readings agree: every record the second framing finds was read
-// or lies in a stretch the reader reported unreadable, every record read
-// is found, the reader still reads the records and problems the manifest
-// counted, and each revisit replaces exactly one framed record: the copy,
-// starting where the copy starts, with no other record inside it (a
-// revisit over a copy whose length swallowed another record would lose
-// that record).
+// it agrees with the manifest scan's reading, as the scan recorded it in
+// the input's framing record (framing.go; reading the input with the same
+// reader again would be no independent check, only a third inflation):
+// every record the second framing finds was read or lies in a stretch the
+// reader reported unreadable, every record read is found, the record
+// holds the records and problems the manifest counted, and each revisit
+// replaces exactly one framed record: the copy, starting where the copy
+// starts, with no other record inside it (a revisit over a copy whose
+// length swallowed another record would lose that record).
 func checkFraming(ctx context.Context, f FileInfo, copies []*Copy, st *ValidateStats) {
+	reading, err := readFraming(f)
+	if err != nil {
+		st.fail("%s: %v", f.Path, err)
+		return
+	}
+	if err := ctx.Err(); err != nil {
+		return
+	}
 	framed, err := framescan.File(f.Path)
 	if err != nil {
 		st.fail("%s: second framing: %v", f.Path, err)
 		return
 	}
-	var read []framescan.Read
-	var unread []framescan.Extent
-	// Inputs are complete files (the manifest read them mapped too).
-	r, err := warcio.Open(f.Path, warcio.Options{SkipPayloadDigest: true, Map: true, OnSpan: func(s warcio.Span) {
-		if !s.Padding {
-			unread = append(unread, framescan.Extent{Offset: s.Offset, Length: s.Length, DataOffset: s.DataOffset, DataLength: s.DataLength})
-		}
-	}})
-	if err != nil {
-		st.fail("%v", err)
-		return
+	if reading.records != f.Records || reading.problems != f.Problems {
+		st.fail("%s: the scan's framing record holds %d records and %d unreadable ones, the manifest counted %d and %d", f.Path, reading.records, reading.problems, f.Records, f.Problems)
 	}
-	defer r.Close()
-	records, problems := 0, 0
-	for n := 0; ; n++ {
-		if n%256 == 0 && ctx.Err() != nil {
-			return
-		}
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			problems++
-			if errors.Is(err, warcio.ErrTruncated) {
-				break
-			}
-			continue
-		}
-		records++
-		key := framescan.Key(rec.RecordID, rec.TargetURI, rec.Header("WARC-Date"))
-		if rec.ARC != nil {
-			key = framescan.Key("", rec.ARC.URL, rec.ARC.Date)
-		}
-		read = append(read, framescan.Read{Key: key, Offset: rec.Offset, DataOffset: rec.DataOffset})
-	}
-	if records != f.Records || problems != f.Problems {
-		st.fail("%s: reads as %d records and %d unreadable ones, the manifest counted %d and %d", f.Path, records, problems, f.Records, f.Problems)
-	}
-	for _, d := range framescan.Compare(f.Path, framed, read, unread) {
+	for _, d := range framescan.Compare(f.Path, framed, reading.read, reading.unread) {
 		st.fail("%s", d)
 	}
 	// The framed records by where they start (stable: file order within
