@@ -39,8 +39,9 @@ func framingRecord(host string, n int) []byte {
 // files (internal/warcgen) appear. Every append is followed by a wait
 // until the daemon's ingest status shows the size written (a poll saw
 // it), never by a sleep. At the end, every record the second framing
-// (internal/framescan) finds outside damage is in the capture index
-// exactly once (file, URI), nothing else is, and the CDX answer stays
+// (internal/framescan) finds outside damage, alone in its gzip member, is
+// in the capture index exactly once (file, URI), nothing else is (records
+// sharing a member have no offset and length of their own), and the CDX answer stays
 // byte for byte the same over later polls (made visible by marker files
 // ingested after them).
 func TestE2EOneStreamAndDamagedWatchedOnce(t *testing.T) {
@@ -81,8 +82,8 @@ func TestE2EOneStreamAndDamagedWatchedOnce(t *testing.T) {
 	const steps = 8
 	for step := range steps {
 		for range 3 {
+			// One gzip stream: no record is addressable, none indexed.
 			zw.Write(framingRecord("stream.example", n))
-			want["stream.warc.gz"][fmt.Sprintf("http://stream.example/%d", n)] = true
 			n++
 		}
 		if err := zw.Flush(); err != nil {
@@ -96,8 +97,7 @@ func TestE2EOneStreamAndDamagedWatchedOnce(t *testing.T) {
 			app = append(app, "not gzip data at all\n"...)
 		case 1:
 			app = append(app, warcgen.Gzip(append(append(framingRecord("damaged.example", 3*step+1), "junk line in the member\n"...), framingRecord("damaged.example", 3*step+2)...))...)
-			want["damaged.warc.gz"][fmt.Sprintf("http://damaged.example/%d", 3*step+1)] = true
-			want["damaged.warc.gz"][fmt.Sprintf("http://damaged.example/%d", 3*step+2)] = true
+			// The two share a member: not addressable, not indexed.
 		case 2:
 			bad := bytes.Replace(framingRecord("damaged.example", 3*step+1), []byte("WARC/1.1"), []byte("WARX/1.1"), 1)
 			app = append(app, warcgen.Gzip(bad)...)
@@ -122,13 +122,21 @@ func TestE2EOneStreamAndDamagedWatchedOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		scanned := map[string]bool{}
+		scanned, perMember := map[string]bool{}, map[int64]int{}
 		for _, r := range res.Records {
-			scanned[r.Key()] = true
+			perMember[r.Member]++
+		}
+		for _, r := range res.Records {
+			// A record sharing its gzip member has no offset and length
+			// of its own: it is not indexed (as `wayside cdxj` skips it).
+			scanned[r.Key()] = !res.Compressed || perMember[r.Member] == 1
 		}
 		want[name] = map[string]bool{}
 		for i, k := range f.Keys {
 			uri := fmt.Sprintf("http://example.org/%d", i)
+			if ok, found := scanned[k]; found && !ok {
+				continue // shares a gzip member: must not be indexed
+			}
 			want[name][uri] = f.Good[k] && scanned[k]
 		}
 		writeFile(t, filepath.Join(warcs, name), f.Data)
