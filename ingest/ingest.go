@@ -224,8 +224,8 @@ func (in *Ingester) Run(ctx context.Context) error {
 	in.mu.Lock()
 	in.cp = cp
 	in.mu.Unlock()
-	if err := in.recovered(ctx); err != nil {
-		return err
+	if err := in.recovered(ctx); err != nil || ctx.Err() != nil {
+		return err // stopped during the catch-up: no file is read
 	}
 	t := time.NewTicker(in.cfg.PollInterval)
 	defer t.Stop()
