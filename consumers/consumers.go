@@ -13,6 +13,7 @@ import (
 	wayside "github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/characterize"
+	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/mementomap"
 )
 
@@ -241,6 +242,9 @@ func (s *Set) openCharacterize(cfg CharacterizeConfig, cdxjDirs []string, budget
 // it, or in a crash. Call it after the producer's own recovery (crawl:
 // crawl.Open; ingest: the Recovered hook) and before captures flow.
 func (s *Set) CatchUp(ctx context.Context) error {
+	if err := failpoint.Wait(ctx, "consumers.catch-up"); err != nil {
+		return fmt.Errorf("consumers: catch up: %w", err)
+	}
 	for _, n := range s.subs {
 		r, ok := n.Sub.(wayside.Resyncer)
 		if !ok {

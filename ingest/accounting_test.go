@@ -43,7 +43,8 @@ func (l *lockedBuffer) String() string {
 // ingested from a watched directory; the captures it delivers and the
 // errors it logs (by file and offset) are checked with
 // warcgen.CheckReading against the generator and the second framing: no
-// record outside damage lost, every damaged stretch named, every byte in
+// record outside damage lost (a record sharing its gzip member named by
+// the member's offset, as it is not indexed), every damaged stretch named, every byte in
 // a capture or a named stretch. Fixed seed; WAYSIDE_PROPERTY_N files
 // (default 8).
 func TestIngestAccountProperty(t *testing.T) {
@@ -107,7 +108,7 @@ func TestIngestAccountProperty(t *testing.T) {
 		idx.Close()
 		mu.Lock()
 		named := warcgen.NamedOffsets(logs.String(), base)
-		warcgen.CheckReading(t, warcgen.Reader{Name: "ingest", Lengths: true, GoesOn: true}, f, base, out, named, false)
+		warcgen.CheckReading(t, warcgen.Reader{Name: "ingest", Locates: true, Lengths: true, GoesOn: true}, f, base, out, named, false)
 		mu.Unlock()
 		// Damage is counted as errors, a partial record at the end as the
 		// file's truncation.

@@ -28,7 +28,11 @@
 //     is checkpointed as the offset reading started from and the
 //     uncompressed bytes from there already ingested, and a file read to
 //     a clean end is checkpointed at its end, so such a file is read once
-//     and no record of it is ingested twice.
+//     and no record of it is ingested twice. Such a record has no offset
+//     and length of its own, so (as `wayside cdxj` does) it gets no CDXJ
+//     line and is not delivered as a capture: the capture index equals
+//     one rebuilt from the CDXJ files, and every entry is readable. The
+//     ingester reports it (Status.Errors, one report per file read).
 //
 // After a crash the CDXJ files are cut back to their checkpointed sizes
 // and the batch in flight is read again: the index Puts are no-ops, its

@@ -80,6 +80,9 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 	var batch []ingested
 	next, nextSkip := start, skip
 	truncatedAt := int64(-1)
+	// Shared gzip members holding records that would be indexed, in file
+	// order, with how many such records each holds (reported, not indexed).
+	var shared []struct{ offset, n int64 }
 	for {
 		if ctx.Err() != nil {
 			break
@@ -113,6 +116,12 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 			continue // ingested by an earlier read of its gzip member
 		}
 		batch = append(batch, rec)
+		if rec.unaddressable {
+			if len(shared) == 0 || shared[len(shared)-1].offset != rec.c.Offset {
+				shared = append(shared, struct{ offset, n int64 }{rec.c.Offset, 0})
+			}
+			shared[len(shared)-1].n++
+		}
 		if rec.shared {
 			next, nextSkip = start, rec.dataEnd
 		} else {
@@ -129,6 +138,11 @@ func (in *Ingester) readFile(ctx context.Context, f seenFile, st *fileState) err
 		if err := in.flush(ctx, sync, f, st, batch, next, nextSkip); err != nil {
 			return err
 		}
+	}
+	for _, m := range shared {
+		// One report per member, not per record (a one-stream file is
+		// one member holding thousands).
+		in.noteError(fmt.Errorf("ingest: %s offset %d: the gzip member there holds %d records that share it with another record; they cannot be located by offset and length and are not indexed (as `wayside cdxj` skips them): recompress the file one gzip member per record", f.path, m.offset, m.n))
 	}
 	if readErr != nil {
 		return readErr
@@ -225,6 +239,12 @@ func (in *Ingester) flush(ctx context.Context, sync func() error, f seenFile, st
 		}
 	}
 	for _, r := range batch {
+		if r.unaddressable {
+			// No CDXJ line, so no capture: the capture index must equal
+			// what a rebuild from the CDXJ files gives, and every entry
+			// must be readable at its offset and length.
+			continue
+		}
 		if err := in.sub.OnCapture(context.WithoutCancel(ctx), r.c); err != nil {
 			in.log.Warn("ingest: capture not delivered to its consumers", "file", f.base, "offset", r.c.Offset, "err", err)
 		}

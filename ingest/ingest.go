@@ -213,10 +213,8 @@ func (in *Ingester) Run(ctx context.Context) error {
 		go func() { defer wg.Done(); in.clog.run(ctx, in.cfg.PollInterval) }()
 	}
 	if len(in.cfg.Dirs) == 0 {
-		if in.cfg.Recovered != nil {
-			if err := in.cfg.Recovered(ctx); err != nil {
-				return err
-			}
+		if err := in.recovered(ctx); err != nil {
+			return err
 		}
 		<-ctx.Done()
 		return nil
@@ -231,10 +229,8 @@ func (in *Ingester) Run(ctx context.Context) error {
 	in.mu.Lock()
 	in.cp = cp
 	in.mu.Unlock()
-	if in.cfg.Recovered != nil {
-		if err := in.cfg.Recovered(ctx); err != nil {
-			return err
-		}
+	if err := in.recovered(ctx); err != nil || ctx.Err() != nil {
+		return err // stopped during the catch-up: no file is read
 	}
 	t := time.NewTicker(in.cfg.PollInterval)
 	defer t.Stop()
@@ -248,6 +244,22 @@ func (in *Ingester) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// recovered calls Config.Recovered (the consumers' catch-up). One that
+// ctx's end stopped (an orderly shutdown during start-up) is no failure:
+// nothing is lost, the consumers catch up from the CDXJ files at the
+// next start.
+func (in *Ingester) recovered(ctx context.Context) error {
+	if in.cfg.Recovered == nil {
+		return nil
+	}
+	err := in.cfg.Recovered(ctx)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		in.log.Info("ingest: stopped before the consumers caught up from the CDXJ files; they catch up at the next start")
+		return nil
+	}
+	return err
 }
 
 // warcBaseName returns the name a WARC file has once closed, and whether

@@ -29,6 +29,11 @@ type ingested struct {
 	c wayside.Capture
 	// indexed is set for records that get a CDXJ line (cdxj.HasLine).
 	indexed bool
+	// unaddressable is set for a record that would be indexed but shares
+	// its gzip member with another (cdxj.Indexed, Length 0): no offset
+	// and length locate it, so, as `wayside cdxj` does, it gets no CDXJ
+	// line and no capture (it is reported instead).
+	unaddressable bool
 	// dataStart and dataEnd locate the record in the uncompressed data
 	// read from the iterator's start; shared is set for a record in a gzip
 	// member that holds others (or a file that is one gzip stream): such
@@ -54,7 +59,7 @@ func (it *recordIter) Next() (ingested, error) {
 	rec.Offset += it.start
 	c := rec.Capture(it.name)
 	c.Dir = it.dir
-	return ingested{c: c, indexed: cdxj.HasLine(rec), dataStart: rec.DataOffset, dataEnd: rec.DataOffset + rec.DataLength, shared: rec.Length == 0}, nil
+	return ingested{c: c, indexed: cdxj.HasLine(rec), unaddressable: rec.Length == 0 && cdxj.Indexed(rec, false), dataStart: rec.DataOffset, dataEnd: rec.DataOffset + rec.DataLength, shared: rec.Length == 0}, nil
 }
 
 // consumed is the file offset up to which the reader consumed the input

@@ -20,11 +20,17 @@ import (
 )
 
 func main() {
+	os.Exit(runProcess(os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}))
+}
+
+// runProcess runs one command as the process does, SIGINT and SIGTERM
+// cancelling its context, and returns the exit status (report).
+func runProcess(args []string, e *env) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+	err := run(ctx, args, e)
 	interrupted := ctx.Err() != nil
 	stop()
-	os.Exit(report(os.Stderr, err, interrupted))
+	return report(e.stderr, err, interrupted)
 }
 
 // Exit statuses, the same for every subcommand.

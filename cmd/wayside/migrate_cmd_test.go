@@ -553,8 +553,8 @@ func runCLIChild(argsJSON string) int {
 			return 2
 		}
 	}
-	err := run(context.Background(), args, &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
-	return report(os.Stderr, err, false)
+	// As the process runs it: a signal cancels the command (serve tests).
+	return runProcess(args, &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
 }
 
 // TestMigrateKilled kills `wayside migrate` (SIGKILL at a failpoint while it

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -85,6 +87,72 @@ func TestCrawlInterruptExits130(t *testing.T) {
 		beside, err := os.ReadFile(cdxj.SideFileName(w))
 		if err != nil || !bytes.Equal(beside, index) || len(index) == 0 {
 			t.Errorf("the CDXJ beside %s (%v) is not its index:\n%s\nwant:\n%s", w, err, beside, index)
+		}
+	}
+}
+
+// TestServeSIGTERMDuringCatchUpExits0: `wayside serve` told to stop by
+// SIGTERM while its consumers were still catching up from the CDXJ files
+// at start-up exited 130, as if interrupted, though a SIGTERM is how a
+// daemon is stopped. The catch-up is held by a failpoint
+// (consumers.catch-up=hold, which says on stderr when it holds), SIGTERM
+// is sent then, and the daemon exits 0, says in its log that the
+// consumers catch up at the next start, and prints no error or
+// "interrupted" line.
+func TestServeSIGTERMDuringCatchUpExits0(t *testing.T) {
+	data, err := os.MkdirTemp("", "wsd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(data)
+	warcs := t.TempDir()
+	args, _ := json.Marshal([]string{"serve", "--data-dir", data, "--unix", filepath.Join(data, "s.sock"), "--watch", warcs})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), cliChildEnv+"="+string(args), failpointsEnv+"=consumers.catch-up=hold")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	hang := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() }) // only catches a hang
+	defer hang.Stop()
+	held := make(chan struct{})
+	var log strings.Builder
+	logDone := make(chan struct{})
+	go func() {
+		defer close(logDone)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "failpoint: consumers.catch-up: holding until cancelled") {
+				close(held)
+			}
+		}
+	}()
+	select {
+	case <-held:
+	case <-logDone:
+		cmd.Wait()
+		t.Fatalf("the daemon ended before its catch-up was held:\n%s", log.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-logDone
+	err = cmd.Wait()
+	out := log.String()
+	if err != nil {
+		t.Fatalf("exit after SIGTERM during catch-up: %v, want status 0; stderr:\n%s", err, out)
+	}
+	if !strings.Contains(out, "stopped before the consumers caught up from the CDXJ files; they catch up at the next start") ||
+		!strings.Contains(out, "sidecar: stopped") {
+		t.Errorf("the log does not say the daemon stopped cleanly before the catch-up:\n%s", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "wayside:") || strings.Contains(l, "level=ERROR") {
+			t.Errorf("error line after an orderly stop: %s", l)
 		}
 	}
 }

@@ -17,8 +17,11 @@
 // every point costs one atomic load. The registry is the package's only
 // state: failpoints are process-wide by nature, as in bbolt.
 //
+// A point where the caller can wait (a stage to hold in place until
+// shutdown) is marked with Wait(ctx, name) instead of Inject.
+//
 // Names are "component.point" in lower case. The actions: Error (the point
-// returns an error), ShortWrite (a write puts only the first k bytes on
+// returns an error), Hold (Wait blocks until its context ends), ShortWrite (a write puts only the first k bytes on
 // disk, then fails), Kill (SIGKILL to the process itself: the crash the
 // tests recover from), and Nth (the action fires on the nth hit only).
 package failpoint

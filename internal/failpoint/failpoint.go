@@ -1,6 +1,7 @@
 package failpoint
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -29,6 +30,22 @@ func Inject(name string) error {
 		return nil
 	}
 	_, err := eval(name, 0)
+	return err
+}
+
+// Wait evaluates the point name where the caller can wait on ctx: a point
+// armed with Hold blocks until ctx ends and returns ctx's error (a stage
+// held in place until shutdown); other actions act as for Inject.
+func Wait(ctx context.Context, name string) error {
+	if armed.Load() == 0 {
+		return nil
+	}
+	_, err := eval(name, 0)
+	if errors.Is(err, errHold) {
+		fmt.Fprintf(os.Stderr, "failpoint: %s: holding until cancelled\n", name)
+		<-ctx.Done()
+		return ctx.Err()
+	}
 	return err
 }
 
@@ -108,6 +125,17 @@ func Kill() Action {
 	}
 }
 
+// errHold is what the Hold action returns: Wait turns it into a wait.
+var errHold = errors.New("failpoint: hold")
+
+// Hold is an action for points evaluated by Wait: the caller waits there
+// until its context ends, after printing "failpoint: NAME: holding until
+// cancelled" on stderr (so a test knows the process got there). At a
+// point evaluated by Inject or Write it fails the operation.
+func Hold() Action {
+	return func(int) (int, error) { return 0, errHold }
+}
+
 // Nth fires a on the nth evaluation of the point (1-based) and lets every
 // other evaluation proceed.
 func Nth(nth int, a Action) Action {
@@ -122,7 +150,7 @@ func Nth(nth int, a Action) Action {
 
 // Arm enables the points a spec names, for crash children started by a
 // test: "name=action[;name=action]", where action is "kill", "error",
-// "short:K" (ShortWrite of K bytes with syscall.ENOSPC), each optionally
+// "hold" (Hold), "short:K" (ShortWrite of K bytes with syscall.ENOSPC), each optionally
 // prefixed by "N*" to fire on the Nth hit only ("3*kill"). It returns the
 // function that disarms them all.
 func Arm(spec string) (disable func(), err error) {
@@ -157,6 +185,8 @@ func Arm(spec string) (disable func(), err error) {
 			a = Kill()
 		case act == "error":
 			a = Error(nil)
+		case act == "hold":
+			a = Hold()
 		case strings.HasPrefix(act, "short:"):
 			k, err := strconv.Atoi(strings.TrimPrefix(act, "short:"))
 			if err != nil || k < 0 {

@@ -1,6 +1,7 @@
 package failpoint
 
 import (
+	"context"
 	"errors"
 	"go/ast"
 	"go/parser"
@@ -78,6 +79,35 @@ func TestArmSpec(t *testing.T) {
 	}
 	if armed.Load() != 2 {
 		t.Fatalf("a refused spec left points armed: %d", armed.Load())
+	}
+}
+
+// TestHoldWaitsForCancel: a point armed "hold" keeps Wait until its
+// context ends, then returns the context's error; unarmed, Wait returns at
+// once, and other actions act as for Inject.
+func TestHoldWaitsForCancel(t *testing.T) {
+	if err := Wait(context.Background(), "h.point"); err != nil {
+		t.Fatalf("Wait on an unarmed point: %v", err)
+	}
+	off, err := Arm("h.point=hold;h.other=error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer off()
+	if err := Wait(context.Background(), "h.other"); !errors.Is(err, ErrInjected) {
+		t.Fatalf("Wait on an error point: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Wait(ctx, "h.point") }()
+	select {
+	case err := <-done:
+		t.Fatalf("Wait returned before its context ended: %v", err)
+	default:
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait after cancel: %v", err)
 	}
 }
 
