@@ -324,7 +324,22 @@ func TestE2EReloadFixitySchedule(t *testing.T) {
 		}
 		return out
 	}
-	if s := sweeps(); len(s) != 1 || s["nightly"].Schedule != "15 3 * * *" || s["nightly"].Next == "" {
+	// The fixity service schedules its sweeps once it runs, which may be
+	// after the daemon answers (at start and after a reload): wait,
+	// bounded, until every sweep has its next run.
+	scheduled := func(n int) map[string]api.SweepStatus {
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			s := sweeps()
+			all := len(s) == n
+			for _, sw := range s {
+				all = all && sw.Next != ""
+			}
+			if all || time.Now().After(deadline) {
+				return s
+			}
+		}
+	}
+	if s := scheduled(1); len(s) != 1 || s["nightly"].Schedule != "15 3 * * *" || s["nightly"].Next == "" {
 		t.Fatalf("sweeps at start: %+v", s)
 	}
 	write := func(cfg string) { os.WriteFile(d.cfgPath, []byte(strings.ReplaceAll(cfg, "DIR", dir)), 0o600) }
@@ -332,7 +347,7 @@ func TestE2EReloadFixitySchedule(t *testing.T) {
 	if code, body := postUnix(t, d.sock, "/v1/admin/reload"); code != 200 {
 		t.Fatalf("reload: %d %s", code, body)
 	}
-	s := sweeps()
+	s := scheduled(2)
 	if len(s) != 2 || s["nightly"].Schedule != "45 4 * * *" || !strings.Contains(s["nightly"].Next, "T04:45:00") || s["hourly"].Next == "" {
 		t.Errorf("sweeps after the reload: %+v", s)
 	}
