@@ -67,6 +67,19 @@
 // (id_), must be the bytes the example site served, and the embed must
 // show the page it was given with its title (TestWACZReplayWebPage).
 //
+// Migration (`wayside migrate`): the pragmatic workflow's copy of a crawl
+// whose page shows a BMP and a TIFF and a stylesheet naming the BMP is
+// replayed by wabac.js under node (TestMigrateReplay: the page and
+// stylesheet name the new .png files, which replay as the migrated
+// bytes, the old URLs as 301s to them) and opened, as a .warc.gz loaded by
+// URL, in ReplayWeb.page itself in headless Chromium with the same
+// harness as the WACZ (rwpSession): in the replayed page every <img>'s
+// currentSrc is the new .png URL at the original image's size, and the
+// CSS background is the new PNG, fetched with status 200
+// (TestMigrateReplayWebPage). wabac.js 2.x lists no pages for a plain
+// WARC, so there the harness waits for its pages API to answer, not for
+// pages.
+//
 // The output sets: a crawl of the example site (crawl/sitetest) run twice,
 // the second time with conditional requests, rotated into several WARC
 // files so that revisits refer across files (16 revisits of both
