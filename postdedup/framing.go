@@ -41,6 +41,12 @@ type framingHeader struct {
 	MTime  time.Time `json:"mtime"`
 }
 
+// FramingDir is the directory beside the manifest named manifest that
+// holds the framing records of its inputs (removed with the manifest).
+func FramingDir(manifest string) string {
+	return filepath.Join(filepath.Dir(manifest), filepath.Base(manifest)+".framing")
+}
+
 // framingName is the name of input i's framing record, relative to the
 // directory of the manifest named manifest.
 func framingName(manifest string, i int) string {

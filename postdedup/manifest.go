@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -246,7 +247,7 @@ func CheckInputs(paths []string) ([]string, error) {
 // named PartName(out, i, parts), each atomically. Memory is bounded by
 // opts.MaxMemory (the sort's eighth: sorted runs spill to disk) and
 // opts.CompareCache.
-func WriteManifest(ctx context.Context, inputs []string, out string, opts ManifestOptions) (ManifestStats, error) {
+func WriteManifest(ctx context.Context, inputs []string, out string, opts ManifestOptions) (st ManifestStats, err error) {
 	if err := opts.defaults(); err != nil {
 		return ManifestStats{}, err
 	}
@@ -255,12 +256,19 @@ func WriteManifest(ctx context.Context, inputs []string, out string, opts Manife
 		sorters[i] = cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/8/int64(opts.Parts), 1<<20), TempDir: opts.TempDir})
 		defer sorters[i].Close()
 	}
-	var st ManifestStats
 	var buf []byte
 	var addErr error
 	var framing func(i int) (path, name string)
 	if !opts.NoFraming {
-		dir := filepath.Join(filepath.Dir(out), filepath.Base(out)+".framing")
+		dir := FramingDir(out)
+		if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+			// Made by this run: a run that fails leaves nothing behind.
+			defer func() {
+				if err != nil {
+					os.RemoveAll(dir)
+				}
+			}()
+		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return st, fmt.Errorf("postdedup: manifest: %w", err)
 		}
@@ -269,7 +277,7 @@ func WriteManifest(ctx context.Context, inputs []string, out string, opts Manife
 			return filepath.Join(filepath.Dir(out), name), name
 		}
 	}
-	err := scanInputs(ctx, inputs, opts, framing, func(e *Entry) {
+	err = scanInputs(ctx, inputs, opts, framing, func(e *Entry) {
 		if addErr != nil {
 			return
 		}
@@ -307,7 +315,7 @@ func WriteManifest(ctx context.Context, inputs []string, out string, opts Manife
 // earlier manifest of more inputs, temporary files of a killed scan. Best
 // effort: a file left behind is named by no manifest.
 func removeStaleFraming(out string, n int) {
-	dir := filepath.Join(filepath.Dir(out), filepath.Base(out)+".framing")
+	dir := FramingDir(out)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return

@@ -177,6 +177,7 @@ func runDedupManifest(ctx context.Context, e *env, args []string) error {
 		for i := 0; i < max(opts.Parts, 1); i++ {
 			os.Remove(postdedup.PartName(*out, i, max(opts.Parts, 1)))
 		}
+		os.RemoveAll(postdedup.FramingDir(*out))
 		problemsErr("manifest", st.Problems, e)
 		return fmt.Errorf("dedup manifest: no record could be read (%d unreadable, listed above); no manifest written", len(st.Problems))
 	}
