@@ -15,6 +15,7 @@ import (
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/internal/iox"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -270,7 +271,7 @@ func WriteReplace(path, inPath string, outcomes []Outcome, o WriteOptions) (Repl
 		if err != nil {
 			return err
 		}
-		cw := &countingWriter{w: w}
+		cw := &iox.CountWriter{W: w}
 		w = cw
 		rw := &replacer{mw: mw, w: w, out: cw, f: raw, name: inPath, outName: baseName(path), outcomes: outcomes, o: o, st: &st}
 		var buf []byte
@@ -346,7 +347,7 @@ type replacer struct {
 	f        *os.File
 	name     string // input path
 	outName  string // output file name (ARC v2 lines)
-	out      *countingWriter
+	out      *iox.CountWriter
 	outcomes []Outcome
 	o        WriteOptions
 	st       *ReplaceStats
@@ -580,7 +581,7 @@ func (rw *replacer) arcRecord(rec *warcio.Record, uri, mime string, block []byte
 				code = f[1]
 			}
 		}
-		line = fmt.Sprintf("%s %s %s %s %s - - %d %s %d\n", uri, ip, date, mime, code, rw.out.n, rw.outName, len(block))
+		line = fmt.Sprintf("%s %s %s %s %s - - %d %s %d\n", uri, ip, date, mime, code, rw.out.N, rw.outName, len(block))
 	} else {
 		line = fmt.Sprintf("%s %s %s %s %d\n", uri, ip, date, mime, len(block))
 	}
@@ -619,19 +620,6 @@ func put(mw *warcio.MemberWriter, w io.Writer, h *warcio.RecordHead, block []byt
 	h.ContentLength = int64(len(block))
 	_, err := mw.WriteRecord(w, h, bytes.NewReader(block))
 	return err
-}
-
-// countingWriter counts the bytes written through it (the offset of the
-// next record in the output).
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 func grow(b []byte, n int64) []byte {
