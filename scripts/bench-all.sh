@@ -121,7 +121,7 @@ for scale in 1 4; do
 		rm -rf "$work/out" "$work/wa" "$work/widx"
 	fi
 	if want cdxj; then
-		ws=$(measure "$logs/cdxj-$scale.log" "$work/wayside" cdxj -q -j 1 -o "$work/idx.cdxj" "$w")
+		ws=$(measure "$logs/cdxj-$scale.log" "$work/wayside" cdxj -q -j 1 --overwrite -o "$work/idx.cdxj" "$w")
 		if [ -n "$warciojs" ]; then
 			ps=$(measure "$logs/warciojs-$scale.log" "$warciojs" cdx-index "$(readlink -f "$w")")
 			# It exits 0 having skipped what it could not read: no lines, no figure.
