@@ -15,8 +15,8 @@
 #     same run; reports none-/keep-all-mementos/min, KiB/memento of each
 #     store, the time overhead of keeping evidence and evidence KiB/memento.
 # Usage: scripts/bench-fixity.sh
-#   short (default, 1-2 minutes): PAGELOADS=2x SWEEPS=1x EVIDENCE=1x, sweeps of
-#     SWEEP_PAGES=4 and EVIDENCE_PAGES=4 pages
+#   short (default, about 1 minute): PAGELOADS=3x SWEEPS=1x EVIDENCE=1x, sweeps of
+#     SWEEP_PAGES=8 and EVIDENCE_PAGES=4 pages
 #   LONG=1: 10x, 3x, 3x, sweeps of 16 and 8 pages
 # Each benchmark is compiled once and bounded by TIMEOUT (default 10m).
 # Stopped (Ctrl-C, timeout), it prints the figures measured so far.
@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 . scripts/benchlib.sh
 LONG=${LONG:-}
 long() { [ -n "$LONG" ] && echo "$1" || echo "$2"; }
-export WAYSIDE_BENCH_SWEEP_PAGES=${SWEEP_PAGES:-$(long 16 4)}
+export WAYSIDE_BENCH_SWEEP_PAGES=${SWEEP_PAGES:-$(long 16 8)}
 export WAYSIDE_BENCH_EVIDENCE_PAGES=${EVIDENCE_PAGES:-$(long 8 4)}
 work=$(mktemp -d)
 : >"$work/bench.log"
@@ -39,7 +39,7 @@ summary() {
 				out = sprintf("fixity replay/bare page load %.2f (%s vs %s ms)", v["BenchmarkPageLoad", "fixity-ms"] / v["BenchmarkPageLoad", "bare-ms"],
 					v["BenchmarkPageLoad", "fixity-ms"], v["BenchmarkPageLoad", "bare-ms"])
 			for (p = 1; p <= 4; p *= 2) { k = "BenchmarkSweep/parallel=" p
-				if ((k, "mementos/min") in v) printf "  sweep, %d pages at once: %s mementos/min, peak PSS %s MB, peak RSS %s MB\n", p, v[k, "mementos/min"], v[k, "peak-PSS-MB"], v[k, "peak-RSS-MB"] }
+				if ((k, "mementos/min") in v) printf "  sweep, %d page(s) at once: %s mementos/min, peak PSS %s MB, peak RSS %s MB\n", p, v[k, "mementos/min"], v[k, "peak-PSS-MB"], v[k, "peak-RSS-MB"] }
 			a = "BenchmarkSweep/parallel=1"; b = "BenchmarkSweep/parallel=4"
 			if (((a, "mementos/min") in v) && ((b, "mementos/min") in v))
 				out = out (out == "" ? "" : "; ") sprintf("sweep 4 pages at once/1: %.2f", v[b, "mementos/min"] / v[a, "mementos/min"])
@@ -55,6 +55,6 @@ bench_exit_hooks bench-fixity summary cleanup
 echo "bench-fixity: $(long long short) form: sweeps of $WAYSIDE_BENCH_SWEEP_PAGES pages, evidence sweeps of $WAYSIDE_BENCH_EVIDENCE_PAGES"
 go test -c -o "$work/fixity.test" ./fixity/
 cd fixity # the benchmarks find their test data relative to the package
-"$work/fixity.test" -test.run '^$' -test.bench 'BenchmarkPageLoad' -test.benchtime "${PAGELOADS:-$(long 10x 2x)}" -test.count 1 -test.timeout "${TIMEOUT:-10m}" | tee -a "$work/bench.log"
+"$work/fixity.test" -test.run '^$' -test.bench 'BenchmarkPageLoad' -test.benchtime "${PAGELOADS:-$(long 10x 3x)}" -test.count 1 -test.timeout "${TIMEOUT:-10m}" | tee -a "$work/bench.log"
 "$work/fixity.test" -test.run '^$' -test.bench 'BenchmarkSweep$' -test.benchtime "${SWEEPS:-$(long 3x 1x)}" -test.count 1 -test.timeout "${TIMEOUT:-10m}" | tee -a "$work/bench.log"
 "$work/fixity.test" -test.run '^$' -test.bench 'BenchmarkSweepEvidence' -test.benchtime "${EVIDENCE:-$(long 3x 1x)}" -test.count 1 -test.timeout "${TIMEOUT:-10m}" | tee -a "$work/bench.log"
