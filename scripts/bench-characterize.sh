@@ -99,7 +99,7 @@ summary() {
   bs=$(sed -n 's/^  crawl benchsite .* after .* \([0-9.]*%\) lower.*/\1/p' "$work/crawls")
   out=$c
   [ -z "$w$bs" ] || out="$out${out:+; }crawl with --characterize ${w:+warcsite $w lower}${w:+${bs:+, }}${bs:+benchsite $bs lower} (target <= 30%)"
-  echo "bench-characterize ratio: ${out:-nothing measured yet}"
+  echo "bench-characterize ratio: ${out:-nothing measured yet ($_bench_step)}"
 }
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -108,6 +108,7 @@ cleanup() {
 }
 bench_exit_hooks bench-characterize summary cleanup
 echo "bench-characterize: $(long long short) form: $WARC, PAGES=$PAGES REPS=$REPS BEFORE=${BEFORE:-none}"
+bench_step "building"
 go build -o "$work/after" ./cmd/wayside
 if [ -n "$BEFORE" ]; then
   mkdir "$work/src-before"
@@ -128,6 +129,7 @@ measure() {
 
 raw=$(gzip -dc "$WARC" | wc -c)
 echo "== wayside characterize on $WARC ($(awk -v r="$raw" 'BEGIN { printf "%.1f", r/1e6 }') raw MB); before = ${BEFORE:-none}"
+bench_step "measuring characterize and its floor"
 measure cdxj "$work/after" cdxj -q -j 1 -o "$work/x.cdxj" "$WARC"
 awk -v raw="$raw" -v c="$cpu" -v r="$rssmb" 'BEGIN {
   printf "  wayside cdxj (floor)          %6.2f CPU-s  %6.1f raw MB/CPU-s  peak RSS %4d MB\n", c, raw/1e6/c, r }' | tee -a "$work/char"
@@ -170,6 +172,7 @@ crawl() {
   fi
 }
 
+bench_step "crawling"
 start warcsite "$work/warcsite" "$WARC"
 warcsite_url=$url
 start benchsite "$work/benchsite" -pages "$PAGES" -size "$SIZE"

@@ -31,7 +31,7 @@ work=$(mktemp -d)
 : >"$work/bench.log"
 
 summary() {
-	awk '/^Benchmark/ { name = $1; sub(/-[0-9]+$/, "", name)
+	awk -v step="$_bench_step" '/^Benchmark/ { name = $1; sub(/-[0-9]+$/, "", name)
 			for (i = 3; i < NF; i++) if ($(i + 1) ~ /[a-zA-Z%]/) v[name, $(i + 1)] = $i }
 		END {
 			out = ""
@@ -46,15 +46,19 @@ summary() {
 			e = "BenchmarkSweepEvidence"
 			if ((e, "none-mementos/min") in v)
 				out = out (out == "" ? "" : "; ") sprintf("keep-all/no evidence throughput %.2f, %s evidence KiB/memento", v[e, "keep-all-mementos/min"] / v[e, "none-mementos/min"], v[e, "evidence-KiB/memento"])
-			printf "bench-fixity ratio: %s\n", (out == "" ? "nothing measured yet" : out)
+			printf "bench-fixity ratio: %s\n", (out == "" ? "nothing measured yet (" step ")" : out)
 		}' "$work/bench.log"
 }
 cleanup() { rm -rf "$work"; }
 bench_exit_hooks bench-fixity summary cleanup
 
 echo "bench-fixity: $(long long short) form: sweeps of $WAYSIDE_BENCH_SWEEP_PAGES pages, evidence sweeps of $WAYSIDE_BENCH_EVIDENCE_PAGES"
+bench_step "building the benchmarks"
 go test -c -o "$work/fixity.test" ./fixity/
 cd fixity # the benchmarks find their test data relative to the package
+bench_step "running BenchmarkPageLoad (with Chromium's start)"
 "$work/fixity.test" -test.run '^$' -test.bench 'BenchmarkPageLoad' -test.benchtime "${PAGELOADS:-$(long 10x 3x)}" -test.count 1 -test.timeout "${TIMEOUT:-10m}" | tee -a "$work/bench.log"
+bench_step "running BenchmarkSweep"
 "$work/fixity.test" -test.run '^$' -test.bench 'BenchmarkSweep$' -test.benchtime "${SWEEPS:-$(long 3x 1x)}" -test.count 1 -test.timeout "${TIMEOUT:-10m}" | tee -a "$work/bench.log"
+bench_step "running BenchmarkSweepEvidence"
 "$work/fixity.test" -test.run '^$' -test.bench 'BenchmarkSweepEvidence' -test.benchtime "${EVIDENCE:-$(long 3x 1x)}" -test.count 1 -test.timeout "${TIMEOUT:-10m}" | tee -a "$work/bench.log"

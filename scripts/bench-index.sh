@@ -32,7 +32,7 @@ warc=${WAYSIDE_BENCH_WARC:-$dir/$(long bench.warc.gz bench-48.warc.gz)}
 log=$(mktemp)
 
 summary() {
-	awk '/^Benchmark/ { name = $1; sub(/-[0-9]+$/, "", name)
+	awk -v step="$_bench_step" '/^Benchmark/ { name = $1; sub(/-[0-9]+$/, "", name)
 			for (i = 3; i < NF; i++) if ($(i + 1) ~ /[a-zA-Z%]/) v[name, $(i + 1)] = $i }
 		/^floor / { floor = $2 }
 		function find(pat, unit,   k, s) { for (k in v) { split(k, s, SUBSEP); if (s[1] ~ pat && s[2] == unit) return v[k] } return "" }
@@ -47,7 +47,7 @@ summary() {
 			if (d != "") out = out (out == "" ? "" : "; ") sprintf("%s B/entry on disk", d)
 			c = find("committers=8$", "commits/s")
 			if (c != "") out = out (out == "" ? "" : "; ") sprintf("%s commits/s (8 committers)", c)
-			printf "bench-index ratio: %s\n", (out == "" ? "nothing measured yet" : out)
+			printf "bench-index ratio: %s\n", (out == "" ? "nothing measured yet (" step ")" : out)
 		}' "$log"
 }
 cleanup() { rm -f "$log"; }
@@ -65,6 +65,7 @@ if [ ! -s "$warc" ]; then
   fi
 fi
 
+bench_step "building the benchmarks"
 go test -c -o "$dir/pebble.test" ./dedupindex/pebble
 go build -o "$dir/dedupbench" ./scripts/dedupbench
 export WAYSIDE_BENCH_DIR="$dir" WAYSIDE_BENCH_ENTRIES="$entries"
@@ -76,8 +77,12 @@ if [ -s "$warc" ]; then
   awk -v size="$(stat -c %s "$warc")" '{ printf "floor %.1f stored MB per CPU-second: gunzip+SHA-1 of the WARC (%.2f CPU-s)\n", size / 1e6 / ($1 + $2), $1 + $2 }' "$log.time" | tee -a "$log"
   rm -f "$log.time"
 fi
+bench_step "running BenchmarkImportWARC"
 ./pebble.test -test.run '^$' -test.bench 'BenchmarkImportWARC' -test.benchtime 1x | tee -a "$log"
+bench_step "running BenchmarkSize (building the index if it is not in $dir)"
 ./pebble.test -test.run '^$' -test.bench 'BenchmarkSize' -test.benchtime 1x -test.v | tee -a "$log"
 # Warm the block cache to its steady state before timing decisions.
+bench_step "running BenchmarkDecision"
 WAYSIDE_BENCH_WARM=${WAYSIDE_BENCH_WARM:-2000000} ./pebble.test -test.run '^$' -test.bench 'BenchmarkDecision' -test.benchtime 50000x | tee -a "$log"
+bench_step "running BenchmarkCommit"
 ./pebble.test -test.run '^$' -test.bench 'BenchmarkCommit' -test.benchtime 2000x | tee -a "$log"

@@ -49,12 +49,14 @@ summary() {
 			if (u in v) printf ", %.2fx unnormalised", v[k] / v[u] } }' "$work/lookup-bench.txt")
 	growth=$(sed -n 's/^  compaction growth \([0-9]*\/[0-9]*\) keys: CPU \(x[0-9.]*\) .*RSS \(x[0-9.]*\).*/compaction \1 keys: CPU \2, RSS \3/p' "$work/growth")
 	grid=$(sed -n 's/.*chained .*, ratio \([0-9.]*\)$/grid chained\/scratch \1/p' "$work/grid-ratio" 2>/dev/null)
+	[ -n "$growth" ] || growth=$(sed -n 's/^  compaction, \([0-9]* keys\), measured means, 1 worker: \(.*\)/compaction \1: \2 (no growth ratio yet)/p' "$work/growth" | head -1)
 	for f in "$lookup" "$growth" "$grid"; do [ -n "$f" ] && out="$out${out:+; }$f"; done
-	echo "bench-mementomap ratio: ${out:-nothing measured yet}"
+	echo "bench-mementomap ratio: ${out:-nothing measured yet ($_bench_step)}"
 }
 cleanup() { [ -z "$ours" ] || rm -f "$work"/*.ukvs "$work"/*.txt "$work"/*.cmp; }
 bench_exit_hooks bench-mementomap summary cleanup
 
+bench_step "building"
 bin="$work/wayside"
 go build -o "$bin" ./cmd/wayside
 echo "work dir: $work"
@@ -70,6 +72,7 @@ timeit() { # label, command...
 # The paper's per-depth means (Arquivo.pt) for the one-pass runs.
 paper="1000,1000,8.53,8.95,5;25,7.25,4.96,3.26,2"
 
+bench_step "synthesizing and compacting"
 for n in $SIZES; do
   full="$work/full-$n.ukvs"
   if [ ! -s "$full" ]; then
@@ -84,6 +87,7 @@ for n in $SIZES; do
   timeit "compact $n given means (1 pass) 1 worker" "$bin" mementomap compact --w 1 --workers 1 --means "$paper" "$full" "$work/c1p-$n.ukvs"
 done
 
+bench_step "running the Go benchmarks"
 echo "== Go benchmarks (CPU-time throughput is reported as well as wall time: the machine may be shared)"
 MEMENTOMAP_BENCH_SIZES=$(echo $SIZES | tr ' ' ,) go test ./mementomap -run '^$' -bench 'Compact' -benchtime "$(long 2x 1x)" -benchmem
 go test ./mementomap -run '^$' -bench 'Lookup' -benchtime "$(long 2s 0.5s)" -benchmem | tee "$work/lookup-bench.txt"
@@ -93,6 +97,7 @@ awk '/lookups\/cpu-s/ { for (i = 1; i <= NF; i++) if ($(i+1) == "lookups/cpu-s")
           if (u in v) printf "%s: %.0f lookups/cpu-s normalised, %.0f unnormalised, ratio %.3f (floor: 500000/s)\n", k, v[k], v[u], v[k]/v[u] } }' \
   "$work/lookup-bench.txt"
 
+bench_step "looking up and evaluating"
 echo "== a $EVAL_KEYS-key map spelled as the reference implementation writes it (host roots \"com,saza)\"), looked up in the same spelling"
 ref="$work/ref-spelled-$EVAL_KEYS.ukvs"
 grep -v '^!' "$work/full-$EVAL_KEYS.ukvs" | sed 's|)/ |) |' > "$ref"

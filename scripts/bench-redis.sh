@@ -41,7 +41,7 @@ export WAYSIDE_BENCH_PEER_REQUESTS=${WAYSIDE_BENCH_PEER_REQUESTS:-$(long 400000 
 work=$(mktemp -d)
 
 summary() {
-	cat "$work"/*.log 2>/dev/null | awk '
+	cat "$work"/*.log 2>/dev/null | awk -v step="$_bench_step" '
 		/^bench-redis claims/ {
 			f = $4; sub(/\):$/, "", f); mode = $5; path = $7
 			match($0, /path: [0-9]+ claims\/s = [0-9.]+ x [A-Z]+/)
@@ -65,7 +65,7 @@ summary() {
 			if (out != "") out = out "adaptive path, appendfsync always; "
 			if ("bucketed" in mem) out = out sprintf("%s B per original", mem["bucketed"])
 			if (out == "" && ("always" in peer)) out = "redis-benchmark " peer["always"] " (appendfsync always); no claim run finished"
-			if (out == "") out = "nothing measured yet (building, starting the cluster, loading)"
+			if (out == "") out = "nothing measured yet (" step ")"
 			printf "bench-redis ratio: %s\n", out
 		}'
 }
@@ -73,10 +73,12 @@ cleanup() { rm -rf "$work"; }
 bench_exit_hooks bench-redis summary cleanup
 
 echo "bench-redis: $(long long short) form: ENTRIES=$WAYSIDE_BENCH_ENTRIES SECONDS=$WAYSIDE_BENCH_SECONDS FSYNC=$WAYSIDE_BENCH_FSYNC LOADED=$WAYSIDE_BENCH_LOADED PEER_REQUESTS=$WAYSIDE_BENCH_PEER_REQUESTS"
+bench_step "building the benchmarks"
 go test -c -o "$work/redis.test" ./dedupindex/redis
 cd "$work"
 # Claims first: its ratios are the figures bench-all.sh shows.
 for bench in BenchmarkClaims BenchmarkMemory; do
+	bench_step "running $bench (with the cluster start and loads)"
 	if ! ./redis.test -test.run '^$' -test.bench "^$bench\$" -test.benchtime 1x -test.timeout 2h 2>&1 | tee "$bench.log" | grep --line-buffered '^bench-redis'; then
 		[ -n "$_bench_stop" ] || cat "$bench.log" >&2
 		exit 1
