@@ -17,6 +17,15 @@ import (
 	"github.com/wayside-archive/wayside/fixity/testarchive"
 )
 
+// benchPages returns the first n pages, or the first $env of them when
+// that is set (scripts/bench-fixity.sh: fewer in its short form).
+func benchPages(pages []string, n int, env string) []string {
+	if v, err := strconv.Atoi(os.Getenv(env)); err == nil && v > 0 {
+		n = v
+	}
+	return pages[:min(n, len(pages))]
+}
+
 // benchEnv loads the real IANA WARC when ../shared is present (a composite
 // page of ~20 resources), else uses the built-in site.
 func benchEnv(b *testing.B) (*testEnv, string, []string) {
@@ -108,9 +117,7 @@ func BenchmarkPageLoad(b *testing.B) {
 // and the peak RSS of this process plus its Chromium children.
 func BenchmarkSweep(b *testing.B) {
 	e, _, pages := benchEnv(b)
-	if len(pages) > 16 {
-		pages = pages[:16]
-	}
+	pages = benchPages(pages, 16, "WAYSIDE_BENCH_SWEEP_PAGES")
 	for _, par := range []int{1, 2, 4} {
 		b.Run("parallel="+strconv.Itoa(par), func(b *testing.B) {
 			h, err := OpenHistory(b.TempDir(), nil)
@@ -253,9 +260,7 @@ func treeRSS(root int) (int64, int64) {
 // per memento replay by each store (manifests, log and evidence WARCs).
 func BenchmarkSweepEvidence(b *testing.B) {
 	e, _, pages := benchEnv(b)
-	if len(pages) > 8 {
-		pages = pages[:8]
-	}
+	pages = benchPages(pages, 8, "WAYSIDE_BENCH_EVIDENCE_PAGES")
 	type arm struct {
 		name  string
 		dir   string

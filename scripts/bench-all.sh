@@ -13,9 +13,16 @@
 #              floor: gunzip + SHA-1 in Go (scripts/dedupbench)
 #   cdxj       `wayside cdxj -j 1` | warcio.js `cdx-index` (installed by
 #              scripts/interop-js.sh) | the same floor
+# and, for each, a growth row from the same figures: CPU-seconds at 4× over
+# 1× (target: the input ratio ±10%) and max RSS at 4× over 1× (target: flat,
+# ≤ 1.20), Wayside's beside the peer's and the floor's.
 # Then every other bench script, each bounded by `timeout SCRIPT_TIMEOUT`
-# (default 300 s) in its short form; the table gives its status and the
-# last ratio line it printed (its full output is in the log directory).
+# (default 300 s) in its short form (LONG=1 is passed on for the long
+# forms); the table gives its status and wall time, and its ratio line:
+# the last "bench-NAME ratio: ..." line it printed (scripts sourcing
+# scripts/benchlib.sh print one at exit, stopped or not), else the last line
+# naming a ratio. Its full output is in the log directory. The last line
+# of the table names the scripts that timed out.
 # A peer or tool that cannot be had makes its cell say so; the run goes on.
 #
 #   scripts/bench-all.sh                     # short: SIZE_MB=48, minutes
@@ -24,6 +31,7 @@
 #   REPS=3 SCRIPT_TIMEOUT=600 WARCHAEOLOGY=/path/warc scripts/bench-all.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/benchlib.sh
 LONG=${LONG:-}
 SIZE_MB=${SIZE_MB:-$([ -n "$LONG" ] && echo 390 || echo 48)}
 REPS=${REPS:-1}
@@ -49,16 +57,38 @@ cleanup() {
 print_table() {
 	echo
 	echo "CPU: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ)"
-	printf '%-22s | %-24s | %-30s | %-24s | %-22s | %s\n' task wayside peer floor ratios "max RSS MB (wayside/peer)"
-	printf -- '-%.0s' {1..150}
+	printf '%-28s | %-26s | %-30s | %-24s | %-30s | %s\n' task wayside peer floor ratios "max RSS MB (wayside/peer)"
+	printf -- '-%.0s' {1..170}
 	echo
 	while IFS=$'\t' read -r task w p f r rss; do
-		printf '%-22s | %-24s | %-30s | %-24s | %-22s | %s\n' "$task" "$w" "$p" "$f" "$r" "$rss"
+		if [ -n "$rss" ]; then
+			printf '%-28s | %-26s | %-30s | %-24s | %-30s | %s\n' "$task" "$w" "$p" "$f" "$r" "$rss"
+		else # a script's row: its ratio line is long, and last
+			printf '%-28s | %-26s | %-30s | %-24s | %s\n' "$task" "$w" "$p" "$f" "$r"
+		fi
 	done <"$table"
+	if [ -s "$work/timeouts" ]; then
+		echo "timed out (the row shows what the script measured before): $(tr '\n' ' ' <"$work/timeouts")"
+	else
+		echo "timed out: none"
+	fi
 	echo "logs: $logs"
 }
 trap cleanup EXIT
-trap 'echo "bench-all: interrupted" >&2; exit 130' INT TERM
+# A script runs in the background (its own process group, under timeout):
+# a stop reaches it through timeout, which passes SIGTERM on to the
+# script's group; its row records what it printed before.
+running="" running_name=""
+stop() {
+	echo "bench-all: interrupted" >&2
+	if [ -n "$running" ]; then
+		kill -TERM "$running" 2>/dev/null
+		wait "$running"
+		finish_row "$running_name" "stopped (bench-all interrupted)"
+	fi
+	exit 130
+}
+trap stop INT TERM
 row() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$table"; }
 
 # measure OUT CMD...: runs CMD, prints "MB/CPU-s RSS-MB" for $raw bytes
@@ -70,7 +100,7 @@ measure() {
 	for _ in $(seq "$REPS"); do
 		timeout "$SCRIPT_TIMEOUT" /usr/bin/time -f '%U %S %M' -o "$tf" "$@" >"$out" 2>&1
 		local rc=$?
-		[ $rc -eq 124 ] && { echo timeout; return; }
+		[ $rc -eq 124 ] && { basename "$out" .log >>"$work/timeouts"; echo timeout; return; }
 		[ $rc -ne 0 ] && { echo failed; return; }
 		read -r u s m <"$tf"
 		local v
@@ -81,7 +111,29 @@ measure() {
 	echo "$best"
 }
 rss() { [[ "$1" == *" "* ]] && echo "${1#* }" || echo -; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a+0 > 0 && b+0 > 0) printf "%.2f", a/b; else printf "-" }'; }
+ratio() { bench_ratio "$@"; }
+# cpus RATE: CPU-seconds of $raw bytes measured at RATE MB/CPU-s ("" if none).
+cpus() { awk -v raw="$raw" -v r="${1%% *}" 'BEGIN { if (r + 0 > 0) printf "%.3f", raw / 1e6 / r }'; }
+declare -A cpu mem raws
+# keep TASK SCALE FIGURES: remembers a measurement's CPU-seconds and RSS for the growth rows.
+keep() { cpu[$1,$2]=$(cpus "$3"); mem[$1,$2]=$(rss "$3"); }
+# grown WHO [PREFIX]: "PREFIX CPU ×a, RSS ×b" of WHO at 4× over 1×, or "-".
+grown() {
+	local c r
+	c=$(ratio "${cpu[$1,4]:-}" "${cpu[$1,1]:-}") r=$(ratio "${mem[$1,4]:-}" "${mem[$1,1]:-}")
+	[ "$c" = - ] && { echo -; return; }
+	echo "${2:-}CPU ×$c, RSS ×$r"
+}
+# growth TASK LABEL PEER: the 4×/1× row of TASK, Wayside beside peer and floor.
+growth() {
+	local t=$1 in c r verdict
+	[ -n "${cpu[$t,1]:-}" ] && [ -n "${cpu[$t,4]:-}" ] || return 0
+	in=$(ratio "${raws[4]}" "${raws[1]}")
+	c=$(ratio "${cpu[$t,4]}" "${cpu[$t,1]}") r=$(ratio "${mem[$t,4]}" "${mem[$t,1]}")
+	verdict=$(awk -v c="$c" -v i="$in" -v r="$r" 'BEGIN {
+		printf "CPU/input %.2f %s; RSS %s", c / i, (c / i >= 0.9 && c / i <= 1.1) ? "ok" : "MISSED", (r <= 1.20) ? "flat" : "GROWS" }')
+	row "$2 4×/1× growth" "CPU ×$c (input ×$in)" "$(grown "$t-peer" "$3 ")" "$(grown floor)" "$verdict" "×$r/×$(ratio "${mem[$t-peer,4]:-}" "${mem[$t-peer,1]:-}")"
+}
 
 warc() { # warc SCALE: the warcgen WARC of SCALE × SIZE_MB
 	local f=$DATA/warcgen-$(($1 * SIZE_MB)).warc.gz
@@ -103,8 +155,10 @@ for scale in 1 4; do
 	want dedup || want cdxj || break
 	w=$(warc $scale) || { row "warcgen ${scale}×" "failed to generate" - - - -; continue; }
 	raw=$(gzip -dc "$w" | wc -c)
+	raws[$scale]=$raw
 	label="$((raw / 1000000)) MB raw"
 	floor=$(measure "$logs/floor-$scale.log" "$work/dedupbench" floor "$w")
+	keep floor $scale "$floor"
 	if want dedup; then
 		rm -rf "$work/out"
 		ws=$(measure "$logs/dedup-$scale.log" "$work/wayside" dedup run -q -j 1 -o "$work/out" "$w")
@@ -116,6 +170,8 @@ for scale in 1 4; do
 		else
 			ps="" pn="warchaeology: not installed (WARCHAEOLOGY=)"
 		fi
+		keep dedup $scale "$ws"
+		keep dedup-peer $scale "$ps"
 		row "dedup run ${scale}× ($label)" "${ws% *} MB/CPU-s" "$pn" "gunzip+sha1 ${floor% *}" \
 			"peer $(ratio "${ws% *}" "${ps% *}") floor $(ratio "${ws% *}" "${floor% *}")" "$(rss "$ws")/$(rss "$ps")"
 		rm -rf "$work/out" "$work/wa" "$work/widx"
@@ -130,33 +186,50 @@ for scale in 1 4; do
 		else
 			ps="" pn="warcio.js: not installed (interop-js.sh failed)"
 		fi
+		keep cdxj $scale "$ws"
+		keep cdxj-peer $scale "$ps"
 		row "cdxj ${scale}× ($label)" "${ws% *} MB/CPU-s" "$pn" "gunzip+sha1 ${floor% *}" \
 			"peer $(ratio "${ws% *}" "${ps% *}") floor $(ratio "${ws% *}" "${floor% *}")" "$(rss "$ws")/$(rss "$ps")"
 		rm -f "$work/idx.cdxj"
 	fi
 done
+want dedup && growth dedup "dedup run" warchaeology
+want cdxj && growth cdxj "cdxj" warcio.js
 
 # script NAME CMD...: runs a bench script bounded in time; the row carries
-# its status and the last line it printed that names a ratio or target.
+# its status, wall time and ratio line (see the header).
 script() {
 	local name=$1
 	shift
 	want "$name" || return 0
 	echo "bench-all: $name: $*" >&2
-	local log=$logs/$name.log st
+	local start=$SECONDS rc
 	# Without --foreground, timeout signals the script's whole process
 	# group: nothing it started (servers, test binaries) outlives it.
-	timeout -k 10 "$SCRIPT_TIMEOUT" "$@" >"$log" 2>&1
-	case $? in
-	0) st=ok ;;
-	124 | 137) st="timeout ${SCRIPT_TIMEOUT}s" ;;
-	*) st="failed (see log)" ;;
+	timeout -k 10 "$SCRIPT_TIMEOUT" "$@" >"$logs/$name.log" 2>&1 &
+	running=$! running_name=$name
+	wait "$running"
+	rc=$?
+	running=""
+	case $rc in
+	0) st="ok $((SECONDS - start)) s" ;;
+	124 | 137)
+		st="TIMEOUT ${SCRIPT_TIMEOUT}s"
+		echo "$name" >>"$work/timeouts"
+		;;
+	*) st="failed, exit $rc (see log)" ;;
 	esac
-	local last
-	last=$(grep -aiE '\bratios?\b| / |×|after/' "$log" | tail -1)
+	finish_row "$name" "$st"
+}
+# finish_row NAME STATUS: the row of a script from its log.
+finish_row() {
+	local log=$logs/$1.log last
+	last=$(grep -aE "^bench-$1 ratio: " "$log" | tail -1)
+	last=${last#bench-"$1" ratio: }
+	[ -n "$last" ] || last=$(grep -aiE '\bratios?\b| / |×|after/' "$log" | tail -1)
 	[ -n "$last" ] || last=$(grep -aiE ' vs |per CPU|cpu-s' "$log" | tail -1)
-	last=$(printf '%s' "$last" | tr -s ' \t' ' ' | cut -c1-110)
-	row "$name (script)" "$st" "${last:-no ratio line}" - - -
+	last=$(printf '%s' "$last" | tr -s ' \t' ' ' | cut -c1-240)
+	row "$1 (script)" "$2" - - "${last:-no ratio line}" ""
 }
 short() { [ -z "$LONG" ] && echo "$1" || echo "$2"; }
 
@@ -166,8 +239,12 @@ script sidecar scripts/bench-sidecar.sh
 script access scripts/bench-access.sh
 script aggregate scripts/bench-aggregate.sh
 script arc env SIZE_MB="$(short 40 150)" scripts/bench-arc.sh
-script mementomap scripts/bench-mementomap.sh
-script characterize env REPS="$(short 1 3)" PAGES="$(short 100 400)" scripts/bench-characterize.sh
-script fixity env PAGELOADS="$(short 3x 10x)" SWEEPS="$(short 1x 3x)" EVIDENCE="$(short 1x 3x)" scripts/bench-fixity.sh
-script redis env WAYSIDE_BENCH_SECONDS="$(short 3 10)" scripts/bench-redis.sh "$(short 100000 1000000)"
-script index env WAYSIDE_BENCH_BYURL=true WAYSIDE_BENCH_DIR="$DATA/index" scripts/bench-index.sh "$(short 1000000 10000000)"
+# These take LONG themselves (their short forms are their defaults); the
+# WARC they read is the 1× one above.
+script mementomap env LONG="$LONG" scripts/bench-mementomap.sh
+if want characterize; then script characterize env LONG="$LONG" WARC="$(warc 1)" scripts/bench-characterize.sh; fi
+script fixity env LONG="$LONG" scripts/bench-fixity.sh
+script redis env LONG="$LONG" scripts/bench-redis.sh
+if want index; then
+	script index env LONG="$LONG" WAYSIDE_BENCH_BYURL=true WAYSIDE_BENCH_DIR="$DATA/index" WAYSIDE_BENCH_WARC="$(warc 1)" scripts/bench-index.sh
+fi

@@ -22,8 +22,15 @@
 #    for each binary how much lower the throughput is with
 #    characterization on. Target: at most 30% lower.
 #
-# BEFORE defaults to c61cfcc, main before Capture.RecordBytes (the
-# characterizer read every record back from its WARC file).
+# BEFORE (a commit) adds that tree's binary to every comparison; LONG=1
+# sets it to c61cfcc, main before Capture.RecordBytes (the characterizer
+# read every record back from its WARC file). The short form has none.
+#
+# Short form (default, 1-2 minutes): the warcgen WARC of 48 MiB
+# (/tmp/bench-48.warc.gz, generated if missing), PAGES=100, REPS=3, no
+# BEFORE. LONG=1: the default warcgen WARC (409 MB raw, /tmp/bench.warc.gz),
+# PAGES=400, REPS=3, BEFORE=c61cfcc. Stopped (Ctrl-C, timeout), it prints
+# the figures measured so far.
 #
 # PROFILE=DIR writes CPU profiles of this tree's first crawl of each site
 # with characterization off and on (DIR/crawl-SITE-off.prof, -on.prof;
@@ -33,33 +40,81 @@
 # and in the garbage collector, and the least the crawl's throughput can drop
 # with siegfried's matcher alone: off / (off + siegfried's seconds when on). Profiling adds a little CPU to the runs it profiles.
 #
-#   scripts/bench-characterize.sh              # generates /tmp/bench.warc.gz if missing
+#   scripts/bench-characterize.sh              # short; generates /tmp/bench-48.warc.gz if missing
+#   LONG=1 scripts/bench-characterize.sh       # long; generates /tmp/bench.warc.gz if missing
 #   WARC=/path/file.warc.gz REPS=5 BEFORE=main PAGES=400 SIZE=262144 scripts/bench-characterize.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-WARC=${WARC:-/tmp/bench.warc.gz}
-SHARED=${SHARED:-../shared}
-# Short by default (minutes); LONG=1 for the long form (400 pages, 3 runs).
+. scripts/benchlib.sh
 LONG=${LONG:-}
-PAGES=${PAGES:-$([ -n "$LONG" ] && echo 400 || echo 100)}
+long() { [ -n "$LONG" ] && echo "$1" || echo "$2"; }
+WARC=${WARC:-$(long /tmp/bench.warc.gz /tmp/bench-48.warc.gz)}
+SHARED=${SHARED:-../shared}
+PAGES=${PAGES:-$(long 400 100)}
 SIZE=${SIZE:-262144}
 PARALLEL=${PARALLEL:-4}
-REPS=${REPS:-$([ -n "$LONG" ] && echo 3 || echo 1)}
-BEFORE=${BEFORE:-c61cfcc}
+REPS=${REPS:-3}
+BEFORE=${BEFORE-$(long c61cfcc "")}
 PROFILE=${PROFILE:-}
+bins="after"
+[ -z "$BEFORE" ] || bins="before after"
 [ -z "$PROFILE" ] || { mkdir -p "$PROFILE"; PROFILE=$(cd "$PROFILE" && pwd); rm -f "$PROFILE"/crawl-*.prof "$PROFILE"/characterize.prof; }
 if [ ! -f "$WARC" ]; then
   echo "bench-characterize: generating $WARC with $SHARED/tools/warcgen" >&2
-  (cd "$SHARED/tools/warcgen" && go run . -o "$WARC")
+  tmp=${WARC%.warc.gz}.tmp.warc.gz # warcgen compresses what ends so
+  (cd "$SHARED/tools/warcgen" && go run . -o "$tmp" $(long "" "-size-mb 48"))
+  mv "$tmp" "$WARC"
+  mv "$tmp.stats.json" "$WARC.stats.json" 2>/dev/null || true
 fi
 command -v /usr/bin/time >/dev/null || { echo "bench-characterize: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 work=$(mktemp -d)
 pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+: >"$work/results"
+: >"$work/char"
+
+# summary: the figures measured so far (characterize vs the cdxj floor;
+# crawl medians with characterization off and on), and the ratio line.
+summary() {
+  [ ! -s "$work/char" ] || cat "$work/char"
+  awk -v bins="$bins" '
+    { k = $1 " " $2 " " $3; v[k, ++n[k]] = $4; cpu[k, n[k]] = $5; rss[k, n[k]] = $6; raw[k, n[k]] = $7 }
+    function median(a, k,   m, i, j, t, x) {
+      m = n[k]; for (i = 1; i <= m; i++) x[i] = a[k, i];
+      for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
+      return (m % 2) ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2 }
+    END {
+      split("warcsite benchsite", sites, " "); nb = split(bins, bn, " ");
+      for (s = 1; s <= 2; s++) {
+        for (b = 1; b <= nb; b++) {
+          off = sites[s] " " bn[b] " off"; on = sites[s] " " bn[b] " on";
+          if (!n[off] || !n[on]) continue
+          printf "  crawl %s (median of %d): %-6s off %6.1f raw MB/CPU-s (%5.2f CPU-s, RSS %4d MB)   on %6.1f raw MB/CPU-s (%5.2f CPU-s, RSS %4d MB)   %.1f%% lower (target: at most 30%%)\n",
+            sites[s], n[on], bn[b], median(v, off), median(cpu, off), median(rss, off), median(v, on), median(cpu, on), median(rss, on), (1 - median(v, on) / median(v, off)) * 100
+        }
+      }
+    }' "$work/results" | tee "$work/crawls"
+  local out="" c w bs
+  c=$(sed -n 's/^  wayside characterize (after *) *[0-9.]* CPU-s *\([0-9.]*\) raw MB\/CPU-s.*(\([0-9.]*x\) the floor.*/characterize \1 raw MB\/CPU-s = \2 the cdxj floor'"'"'s CPU (target >= 50)/p' "$work/char")
+  w=$(sed -n 's/^  crawl warcsite .* after .* \([0-9.]*%\) lower.*/\1/p' "$work/crawls")
+  bs=$(sed -n 's/^  crawl benchsite .* after .* \([0-9.]*%\) lower.*/\1/p' "$work/crawls")
+  out=$c
+  [ -z "$w$bs" ] || out="$out${out:+; }crawl with --characterize ${w:+warcsite $w lower}${w:+${bs:+, }}${bs:+benchsite $bs lower} (target <= 30%)"
+  echo "bench-characterize ratio: ${out:-nothing measured yet ($_bench_step)}"
+}
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  # A crawl stopped with the script may still be closing its WARC.
+  rm -rf "$work" 2>/dev/null || { sleep 1; rm -rf "$work"; }
+}
+bench_exit_hooks bench-characterize summary cleanup
+echo "bench-characterize: $(long long short) form: $WARC, PAGES=$PAGES REPS=$REPS BEFORE=${BEFORE:-none}"
+bench_step "building"
 go build -o "$work/after" ./cmd/wayside
-mkdir "$work/src-before"
-git archive "$BEFORE" | tar -x -C "$work/src-before"
-(cd "$work/src-before" && go build -o "$work/before" ./cmd/wayside)
+if [ -n "$BEFORE" ]; then
+  mkdir "$work/src-before"
+  git archive "$BEFORE" | tar -x -C "$work/src-before"
+  (cd "$work/src-before" && go build -o "$work/before" ./cmd/wayside)
+fi
 go build -o "$work/benchsite" ./crawl/sitetest/benchsite
 go build -o "$work/warcsite" ./scripts/warcsite
 
@@ -73,17 +128,18 @@ measure() {
 }
 
 raw=$(gzip -dc "$WARC" | wc -c)
-echo "== wayside characterize on $WARC ($(awk -v r="$raw" 'BEGIN { printf "%.1f", r/1e6 }') raw MB); before = $BEFORE"
+echo "== wayside characterize on $WARC ($(awk -v r="$raw" 'BEGIN { printf "%.1f", r/1e6 }') raw MB); before = ${BEFORE:-none}"
+bench_step "measuring characterize and its floor"
 measure cdxj "$work/after" cdxj -q -j 1 -o "$work/x.cdxj" "$WARC"
 awk -v raw="$raw" -v c="$cpu" -v r="$rssmb" 'BEGIN {
-  printf "  wayside cdxj (floor)          %6.2f CPU-s  %6.1f raw MB/CPU-s  peak RSS %4d MB\n", c, raw/1e6/c, r }'
+  printf "  wayside cdxj (floor)          %6.2f CPU-s  %6.1f raw MB/CPU-s  peak RSS %4d MB\n", c, raw/1e6/c, r }' | tee -a "$work/char"
 floor=$cpu
-for bin in before after; do
+for bin in $bins; do
   prof=()
   [ -n "$PROFILE" ] && [ "$bin" = after ] && prof=(env "WAYSIDE_CPUPROFILE=$PROFILE/characterize.prof")
   measure "char-$bin" "${prof[@]}" "$work/$bin" characterize -q -j 1 "$WARC"
   awk -v raw="$raw" -v c="$cpu" -v r="$rssmb" -v f="$floor" -v b="$bin" 'BEGIN {
-    printf "  wayside characterize (%-6s) %6.2f CPU-s  %6.1f raw MB/CPU-s  peak RSS %4d MB  (%.2fx the floor'"'"'s CPU; target >= 50 MB/CPU-s)\n", b, c, raw/1e6/c, r, c/f }'
+    printf "  wayside characterize (%-6s) %6.2f CPU-s  %6.1f raw MB/CPU-s  peak RSS %4d MB  (%.2fx the floor'"'"'s CPU; target >= 50 MB/CPU-s)\n", b, c, raw/1e6/c, r, c/f }' | tee -a "$work/char"
 done
 grep -E "records|UNKNOWN" "$work/char-after.out" | head -3 | sed 's/^/  /'
 
@@ -116,6 +172,7 @@ crawl() {
   fi
 }
 
+bench_step "crawling"
 start warcsite "$work/warcsite" "$WARC"
 warcsite_url=$url
 start benchsite "$work/benchsite" -pages "$PAGES" -size "$SIZE"
@@ -124,7 +181,7 @@ echo "== wayside crawl, characterization off vs on, $REPS runs each, interleaved
 echo "   warcsite: $(tail -1 "$work/warcsite.log" | sed 's/^warcsite: //; s/, on http.*//')"
 echo "   benchsite: $PAGES resources of $SIZE bytes"
 for i in $(seq "$REPS"); do
-  for bin in before after; do
+  for bin in $bins; do
     for state in off on; do
       # --depth 2: the root, its index pages and the resources they list
       # (the HTML payloads' own links point at the original hosts or at
@@ -135,23 +192,6 @@ for i in $(seq "$REPS"); do
   done
 done
 grep -h "characterized" "$work"/crawl-*-after-on.out | sort -u | sed 's/^ */  after: /'
-awk '
-  { k = $1 " " $2 " " $3; v[k, ++n[k]] = $4; cpu[k, n[k]] = $5; rss[k, n[k]] = $6; raw[k, n[k]] = $7 }
-  function median(a, k,   m, i, j, t, x) {
-    m = n[k]; for (i = 1; i <= m; i++) x[i] = a[k, i];
-    for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
-    return (m % 2) ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2 }
-  END {
-    split("warcsite benchsite", sites, " "); split("before after", bins, " ");
-    for (s = 1; s <= 2; s++) {
-      printf "  %s (median of %d):\n", sites[s], n[sites[s] " before off"];
-      for (b = 1; b <= 2; b++) {
-        off = sites[s] " " bins[b] " off"; on = sites[s] " " bins[b] " on";
-        printf "    %-6s off %6.1f raw MB/CPU-s (%5.2f CPU-s, RSS %4d MB)   on %6.1f raw MB/CPU-s (%5.2f CPU-s, RSS %4d MB)   %.1f%% lower (target: at most 30%%)\n",
-          bins[b], median(v, off), median(cpu, off), median(rss, off), median(v, on), median(cpu, on), median(rss, on), (1 - median(v, on) / median(v, off)) * 100
-      }
-    }
-  }' "$work/results"
 if [ -n "$PROFILE" ]; then
   echo "== CPU profiles in $PROFILE (this tree; CPU-seconds sampled)"
   # seconds PROF FOCUS: CPU-seconds of PROF's samples whose stacks match FOCUS.

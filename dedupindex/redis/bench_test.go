@@ -4,10 +4,13 @@ package redis_test
 // (the shared one TestMain starts, with the settings doc.go recommends).
 // scripts/bench-redis.sh runs them; environment:
 //
-//	WAYSIDE_BENCH_ENTRIES  originals loaded by BenchmarkMemory (default 200000; the script uses 1000000)
+//	WAYSIDE_BENCH_ENTRIES  originals loaded by BenchmarkMemory (default 200000; the script: 100000, LONG=1 1000000)
 //	WAYSIDE_BENCH_SECONDS  length of each BenchmarkClaims run (default 5)
 //	WAYSIDE_BENCH_CLIENTS  client processes of BenchmarkClaims (default 4)
 //	WAYSIDE_BENCH_CONNS    goroutines (connections) per client process (default 16)
+//	WAYSIDE_BENCH_FSYNC    appendfsync settings BenchmarkClaims measures, comma-separated (default always,everysec)
+//	WAYSIDE_BENCH_LOADED   originals loaded before BenchmarkClaims (default 100000)
+//	WAYSIDE_BENCH_PEER_REQUESTS  requests of each redis-benchmark test (default 400000)
 
 import (
 	"context"
@@ -431,8 +434,12 @@ func BenchmarkClaims(b *testing.B) {
 	flushAll(b, cc)
 	clients, conns := envInt("WAYSIDE_BENCH_CLIENTS", 4), envInt("WAYSIDE_BENCH_CONNS", 16)
 	seconds := float64(envInt("WAYSIDE_BENCH_SECONDS", 5))
-	const loaded = 100_000
-	ix, err := wredis.New(ctx, cc, wredis.WithPrefix("c:"), wredis.WithCapacity(loaded))
+	loaded := envInt("WAYSIDE_BENCH_LOADED", 100_000)
+	fsyncs := strings.Split(os.Getenv("WAYSIDE_BENCH_FSYNC"), ",")
+	if fsyncs[0] == "" {
+		fsyncs = []string{"always", "everysec"}
+	}
+	ix, err := wredis.New(ctx, cc, wredis.WithPrefix("c:"), wredis.WithCapacity(int64(loaded)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -441,22 +448,25 @@ func BenchmarkClaims(b *testing.B) {
 	// With appendfsync always (the recommended durability) every write
 	// waits for a disk flush; with everysec the figures show what the
 	// code path costs without it.
-	for _, fsync := range []string{"always", "everysec"} {
+	for _, fsync := range fsyncs {
 		setFsync(b, cl, fsync)
+		// The floor first, so that each claim figure printed can name its
+		// ratio: a run stopped half-way has shown ratios, not bare rates.
+		peer := redisBenchmark(b, cl.Addrs()[0], clients*conns)
+		fmt.Printf("bench-redis peer (appendfsync %s): redis-benchmark on the same cluster, %d connections, unpipelined: SET %.0f requests/s, GET %.0f requests/s\n",
+			fsync, clients*conns, peer["SET"], peer["GET"])
 		rates := map[string]float64{}
 		for _, mode := range []string{"new", "duplicate"} {
+			floor := map[string]string{"new": "SET", "duplicate": "GET"}[mode]
 			for _, path := range []string{"adaptive", "script", "read"} {
 				rate, wrong := runClaimClients(b, claimChild{Addrs: cl.Addrs(), Prefix: "c:", Mode: mode, Path: path, Loaded: loaded, Conns: conns,
 					Start: time.Now().Add(2 * time.Second), Seconds: seconds}, clients)
 				rates[mode+"/"+path] = rate
 				b.ReportMetric(rate, fsync+"-"+mode+"-"+path+"-claims/s")
-				fmt.Printf("bench-redis claims (appendfsync %s): %s digests, %s path: %.0f claims/s (%d processes x %d connections, %.0f s, %d failed or unexpected)\n",
-					fsync, mode, path, rate, clients, conns, seconds, wrong)
+				fmt.Printf("bench-redis claims (appendfsync %s): %s digests, %s path: %.0f claims/s = %.2f x %s (%d processes x %d connections, %.0f s, %d failed or unexpected)\n",
+					fsync, mode, path, rate, rate/peer[floor], floor, clients, conns, seconds, wrong)
 			}
 		}
-		peer := redisBenchmark(b, cl.Addrs()[0], clients*conns)
-		fmt.Printf("bench-redis peer (appendfsync %s): redis-benchmark on the same cluster, %d connections, unpipelined: SET %.0f requests/s, GET %.0f requests/s\n",
-			fsync, clients*conns, peer["SET"], peer["GET"])
 		fmt.Printf("bench-redis ratio (appendfsync %s): duplicate claims / GET = %.2f (adaptive), %.2f (script, as before); new-digest claims / SET = %.2f (adaptive), %.2f (script), %.2f (read first); adaptive / script = %.2f (duplicate), %.2f (new)\n",
 			fsync, rates["duplicate/adaptive"]/peer["GET"], rates["duplicate/script"]/peer["GET"],
 			rates["new/adaptive"]/peer["SET"], rates["new/script"]/peer["SET"], rates["new/read"]/peer["SET"],
@@ -506,7 +516,7 @@ var rpsLine = regexp.MustCompile(`(SET|GET): ([0-9.]+) requests per second`)
 // redisBenchmark runs redis-benchmark SET and GET in cluster mode.
 func redisBenchmark(b *testing.B, addr string, conns int) map[string]float64 {
 	host, port, _ := strings.Cut(addr, ":")
-	cmd := exec.Command("redis-benchmark", "-h", host, "-p", port, "--cluster", "-t", "set,get", "-n", "400000",
+	cmd := exec.Command("redis-benchmark", "-h", host, "-p", port, "--cluster", "-t", "set,get", "-n", strconv.Itoa(envInt("WAYSIDE_BENCH_PEER_REQUESTS", 400_000)),
 		"-c", strconv.Itoa(conns), "-r", "1000000", "-d", "64", "-q")
 	cmd.Stdin = nil
 	out, err := cmd.CombinedOutput()
