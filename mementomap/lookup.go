@@ -2,6 +2,7 @@ package mementomap
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -17,13 +18,17 @@ import (
 // into a temporary copy (see NormalizeKey and Normalized), so that every
 // spelling answers alike. It is safe for concurrent use until Close.
 type Map struct {
-	data    []byte
-	start   int   // offset of the first data line
-	sparse  []int // offsets of every indexStride-th data line
-	headers []ukvs.Header
-	mapped  bool
-	name    string
-	norm    NormalizeStats
+	data   []byte
+	start  int   // offset of the first data line
+	sparse []int // offsets of every indexStride-th data line
+	// sparsePfx holds the first 8 bytes at each sparse offset (big
+	// endian, zero-padded at the end of the data): the binary search
+	// decides most steps on them without touching the mapped file.
+	sparsePfx []uint64
+	headers   []ukvs.Header
+	mapped    bool
+	name      string
+	norm      NormalizeStats
 }
 
 // OpenMap memory-maps the map file at path (normalising it first, into an
@@ -108,7 +113,7 @@ func (m *Map) init(mapped bool) error {
 		return err
 	}
 	m.data, m.mapped, m.norm = data, mapped, st
-	m.headers, m.sparse = nil, nil
+	m.headers, m.sparse, m.sparsePfx = nil, nil, nil
 	return m.index()
 }
 
@@ -146,6 +151,7 @@ func (m *Map) index() error {
 	for q, n := m.start, 0; q < len(m.data); n++ {
 		if n%indexStride == 0 {
 			m.sparse = append(m.sparse, q)
+			m.sparsePfx = append(m.sparsePfx, prefix8(m.data[q:]))
 		}
 		e := bytes.IndexByte(m.data[q:], '\n')
 		if e < 0 {
@@ -269,10 +275,23 @@ func (m *Map) nextLine(p int) int {
 // smaller key (or the first line), then at most indexStride lines are
 // scanned. The first and last lines are compared like any other.
 func (m *Map) seek(key []byte) (int, int) {
+	// The first min(8, len(key)) bytes of key against those of a line
+	// decide cmpAt when they differ (a line ending before them reads as
+	// zero bytes, below every key byte, as cmpAt orders it).
+	kp, mask := prefix8(key), ^uint64(0)
+	if len(key) < 8 {
+		mask <<= 8 * (8 - len(key))
+	}
 	lo, hi := 0, len(m.sparse) // sparse[:lo] < key <= sparse[hi:]
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if m.cmpAt(m.sparse[mid], key) < 0 {
+		less := false
+		if dp := m.sparsePfx[mid] & mask; dp != kp {
+			less = dp < kp
+		} else {
+			less = m.cmpAt(m.sparse[mid], key) < 0
+		}
+		if less {
 			lo = mid + 1
 		} else {
 			hi = mid
@@ -284,13 +303,29 @@ func (m *Map) seek(key []byte) (int, int) {
 	prev := -1
 	p := m.sparse[lo-1]
 	for p < len(m.data) {
-		if m.cmpAt(p, key) >= 0 {
+		if dp := prefix8(m.data[p:]) & mask; dp > kp || dp == kp && m.cmpAt(p, key) >= 0 {
 			return p, prev
 		}
 		prev = p
 		p = m.nextLine(p)
 	}
 	return len(m.data), prev
+}
+
+// prefix8 returns the first 8 bytes of b as a big-endian number, b
+// padded with zero bytes when shorter.
+func prefix8(b []byte) uint64 {
+	if len(b) >= 8 {
+		return binary.BigEndian.Uint64(b)
+	}
+	var v uint64
+	for i := range 8 {
+		v <<= 8
+		if i < len(b) {
+			v |= uint64(b[i])
+		}
+	}
+	return v
 }
 
 func lcp(a, b []byte) int {

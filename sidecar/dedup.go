@@ -81,8 +81,7 @@ func (s *Server) lookup(ctx context.Context, k dedupindex.Key) (api.LookupResult
 }
 
 func (s *Server) handleLookupGet(w http.ResponseWriter, r *http.Request, _ *reqInfo) error {
-	q := r.URL.Query()
-	k, err := s.indexKey(api.Key{Scope: q.Get("scope"), Digest: q.Get("digest"), URL: q.Get("url"), TargetURI: q.Get("target_uri")}, "")
+	k, err := s.indexKey(lookupKeyFromQuery(r), "")
 	if err != nil {
 		return err
 	}
@@ -90,7 +89,7 @@ func (s *Server) handleLookupGet(w http.ResponseWriter, r *http.Request, _ *reqI
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, res)
+	writeLookupResult(w, res)
 	return nil
 }
 

@@ -40,12 +40,28 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+	writeJSONBytes(w, code, buf.Bytes())
+}
+
+// The values of the headers every JSON answer carries, shared by all
+// answers: Header.Set and Add replace or grow a value slice, never write
+// into it, and a slice of capacity 1 grows into a new array.
+var (
+	hdrJSON    = []string{"application/json"}
+	hdrNosniff = []string{"nosniff"}
+)
+
+// lookupBufPool holds the buffers lookup answers are encoded into.
+var lookupBufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// writeJSONBytes sends an encoded JSON answer b with a Content-Length.
+func writeJSONBytes(w http.ResponseWriter, code int, b []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	h["Content-Type"] = hdrJSON
+	h["X-Content-Type-Options"] = hdrNosniff
+	h["Content-Length"] = []string{strconv.Itoa(len(b))}
 	w.WriteHeader(code)
-	w.Write(buf.Bytes())
+	w.Write(b)
 }
 
 func writeError(w http.ResponseWriter, code int, msg string) {

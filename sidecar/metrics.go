@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,6 +52,19 @@ type Metrics struct {
 	sweepDuration *prometheus.HistogramVec // sweep
 	conns         *prometheus.GaugeVec     // listener
 	connsTotal    *prometheus.CounterVec   // listener
+
+	// reqCounters holds the children of requests already used (reqKey →
+	// prometheus.Counter; standard methods only) and indexObs those of
+	// indexOps (op → prometheus.Observer): resolving a child hashes and
+	// validates its labels on every call. A child is still made on first
+	// use, so /metrics shows the same series as before.
+	reqCounters sync.Map
+	indexObs    sync.Map
+}
+
+type reqKey struct {
+	route, method string
+	code          int
 }
 
 // NewMetrics returns zeroed metrics in a new registry holding them, the Go
@@ -113,8 +127,21 @@ func (m *Metrics) Registerer() prometheus.Registerer { return m.reg }
 
 // ObserveRequest counts one HTTP request.
 func (m *Metrics) ObserveRequest(route, method string, code int, d time.Duration) {
-	m.requests.WithLabelValues(route, method, codeString(code)).Inc()
 	m.latency.Observe(d.Seconds())
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete:
+	default:
+		m.requests.WithLabelValues(route, method, codeString(code)).Inc()
+		return
+	}
+	k := reqKey{route, method, code}
+	if c, ok := m.reqCounters.Load(k); ok {
+		c.(prometheus.Counter).Inc()
+		return
+	}
+	c := m.requests.WithLabelValues(route, method, codeString(code))
+	m.reqCounters.Store(k, c)
+	c.Inc()
 }
 
 func codeString(code int) string {
@@ -132,7 +159,14 @@ func codeString(code int) string {
 // observeIndex records the latency of one dedup index operation begun at
 // start.
 func (m *Metrics) observeIndex(op string, start time.Time) {
-	m.indexOps.WithLabelValues(op).Observe(time.Since(start).Seconds())
+	d := time.Since(start).Seconds()
+	if o, ok := m.indexObs.Load(op); ok {
+		o.(prometheus.Observer).Observe(d)
+		return
+	}
+	o := m.indexOps.WithLabelValues(op)
+	m.indexObs.Store(op, o)
+	o.Observe(d)
 }
 
 // ObserveSweep counts sweep results by class ("unchanged", "changed", "error", ...).

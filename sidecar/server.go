@@ -51,7 +51,8 @@ type Server struct {
 
 	routes         map[string]map[string]*route // path → method → route
 	metricsHandler http.Handler
-	mapLink        string // Link header announcing the MementoMap
+	mapLink        string   // Link header announcing the MementoMap
+	linkHdr        []string // {mapLink}, shared by every answer (see hdrJSON)
 
 	leases *leases
 	ingest *ingest.Ingester
@@ -117,6 +118,7 @@ func New(cfg Config, opts Options) (*Server, error) {
 	if cfg.Map.PublicURL != "" {
 		s.mapLink = "<" + cfg.Map.PublicURL + `>; rel="mementomap"`
 	}
+	s.linkHdr = []string{s.mapLink}
 	if s.access, err = s.openAccess(); err != nil {
 		s.cons.Close()
 		return nil, err
@@ -217,7 +219,7 @@ func (s *Server) Handler() http.Handler { return s.handlerFor(viaUnix) }
 func (s *Server) handlerFor(kind listenerKind) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		w.Header().Set("Link", s.mapLink)
+		w.Header()["Link"] = s.linkHdr
 		sw := &statusWriter{ResponseWriter: w}
 		name := s.serve(sw, r, kind)
 		code := sw.code
