@@ -153,7 +153,16 @@ func (l *Line) Format(dst []byte) []byte {
 		if v < 0 {
 			return
 		}
-		str(k, strconv.FormatInt(v, 10))
+		// As str(k, strconv.FormatInt(v, 10)): digits need no escaping.
+		if !first {
+			dst = append(dst, ',', ' ')
+		}
+		first = false
+		dst = append(dst, '"')
+		dst = append(dst, k...)
+		dst = append(dst, '"', ':', ' ', '"')
+		dst = strconv.AppendInt(dst, v, 10)
+		dst = append(dst, '"')
 	}
 	str("metadata", l.Metadata) // pywb's entries create this key first
 	str("url", l.URL)

@@ -45,7 +45,10 @@ func (d Digest) String() string {
 	if d.IsZero() {
 		return ""
 	}
-	return d.Alg + ":" + b32.EncodeToString(d.Sum)
+	var buf [16 + 1 + 104]byte // a SHA-512 label and value fit
+	b := append(buf[:0], d.Alg...)
+	b = append(b, ':')
+	return string(b32.AppendEncode(b, d.Sum))
 }
 
 // Base32 returns the upper-case unpadded Base32 of the digest bytes (the form
@@ -154,6 +157,9 @@ func Parse(s string) (Digest, error) {
 
 // Normalize returns the canonical form of s.
 func Normalize(s string) (string, error) {
+	if isCanonicalSHA1(s) {
+		return s, nil // what almost every WARC declares: nothing to redo
+	}
 	d, err := Parse(s)
 	if err != nil {
 		return "", err
@@ -188,4 +194,20 @@ func decode(v string, size int) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// isCanonicalSHA1 reports whether s is a SHA-1 digest in canonical form
+// ("sha1:" and 32 upper-case Base32 digits, which encode 160 bits exactly),
+// the form Normalize would give it.
+func isCanonicalSHA1(s string) bool {
+	const prefix = SHA1 + ":"
+	if len(s) != len(prefix)+32 || s[:len(prefix)] != prefix {
+		return false
+	}
+	for i := len(prefix); i < len(s); i++ {
+		if c := s[i]; (c < 'A' || c > 'Z') && (c < '2' || c > '7') {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package digest
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -44,6 +45,48 @@ func TestParseErrors(t *testing.T) {
 	for _, in := range []string{"", "sha1:", "sha1:xyz", "foo:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ", "12345", "sha256:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"} {
 		if _, err := Parse(in); !errors.Is(err, ErrInvalid) {
 			t.Errorf("Parse(%q) error = %v, want ErrInvalid", in, err)
+		}
+	}
+}
+
+// TestNormalizeCanonicalSHA1FastPath: Normalize returns an already
+// canonical SHA-1 digest as it is; the result is always what parsing and
+// formatting give (random strings near the canonical form, lower case,
+// padding and digits outside Base32 included).
+func TestNormalizeCanonicalSHA1FastPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 2))
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567abcxyz0189=: "
+	for i := range 20000 {
+		var s string
+		switch i % 3 {
+		case 0: // canonical
+			sum := make([]byte, 20)
+			for j := range sum {
+				sum[j] = byte(rng.IntN(256))
+			}
+			s = "sha1:" + b32.EncodeToString(sum)
+		default: // near it
+			b := []byte("sha1:")
+			n := 30 + rng.IntN(5)
+			for range n {
+				b = append(b, alphabet[rng.IntN(len(alphabet))])
+			}
+			if rng.IntN(4) == 0 {
+				b[rng.IntN(5)] ^= 0x20 // "SHA1:", "sha1\x1a"…
+			}
+			s = string(b)
+		}
+		got, gerr := Normalize(s)
+		var want string
+		d, werr := Parse(s)
+		if werr == nil {
+			want = d.String()
+		}
+		if got != want || (gerr == nil) != (werr == nil) {
+			t.Fatalf("Normalize(%q) = %q, %v; Parse+String gives %q, %v", s, got, gerr, want, werr)
+		}
+		if i%3 == 0 && got != s {
+			t.Fatalf("canonical %q normalized to %q", s, got)
 		}
 	}
 }

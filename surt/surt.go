@@ -276,6 +276,13 @@ func parseIPv4(h string) (string, bool) {
 	if h == "" {
 		return "", false
 	}
+	for i := 0; i < len(h); i++ {
+		// Every form is written in hex digits, "x" and dots: any other
+		// byte (a host name) rules them all out at once.
+		if c := h[i] | 0x20; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c == 'x' || h[i] == '.') {
+			return "", false
+		}
+	}
 	allDigits := true
 	for i := 0; i < len(h); i++ {
 		if h[i] < '0' || h[i] > '9' {
@@ -356,6 +363,9 @@ func normalizePath(p string) string {
 	if p == "" {
 		return "/"
 	}
+	if isNormalPath(p) {
+		return p
+	}
 	segs := strings.Split(p, "/")[1:]
 	kept := make([]string, 0, len(segs))
 	for _, s := range segs {
@@ -384,6 +394,31 @@ func normalizePath(p string) string {
 	return b.String()
 }
 
+// isNormalPath reports whether normalizePath would return p unchanged:
+// p starts with "/" and has no empty segment but the last, no "." and no
+// ".." segment.
+func isNormalPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] != '/' {
+			continue
+		}
+		seg := p[i+1:]
+		if j := strings.IndexByte(seg, '/'); j >= 0 {
+			if j == 0 {
+				return false // "//"
+			}
+			seg = seg[:j]
+		}
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
+
 // alphaReorderQuery sorts "k=v" pairs by key then value; a pair without "="
 // sorts before the same key with one.
 func alphaReorderQuery(q string) string {
@@ -409,11 +444,17 @@ func reverseHost(h string) string {
 	if strings.IndexByte(h, '.') < 0 {
 		return h
 	}
-	labels := strings.Split(h, ".")
-	for i, j := 0, len(labels)-1; i < j; i, j = i+1, j-1 {
-		labels[i], labels[j] = labels[j], labels[i]
+	// The labels in reverse order, joined by commas, in one allocation.
+	b := make([]byte, 0, len(h))
+	for end := len(h); ; {
+		i := strings.LastIndexByte(h[:end], '.')
+		b = append(b, h[i+1:end]...)
+		if i < 0 {
+			return string(b)
+		}
+		b = append(b, ',')
+		end = i
 	}
-	return strings.Join(labels, ",")
 }
 
 func (u *url) key() string {

@@ -52,6 +52,10 @@ func (r *Reader) readBlock(rec *Record) error {
 	// An ARC record holds an HTTP message only under an http(s) URL (dns:
 	// and other records are taken as they are, as pywb reads them).
 	if isHTTPType(rec.Type) && (rec.ARC == nil || isHTTPScheme(rec.TargetURI)) {
+		// The head is read through hbr in small steps, so that the
+		// payload after it is not copied there but digested straight
+		// from the data buffer (blockReader.WriteTo).
+		r.blk.headStep = true
 		if b, _ := r.hbr.Peek(16); looksLikeHTTP(b) {
 			isHTTP = true
 		} else if b, _ := r.hbr.Peek(8192); looksLikeHTTP(b) {
@@ -63,6 +67,7 @@ func (r *Reader) readBlock(rec *Record) error {
 	var perr error
 	if isHTTP {
 		info, err := parseHTTPHead(r.hbr, r.opts.KeepHTTPHead)
+		r.blk.headStep = false
 		if err == nil {
 			rec.HTTP = info
 		}
@@ -89,7 +94,7 @@ func (r *Reader) readBlock(rec *Record) error {
 				_, perr = body.WriteTo(io.Discard)
 			}
 			if body != r.hbr {
-				rec.ChunkedPayloadDigest = digest.FromHash(digest.SHA1, r.rawHash).String()
+				rec.ChunkedPayloadDigest = r.sha1String(r.rawHash)
 			}
 			rec.PayloadLength = info.PayloadLength
 			if info.ChunkFallback {
@@ -99,6 +104,7 @@ func (r *Reader) readBlock(rec *Record) error {
 		}
 	} else {
 		var n int64
+		r.blk.headStep = false
 		r.onHead(rec)
 		n, perr = r.hbr.WriteTo(sink)
 		rec.PayloadLength = n
@@ -118,10 +124,10 @@ func (r *Reader) readBlock(rec *Record) error {
 	}
 	if !r.opts.SkipPayloadDigest {
 		if rec.HTTP != nil {
-			rec.HTTP.PayloadDigest = digest.FromHash(digest.SHA1, r.hash).String()
+			rec.HTTP.PayloadDigest = r.sha1String(r.hash)
 			rec.PayloadDigest = rec.HTTP.PayloadDigest
 		} else {
-			rec.PayloadDigest = digest.FromHash(digest.SHA1, r.hash).String()
+			rec.PayloadDigest = r.sha1String(r.hash)
 		}
 	}
 	if r.opts.KeepPayload > 0 {
@@ -138,6 +144,12 @@ func (r *Reader) readBlock(rec *Record) error {
 		rec.anomaly("record continues across gzip members")
 	}
 	return nil
+}
+
+// sha1String is the canonical form of h's SHA-1 (summed into the reader's
+// buffer: one allocation, the string).
+func (r *Reader) sha1String(h hash.Hash) string {
+	return digest.Digest{Alg: digest.SHA1, Sum: h.Sum(r.sum[:0])}.String()
 }
 
 // onHead tells the caller (Options.OnHead) that rec's headers are parsed.
@@ -203,7 +215,13 @@ type blockReader struct {
 	alg       string
 	copy      io.Writer // Options.BlockSink's writer
 	last      byte      // the last block byte read
+	// headStep: Read returns at most headStepSize bytes (the HTTP head
+	// is being read).
+	headStep bool
 }
+
+// headStepSize bounds what one Read returns while an HTTP head is read.
+const headStepSize = 4 << 10
 
 func (b *blockReader) start(rec *Record) {
 	*b = blockReader{r: b.r, rec: rec, remaining: rec.ContentLength}
@@ -219,6 +237,9 @@ func (b *blockReader) Read(p []byte) (int, error) {
 		}
 		if int64(len(p)) > b.remaining {
 			p = p[:b.remaining]
+		}
+		if b.headStep && len(p) > headStepSize {
+			p = p[:headStepSize]
 		}
 		n, err := b.r.br.Read(p)
 		b.remaining -= int64(n)

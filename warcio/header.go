@@ -1,6 +1,7 @@
 package warcio
 
 import (
+	"bufio"
 	"bytes"
 	"strings"
 	"time"
@@ -56,48 +57,94 @@ func MediaType(contentType string) string {
 }
 
 // parseField splits "Name: value" (lenient: any spacing around the colon).
-func parseField(line []byte) (Field, bool) {
-	i := indexByte(line, ':')
+// Name and value are parts of line: a head read as one string costs one
+// allocation, whatever the number of its fields.
+func parseField(line string) (Field, bool) {
+	i := strings.IndexByte(line, ':')
 	if i <= 0 {
 		return Field{}, false
 	}
-	nb := bytes.TrimSpace(line[:i])
-	if len(nb) == 0 {
+	name := strings.TrimSpace(line[:i])
+	if len(name) == 0 {
 		return Field{}, false
 	}
-	name, ok := commonNames[string(nb)] // no allocation for the usual names
-	if !ok {
-		name = string(nb)
-	}
-	return Field{Name: name, Value: string(bytes.TrimSpace(line[i+1:]))}, true
+	return Field{Name: name, Value: strings.TrimSpace(line[i+1:])}, true
 }
 
-// commonNames holds the header names most records carry, spelled as
-// writers spell them, so that parsing them allocates no string.
-var commonNames = func() map[string]string {
-	m := map[string]string{}
-	for _, n := range []string{
-		"WARC-Type", "WARC-Record-ID", "WARC-Date", "WARC-Target-URI",
-		"WARC-IP-Address", "WARC-Block-Digest", "WARC-Payload-Digest",
-		"WARC-Warcinfo-ID", "WARC-Concurrent-To", "WARC-Refers-To",
-		"WARC-Refers-To-Target-URI", "WARC-Refers-To-Date", "WARC-Profile",
-		"WARC-Truncated", "WARC-Filename", "WARC-Identified-Payload-Type",
-		"Content-Type", "Content-Length", "Content-Encoding",
-		"Transfer-Encoding", "Date", "Server", "Connection", "Cache-Control",
-		"Set-Cookie", "Vary", "Strict-Transport-Security", "ETag",
-		"Last-Modified", "Expires", "Age", "Accept-Ranges", "Location",
-		"X-Content-Type-Options", "X-Frame-Options", "Referrer-Policy",
-		"Host", "User-Agent", "Accept", "Accept-Encoding", "Accept-Language",
-		"Referer", "Cookie", "Pragma",
-		"content-type", "content-length", "content-encoding",
-		"transfer-encoding", "date", "server", "connection", "cache-control",
-		"set-cookie", "vary", "etag", "last-modified", "expires", "age",
-		"location", "host", "user-agent", "accept", "accept-encoding",
-	} {
-		m[n] = n
+// addLine adds one header line t (its line end removed, not blank) to h:
+// a continuation line (starting with a space or tab) is joined to the last
+// field with a space. It reports false for a line without a colon.
+func (h *Header) addLine(t string) bool {
+	if (t[0] == ' ' || t[0] == '\t') && len(*h) > 0 {
+		last := &(*h)[len(*h)-1]
+		last.Value += " " + strings.TrimSpace(t)
+		return true
 	}
-	return m
-}()
+	f, ok := parseField(t)
+	if !ok {
+		return false
+	}
+	if *h == nil {
+		*h = make(Header, 0, 16) // one allocation for most heads
+	}
+	*h = append(*h, f)
+	return true
+}
+
+// bufferedHead returns the head (start line and header lines) at the start
+// of br's buffer, up to and including the blank line that ends it, when
+// that blank line lies in the bytes buffered or, reading ahead, in the
+// first ahead bytes (at most limit) — the usual case, which then reads the
+// head as one string —, or nil (read it line by line). The first line is
+// never taken as the blank one. Nothing is consumed.
+func bufferedHead(br *bufio.Reader, ahead, limit int) []byte {
+	b, _ := br.Peek(br.Buffered())
+	if h := headIn(b, limit); h != nil || len(b) >= min(ahead, br.Size()) {
+		return h
+	}
+	b, _ = br.Peek(min(ahead, br.Size())) // a short read is the slow path's to report
+	return headIn(b, limit)
+}
+
+// headIn returns b up to and including its first blank line after the
+// first line, looking at most at limit bytes; nil when there is none.
+func headIn(b []byte, limit int) []byte {
+	b = b[:min(len(b), limit)]
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 {
+			return nil
+		}
+		line := b[i : i+j]
+		i += j + 1
+		if i > j+1 && len(trimEOL(line)) == 0 {
+			return b[:i]
+		}
+	}
+}
+
+// headerFor returns an empty Header with room for the fields of head (a
+// start line, header lines and a blank line): one allocation of the size
+// needed.
+func headerFor(head string) Header {
+	return make(Header, 0, max(strings.Count(head, "\n")-2, 1))
+}
+
+// nextLine splits the first line (its "\n" included) off s.
+func nextLine(s string) (line, rest string) {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i+1], s[i+1:]
+	}
+	return s, ""
+}
+
+// trimEOLString is trimEOL for a string.
+func trimEOLString(s string) string {
+	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == '\r') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
 
 func indexByte(b []byte, c byte) int {
 	for i, x := range b {

@@ -142,6 +142,28 @@ func parseHTTPHead(br *bufio.Reader, keep bool) (*HTTPInfo, error) {
 		}
 	}
 	info := &HTTPInfo{}
+	if head := bufferedHead(br, httpHeadAhead, maxHTTPHead); head != nil {
+		// The whole head is buffered: one string holds its fields.
+		hs := string(head)
+		line, rest := nextLine(hs)
+		if err := info.parseStartLine(trimEOLString(line)); err != nil {
+			br.Discard(len(line)) // as read line by line: the rest is payload
+			return nil, err
+		}
+		br.Discard(len(head))
+		info.HeadLength = int64(len(head))
+		if keep {
+			info.Head = append([]byte(nil), head...)
+		}
+		info.Header = headerFor(hs)
+		for rest != "" {
+			line, rest = nextLine(rest)
+			if t := trimEOLString(line); t != "" {
+				info.Header.addLine(t)
+			}
+		}
+		return info, nil
+	}
 	line, n, err := readLine(br)
 	if err != nil && err != io.EOF {
 		return nil, err
@@ -168,15 +190,7 @@ func parseHTTPHead(br *bufio.Reader, keep bool) (*HTTPInfo, error) {
 			// the blank line).
 			return info, nil
 		}
-		if (t[0] == ' ' || t[0] == '\t') && len(info.Header) > 0 {
-			last := &info.Header[len(info.Header)-1]
-			last.Value += " " + strings.TrimSpace(string(t))
-		} else if f, ok := parseField(t); ok {
-			if info.Header == nil {
-				info.Header = make(Header, 0, 16) // one allocation for most heads
-			}
-			info.Header = append(info.Header, f)
-		}
+		info.Header.addLine(string(t))
 		if err == io.EOF {
 			return info, nil
 		}
@@ -185,6 +199,10 @@ func parseHTTPHead(br *bufio.Reader, keep bool) (*HTTPInfo, error) {
 		}
 	}
 }
+
+// httpHeadAhead is how far parseHTTPHead looks ahead for the end of a head
+// it reads as one string.
+const httpHeadAhead = 8 << 10
 
 func (info *HTTPInfo) parseStartLine(l string) error {
 	if len(l) >= 5 && strings.EqualFold(l[:5], "HTTP/") {

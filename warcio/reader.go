@@ -144,6 +144,7 @@ type Reader struct {
 	// rawHash and teeBR digest chunked bodies with their framing.
 	rawHash hash.Hash
 	teeBR   *bufio.Reader
+	sum     [64]byte // sha1String's buffer
 }
 
 // sizedFile lets NewReader size its buffer to small files.
@@ -661,38 +662,37 @@ func (r *Reader) readWARCHead(rec *Record) error {
 		}
 		return r.fail(rec, false, "no WARC record here (starts %s)", excerpt.Quote(first, 40))
 	}
-	total := 0
-	line, err := r.readHeadLine(&total)
-	if err != nil {
-		return r.fail(rec, err == io.EOF || err == io.ErrUnexpectedEOF, "partial WARC header: %v", err)
-	}
-	rec.Version = strings.TrimSpace(string(trimEOL(line)))[len(headerPrefix):]
-	if v, _, ok := strings.Cut(rec.Version, " "); ok { // WARC/0.9 puts fields on the version line
-		rec.Version = v
-	}
-	for {
+	if head := bufferedHead(r.br, warcHeadAhead, maxWARCHead); head != nil {
+		// The whole head is buffered: one string holds its fields.
+		hs := string(head)
+		r.br.Discard(len(head))
+		line, rest := nextLine(hs)
+		r.setVersion(rec, line)
+		rec.Headers = headerFor(hs)
+		for rest != "" {
+			line, rest = nextLine(rest)
+			if t := trimEOLString(line); t != "" {
+				r.addWARCHeadLine(rec, t)
+			}
+		}
+	} else {
+		total := 0
 		line, err := r.readHeadLine(&total)
 		if err != nil {
 			return r.fail(rec, err == io.EOF || err == io.ErrUnexpectedEOF, "partial WARC header: %v", err)
 		}
-		t := trimEOL(line)
-		if len(t) == 0 {
-			break
+		r.setVersion(rec, string(line))
+		for {
+			line, err := r.readHeadLine(&total)
+			if err != nil {
+				return r.fail(rec, err == io.EOF || err == io.ErrUnexpectedEOF, "partial WARC header: %v", err)
+			}
+			t := trimEOL(line)
+			if len(t) == 0 {
+				break
+			}
+			r.addWARCHeadLine(rec, string(t))
 		}
-		if (t[0] == ' ' || t[0] == '\t') && len(rec.Headers) > 0 {
-			last := &rec.Headers[len(rec.Headers)-1]
-			last.Value += " " + strings.TrimSpace(string(t))
-			continue
-		}
-		f, ok := parseField(t)
-		if !ok {
-			rec.anomaly("header line without a colon: %s", excerpt.Quote(t, 60))
-			continue
-		}
-		if rec.Headers == nil {
-			rec.Headers = make(Header, 0, 16) // one allocation for most records
-		}
-		rec.Headers = append(rec.Headers, f)
 	}
 	h := rec.Headers
 	rec.Type = strings.ToLower(h.Get("WARC-Type"))
@@ -729,6 +729,25 @@ func (r *Reader) readWARCHead(rec *Record) error {
 	}
 	rec.ContentLength = n
 	return nil
+}
+
+// warcHeadAhead is how far readWARCHead looks ahead for the end of a head
+// it reads as one string.
+const warcHeadAhead = 16 << 10
+
+// setVersion sets rec.Version from the WARC version line.
+func (r *Reader) setVersion(rec *Record, line string) {
+	rec.Version = strings.TrimSpace(trimEOLString(line))[len(headerPrefix):]
+	if v, _, ok := strings.Cut(rec.Version, " "); ok { // WARC/0.9 puts fields on the version line
+		rec.Version = v
+	}
+}
+
+// addWARCHeadLine adds a header line (not blank, line end removed).
+func (r *Reader) addWARCHeadLine(rec *Record, t string) {
+	if !rec.Headers.addLine(t) {
+		rec.anomaly("header line without a colon: %s", excerpt.Quote(t, 60))
+	}
 }
 
 // readHeadLine reads one line of the WARC header.

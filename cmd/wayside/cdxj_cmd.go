@@ -179,7 +179,12 @@ func indexWARCs(ctx context.Context, e *env, w io.Writer, files []string, cfg in
 	sorter := cdxj.NewSorter(cfg.sort)
 	defer sorter.Close()
 
-	type batch struct{ lines [][]byte }
+	// A batch holds formatted lines end to end (ends[i] is where line i
+	// ends): one buffer per batch, not one per line.
+	type batch struct {
+		buf  []byte
+		ends []int
+	}
 	batches := make(chan batch, 4*cfg.jobs)
 	work := make(chan int)
 	problems := make([][]error, len(files))
@@ -192,28 +197,27 @@ func indexWARCs(ctx context.Context, e *env, w io.Writer, files []string, cfg in
 			defer wg.Done()
 			for i := range work {
 				var cur batch
-				var buf []byte
 				var emitted int64 // stored bytes of indexed records, for live progress
 				st, err := cdxj.IndexFile(ctx, files[i], cdxj.IndexOptions{All: cfg.all, Verify: cfg.verify}, func(l *cdxj.Line) error {
 					if cfg.decorate != nil {
 						cfg.decorate(l)
 					}
-					buf = l.Format(buf[:0])
-					cur.lines = append(cur.lines, append([]byte(nil), buf...))
-					if len(cur.lines) == 4096 {
+					cur.buf = l.Format(cur.buf)
+					cur.ends = append(cur.ends, len(cur.buf))
+					if len(cur.ends) == 4096 {
 						select {
 						case batches <- cur:
 						case <-ctx.Done():
 							return ctx.Err()
 						}
-						cur = batch{}
+						cur = batch{buf: make([]byte, 0, cap(cur.buf)), ends: make([]int, 0, 4096)}
 					}
 					lines.Add(1)
 					rawBytes.Add(l.Length)
 					emitted += l.Length
 					return nil
 				})
-				if len(cur.lines) > 0 && err == nil {
+				if len(cur.ends) > 0 && err == nil {
 					select {
 					case batches <- cur:
 					case <-ctx.Done():
@@ -258,10 +262,12 @@ func indexWARCs(ctx context.Context, e *env, w io.Writer, files []string, cfg in
 				running = false
 				break
 			}
-			for _, l := range b.lines {
+			start := 0
+			for _, end := range b.ends {
 				if sortErr == nil {
-					sortErr = sorter.Add(l)
+					sortErr = sorter.Add(b.buf[start:end])
 				}
+				start = end
 			}
 			if sortErr != nil {
 				cancel()
