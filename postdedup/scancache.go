@@ -150,8 +150,7 @@ func (c *scanCache) load(key string, p *cached, rd **warcio.Reader) *cached {
 	if err != nil || rec.RecordID != p.record || rec.PayloadLength != p.plen || int64(buf.Len()) != p.plen {
 		return nil
 	}
-	full := *p
-	full.payload, full.hit = buf.Bytes(), false
+	full := cached{id: p.id, payload: buf.Bytes(), path: p.path, offset: p.offset, length: p.length, record: p.record, plen: p.plen}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.loads++

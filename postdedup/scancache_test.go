@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -117,5 +118,45 @@ func TestScanCacheReadsBack(t *testing.T) {
 	}
 	if e := got[id(3)]; e == nil || e.SameAs != entryID(in, offs[0]) {
 		t.Errorf("the copy: %+v, want SameAs %s", e, entryID(in, offs[0]))
+	}
+}
+
+// TestSmallCacheSamePlan: two inputs scanned in parallel through a cache
+// far smaller than their payloads (so most originals are read back from
+// the inputs for their copies, by two goroutines at once) give the same
+// revisits as no cache at all (every copy compared by Resolve reading
+// both records again), and the outputs pass deep validation.
+func TestSmallCacheSamePlan(t *testing.T) {
+	src, gt := warcgen(t, "small.warc.gz", "-size-mb", "12")
+	dir := t.TempDir()
+	a := copyInputs(t, filepath.Join(dir, "a"), src)[0]
+	b := filepath.Join(dir, "a", "second.warc.gz")
+	if err := os.Link(a, b); err != nil {
+		t.Fatal(err)
+	}
+	revisits := map[int64][]string{}
+	for _, cache := range []int64{-1, 256 << 10} {
+		opts := RunOptions{Manifest: ManifestOptions{Jobs: 2, CompareCache: cache},
+			Resolve: ResolveOptions{Policy: Policy{MinPayloadSize: 1, Statuses: allStatuses}}, Rewrite: RewriteOptions{Jobs: 2}, Validate: ValidateOptions{Jobs: 2}}
+		out := filepath.Join(dir, fmt.Sprint("out", cache))
+		rep := runAll(t, []string{a, b}, out, opts)
+		if rep.Resolve.Collisions != 0 || rep.Validate.Revisits != rep.Resolve.Duplicates {
+			t.Fatalf("cache %d: %d collisions, %d revisits validated of %d planned", cache, rep.Resolve.Collisions, rep.Validate.Revisits, rep.Resolve.Duplicates)
+		}
+		// The second input is all copies of the first: every response
+		// of it with a payload, besides the first input's own duplicates.
+		if rep.Resolve.Duplicates <= gt.DupResponses {
+			t.Fatalf("cache %d: %d copies, the first input alone holds %d", cache, rep.Resolve.Duplicates, gt.DupResponses)
+		}
+		for _, f := range []string{filepath.Base(a), filepath.Base(b)} {
+			for _, r := range readAllRecords(t, filepath.Join(out, f), warcio.Options{}) {
+				if r.Type == "revisit" {
+					revisits[cache] = append(revisits[cache], f+" "+r.RecordID+" "+r.Header("WARC-Refers-To"))
+				}
+			}
+		}
+	}
+	if fmt.Sprint(revisits[-1]) != fmt.Sprint(revisits[256<<10]) {
+		t.Errorf("revisits differ: %d without a cache, %d with a small one", len(revisits[-1]), len(revisits[256<<10]))
 	}
 }
