@@ -9,30 +9,61 @@ import (
 
 // scanCache holds recently read payloads by cluster key (bounded; FIFO
 // with a second chance for a payload a copy was compared with since it
-// was queued: CLOCK, so payloads with many copies stay),
-// shared by the scanning goroutines: a later copy is compared with the
-// cached payload as it is read, so Resolve need not read either again.
+// was queued: CLOCK, so payloads with many copies stay), shared by the
+// scanning goroutines: a later copy is compared with the cached payload
+// as it is read, so Resolve need not read either again.
+//
+// A payload pushed out of the budget leaves where its record is (input,
+// offset, record ID: locCost bytes of the budget) instead of nothing: a
+// later copy of it reads the original's payload back from the input
+// (one inflation of the original, no digest: the bytes are compared with
+// the copy's, whose digest the scan checks) and is still compared during
+// the scan. Resolve would read both records again and hash them, so a
+// small cache costs little CPU and memory stays flat as inputs grow.
 type scanCache struct {
 	mu    sync.Mutex
 	max   int64
 	size  int64
 	byKey map[string]*cached
-	fifo  []string
+	fifo  []string  // keys of cached payloads, oldest first
+	locs  []string  // keys of location-only entries, oldest first
+	files openFiles // inputs opened to read originals back
+	loads int       // payloads read back (guarded by mu)
 }
 
-// cached is the payload of the first record of a cluster the scan read
-// (never changed once cached: comparisons read it without the lock).
+// cached is the first record of a cluster the scan read: its payload
+// while it is within the budget, else only where it is. A cached value
+// is never changed once in the map (comparisons read it without the
+// lock); pushing its payload out replaces it with a location-only one.
 type cached struct {
 	id      string
-	payload []byte
-	hit     bool // a copy was compared with it since it was (re)queued; guarded by mu
+	payload []byte // nil: pushed out, read back from the input
+	path    string
+	offset  int64
+	length  int64
+	record  string // WARC-Record-ID
+	plen    int64  // payload length
+	hit     bool   // a copy was compared with it since it was (re)queued; guarded by mu
 }
+
+// locCost is what a location-only entry is counted as in the budget
+// (the struct, the record ID and the map's key and slot).
+const locCost = 256
+
+func (p *cached) cost() int64 { return locCost + int64(len(p.payload)) }
 
 func newScanCache(max int64) *scanCache {
 	if max <= 0 {
 		return nil
 	}
 	return &scanCache{max: max, byKey: map[string]*cached{}}
+}
+
+// close closes the inputs opened to read originals back.
+func (c *scanCache) close() {
+	if c != nil {
+		c.files.close()
+	}
 }
 
 // keepMax is the largest payload the cache holds.
@@ -48,6 +79,96 @@ func (c *scanCache) get(key string) *cached {
 	return p
 }
 
+// insert adds p under key, making room first; the caller holds mu.
+func (c *scanCache) insert(key string, p *cached) {
+	c.makeRoom(p.cost())
+	c.byKey[key] = p
+	c.fifo = append(c.fifo, key)
+	c.size += p.cost()
+}
+
+// makeRoom pushes payloads out, then locations, until n more bytes fit;
+// the caller holds mu. Locations have a queue of their own and at most an
+// eighth of the budget, so that payloads streaming through do not flush
+// them.
+func (c *scanCache) makeRoom(n int64) {
+	for c.size+n > c.max {
+		switch {
+		case len(c.locs) > 0 && (int64(len(c.locs))*locCost > c.max/8 || len(c.fifo) == 0):
+			k := c.locs[0]
+			c.locs = c.locs[1:]
+			switch q, ok := c.byKey[k]; {
+			case !ok || q.payload != nil: // gone, or read back and queued again
+			case q.hit:
+				q.hit = false
+				c.locs = append(c.locs, k)
+			default:
+				c.size -= q.cost()
+				delete(c.byKey, k)
+			}
+		case len(c.fifo) > 0:
+			k := c.fifo[0]
+			c.fifo = c.fifo[1:]
+			switch q, ok := c.byKey[k]; {
+			case !ok || q.payload == nil: // gone, or pushed out already
+			case q.hit: // second chance: a payload with copies is likely to have more
+				q.hit = false
+				c.fifo = append(c.fifo, k)
+			default: // keep where it is
+				loc := *q
+				loc.payload, loc.hit = nil, false
+				c.byKey[k] = &loc
+				c.size -= int64(len(q.payload))
+				c.locs = append(c.locs, k)
+			}
+		default:
+			return
+		}
+	}
+}
+
+// load reads back the payload of the location-only entry p (of key) from
+// its input with rd, and caches it again (a payload with one copy often
+// has more). It returns nil when the record there is not the one p names
+// or cannot be read: the copy is then compared by Resolve.
+func (c *scanCache) load(key string, p *cached, rd **warcio.Reader) *cached {
+	if p.plen <= 0 || p.plen > c.keepMax() {
+		return nil
+	}
+	f, err := c.files.get(p.path)
+	if err != nil {
+		return nil
+	}
+	if rd == nil {
+		rd = new(*warcio.Reader)
+	}
+	if *rd == nil {
+		*rd = new(warcio.Reader)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, p.plen))
+	rec, err := (*rd).ReadRecordAt(f, p.path, p.offset, p.length, warcio.Options{Payload: buf, SkipPayloadDigest: true})
+	if err != nil || rec.RecordID != p.record || rec.PayloadLength != p.plen || int64(buf.Len()) != p.plen {
+		return nil
+	}
+	full := cached{id: p.id, payload: buf.Bytes(), path: p.path, offset: p.offset, length: p.length, record: p.record, plen: p.plen}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loads++
+	if c.byKey[key] != p { // replaced meanwhile
+		return &full
+	}
+	c.makeRoom(int64(len(full.payload)))
+	switch c.byKey[key] {
+	case p: // its location slot is skipped from now on
+		c.byKey[key] = &full
+		c.size += int64(len(full.payload))
+		c.fifo = append(c.fifo, key)
+	case nil: // dropped while making room
+		c.insert(key, &full)
+	}
+	return &full
+}
+
 // sameAs makes e SameAs the record ref holds, keeping what its revisit
 // needs (the HTTP head and WARC header fields).
 func sameAs(e *Entry, rec *warcio.Record, ref *cached) {
@@ -59,17 +180,20 @@ func sameAs(e *Entry, rec *warcio.Record, ref *cached) {
 	}
 }
 
-// compare compares e's payload with the cached one of its cluster: equal
-// bytes make e SameAs the cached record; a miss caches the payload (owned:
-// the cache may keep the slice as it is, else it keeps a copy).
-func (c *scanCache) compare(e *Entry, rec *warcio.Record, payload []byte, owned bool) {
+// compare compares e's payload with the cached one of its cluster (read
+// back from its input when only its location is left, with rd): equal
+// bytes make e SameAs the cached record; a miss caches the payload
+// (owned: the cache may keep the slice as it is, else it keeps a copy).
+func (c *scanCache) compare(e *Entry, rec *warcio.Record, payload []byte, owned bool, rd **warcio.Reader) {
 	if int64(len(payload)) != e.PayloadLength || e.PayloadLength == 0 || rec.HTTP == nil {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if p, ok := c.byKey[e.Key]; ok {
-		p.hit = true
+	if p := c.get(e.Key); p != nil {
+		if p.payload == nil {
+			if p = c.load(e.Key, p, rd); p == nil {
+				return
+			}
+		}
 		if bytes.Equal(p.payload, payload) {
 			sameAs(e, rec, p)
 		}
@@ -78,25 +202,16 @@ func (c *scanCache) compare(e *Entry, rec *warcio.Record, payload []byte, owned 
 	if int64(len(payload)) > c.keepMax() {
 		return
 	}
-	for c.size+int64(len(payload)) > c.max && len(c.fifo) > 0 {
-		old := c.fifo[0]
-		c.fifo = c.fifo[1:]
-		if p, ok := c.byKey[old]; ok {
-			if p.hit { // second chance: a payload with copies is likely to have more
-				p.hit = false
-				c.fifo = append(c.fifo, old)
-				continue
-			}
-			c.size -= int64(len(p.payload))
-			delete(c.byKey, old)
-		}
-	}
 	if !owned {
 		payload = bytes.Clone(payload)
 	}
-	c.byKey[e.Key] = &cached{id: entryID(e.Path, e.Offset), payload: payload}
-	c.fifo = append(c.fifo, e.Key)
-	c.size += int64(len(payload))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byKey[e.Key]; ok { // another scanning goroutine cached one meanwhile
+		return
+	}
+	c.insert(e.Key, &cached{id: entryID(e.Path, e.Offset), payload: payload, path: e.Path, offset: e.Offset,
+		length: e.Length, record: e.RecordID, plen: e.PayloadLength})
 }
 
 // tap returns the payload writer of one scanning goroutine.
@@ -116,10 +231,11 @@ type payloadTap struct {
 	cache      *scanCache
 	headerKeys bool
 
-	key    string  // the key looked up at the head ("" when unknown)
-	ref    *cached // the cached payload being compared with (hit)
-	keep   bool    // keeping the bytes in buf
-	owned  bool    // buf is a new buffer for the cache
+	rd     *warcio.Reader // reads originals back (scanCache.load)
+	key    string         // the key looked up at the head ("" when unknown)
+	ref    *cached        // the cached payload being compared with (hit)
+	keep   bool           // keeping the bytes in buf
+	owned  bool           // buf is a new buffer for the cache
 	buf    []byte
 	spare  []byte // reused buf for computed keys
 	n      int64  // payload bytes seen
@@ -133,7 +249,7 @@ func (t *payloadTap) reset() {
 	if !t.owned && t.buf != nil {
 		t.spare = t.buf[:0]
 	}
-	*t = payloadTap{cache: t.cache, headerKeys: t.headerKeys, spare: t.spare}
+	*t = payloadTap{cache: t.cache, headerKeys: t.headerKeys, spare: t.spare, rd: t.rd}
 }
 
 // head decides, from a record's headers, what to do with its payload.
@@ -152,6 +268,9 @@ func (t *payloadTap) head(rec *warcio.Record) {
 		return
 	}
 	if t.ref = t.cache.get(t.key); t.ref != nil {
+		if t.ref.payload == nil { // pushed out: read the original back
+			t.ref = t.cache.load(t.key, t.ref, &t.rd)
+		}
 		t.keep = false
 		return
 	}
@@ -187,6 +306,6 @@ func (t *payloadTap) finish(e *Entry, rec *warcio.Record) {
 			sameAs(e, rec, t.ref)
 		}
 	case t.keep && !t.over && (t.key == "" || t.key == e.Key):
-		t.cache.compare(e, rec, t.buf, t.owned)
+		t.cache.compare(e, rec, t.buf, t.owned, &t.rd)
 	}
 }

@@ -5,14 +5,14 @@ import (
 	"testing"
 )
 
-// TestDedupMemoryFlags: --mem-mb bounds the compare cache (half of it by
+// TestDedupMemoryFlags: --mem-mb bounds the compare cache (an eighth of it by
 // default, --cache-mb alone when given, none with 0) and becomes the
 // runtime's soft memory limit for the command (restored after it),
 // unless GOMEMLIMIT sets one.
 func TestDedupMemoryFlags(t *testing.T) {
 	for _, c := range []struct {
 		mem, cache int
-		wantCache  int64 // ManifestOptions.CompareCache (0: the default, half of MaxMemory)
+		wantCache  int64 // ManifestOptions.CompareCache (0: the default, an eighth of MaxMemory)
 		wantLimit  int64
 	}{
 		{200, -1, 0, 200 << 20},

@@ -3,13 +3,17 @@ package framescan
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/klauspost/compress/flate"
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/wayside-archive/wayside/internal/mapfile"
 )
 
 // Record is a record header found by the scan.
@@ -68,31 +72,135 @@ type Result struct {
 // maxHead bounds a WARC header block and an ARC header line.
 const maxHead = 1 << 20
 
-// File scans the file at path.
-func File(path string) (*Result, error) {
+// File scans the file at path, mapped read-only: members are inflated
+// straight from the mapping (no read copies), and the pages behind the
+// scan are released as it moves on, so the resident size stays bounded
+// whatever the file's size. A file truncated while it is scanned is an
+// error, not a crash.
+func File(path string) (res *Result, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("framescan: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	m, err := mapfile.Map(f)
 	if err != nil {
 		return nil, fmt.Errorf("framescan: %w", err)
 	}
-	return Scan(f, fi.Size())
+	defer m.Close()
+	defer func() {
+		if err != nil {
+			res, err = nil, fmt.Errorf("framescan: %w", err)
+		}
+	}()
+	defer mapfile.Recover(&err, mapfile.Guard(), m)
+	return scan(&mappedSource{data: m.Bytes(), release: m.Release})
 }
 
 // Scan scans size bytes read from ra.
 func Scan(ra io.ReaderAt, size int64) (*Result, error) {
-	res := &Result{}
-	var magic [2]byte
-	if n, _ := ra.ReadAt(magic[:], 0); n == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		res.Compressed = true
+	return scan(&readerAtSource{ra: ra, n: size, base: -1})
+}
+
+// source is what a scan reads: a file's stored bytes, read as a
+// flate.Reader (io.Reader and io.ByteReader: the inflater then reads no
+// byte past a member's end, so where one member ends the next starts).
+type source interface {
+	// size is the file's size.
+	size() int64
+	// at returns a reader positioned at off (kept when reading already
+	// stands there).
+	at(off int64) flate.Reader
+	// pos is the offset of the next byte the reader returned by at gives.
+	pos() int64
+	// next returns the offset of the next gzip header (1f 8b 08) at or
+	// after off, or size.
+	next(off int64) int64
+	// done says the bytes before off will not be read again.
+	done(off int64)
+}
+
+// mappedSource reads a mapped file: the inflater reads a *bytes.Reader,
+// for which klauspost/compress has a decoding loop of its own (no
+// interface call per byte).
+type mappedSource struct {
+	data    []byte
+	release func(off int64)
+	br      bytes.Reader
+	base    int64
+}
+
+func (m *mappedSource) size() int64 { return int64(len(m.data)) }
+
+func (m *mappedSource) done(off int64) { m.release(off) }
+
+func (m *mappedSource) at(off int64) flate.Reader {
+	if m.br.Size() == 0 || m.pos() != off {
+		m.br.Reset(m.data[off:])
+		m.base = off
 	}
-	s := &scanner{res: res}
+	return &m.br
+}
+
+func (m *mappedSource) pos() int64 { return m.base + m.br.Size() - int64(m.br.Len()) }
+
+func (m *mappedSource) next(off int64) int64 {
+	if off >= int64(len(m.data)) {
+		return int64(len(m.data))
+	}
+	if i := bytes.Index(m.data[off:], gzipMagic); i >= 0 {
+		return off + int64(i)
+	}
+	return int64(len(m.data))
+}
+
+var gzipMagic = []byte{0x1f, 0x8b, 0x08}
+
+// readerAtSource reads an io.ReaderAt through one buffer, in large reads:
+// a member that ends cleanly leaves the buffer at the next one; after a
+// gap reading starts afresh where the next member starts.
+type readerAtSource struct {
+	ra   io.ReaderAt
+	n    int64
+	cr   countReader
+	br   *bufio.Reader
+	base int64 // where cr's section of the file starts (-1: none yet)
+}
+
+func (r *readerAtSource) size() int64 { return r.n }
+
+func (r *readerAtSource) at(off int64) flate.Reader {
+	if r.br == nil {
+		r.br = bufio.NewReaderSize(&r.cr, 256<<10)
+	}
+	if r.base < 0 || r.pos() != off {
+		r.cr = countReader{r: io.NewSectionReader(r.ra, off, r.n-off)}
+		r.base = off
+		r.br.Reset(&r.cr)
+	}
+	return r.br
+}
+
+func (r *readerAtSource) pos() int64 { return r.base + r.cr.n - int64(r.br.Buffered()) }
+
+func (r *readerAtSource) next(off int64) int64 { return nextMagic(r.ra, off, r.n) }
+
+func (r *readerAtSource) done(int64) {}
+
+// scan frames the file src reads.
+func scan(src source) (*Result, error) {
+	res := &Result{}
+	size := src.size()
+	if size >= 2 {
+		var magic [2]byte
+		if n, _ := io.ReadFull(src.at(0), magic[:]); n == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+			res.Compressed = true
+		}
+	}
+	s := &scanner{res: res, done: func() { src.done(src.pos()) }}
 	if !res.Compressed {
-		if err := s.stream(io.NewSectionReader(ra, 0, size), 0); err != nil {
-			return nil, err
+		if err := s.stream(src.at(0), 0); err != nil {
+			return nil, fmt.Errorf("framescan: %w", err)
 		}
 		res.DataBytes = s.data
 		s.ends = append(s.ends, s.data)
@@ -100,25 +208,14 @@ func Scan(ra io.ReaderAt, size int64) (*Result, error) {
 		return res, nil
 	}
 	off := int64(0)
-	// One buffer and one inflater for all members (Reset): a file of many
-	// small members would otherwise allocate both for every record. A
-	// member that ends cleanly leaves the buffer at the next one, so the
-	// file is read once, in large reads; after a gap reading starts
-	// afresh where the next member starts.
-	cr := &countReader{}
-	br := bufio.NewReaderSize(cr, 256<<10)
-	base := int64(-1) // where cr's section of the file starts
-	pos := func() int64 { return base + cr.n - int64(br.Buffered()) }
+	// One inflater for all members (Reset): a file of many small members
+	// would otherwise allocate one for every record. The inflater is
+	// klauspost/compress's, a well-kept library (see the package doc).
 	var zr gzip.Reader
 	for off < size {
-		if base < 0 || pos() != off {
-			*cr = countReader{r: io.NewSectionReader(ra, off, size-off)}
-			base = off
-			br.Reset(cr)
-		}
-		err := zr.Reset(br)
+		err := zr.Reset(src.at(off))
 		if err != nil {
-			next := nextMagic(ra, off+1, size)
+			next := src.next(off + 1)
 			res.Gaps = append(res.Gaps, Gap{off, next - off, "no gzip member here: " + err.Error()})
 			off = next
 			continue
@@ -127,11 +224,11 @@ func Scan(ra io.ReaderAt, size int64) (*Result, error) {
 		member := off
 		start := s.data
 		serr := s.stream(&zr, member)
-		used := pos() - off
+		used := src.pos() - off
 		if serr != nil {
 			// Damaged gzip data: what inflated is scanned; the rest of the
 			// member up to the next gzip header is a gap.
-			next := nextMagic(ra, off+1, size)
+			next := src.next(off + 1)
 			res.Gaps = append(res.Gaps, Gap{off, next - off, "gzip: " + serr.Error()})
 			off = next
 			s.ends = append(s.ends, s.data)
@@ -169,7 +266,7 @@ func nextMagic(ra io.ReaderAt, off, size int64) int64 {
 		if n < 3 {
 			return size
 		}
-		if i := bytes.Index(buf[:n], []byte{0x1f, 0x8b, 0x08}); i >= 0 {
+		if i := bytes.Index(buf[:n], gzipMagic); i >= 0 {
 			return off + int64(i)
 		}
 		off += int64(n - 2)
@@ -192,7 +289,15 @@ type scanner struct {
 	// br reads the data of the stream being scanned (kept between
 	// members).
 	br *bufio.Reader
+	// done is called every doneStep data bytes (the source may release
+	// what lies behind); nextDone is the data offset of the next call.
+	done     func()
+	nextDone int64
 }
+
+// doneStep is how many data bytes the scan moves on between two calls of
+// scanner.done.
+const doneStep = 4 << 20
 
 func (s *scanner) add(rec Record) {
 	if rec.ARC {
@@ -246,6 +351,10 @@ func (s *scanner) stream(rd io.Reader, member int64) error {
 		if len(line) > 0 {
 			at := s.data
 			s.data += int64(len(line))
+			if s.data >= s.nextDone && s.done != nil {
+				s.done()
+				s.nextDone = s.data + doneStep
+			}
 			s.http(line, at)
 			if e := s.expect; err == nil && e > at && e < s.data {
 				// An ARC record not followed by a line feed: the next

@@ -1,8 +1,12 @@
 package framescan_test
 
 import (
+	"bytes"
 	"io"
+	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/wayside-archive/wayside/internal/framescan"
@@ -56,6 +60,55 @@ func TestCorpusAgreesWithReader(t *testing.T) {
 					break
 				}
 			}
+		}
+	}
+}
+
+// TestFileAgreesWithScan: the mapped scan (File) and the io.ReaderAt one
+// (Scan) find the same records, members and gaps on every corpus file and
+// on a damaged copy of one (bytes cut from the middle of a member, a
+// stretch of garbage between members), so the two sources frame alike.
+func TestFileAgreesWithScan(t *testing.T) {
+	files := append(testenv.CorpusWARCs(t), testenv.CorpusARCs(t)...)
+	var gz string
+	for _, p := range files {
+		if strings.HasSuffix(p, ".gz") && gz == "" {
+			if fi, err := os.Stat(p); err == nil && fi.Size() > 4096 {
+				gz = p
+			}
+		}
+	}
+	if gz == "" {
+		t.Fatal("no compressed corpus file over 4 KiB")
+	}
+	data, err := os.ReadFile(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := append(append(append([]byte{}, data[:len(data)/3]...), "garbage between members\n"...), data[len(data)/2:]...)
+	dp := filepath.Join(t.TempDir(), "damaged.warc.gz")
+	if err := os.WriteFile(dp, damaged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(files, dp) {
+		mapped, err := framescan.File(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read, err := framescan.Scan(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(mapped, read) {
+			t.Errorf("%s: File found %d records, %d members, %d gaps; Scan %d, %d, %d", filepath.Base(p),
+				len(mapped.Records), mapped.Members, len(mapped.Gaps), len(read.Records), read.Members, len(read.Gaps))
+		}
+		if p == dp && len(mapped.Gaps) == 0 {
+			t.Errorf("%s: no gap found in the damaged copy", p)
 		}
 	}
 }
