@@ -234,7 +234,7 @@ finish_row() {
 short() { [ -z "$LONG" ] && echo "$1" || echo "$2"; }
 
 script crawl env REPS="$(short 1 5)" PAGES="$(short 100 400)" scripts/bench-crawl.sh
-script crawl-small env REPS="$(short 1 3)" SIZE_MB="$(short 40 '')" scripts/bench-crawl-small.sh
+if want crawl-small; then script crawl-small env REPS="$(short 1 3)" WARC="$(warc 1)" scripts/bench-crawl-small.sh; fi
 script sidecar scripts/bench-sidecar.sh
 script access scripts/bench-access.sh
 script aggregate scripts/bench-aggregate.sh

@@ -28,8 +28,33 @@ SIZE_MB=${SIZE_MB:-}
 SHARED=${SHARED:-../shared}
 command -v wget >/dev/null || { echo "bench-crawl-small: wget is missing (apt-get install wget)" >&2; exit 1; }
 command -v /usr/bin/time >/dev/null || { echo "bench-crawl-small: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+. scripts/benchlib.sh
 work=$(mktemp -d)
-trap 'kill "${site_pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
+: >"$work/results"
+# summary: medians and ratios of the runs so far (also when stopped).
+summary() {
+	[ -s "$work/results" ] || { echo "bench-crawl-small ratio: nothing measured yet ($_bench_step)"; return; }
+	awk -v names="$names" '
+	  { v[$1, ++n[$1]] = $2; r[$1, n[$1]] = $3 }
+	  function median(a, name, k,   i, j, t, x) {
+	    for (i = 1; i <= k; i++) x[i] = a[name, i];
+	    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
+	    return (k % 2) ? x[(k + 1) / 2] : (x[k / 2] + x[k / 2 + 1]) / 2 }
+	  END {
+	    split(names, ns, " "); w = median(v, "wget", n["wget"]);
+	    if (n["wget"]) printf "median wget    CPU %6.2f s, max RSS %4.0f MB\n", w, median(r, "wget", n["wget"]);
+	    for (i = 1; i in ns; i++) { if (ns[i] == "wget" || !n[ns[i]]) continue; c = median(v, ns[i], n[ns[i]]);
+	      printf "median %-7s CPU %6.2f s, max RSS %4.0f MB", ns[i], c, median(r, ns[i], n[ns[i]])
+	      if (w > 0) printf ", ratio %s/wget %.3f (target <= 0.35)", ns[i], c / w
+	      printf "\n" }
+	  }' "$work/results" | tee "$work/medians"
+	local r
+	r=$(sed -n 's/^median \([a-z]*\) .*, ratio \([a-z]*\/wget [0-9.]*\) .*/\2/p' "$work/medians" | paste -sd, - | sed 's/,/, /g')
+	echo "bench-crawl-small ratio: CPU ${r:-(no ratio: wget not measured yet)} (target <= 0.35)"
+}
+cleanup() { kill "${site_pid:-}" 2>/dev/null || true; rm -rf "$work"; }
+bench_exit_hooks bench-crawl-small summary cleanup
+bench_step building
 go build -o "$work/after" ./cmd/wayside
 go build -o "$work/warcsite" ./scripts/warcsite
 names="after wget"
@@ -68,18 +93,7 @@ crawl() {
 	  printf "%-7s %5d URLs  CPU %6.2f s (user %.2f + sys %.2f)  max RSS %4.0f MB\n", name, n, u + s, u, s, m / 1024
 	  printf "%s %f %f %d\n", name, u + s, m / 1024, n >>"'"$work/results"'" }'
 }
+bench_step crawling
 for _ in $(seq "$REPS"); do
 	for name in $names; do crawl "$name"; done
 done
-awk -v names="$names" '
-  { v[$1, ++n[$1]] = $2; r[$1, n[$1]] = $3 }
-  function median(a, name, k,   i, j, t, x) {
-    for (i = 1; i <= k; i++) x[i] = a[name, i];
-    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
-    return (k % 2) ? x[(k + 1) / 2] : (x[k / 2] + x[k / 2 + 1]) / 2 }
-  END {
-    split(names, ns, " "); w = median(v, "wget", n["wget"]);
-    printf "median wget    CPU %6.2f s, max RSS %4.0f MB\n", w, median(r, "wget", n["wget"]);
-    for (i = 1; i in ns; i++) { if (ns[i] == "wget") continue; c = median(v, ns[i], n[ns[i]]);
-      printf "median %-7s CPU %6.2f s, max RSS %4.0f MB, ratio %s/wget %.3f (target <= 0.35)\n", ns[i], c, median(r, ns[i], n[ns[i]]), ns[i], c / w }
-  }' "$work/results"

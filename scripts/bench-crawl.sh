@@ -22,8 +22,27 @@ SIZE=${SIZE:-262144}
 PARALLEL=${PARALLEL:-4}
 REPS=${REPS:-5}
 BEFORE=${BEFORE:-5632995}
+. scripts/benchlib.sh
 work=$(mktemp -d)
-trap 'kill "${site_pid:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
+: >"$work/results"
+# summary: medians and ratios of the runs so far (also when stopped).
+summary() {
+	[ -s "$work/results" ] || { echo "bench-crawl ratio: nothing measured yet ($_bench_step)"; return; }
+	awk '
+	  { v[$1, ++n[$1]] = $2 }
+	  function median(name,   k, i, j, t, a) {
+	    k = n[name]; for (i = 1; i <= k; i++) a[i] = v[name, i];
+	    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	    return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
+	  END {
+	    b = median("before"); a = median("after"); m = median("after+map");
+	    printf "median (%d runs): before %.1f, after %.1f, after+map %.1f raw MB per CPU-second\n", n["before"], b, a, m;
+	    if (b > 0) printf "ratio after/before %.3f, after+map/before %.3f\n", a / b, m / b }' "$work/results" | tee "$work/ratio"
+	sed -n 's/^ratio /bench-crawl ratio: /p' "$work/ratio"
+}
+cleanup() { kill "${site_pid:-}" 2>/dev/null || true; rm -rf "$work"; }
+bench_exit_hooks bench-crawl summary cleanup
+bench_step building
 go build -o "$work/after" ./cmd/wayside
 mkdir "$work/src-before"
 git archive "$BEFORE" | tar -x -C "$work/src-before"
@@ -51,19 +70,10 @@ crawl() {
 	awk -v name="$name" -v cpu="$cpu" -v raw="$raw" 'BEGIN { split(cpu, t, " "); printf "%s %f\n", name, raw/1e6/(t[1]+t[2]) }' >>"$work/results"
 }
 
+bench_step crawling
 echo "site: $PAGES resources of $SIZE bytes, --parallel $PARALLEL, $REPS runs each; before = $BEFORE"
 for i in $(seq "$REPS"); do
 	crawl before "$work/before"
 	crawl after "$work/after"
 	crawl after+map "$work/after" --live-map "$work/map-$i.ukvs"
 done
-awk '
-  { v[$1, ++n[$1]] = $2 }
-  function median(name,   k, i, j, t, a) {
-    k = n[name]; for (i = 1; i <= k; i++) a[i] = v[name, i];
-    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-    return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
-  END {
-    b = median("before"); a = median("after"); m = median("after+map");
-    printf "median: before %.1f, after %.1f, after+map %.1f raw MB per CPU-second\n", b, a, m;
-    printf "ratio after/before %.3f, after+map/before %.3f\n", a / b, m / b }' "$work/results"
