@@ -202,9 +202,9 @@ func (c *Client) getText(ctx context.Context, path string) (string, error) {
 func (c *Client) Lookup(ctx context.Context, k api.Key) (dedupindex.Original, bool, error) {
 	var res api.LookupResult
 	q := url.Values{"digest": {k.Digest}}
-	for name, v := range map[string]string{"scope": k.Scope, "url": k.URL, "target_uri": k.TargetURI} {
-		if v != "" {
-			q.Set(name, v)
+	for _, f := range [...]struct{ name, v string }{{"scope", k.Scope}, {"url", k.URL}, {"target_uri", k.TargetURI}} {
+		if f.v != "" {
+			q.Set(f.name, f.v)
 		}
 	}
 	if err := c.call(ctx, http.MethodGet, api.PathLookup+"?"+q.Encode(), nil, &res); err != nil {

@@ -21,10 +21,10 @@ type Map struct {
 	data   []byte
 	start  int   // offset of the first data line
 	sparse []int // offsets of every indexStride-th data line
-	// sparsePfx holds the first 8 bytes at each sparse offset (big
-	// endian, zero-padded at the end of the data): the binary search
-	// decides most steps on them without touching the mapped file.
-	sparsePfx []uint64
+	// sparsePfx holds the first 16 bytes at each sparse offset (see
+	// prefix16): the binary search decides most steps on them without
+	// touching the mapped file.
+	sparsePfx []prefix
 	headers   []ukvs.Header
 	mapped    bool
 	name      string
@@ -151,7 +151,7 @@ func (m *Map) index() error {
 	for q, n := m.start, 0; q < len(m.data); n++ {
 		if n%indexStride == 0 {
 			m.sparse = append(m.sparse, q)
-			m.sparsePfx = append(m.sparsePfx, prefix8(m.data[q:]))
+			m.sparsePfx = append(m.sparsePfx, prefix16(m.data[q:]))
 		}
 		e := bytes.IndexByte(m.data[q:], '\n')
 		if e < 0 {
@@ -275,23 +275,15 @@ func (m *Map) nextLine(p int) int {
 // smaller key (or the first line), then at most indexStride lines are
 // scanned. The first and last lines are compared like any other.
 func (m *Map) seek(key []byte) (int, int) {
-	// The first min(8, len(key)) bytes of key against those of a line
-	// decide cmpAt when they differ (a line ending before them reads as
-	// zero bytes, below every key byte, as cmpAt orders it).
-	kp, mask := prefix8(key), ^uint64(0)
-	if len(key) < 8 {
-		mask <<= 8 * (8 - len(key))
-	}
+	kp := prefix16(key)
 	lo, hi := 0, len(m.sparse) // sparse[:lo] < key <= sparse[hi:]
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		less := false
-		if dp := m.sparsePfx[mid] & mask; dp != kp {
-			less = dp < kp
-		} else {
-			less = m.cmpAt(m.sparse[mid], key) < 0
+		c := m.sparsePfx[mid].cmp(kp)
+		if c == 0 {
+			c = m.cmpAt(m.sparse[mid], key)
 		}
-		if less {
+		if c < 0 {
 			lo = mid + 1
 		} else {
 			hi = mid
@@ -303,13 +295,51 @@ func (m *Map) seek(key []byte) (int, int) {
 	prev := -1
 	p := m.sparse[lo-1]
 	for p < len(m.data) {
-		if dp := prefix8(m.data[p:]) & mask; dp > kp || dp == kp && m.cmpAt(p, key) >= 0 {
+		c := prefix16(m.data[p:]).cmp(kp)
+		if c == 0 {
+			c = m.cmpAt(p, key)
+		}
+		if c >= 0 {
 			return p, prev
 		}
 		prev = p
 		p = m.nextLine(p)
 	}
 	return len(m.data), prev
+}
+
+// prefix is the first 16 bytes of a key or of the data at a line start,
+// as two big-endian numbers, zero-padded when shorter. Where the prefixes
+// of a line and of a key differ, they order the two as cmpAt does: up to
+// the shorter's end the bytes are the same; a line's key ends in a byte
+// <= ' ' (or the data's end, a zero byte here), below every byte a key
+// may hold at that place; and a key ending first (a zero byte) is below
+// a line going on, which cmpAt counts as >= the key too (seek asks only
+// whether a line is below the key). Only equal prefixes need cmpAt.
+type prefix struct{ hi, lo uint64 }
+
+func prefix16(b []byte) prefix {
+	if len(b) <= 8 {
+		return prefix{hi: prefix8(b)}
+	}
+	return prefix{prefix8(b), prefix8(b[8:])}
+}
+
+// cmp compares two prefixes as numbers (-1, 0, +1).
+func (a prefix) cmp(b prefix) int {
+	switch {
+	case a.hi != b.hi:
+		if a.hi < b.hi {
+			return -1
+		}
+		return 1
+	case a.lo != b.lo:
+		if a.lo < b.lo {
+			return -1
+		}
+		return 1
+	}
+	return 0
 }
 
 // prefix8 returns the first 8 bytes of b as a big-endian number, b
