@@ -307,10 +307,8 @@ func (r *Reader) reset(rd io.Reader, name string, opts []Options, old *Reader) {
 		r.hash, r.gz, r.zbr = old.hash, old.gz, old.zbr
 		r.rawHash, r.teeBR = old.rawHash, old.teeBR
 	}
-	if r.rawBuf == nil {
-		r.rawBuf = bufio.NewReaderSize(&r.cnt, r.bufSize)
-	}
-	r.raw = r.rawBuf
+	// rawBuf is made by start, once it is known to be needed (a mapped
+	// gzip file is read without it).
 	if r.hbr == nil {
 		r.hbr = bufio.NewReaderSize(&r.blk, hbrSize)
 	}
@@ -374,13 +372,22 @@ func (r *Reader) errorf(off int64, kind error, format string, a ...any) error {
 
 func (r *Reader) start() {
 	r.started = true
-	if b := r.memData; b != nil {
-		if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
-			r.mem = &memRaw{data: b}
-			r.mem.r.Reset(b)
-			r.raw = r.mem
-			r.cnt.n = int64(len(b)) // so rawPos is the position in b
-		} else if r.mapping != nil {
+	if b := r.memData; b != nil && len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
+		r.mem = &memRaw{data: b}
+		r.mem.r.Reset(b)
+		r.raw = r.mem
+		r.cnt.n = int64(len(b)) // so rawPos is the position in b
+		r.memData = nil
+	} else {
+		// Read through the buffer (an uncompressed file is, even when
+		// mapped).
+		if r.rawBuf == nil {
+			r.rawBuf = bufio.NewReaderSize(&r.cnt, r.bufSize)
+		}
+		r.raw = r.rawBuf
+	}
+	if r.memData != nil {
+		if r.mapping != nil {
 			r.mapping.Close() // uncompressed: read through the buffer
 			r.mapping = nil
 		}
