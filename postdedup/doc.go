@@ -13,7 +13,12 @@
 //     While scanning, a bounded cache of payloads lets later copies be
 //     compared byte for byte as they are read (Entry.SameAs): with
 //     declared digests a copy's cluster is known from its header, so its
-//     bytes are compared with the cached payload as they stream by.
+//     bytes are compared with the cached payload as they stream by. A
+//     payload pushed out of the cache (an eighth of --mem-mb by default)
+//     leaves its record's location, and a later copy reads the original's
+//     payload back from the input (one inflation, no hashing), so a small
+//     cache still compares every copy during the scan and memory does not
+//     grow with the input.
 //   - Resolve: walks each cluster in copy-number order — earliest WARC-Date,
 //     then input path (byte order), then offset — so the earliest eligible
 //     capture is the original and is never rewritten. Every later copy is
@@ -44,7 +49,8 @@
 //     planned copy, read back and checked field by field); every original
 //     is a full record of the input with the copy's digest, not rewritten
 //     (a sort-join); CDXJ sorted and complete; each input is framed a
-//     second way (internal/framescan, its own inflater) and that framing
+//     second way (internal/framescan: its own member walk and record
+//     framing, inflating with klauspost/compress) and that framing
 //     is compared with the manifest scan's reading of the input, which the
 //     scan wrote as it read (a framing record per input beside the
 //     manifest, MANIFEST.framing/NNNNNN; framing.go): every record one

@@ -85,7 +85,13 @@ func File(path string) (res *Result, err error) {
 	defer f.Close()
 	m, err := mapfile.Map(f)
 	if err != nil {
-		return nil, fmt.Errorf("framescan: %w", err)
+		// A file that cannot be mapped (some network and FUSE file
+		// systems) is read instead.
+		fi, serr := f.Stat()
+		if serr != nil || !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("framescan: %w", err)
+		}
+		return Scan(f, fi.Size())
 	}
 	defer m.Close()
 	defer func() {

@@ -2,6 +2,7 @@ package framescan_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -109,6 +110,39 @@ func TestFileAgreesWithScan(t *testing.T) {
 		}
 		if p == dp && len(mapped.Gaps) == 0 {
 			t.Errorf("%s: no gap found in the damaged copy", p)
+		}
+	}
+}
+
+// TestTinyFiles: an empty file and files of one and two bytes (too short
+// for a gzip header, or a gzip magic and nothing else) frame to no
+// records, mapped and read alike, the gzip magic with the rest a gap.
+func TestTinyFiles(t *testing.T) {
+	dir := t.TempDir()
+	for i, data := range [][]byte{nil, {'W'}, {0x1f, 0x8b}, {0x1f, 0x8b, 0x08}} {
+		p := filepath.Join(dir, fmt.Sprint(i))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mapped, err := framescan.File(p)
+		if err != nil {
+			t.Fatalf("%x: %v", data, err)
+		}
+		read, err := framescan.Scan(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatalf("%x: %v", data, err)
+		}
+		if len(mapped.Records) != 0 || !reflect.DeepEqual(mapped, read) {
+			t.Errorf("%x: File %+v, Scan %+v", data, mapped, read)
+		}
+		if len(data) >= 2 && data[0] == 0x1f {
+			var gap int64
+			for _, g := range mapped.Gaps {
+				gap += g.Length
+			}
+			if gap != int64(len(data)) {
+				t.Errorf("%x: gaps cover %d of %d bytes", data, gap, len(data))
+			}
 		}
 	}
 }
