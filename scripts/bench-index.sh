@@ -24,11 +24,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/benchlib.sh
 LONG=${LONG:-}
-long() { [ -n "$LONG" ] && echo "$1" || echo "$2"; }
-entries=${1:-$(long 10000000 1000000)}
+entries=${1:-$(bench_long 10000000 1000000)}
 dir=${WAYSIDE_BENCH_DIR:-/tmp/wayside-bench}
 mkdir -p "$dir"
-warc=${WAYSIDE_BENCH_WARC:-$dir/$(long bench.warc.gz bench-48.warc.gz)}
+warc=${WAYSIDE_BENCH_WARC:-$dir/$(bench_long bench.warc.gz bench-48.warc.gz)}
 log=$(mktemp)
 
 summary() {
@@ -53,13 +52,13 @@ summary() {
 cleanup() { rm -f "$log"; }
 bench_exit_hooks bench-index summary cleanup
 
-echo "bench-index: $(long long short) form: $entries entries in $dir, WARC $warc"
+echo "bench-index: $(bench_long long short) form: $entries entries in $dir, WARC $warc"
 if [ ! -s "$warc" ]; then
   warcgen=../shared/tools/warcgen
   if [ -d "$warcgen" ]; then
     echo "bench-index: generating $warc with warcgen" >&2
     tmp=${warc%.warc.gz}.tmp.warc.gz # warcgen compresses what ends so
-    (cd "$warcgen" && go run . -o "$tmp" $(long "" "-size-mb 48"))
+    (cd "$warcgen" && go run . -o "$tmp" $(bench_long "" "-size-mb 48"))
     mv "$tmp" "$warc"
     mv "$tmp.stats.json" "$warc.stats.json" 2>/dev/null || true
   fi

@@ -38,5 +38,8 @@ _bench_at_exit() {
 
 bench_step() { _bench_step=$1; }
 
+# bench_long LONG-VALUE SHORT-VALUE: the first when LONG is set (the long form).
+bench_long() { [ -n "${LONG:-}" ] && echo "$1" || echo "$2"; }
+
 # bench_ratio A B: A/B to 2 decimals, or "-" when either is missing or 0.
 bench_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else printf "-" }'; }
