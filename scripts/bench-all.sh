@@ -221,11 +221,20 @@ script() {
 	esac
 	finish_row "$name" "$st"
 }
+# The figures of scripts that print no "bench-NAME ratio:" line and whose
+# last line naming a ratio is not their headline: lines joined with "; ".
+declare -A figures=(
+	[sidecar]='^lookups [0-9]+ in |^latency p50|^ingest: '
+	[aggregate]='^requests .* avoided|^recall '
+)
 # finish_row NAME STATUS: the row of a script from its log.
 finish_row() {
 	local log=$logs/$1.log last
 	last=$(grep -aE "^bench-$1 ratio: " "$log" | tail -1)
 	last=${last#bench-"$1" ratio: }
+	if [ -z "$last" ] && [ -n "${figures[$1]:-}" ]; then
+		last=$(grep -aE "${figures[$1]}" "$log" | tr -s ' \t' ' ' | paste -sd';' - | sed 's/;/; /g')
+	fi
 	[ -n "$last" ] || last=$(grep -aiE '\bratios?\b| / |×|after/' "$log" | tail -1)
 	[ -n "$last" ] || last=$(grep -aiE ' vs |per CPU|cpu-s' "$log" | tail -1)
 	last=$(printf '%s' "$last" | tr -s ' \t' ' ' | cut -c1-240)

@@ -47,14 +47,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/benchlib.sh
 LONG=${LONG:-}
-long() { [ -n "$LONG" ] && echo "$1" || echo "$2"; }
-WARC=${WARC:-$(long /tmp/bench.warc.gz /tmp/bench-48.warc.gz)}
+WARC=${WARC:-$(bench_long /tmp/bench.warc.gz /tmp/bench-48.warc.gz)}
 SHARED=${SHARED:-../shared}
-PAGES=${PAGES:-$(long 400 100)}
+PAGES=${PAGES:-$(bench_long 400 100)}
 SIZE=${SIZE:-262144}
 PARALLEL=${PARALLEL:-4}
 REPS=${REPS:-3}
-BEFORE=${BEFORE-$(long c61cfcc "")}
+BEFORE=${BEFORE-$(bench_long c61cfcc "")}
 PROFILE=${PROFILE:-}
 bins="after"
 [ -z "$BEFORE" ] || bins="before after"
@@ -62,7 +61,7 @@ bins="after"
 if [ ! -f "$WARC" ]; then
   echo "bench-characterize: generating $WARC with $SHARED/tools/warcgen" >&2
   tmp=${WARC%.warc.gz}.tmp.warc.gz # warcgen compresses what ends so
-  (cd "$SHARED/tools/warcgen" && go run . -o "$tmp" $(long "" "-size-mb 48"))
+  (cd "$SHARED/tools/warcgen" && go run . -o "$tmp" $(bench_long "" "-size-mb 48"))
   mv "$tmp" "$WARC"
   mv "$tmp.stats.json" "$WARC.stats.json" 2>/dev/null || true
 fi
@@ -107,7 +106,7 @@ cleanup() {
   rm -rf "$work" 2>/dev/null || { sleep 1; rm -rf "$work"; }
 }
 bench_exit_hooks bench-characterize summary cleanup
-echo "bench-characterize: $(long long short) form: $WARC, PAGES=$PAGES REPS=$REPS BEFORE=${BEFORE:-none}"
+echo "bench-characterize: $(bench_long long short) form: $WARC, PAGES=$PAGES REPS=$REPS BEFORE=${BEFORE:-none}"
 bench_step "building"
 go build -o "$work/after" ./cmd/wayside
 if [ -n "$BEFORE" ]; then

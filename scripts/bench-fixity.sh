@@ -24,9 +24,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/benchlib.sh
 LONG=${LONG:-}
-long() { [ -n "$LONG" ] && echo "$1" || echo "$2"; }
-export WAYSIDE_BENCH_SWEEP_PAGES=${SWEEP_PAGES:-$(long 16 8)}
-export WAYSIDE_BENCH_EVIDENCE_PAGES=${EVIDENCE_PAGES:-$(long 8 4)}
+export WAYSIDE_BENCH_SWEEP_PAGES=${SWEEP_PAGES:-$(bench_long 16 8)}
+export WAYSIDE_BENCH_EVIDENCE_PAGES=${EVIDENCE_PAGES:-$(bench_long 8 4)}
 work=$(mktemp -d)
 : >"$work/bench.log"
 
@@ -52,13 +51,13 @@ summary() {
 cleanup() { rm -rf "$work"; }
 bench_exit_hooks bench-fixity summary cleanup
 
-echo "bench-fixity: $(long long short) form: sweeps of $WAYSIDE_BENCH_SWEEP_PAGES pages, evidence sweeps of $WAYSIDE_BENCH_EVIDENCE_PAGES"
+echo "bench-fixity: $(bench_long long short) form: sweeps of $WAYSIDE_BENCH_SWEEP_PAGES pages, evidence sweeps of $WAYSIDE_BENCH_EVIDENCE_PAGES"
 bench_step "building the benchmarks"
 go test -c -o "$work/fixity.test" ./fixity/
 cd fixity # the benchmarks find their test data relative to the package
 bench_step "running BenchmarkPageLoad (with Chromium's start)"
-"$work/fixity.test" -test.run '^$' -test.bench 'BenchmarkPageLoad' -test.benchtime "${PAGELOADS:-$(long 10x 3x)}" -test.count 1 -test.timeout "${TIMEOUT:-10m}" | tee -a "$work/bench.log"
+"$work/fixity.test" -test.run '^$' -test.bench 'BenchmarkPageLoad' -test.benchtime "${PAGELOADS:-$(bench_long 10x 3x)}" -test.count 1 -test.timeout "${TIMEOUT:-10m}" | tee -a "$work/bench.log"
 bench_step "running BenchmarkSweep"
-"$work/fixity.test" -test.run '^$' -test.bench 'BenchmarkSweep$' -test.benchtime "${SWEEPS:-$(long 3x 1x)}" -test.count 1 -test.timeout "${TIMEOUT:-10m}" | tee -a "$work/bench.log"
+"$work/fixity.test" -test.run '^$' -test.bench 'BenchmarkSweep$' -test.benchtime "${SWEEPS:-$(bench_long 3x 1x)}" -test.count 1 -test.timeout "${TIMEOUT:-10m}" | tee -a "$work/bench.log"
 bench_step "running BenchmarkSweepEvidence"
-"$work/fixity.test" -test.run '^$' -test.bench 'BenchmarkSweepEvidence' -test.benchtime "${EVIDENCE:-$(long 3x 1x)}" -test.count 1 -test.timeout "${TIMEOUT:-10m}" | tee -a "$work/bench.log"
+"$work/fixity.test" -test.run '^$' -test.bench 'BenchmarkSweepEvidence' -test.benchtime "${EVIDENCE:-$(bench_long 3x 1x)}" -test.count 1 -test.timeout "${TIMEOUT:-10m}" | tee -a "$work/bench.log"

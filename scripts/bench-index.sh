@@ -12,10 +12,11 @@
 #
 # Usage: scripts/bench-index.sh [ENTRIES]
 #   short (default, 1-3 minutes; under a minute once the index is built): ENTRIES=1000000,
-#     the 48 MiB warcgen WARC, 2,000,000 warming lookups
-#   LONG=1: ENTRIES=10000000, the default warcgen WARC (409 MB raw)
+#     the default layout only (WAYSIDE_BENCH_BYURL=true), the 48 MiB warcgen WARC,
+#     2,000,000 warming lookups
+#   LONG=1: ENTRIES=10000000, both layouts, the default warcgen WARC (409 MB raw)
 # WAYSIDE_BENCH_BYURL=true limits it to the default layout (building each 10M
-# variant takes 2-30 minutes depending on load); see the header of
+# variant takes 2-30 minutes depending on load), =false to the other, empty to both; see the header of
 # dedupindex/pebble/bench_test.go for the other knobs.
 # Built indexes and the WARC are kept in $WAYSIDE_BENCH_DIR (default /tmp/wayside-bench)
 # so a second run skips the build. Needs ~3 GB of disk for 10M entries.
@@ -24,18 +25,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/benchlib.sh
 LONG=${LONG:-}
-long() { [ -n "$LONG" ] && echo "$1" || echo "$2"; }
-entries=${1:-$(long 10000000 1000000)}
+entries=${1:-$(bench_long 10000000 1000000)}
+export WAYSIDE_BENCH_BYURL=${WAYSIDE_BENCH_BYURL-$(bench_long "" true)}
 dir=${WAYSIDE_BENCH_DIR:-/tmp/wayside-bench}
 mkdir -p "$dir"
-warc=${WAYSIDE_BENCH_WARC:-$dir/$(long bench.warc.gz bench-48.warc.gz)}
+warc=${WAYSIDE_BENCH_WARC:-$dir/$(bench_long bench.warc.gz bench-48.warc.gz)}
 log=$(mktemp)
 
 summary() {
 	awk -v step="$_bench_step" '/^Benchmark/ { name = $1; sub(/-[0-9]+$/, "", name)
 			for (i = 3; i < NF; i++) if ($(i + 1) ~ /[a-zA-Z%]/) v[name, $(i + 1)] = $i }
 		/^floor / { floor = $2 }
-		function find(pat, unit,   k, s) { for (k in v) { split(k, s, SUBSEP); if (s[1] ~ pat && s[2] == unit) return v[k] } return "" }
+		function any(pat, unit,   k, s) { for (k in v) { split(k, s, SUBSEP); if (s[1] ~ pat && s[2] == unit) return v[k] } return "" }
+		# The default layout (with the by-URL index) when both were measured.
+		function find(pat, unit,   r) { r = any("byurl=true.*" pat, unit); return r != "" ? r : any(pat, unit) }
 		END {
 			out = ""
 			imp = find("^BenchmarkImportWARC$", "MB/cpu-s")
@@ -43,7 +46,8 @@ summary() {
 			else if (imp != "") out = sprintf("import %s MB/CPU-s", imp)
 			p = find("present=true/decide$", "p99-µs"); a = find("present=false/decide$", "p99-µs")
 			if (p != "") out = out (out == "" ? "" : "; ") sprintf("decide p50/p99 %s/%s µs present, %s/%s absent", find("present=true/decide$", "p50-µs"), p, find("present=false/decide$", "p50-µs"), a)
-			d = find("^BenchmarkSize/", "disk-B/entry")
+			d = any("^BenchmarkSize/.*byurl=true$", "disk-B/entry")
+			if (d == "") d = any("^BenchmarkSize/", "disk-B/entry")
 			if (d != "") out = out (out == "" ? "" : "; ") sprintf("%s B/entry on disk", d)
 			c = find("committers=8$", "commits/s")
 			if (c != "") out = out (out == "" ? "" : "; ") sprintf("%s commits/s (8 committers)", c)
@@ -53,13 +57,13 @@ summary() {
 cleanup() { rm -f "$log"; }
 bench_exit_hooks bench-index summary cleanup
 
-echo "bench-index: $(long long short) form: $entries entries in $dir, WARC $warc"
+echo "bench-index: $(bench_long long short) form: $entries entries in $dir, WARC $warc"
 if [ ! -s "$warc" ]; then
   warcgen=../shared/tools/warcgen
   if [ -d "$warcgen" ]; then
     echo "bench-index: generating $warc with warcgen" >&2
     tmp=${warc%.warc.gz}.tmp.warc.gz # warcgen compresses what ends so
-    (cd "$warcgen" && go run . -o "$tmp" $(long "" "-size-mb 48"))
+    (cd "$warcgen" && go run . -o "$tmp" $(bench_long "" "-size-mb 48"))
     mv "$tmp" "$warc"
     mv "$tmp.stats.json" "$warc.stats.json" 2>/dev/null || true
   fi

@@ -22,8 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/benchlib.sh
 LONG=${LONG:-}
-long() { [ -n "$LONG" ] && echo "$1" || echo "$2"; }
-SIZES=${SIZES:-$(long "1000000 4000000" "250000 1000000")}
+SIZES=${SIZES:-$(bench_long "1000000 4000000" "250000 1000000")}
 EVAL_KEYS=${EVAL_KEYS:-${SIZES%% *}}
 if [ -n "${1:-}" ]; then work=$1 ours=""; else work=$(mktemp -d) ours=1; fi
 mkdir -p "$work"
@@ -61,7 +60,7 @@ bin="$work/wayside"
 go build -o "$bin" ./cmd/wayside
 echo "work dir: $work"
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "$(long long short) form: compaction on $SIZES keys, eval and grid on $EVAL_KEYS"
+echo "$(bench_long long short) form: compaction on $SIZES keys, eval and grid on $EVAL_KEYS"
 
 timeit() { # label, command...
   local label=$1; shift
@@ -89,8 +88,8 @@ done
 
 bench_step "running the Go benchmarks"
 echo "== Go benchmarks (CPU-time throughput is reported as well as wall time: the machine may be shared)"
-MEMENTOMAP_BENCH_SIZES=$(echo $SIZES | tr ' ' ,) go test ./mementomap -run '^$' -bench 'Compact' -benchtime "$(long 2x 1x)" -benchmem
-go test ./mementomap -run '^$' -bench 'Lookup' -benchtime "$(long 2s 0.5s)" -benchmem | tee "$work/lookup-bench.txt"
+MEMENTOMAP_BENCH_SIZES=$(echo $SIZES | tr ' ' ,) go test ./mementomap -run '^$' -bench 'Compact' -benchtime "$(bench_long 2x 1x)" -benchmem
+go test ./mementomap -run '^$' -bench 'Lookup' -benchtime "$(bench_long 2s 0.5s)" -benchmem | tee "$work/lookup-bench.txt"
 echo "-- lookup with key normalisation vs the canonical-key lookup it wraps (the lookup before normalisation), same run:"
 awk '/lookups\/cpu-s/ { for (i = 1; i <= NF; i++) if ($(i+1) == "lookups/cpu-s") v[$1] = $i }
   END { for (k in v) if (k ~ /\/normalised-/) { u = k; sub(/\/normalised-/, "/unnormalised-", u);

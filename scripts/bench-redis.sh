@@ -32,12 +32,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/benchlib.sh
 LONG=${LONG:-}
-long() { [ -n "$LONG" ] && echo "$1" || echo "$2"; }
-export WAYSIDE_BENCH_ENTRIES=${1:-$(long 1000000 100000)}
-export WAYSIDE_BENCH_SECONDS=${WAYSIDE_BENCH_SECONDS:-$(long 10 2)}
-export WAYSIDE_BENCH_FSYNC=${WAYSIDE_BENCH_FSYNC:-$(long always,everysec always)}
-export WAYSIDE_BENCH_LOADED=${WAYSIDE_BENCH_LOADED:-$(long 100000 50000)}
-export WAYSIDE_BENCH_PEER_REQUESTS=${WAYSIDE_BENCH_PEER_REQUESTS:-$(long 400000 100000)}
+export WAYSIDE_BENCH_ENTRIES=${1:-$(bench_long 1000000 100000)}
+export WAYSIDE_BENCH_SECONDS=${WAYSIDE_BENCH_SECONDS:-$(bench_long 10 2)}
+export WAYSIDE_BENCH_FSYNC=${WAYSIDE_BENCH_FSYNC:-$(bench_long always,everysec always)}
+export WAYSIDE_BENCH_LOADED=${WAYSIDE_BENCH_LOADED:-$(bench_long 100000 50000)}
+export WAYSIDE_BENCH_PEER_REQUESTS=${WAYSIDE_BENCH_PEER_REQUESTS:-$(bench_long 400000 100000)}
 work=$(mktemp -d)
 
 summary() {
@@ -72,7 +71,7 @@ summary() {
 cleanup() { rm -rf "$work"; }
 bench_exit_hooks bench-redis summary cleanup
 
-echo "bench-redis: $(long long short) form: ENTRIES=$WAYSIDE_BENCH_ENTRIES SECONDS=$WAYSIDE_BENCH_SECONDS FSYNC=$WAYSIDE_BENCH_FSYNC LOADED=$WAYSIDE_BENCH_LOADED PEER_REQUESTS=$WAYSIDE_BENCH_PEER_REQUESTS"
+echo "bench-redis: $(bench_long long short) form: ENTRIES=$WAYSIDE_BENCH_ENTRIES SECONDS=$WAYSIDE_BENCH_SECONDS FSYNC=$WAYSIDE_BENCH_FSYNC LOADED=$WAYSIDE_BENCH_LOADED PEER_REQUESTS=$WAYSIDE_BENCH_PEER_REQUESTS"
 bench_step "building the benchmarks"
 go test -c -o "$work/redis.test" ./dedupindex/redis
 cd "$work"
