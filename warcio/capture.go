@@ -101,8 +101,11 @@ func (r *Record) digestMismatch() bool {
 	if r.PayloadDigest == "" || r.DeclaredPayloadDigest == "" {
 		return false // not computed, or not parsable: nothing to compare
 	}
-	if d, err := digest.Parse(r.DeclaredPayloadDigest); err != nil || d.Alg != digest.SHA1 {
-		return false
+	if d := r.DeclaredPayloadDigest; !strings.HasPrefix(d, digest.SHA1+":") || !isNormal(d) {
+		// Not a canonical SHA-1 (those are told without parsing).
+		if p, err := digest.Parse(d); err != nil || p.Alg != digest.SHA1 {
+			return false
+		}
 	}
 	return r.DeclaredPayloadDigest != r.PayloadDigest && r.DeclaredPayloadDigest != r.ChunkedPayloadDigest
 }
@@ -151,4 +154,10 @@ func cutMIME(ct, def string) string {
 		return def
 	}
 	return ct
+}
+
+// isNormal reports whether d is a digest in canonical form.
+func isNormal(d string) bool {
+	n, err := digest.Normalize(d)
+	return err == nil && n == d
 }
