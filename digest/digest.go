@@ -205,9 +205,17 @@ func isCanonicalSHA1(s string) bool {
 		return false
 	}
 	for i := len(prefix); i < len(s); i++ {
-		if c := s[i]; (c < 'A' || c > 'Z') && (c < '2' || c > '7') {
+		if !isBase32Digit[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// isBase32Digit tells the digits of upper-case Base32 (RFC 4648).
+var isBase32Digit = func() (t [256]bool) {
+	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567" {
+		t[c] = true
+	}
+	return t
+}()

@@ -33,6 +33,8 @@ import (
 //     it matches neither, DigestMismatch is set. Digests in another
 //     algorithm than SHA-1 are not re-computed and so not checked.
 func (r *Record) Capture(file string) wayside.Capture {
+	var h [len(captureNames)]string
+	r.Headers.getEach(captureNames[:], h[:])
 	c := wayside.Capture{
 		URI:           r.TargetURI,
 		Date:          r.Date,
@@ -42,11 +44,11 @@ func (r *Record) Capture(file string) wayside.Capture {
 		Offset:        r.Offset,
 		Length:        r.IndexLength(),
 		PayloadLength: r.PayloadLength,
-		MIMEDetected:  strings.TrimSpace(r.Header("WARC-Identified-Payload-Type")),
-		Metadata:      r.Header("WARC-Json-Metadata"),
+		MIMEDetected:  strings.TrimSpace(h[0]),
+		Metadata:      h[1],
 	}
 	if c.URI == "" && r.Type == "warcinfo" {
-		c.URI = r.Header("WARC-Filename")
+		c.URI = h[2]
 	}
 	c.MIME = r.indexMIME()
 	c.Status = r.indexStatus()
@@ -55,18 +57,18 @@ func (r *Record) Capture(file string) wayside.Capture {
 		// Present but not parsable: kept as written (without a "sha1:"
 		// label, as pywb writes it); digest.Normalize rejects it, so it is
 		// never a dedup key.
-		declared = strings.TrimPrefix(strings.TrimSpace(r.Header("WARC-Payload-Digest")), "sha1:")
+		declared = strings.TrimPrefix(strings.TrimSpace(h[3]), "sha1:")
 	}
 	switch {
 	case r.Type == "revisit":
 		c.Digest = declared
 		c.PayloadLength = 0
-		c.Profile = strings.TrimSpace(r.Header("WARC-Profile"))
+		c.Profile = strings.TrimSpace(h[4])
 		ref := &wayside.Ref{
-			RecordID:  strings.TrimSpace(r.Header("WARC-Refers-To")),
-			TargetURI: strings.Trim(strings.TrimSpace(r.Header("WARC-Refers-To-Target-URI")), "<>"),
+			RecordID:  strings.TrimSpace(h[5]),
+			TargetURI: strings.Trim(strings.TrimSpace(h[6]), "<>"),
 		}
-		if d, ok := ParseDate(r.Header("WARC-Refers-To-Date")); ok {
+		if d, ok := ParseDate(h[7]); ok {
 			ref.Date = d
 		}
 		c.RevisitOf = ref
@@ -76,15 +78,22 @@ func (r *Record) Capture(file string) wayside.Capture {
 	default:
 		c.Digest = r.PayloadDigest
 	}
-	if t := strings.TrimSpace(r.Header("WARC-Truncated")); t != "" && r.Type != "revisit" {
+	if t := strings.TrimSpace(h[8]); t != "" && r.Type != "revisit" {
 		c.Truncated = t
 	}
 	if r.HTTP != nil {
-		c.ETag = r.HTTP.Header.Get("ETag")
-		c.LastModified = r.HTTP.Header.Get("Last-Modified")
+		var v [2]string
+		r.HTTP.Header.getEach([]string{"ETag", "Last-Modified"}, v[:])
+		c.ETag, c.LastModified = v[0], v[1]
 	}
 	return c
 }
+
+// captureNames are the WARC fields Capture reads (one pass over the
+// head), in the order it indexes them.
+var captureNames = [...]string{"WARC-Identified-Payload-Type", "WARC-Json-Metadata", "WARC-Filename",
+	"WARC-Payload-Digest", "WARC-Profile", "WARC-Refers-To", "WARC-Refers-To-Target-URI",
+	"WARC-Refers-To-Date", "WARC-Truncated"}
 
 // digestMismatch reports whether the declared (SHA-1) payload digest matches
 // neither the computed payload digest nor the chunk-framed one.
@@ -92,8 +101,11 @@ func (r *Record) digestMismatch() bool {
 	if r.PayloadDigest == "" || r.DeclaredPayloadDigest == "" {
 		return false // not computed, or not parsable: nothing to compare
 	}
-	if d, err := digest.Parse(r.DeclaredPayloadDigest); err != nil || d.Alg != digest.SHA1 {
-		return false
+	if d := r.DeclaredPayloadDigest; !strings.HasPrefix(d, digest.SHA1+":") || !isNormal(d) {
+		// Not a canonical SHA-1 (those are told without parsing).
+		if p, err := digest.Parse(d); err != nil || p.Alg != digest.SHA1 {
+			return false
+		}
 	}
 	return r.DeclaredPayloadDigest != r.PayloadDigest && r.DeclaredPayloadDigest != r.ChunkedPayloadDigest
 }
@@ -142,4 +154,10 @@ func cutMIME(ct, def string) string {
 		return def
 	}
 	return ct
+}
+
+// isNormal reports whether d is a digest in canonical form.
+func isNormal(d string) bool {
+	n, err := digest.Normalize(d)
+	return err == nil && n == d
 }

@@ -122,3 +122,31 @@ func TestHeadsOfEverySize(t *testing.T) {
 		}
 	}
 }
+
+// TestGetEachIsGet: getEach gives for every name what Get gives, on random
+// headers with duplicate fields, empty values, odd case and names that
+// fold to the wanted ones only through non-ASCII letters (the Kelvin sign
+// K and the long s fold to k and s).
+func TestGetEachIsGet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 9))
+	pool := []string{"WARC-Type", "warc-type", "WARC-TYPE", "WARC-Date", "WARC-Block-Digest",
+		"WARC-Bloc\u212a-Digest", "WARC-Block-Dige\u017ft", "Content-Length", "content-length",
+		"Content-Type", "WARC-Target-URI", "WARC-Record-ID", "WARC-Payload-Digest", "X-Other", "WARC-Typ", ""}
+	for range 20000 {
+		var h Header
+		for range rng.IntN(12) {
+			v := ""
+			if rng.IntN(4) > 0 {
+				v = fmt.Sprintf("v%d", rng.IntN(100))
+			}
+			h = append(h, Field{Name: pool[rng.IntN(len(pool))], Value: v})
+		}
+		var got [len(warcHeadNames)]string
+		h.getEach(warcHeadNames[:], got[:])
+		for i, n := range warcHeadNames {
+			if want := h.Get(n); got[i] != want {
+				t.Fatalf("getEach(%q) = %q, Get gives %q (header %q)", n, got[i], want, h)
+			}
+		}
+	}
+}

@@ -28,6 +28,37 @@ func (h Header) Get(name string) string {
 	return ""
 }
 
+// getEach sets vals[i] to h.Get(names[i]) for every i (at most 64 names),
+// in one pass over h: a field is compared only with the names of its
+// length — strings.EqualFold can match strings of different lengths only
+// through a non-ASCII byte, and a field name holding one is compared with
+// every name.
+func (h Header) getEach(names, vals []string) {
+	var found uint64
+	all := uint64(1)<<len(names) - 1
+	for _, f := range h {
+		ascii := isASCII(f.Name)
+		for i, n := range names {
+			if found&(1<<i) == 0 && (len(f.Name) == len(n) || !ascii) && strings.EqualFold(f.Name, n) {
+				vals[i] = f.Value
+				found |= 1 << i
+			}
+		}
+		if found == all {
+			return
+		}
+	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // Has reports whether the named field is present.
 func (h Header) Has(name string) bool {
 	for _, f := range h {

@@ -701,12 +701,13 @@ func (r *Reader) readWARCHead(rec *Record) error {
 			r.addWARCHeadLine(rec, string(t))
 		}
 	}
-	h := rec.Headers
-	rec.Type = strings.ToLower(h.Get("WARC-Type"))
-	rec.TargetURI = strings.Trim(h.Get("WARC-Target-URI"), "<>")
-	rec.RecordID = h.Get("WARC-Record-ID")
-	rec.ContentType = h.Get("Content-Type")
-	if ds := h.Get("WARC-Date"); ds != "" {
+	var v [len(warcHeadNames)]string
+	rec.Headers.getEach(warcHeadNames[:], v[:])
+	rec.Type = strings.ToLower(v[0])
+	rec.TargetURI = strings.Trim(v[1], "<>")
+	rec.RecordID = v[2]
+	rec.ContentType = v[3]
+	if ds := v[4]; ds != "" {
 		if t, ok := ParseDate(ds); ok {
 			rec.Date = t
 		} else {
@@ -715,21 +716,21 @@ func (r *Reader) readWARCHead(rec *Record) error {
 	} else {
 		rec.anomaly("no WARC-Date")
 	}
-	if bd := h.Get("WARC-Block-Digest"); bd != "" {
+	if bd := v[5]; bd != "" {
 		if d, err := digest.Normalize(bd); err == nil {
 			rec.DeclaredBlockDigest = d
 		} else {
 			rec.anomaly("unparsable WARC-Block-Digest %q", bd)
 		}
 	}
-	if pd := h.Get("WARC-Payload-Digest"); pd != "" {
+	if pd := v[6]; pd != "" {
 		if d, err := digest.Normalize(pd); err == nil {
 			rec.DeclaredPayloadDigest = d
 		} else {
 			rec.anomaly("unparsable WARC-Payload-Digest %q", pd)
 		}
 	}
-	cl := strings.TrimSpace(h.Get("Content-Length"))
+	cl := strings.TrimSpace(v[7])
 	n, err := strconv.ParseInt(cl, 10, 64)
 	if err != nil || n < 0 {
 		return r.fail(rec, false, "bad or missing Content-Length %q", cl)
@@ -737,6 +738,11 @@ func (r *Reader) readWARCHead(rec *Record) error {
 	rec.ContentLength = n
 	return nil
 }
+
+// warcHeadNames are the fields readWARCHead takes from every head, in the
+// order it uses them.
+var warcHeadNames = [...]string{"WARC-Type", "WARC-Target-URI", "WARC-Record-ID", "Content-Type",
+	"WARC-Date", "WARC-Block-Digest", "WARC-Payload-Digest", "Content-Length"}
 
 // warcHeadAhead is how far readWARCHead looks ahead for the end of a head
 // it reads as one string.
