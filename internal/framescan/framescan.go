@@ -124,6 +124,9 @@ type source interface {
 	next(off int64) int64
 	// done says the bytes before off will not be read again.
 	done(off int64)
+	// readAt reads the stored bytes at off into p (not moving the reader
+	// at returns) and returns how many it read.
+	readAt(p []byte, off int64) int
 }
 
 // mappedSource reads a mapped file: the inflater reads a *bytes.Reader,
@@ -139,6 +142,13 @@ type mappedSource struct {
 func (m *mappedSource) size() int64 { return int64(len(m.data)) }
 
 func (m *mappedSource) done(off int64) { m.release(off) }
+
+func (m *mappedSource) readAt(p []byte, off int64) int {
+	if off < 0 || off >= int64(len(m.data)) {
+		return 0
+	}
+	return copy(p, m.data[off:])
+}
 
 func (m *mappedSource) at(off int64) flate.Reader {
 	if m.br.Size() == 0 || m.pos() != off {
@@ -193,6 +203,11 @@ func (r *readerAtSource) next(off int64) int64 { return nextMagic(r.ra, off, r.n
 
 func (r *readerAtSource) done(int64) {}
 
+func (r *readerAtSource) readAt(p []byte, off int64) int {
+	n, _ := r.ra.ReadAt(p, off)
+	return n
+}
+
 // scan frames the file src reads.
 func scan(src source) (*Result, error) {
 	res := &Result{}
@@ -213,43 +228,58 @@ func scan(src source) (*Result, error) {
 		s.resolve()
 		return res, nil
 	}
-	off := int64(0)
-	// One inflater for all members (Reset): a file of many small members
-	// would otherwise allocate one for every record. The inflater is
-	// klauspost/compress's, a well-kept library (see the package doc).
-	var zr gzip.Reader
-	for off < size {
-		err := zr.Reset(src.at(off))
-		if err != nil {
-			next := src.next(off + 1)
-			res.Gaps = append(res.Gaps, Gap{off, next - off, "no gzip member here: " + err.Error()})
-			off = next
-			continue
-		}
-		zr.Multistream(false)
-		member := off
-		start := s.data
-		serr := s.stream(&zr, member)
-		used := src.pos() - off
-		if serr != nil {
-			// Damaged gzip data: what inflated is scanned; the rest of the
-			// member up to the next gzip header is a gap.
-			next := src.next(off + 1)
-			res.Gaps = append(res.Gaps, Gap{off, next - off, "gzip: " + serr.Error()})
-			off = next
-			s.ends = append(s.ends, s.data)
-			continue
-		}
-		res.Members++
-		if s.data == start && used == 0 {
+	w := &walker{src: src, s: s}
+	for off := int64(0); off < size; {
+		var stop bool
+		if off, stop = w.step(off); stop {
 			break
 		}
-		s.ends = append(s.ends, s.data)
-		off += used
 	}
 	res.DataBytes = s.data
 	s.resolve()
 	return res, nil
+}
+
+// walker is the scan's own member walk over a compressed file.
+type walker struct {
+	src source
+	s   *scanner
+	// One inflater for all members (Reset): a file of many small members
+	// would otherwise allocate one for every record. The inflater is
+	// klauspost/compress's, a well-kept library (see the package doc).
+	zr gzip.Reader
+}
+
+// step frames what lies at stored offset off — a gzip member, or the gap
+// up to the next gzip header — and returns where the next step starts;
+// stop says the walk cannot go on (nothing was consumed).
+func (w *walker) step(off int64) (next int64, stop bool) {
+	src, s, res, zr := w.src, w.s, w.s.res, &w.zr
+	err := zr.Reset(src.at(off))
+	if err != nil {
+		next := src.next(off + 1)
+		res.Gaps = append(res.Gaps, Gap{off, next - off, "no gzip member here: " + err.Error()})
+		return next, false
+	}
+	zr.Multistream(false)
+	member := off
+	start := s.data
+	serr := s.stream(zr, member)
+	used := src.pos() - off
+	if serr != nil {
+		// Damaged gzip data: what inflated is scanned; the rest of the
+		// member up to the next gzip header is a gap.
+		next := src.next(off + 1)
+		res.Gaps = append(res.Gaps, Gap{off, next - off, "gzip: " + serr.Error()})
+		s.ends = append(s.ends, s.data)
+		return next, false
+	}
+	res.Members++
+	if s.data == start && used == 0 {
+		return off, true
+	}
+	s.ends = append(s.ends, s.data)
+	return off + used, false
 }
 
 type countReader struct {
