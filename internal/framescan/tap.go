@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/wayside-archive/wayside/internal/mapfile"
 )
@@ -27,6 +28,8 @@ type Tap struct {
 	res  *Result
 	err  error
 	once sync.Once
+	// abort stops the framing (Close before Finish).
+	abort atomic.Bool
 	// proved and refused count the members framed from the reader's
 	// bytes and those left to the walk (set when the framing ends).
 	proved, refused int
@@ -152,8 +155,16 @@ func (t *Tap) Members() (proved, refused int) {
 	return t.proved, t.refused
 }
 
-// Close stops the framing (after Finish, it does nothing).
-func (t *Tap) Close() { t.Finish() }
+// Close stops the framing: what is left is not framed (after Finish, it
+// does nothing).
+func (t *Tap) Close() {
+	select {
+	case <-t.done:
+	default:
+		t.abort.Store(true)
+	}
+	t.Finish()
+}
 
 // tapFramer is the framing goroutine's state.
 type tapFramer struct {
@@ -252,7 +263,7 @@ func (t *Tap) run(src source, m *mapfile.File) (res *Result, err error) {
 // walkTo frames the stored bytes from the cursor up to limit with the
 // scan's own walk (a member found there may take the cursor past limit).
 func (fr *tapFramer) walkTo(limit int64) {
-	for !fr.stopped && fr.pos < limit {
+	for !fr.stopped && fr.pos < limit && !fr.t.abort.Load() {
 		fr.pos, fr.stopped = fr.w.step(fr.pos)
 	}
 	fr.w.src.done(fr.pos)
