@@ -513,10 +513,10 @@ func runDedupRun(ctx context.Context, e *env, args []string) error {
 	}
 	defer mf.limitHeap(e)()
 	opts := postdedup.RunOptions{Manifest: mopts, Resolve: postdedup.ResolveOptions{Policy: pol, MaxMemory: mopts.MaxMemory, TempDir: mopts.TempDir},
-		Rewrite:  postdedup.RewriteOptions{Jobs: mopts.Jobs, MaxMemory: mopts.MaxMemory, TempDir: mopts.TempDir},
+		Rewrite: postdedup.RewriteOptions{Jobs: mopts.Jobs, MaxMemory: mopts.MaxMemory, TempDir: mopts.TempDir},
 		Validate: postdedup.ValidateOptions{Deep: *deep, Jobs: mopts.Jobs, MaxMemory: mopts.MaxMemory, TempDir: mopts.TempDir, OriginalDirs: ix.dirs,
 			IndependentInflate: *independent},
-		Replace:  *replace}
+		Replace: *replace}
 	closeIx, err := ix.open(ctx, e, fs, &opts.Resolve)
 	if err != nil {
 		return err
