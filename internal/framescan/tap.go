@@ -21,9 +21,9 @@ import (
 // file order; the framing runs in a goroutine of its own, fed through a
 // bounded set of buffers. Finish (or Close) must be called.
 type Tap struct {
-	ev   chan tapEvent
-	free chan []byte
-	cur  []byte // the buffer Write fills
+	ev   chan *tapChunk
+	free chan *tapChunk
+	cur  *tapChunk // the chunk being filled
 	done chan struct{}
 	res  *Result
 	err  error
@@ -35,12 +35,22 @@ type Tap struct {
 	proved, refused int
 }
 
-// Tap buffers: tapBufs of tapBufSize bytes bound what is held between the
-// reader and the framing goroutine.
+// Tap buffers: tapBufs chunks of tapBufSize bytes and up to tapEvents
+// events bound what is held between the reader and the framing
+// goroutine. Events go in batches (a chunk is passed when it is full, not
+// per member), so that a file of many small members does not wake the
+// goroutine for each one.
 const (
 	tapBufSize = 256 << 10
 	tapBufs    = 4
+	tapEvents  = 2048
 )
+
+// tapChunk is a batch of events; the data events' bytes lie in buf.
+type tapChunk struct {
+	buf    []byte
+	events []tapEvent
+}
 
 type tapKind uint8
 
@@ -70,9 +80,9 @@ func NewTap(path string) (*Tap, error) {
 		f.Close()
 		return nil, fmt.Errorf("framescan: %w", err)
 	}
-	t := &Tap{ev: make(chan tapEvent, 2*tapBufs), free: make(chan []byte, tapBufs), done: make(chan struct{})}
+	t := &Tap{ev: make(chan *tapChunk, tapBufs), free: make(chan *tapChunk, tapBufs), done: make(chan struct{})}
 	for i := 0; i < tapBufs; i++ {
-		t.free <- make([]byte, 0, tapBufSize)
+		t.free <- &tapChunk{buf: make([]byte, 0, tapBufSize), events: make([]tapEvent, 0, tapEvents)}
 	}
 	m, merr := mapfile.Map(f)
 	if merr != nil && !fi.Mode().IsRegular() {
@@ -94,10 +104,8 @@ func NewTap(path string) (*Tap, error) {
 			t.res, t.err = nil, fmt.Errorf("framescan: %w", t.err)
 		}
 		// Let the reader go on (its calls are then ignored).
-		for e := range t.ev {
-			if e.kind == evData {
-				t.free <- e.data[:0]
-			}
+		for c := range t.ev {
+			t.free <- c
 		}
 	}()
 	return t, nil
@@ -105,20 +113,25 @@ func NewTap(path string) (*Tap, error) {
 
 // Member starts the member at stored offset off.
 func (t *Tap) Member(off int64) {
-	t.flush()
-	t.ev <- tapEvent{kind: evMember, off: off}
+	t.event(tapEvent{kind: evMember, off: off})
 }
 
 // Write passes decompressed bytes of the current member.
 func (t *Tap) Write(p []byte) {
 	for len(p) > 0 {
-		if t.cur == nil {
-			t.cur = <-t.free
-		}
-		n := copy(t.cur[len(t.cur):cap(t.cur)], p)
-		t.cur, p = t.cur[:len(t.cur)+n], p[n:]
-		if len(t.cur) == cap(t.cur) {
+		c := t.chunk()
+		if len(c.buf) == cap(c.buf) {
 			t.flush()
+			continue
+		}
+		start := len(c.buf)
+		n := copy(c.buf[start:cap(c.buf)], p)
+		c.buf, p = c.buf[:start+n], p[n:]
+		if k := len(c.events) - 1; k >= 0 && c.events[k].kind == evData {
+			e := &c.events[k]
+			e.data = c.buf[len(c.buf)-len(e.data)-n:] // contiguous: extended
+		} else {
+			t.event(tapEvent{kind: evData, data: c.buf[start:]})
 		}
 	}
 }
@@ -126,13 +139,29 @@ func (t *Tap) Write(p []byte) {
 // End says the member at off stopped after compressedLen stored bytes,
 // complete or not.
 func (t *Tap) End(off, compressedLen int64, complete bool) {
-	t.flush()
-	t.ev <- tapEvent{kind: evEnd, off: off, n: compressedLen, complete: complete}
+	t.event(tapEvent{kind: evEnd, off: off, n: compressedLen, complete: complete})
+}
+
+func (t *Tap) chunk() *tapChunk {
+	if t.cur == nil {
+		t.cur = <-t.free
+		t.cur.buf, t.cur.events = t.cur.buf[:0], t.cur.events[:0]
+	}
+	return t.cur
+}
+
+func (t *Tap) event(e tapEvent) {
+	c := t.chunk()
+	if len(c.events) == cap(c.events) {
+		t.flush()
+		c = t.chunk()
+	}
+	c.events = append(c.events, e)
 }
 
 func (t *Tap) flush() {
-	if len(t.cur) > 0 {
-		t.ev <- tapEvent{kind: evData, data: t.cur}
+	if t.cur != nil {
+		t.ev <- t.cur
 		t.cur = nil
 	}
 }
@@ -177,33 +206,40 @@ type tapFramer struct {
 	pos     int64
 	stopped bool
 	// peek is an event read but not yet handled; closed says the reader
-	// finished.
+	// finished; chunk is the batch being read, next its next event.
 	peek   *tapEvent
 	closed bool
+	chunk  *tapChunk
+	next   int
 	// Tap statistics (for tests and measures).
 	proved, refused int
 }
 
+// nextEvent returns the next event; the bytes of a data event it
+// returned before are no longer used when it is called.
 func (fr *tapFramer) nextEvent() (tapEvent, bool) {
 	if fr.peek != nil {
 		e := *fr.peek
 		fr.peek = nil
 		return e, true
 	}
-	if fr.closed {
-		return tapEvent{}, false
+	for fr.chunk == nil || fr.next == len(fr.chunk.events) {
+		if fr.chunk != nil {
+			fr.t.free <- fr.chunk
+			fr.chunk = nil
+		}
+		if fr.closed {
+			return tapEvent{}, false
+		}
+		c, ok := <-fr.t.ev
+		if !ok {
+			fr.closed = true
+			return tapEvent{}, false
+		}
+		fr.chunk, fr.next = c, 0
 	}
-	e, ok := <-fr.t.ev
-	if !ok {
-		fr.closed = true
-	}
-	return e, ok
-}
-
-func (fr *tapFramer) recycle(e tapEvent) {
-	if e.kind == evData {
-		fr.t.free <- e.data[:0]
-	}
+	fr.next++
+	return fr.chunk.events[fr.next-1], true
 }
 
 // run frames the file src reads (m: its mapping, nil when read).
@@ -214,13 +250,11 @@ func (t *Tap) run(src source, m *mapfile.File) (res *Result, err error) {
 	fr := &tapFramer{t: t, size: src.size()}
 	defer func() { t.proved, t.refused = fr.proved, fr.refused }()
 	defer func() {
-		// Buffers still queued go back (the reader may wait for one).
+		// Chunks still queued go back (the reader may wait for one).
 		for {
-			e, ok := fr.nextEvent()
-			if !ok {
+			if _, ok := fr.nextEvent(); !ok {
 				return
 			}
-			fr.recycle(e)
 		}
 	}()
 	res = &Result{}
@@ -249,8 +283,7 @@ func (t *Tap) run(src source, m *mapfile.File) (res *Result, err error) {
 			break
 		}
 		if e.kind != evMember {
-			fr.recycle(e) // data or end of a member not being framed
-			continue
+			continue // data or end of a member not being framed
 		}
 		fr.member(e.off)
 	}
@@ -289,16 +322,13 @@ func (fr *tapFramer) member(off int64) {
 	if serr != nil {
 		in.drain()
 	}
-	if in.buf != nil {
-		fr.t.free <- in.buf[:0]
-		in.buf = nil
-	}
 	end := in.end
 	if serr == nil && end != nil && end.off == off && end.complete && fr.prove(off, end.n, in.crc, in.count) {
 		fr.proved++
 		s.res.Members++
 		s.ends = append(s.ends, s.data)
 		fr.pos = off + end.n
+		fr.w.src.done(fr.pos) // the pages behind are released
 		return
 	}
 	fr.refused++
@@ -320,7 +350,6 @@ func (fr *tapFramer) skipMember() {
 		case evEnd:
 			return
 		}
-		fr.recycle(e)
 	}
 }
 
@@ -413,8 +442,7 @@ func gzipHeaderLen(src source, off, limit int64) (int64, bool) {
 // computes their CRC-32 and count.
 type tapInput struct {
 	fr    *tapFramer
-	data  []byte // the buffer being read
-	buf   []byte // its whole, to recycle
+	data  []byte // the bytes being read
 	end   *tapEvent
 	over  bool
 	crc   uint32
@@ -423,10 +451,6 @@ type tapInput struct {
 
 func (in *tapInput) Read(p []byte) (int, error) {
 	for len(in.data) == 0 {
-		if in.buf != nil {
-			in.fr.t.free <- in.buf[:0]
-			in.buf = nil
-		}
 		if in.over {
 			return 0, io.EOF
 		}
@@ -437,7 +461,7 @@ func (in *tapInput) Read(p []byte) (int, error) {
 		}
 		switch e.kind {
 		case evData:
-			in.data, in.buf = e.data, e.data
+			in.data = e.data
 		case evEnd:
 			in.over, in.end = true, &e
 		case evMember:
