@@ -424,7 +424,8 @@ func (s *scanner) stream(rd io.Reader, member int64) error {
 // header looks at a complete line at data offset at for a record header,
 // reading the rest of a WARC header block from br.
 func (s *scanner) header(line []byte, at, member int64, br *bufio.Reader) {
-	if len(line) >= 7 && strings.EqualFold(string(line[:5]), "WARC/") && line[5] >= '0' && line[5] <= '9' && line[6] == '.' {
+	// (The first byte is tested first: this runs on every line.)
+	if len(line) >= 7 && line[0]|0x20 == 'w' && strings.EqualFold(string(line[:5]), "WARC/") && line[5] >= '0' && line[5] <= '9' && line[6] == '.' {
 		rec := Record{Member: member, DataOffset: at, Length: -1}
 		n := int64(len(line))
 		for n < maxHead {
