@@ -58,12 +58,9 @@ type framingRecorder struct {
 	w   io.Writer
 	buf []byte
 	err error
-	// tap makes the second framing during the scan; framed is its result
-	// (proved and walked: its members taken from the reader, and framed
-	// by framescan's own walk).
-	tap            *framescan.Tap
-	framed         *framescan.Result
-	proved, walked int
+	// fw receives the framed record: the second framing, made during
+	// the scan (framescan.Tap); nil: none is made.
+	fw io.Writer
 }
 
 func (fr *framingRecorder) write() {
@@ -214,82 +211,115 @@ func readFraming(f FileInfo) (framingReading, error) {
 // length trailer, every other stretch framed by framescan's own member
 // walk and inflater (framescan.Tap) — so that validation compares the
 // two framings without inflating the input again. Written beside the
-// framing record (its name and ".framed"), one file per input:
+// framing record (its name and ".framed"), one file per input, the
+// records as the framing decides them (memory holds only those it has
+// not passed yet):
 //
-//	#wayside-dedup-framed	{"format":1,"path":...,"size":...,"mtime":...,"compressed":...,"members":...,"data_bytes":...}
+//	#wayside-dedup-framed	{"format":1,"path":...,"size":...,"mtime":...}
 //	f	MEMBER	DATA-OFFSET	LENGTH	ARC	CONFIRMED	TYPE	ID	URI	DATE   (a record found)
 //	g	OFFSET	LENGTH	REASON                                        (a gap)
+//	#result	{"compressed":...,"members":...,"data_bytes":...,"proved":...,"walked":...}
 //	#end	RECORDS	GAPS
 //
 // Text fields are escaped as manifest text fields are; flags are "1" or
-// empty. A file without its #end line is cut short; validation then
-// frames the input on its own (framescan.File), as it does for a
-// manifest written without framed records.
+// empty; proved and walked count the members framed from the scan's
+// bytes and those the reader passed that framescan's walk framed instead.
+// A file without its #end line is cut short; validation then frames the
+// input on its own (framescan.File), as it does for a manifest written
+// without framed records.
 const (
 	framedFormat  = "#wayside-dedup-framed"
 	framedVersion = 1
 )
 
-// framedHeader identifies the input a framed record describes and holds
-// framescan.Result's counts.
+// framedHeader identifies the input a framed record describes.
 type framedHeader struct {
-	Format     int       `json:"format"`
-	Path       string    `json:"path"`
-	Size       int64     `json:"size"`
-	MTime      time.Time `json:"mtime"`
-	Compressed bool      `json:"compressed"`
-	Members    int       `json:"members"`
-	DataBytes  int64     `json:"data_bytes"`
-	// Proved and Walked count the members framed from the scan's bytes
-	// and those framescan inflated on its own (for the record).
-	Proved int `json:"proved"`
-	Walked int `json:"walked"`
+	Format int       `json:"format"`
+	Path   string    `json:"path"`
+	Size   int64     `json:"size"`
+	MTime  time.Time `json:"mtime"`
+}
+
+// framedResult holds framescan.Result's counts, and the tap's.
+type framedResult struct {
+	Compressed bool  `json:"compressed"`
+	Members    int   `json:"members"`
+	DataBytes  int64 `json:"data_bytes"`
+	Proved     int   `json:"proved"`
+	Walked     int   `json:"walked"`
 }
 
 // framedName is the name of the framed record beside the framing record
 // named framing.
 func framedName(framing string) string { return framing + ".framed" }
 
-// writeFramed writes res, the second framing of the input info describes,
-// to w.
-func writeFramed(w io.Writer, info FileInfo, res *framescan.Result, proved, walked int) error {
-	bw := bufio.NewWriterSize(w, 256<<10)
-	hb, _ := json.Marshal(framedHeader{Format: framedVersion, Path: info.Path, Size: info.Size, MTime: info.ModTime,
-		Compressed: res.Compressed, Members: res.Members, DataBytes: res.DataBytes, Proved: proved, Walked: walked})
-	b := append(append(append([]byte(framedFormat), '\t'), hb...), '\n')
+// framedWriter writes a framed record; the first write error sticks.
+// record is called from the framing's goroutine, the rest after it ends.
+type framedWriter struct {
+	bw      *bufio.Writer
+	b       []byte
+	records int
+	err     error
+}
+
+func newFramedWriter(w io.Writer, info FileInfo) *framedWriter {
+	fw := &framedWriter{bw: bufio.NewWriterSize(w, 64<<10)}
+	hb, _ := json.Marshal(framedHeader{Format: framedVersion, Path: info.Path, Size: info.Size, MTime: info.ModTime})
+	fw.write(append(append(append([]byte(framedFormat), '\t'), hb...), '\n'))
+	return fw
+}
+
+func (fw *framedWriter) write(b []byte) {
+	if fw.err == nil {
+		_, fw.err = fw.bw.Write(b)
+	}
+}
+
+// record writes a record the framing found.
+func (fw *framedWriter) record(r framescan.Record) {
 	flag := func(b []byte, v bool) []byte {
 		if v {
 			b = append(b, '1')
 		}
 		return append(b, '\t')
 	}
-	for _, r := range res.Records {
-		b = append(b, "f\t"...)
-		for _, v := range [...]int64{r.Member, r.DataOffset, r.Length} {
-			b = append(strconv.AppendInt(b, v, 10), '\t')
-		}
-		b = flag(flag(b, r.ARC), r.Confirmed)
-		for i, s := range [...]string{r.Type, r.ID, r.URI, r.Date} {
-			if i > 0 {
-				b = append(b, '\t')
-			}
-			b = appendEscaped(b, s)
-		}
-		b = append(b, '\n')
-		if len(b) > 64<<10 {
-			bw.Write(b)
-			b = b[:0]
-		}
+	b := append(fw.b[:0], "f\t"...)
+	for _, v := range [...]int64{r.Member, r.DataOffset, r.Length} {
+		b = append(strconv.AppendInt(b, v, 10), '\t')
 	}
+	b = flag(flag(b, r.ARC), r.Confirmed)
+	for i, s := range [...]string{r.Type, r.ID, r.URI, r.Date} {
+		if i > 0 {
+			b = append(b, '\t')
+		}
+		b = appendEscaped(b, s)
+	}
+	fw.b = append(b, '\n')
+	fw.write(fw.b)
+	fw.records++
+}
+
+// finish writes the gaps and counts of res (its records were written by
+// record) and flushes.
+func (fw *framedWriter) finish(res *framescan.Result, proved, walked int) error {
+	if len(res.Records) > 0 {
+		return fmt.Errorf("framed record: %d records not written", len(res.Records))
+	}
+	b := fw.b[:0]
 	for _, g := range res.Gaps {
 		b = append(b, "g\t"...)
 		b = append(strconv.AppendInt(b, g.Offset, 10), '\t')
 		b = append(strconv.AppendInt(b, g.Length, 10), '\t')
 		b = append(appendEscaped(b, g.Reason), '\n')
 	}
-	b = fmt.Appendf(b, "#end\t%d\t%d\n", len(res.Records), len(res.Gaps))
-	bw.Write(b)
-	return bw.Flush()
+	rb, _ := json.Marshal(framedResult{Compressed: res.Compressed, Members: res.Members, DataBytes: res.DataBytes, Proved: proved, Walked: walked})
+	b = append(append(append(b, "#result\t"...), rb...), '\n')
+	b = fmt.Appendf(b, "#end\t%d\t%d\n", fw.records, len(res.Gaps))
+	fw.write(b)
+	if fw.err == nil {
+		fw.err = fw.bw.Flush()
+	}
+	return fw.err
 }
 
 // readFramed reads the framed record of f (f.Framed) back, checking that
@@ -309,7 +339,7 @@ func readFramed(f FileInfo) (*framescan.Result, error) {
 		return fmt.Errorf("framed record %s line %d: %s", f.Framed, line, fmt.Sprintf(format, a...))
 	}
 	res := &framescan.Result{}
-	ended := false
+	ended, result := false, false
 	var records, gaps int64
 	for {
 		l, err := br.ReadSlice('\n')
@@ -359,7 +389,13 @@ func readFramed(f FileInfo) (*framescan.Result, error) {
 				return nil, bad("describes %s (%d bytes, modified %s), not the manifest's %s (%d bytes, modified %s)",
 					h.Path, h.Size, h.MTime, f.Path, f.Size, f.ModTime)
 			}
-			res.Compressed, res.Members, res.DataBytes = h.Compressed, h.Members, h.DataBytes
+		case string(fields[0]) == "#result" && len(fields) == 2:
+			var r framedResult
+			if json.Unmarshal(fields[1], &r) != nil {
+				return nil, bad("bad #result line")
+			}
+			res.Compressed, res.Members, res.DataBytes = r.Compressed, r.Members, r.DataBytes
+			result = true
 		case string(fields[0]) == "f" && len(fields) == 10:
 			res.Records = append(res.Records, framescan.Record{Member: n(1), DataOffset: n(2), Length: n(3), ARC: flag(4), Confirmed: flag(5),
 				Type: unescapeField(string(fields[6])), ID: unescapeField(string(fields[7])), URI: unescapeField(string(fields[8])), Date: unescapeField(string(fields[9]))})
@@ -380,6 +416,9 @@ func readFramed(f FileInfo) (*framescan.Result, error) {
 	}
 	if !ended {
 		return nil, bad("no #end line: cut short")
+	}
+	if !result {
+		return nil, bad("no #result line")
 	}
 	if records != int64(len(res.Records)) || gaps != int64(len(res.Gaps)) {
 		return nil, bad("#end counts %d records and %d gaps, it lists %d and %d", records, gaps, len(res.Records), len(res.Gaps))

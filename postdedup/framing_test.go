@@ -294,11 +294,11 @@ func TestFramedRecordIsFilesFraming(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var h framedHeader
-		first, _, _ := strings.Cut(string(b), "\n")
-		_, hj, _ := strings.Cut(first, "\t")
-		if err := json.Unmarshal([]byte(hj), &h); err != nil {
-			t.Fatal(err)
+		var h framedResult
+		_, rest, _ := strings.Cut(string(b), "\n#result\t")
+		rj, _, _ := strings.Cut(rest, "\n")
+		if err := json.Unmarshal([]byte(rj), &h); err != nil {
+			t.Fatalf("%s: #result line: %v", f.Framed, err)
 		}
 		if i < len(files) {
 			proved, walked = proved+h.Proved, walked+h.Walked

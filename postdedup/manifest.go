@@ -432,19 +432,17 @@ func scanInputs(ctx context.Context, inputs []string, opts ManifestOptions, fram
 				} else {
 					path, name := framing(i)
 					fr := &framingRecorder{}
-					err = fsutil.WriteFileAtomic(path, 0o644, func(w io.Writer) error {
-						var serr error
-						fr.w = w
-						info, probs, serr = scanFile(ctx, inputs[i], opts, cache, fr, add)
-						return serr
-					})
-					info.Framing = name
-					if err == nil && fr.framed != nil {
-						err = fsutil.WriteFileAtomic(framedName(path), 0o644, func(w io.Writer) error {
-							return writeFramed(w, info, fr.framed, fr.proved, fr.walked)
+					// The framed record is committed after the framing
+					// record, both once the scan succeeded.
+					err = fsutil.WriteFileAtomic(framedName(path), 0o644, func(fw io.Writer) error {
+						return fsutil.WriteFileAtomic(path, 0o644, func(w io.Writer) error {
+							var serr error
+							fr.w, fr.fw = w, fw
+							info, probs, serr = scanFile(ctx, inputs[i], opts, cache, fr, add)
+							return serr
 						})
-						info.Framed = framedName(name)
-					}
+					})
+					info.Framing, info.Framed = name, framedName(name)
 				}
 				flush()
 				results <- result{i, info, probs, err}
@@ -515,17 +513,21 @@ func scanFile(ctx context.Context, path string, opts ManifestOptions, cache *sca
 			ropts.Payload = alt
 		}
 	}
+	var fw *framedWriter
+	var ftap *framescan.Tap
 	if fr != nil {
 		fr.header(info)
 		ropts.OnSpan = fr.span
 		// The second framing is made as the input is read, from the
-		// members the reader inflates (framescan proves each one).
-		tap, err := framescan.NewTap(path)
+		// members the reader inflates (framescan proves each one), its
+		// records written as it decides them.
+		fw = newFramedWriter(fr.fw, info)
+		ftap, err = framescan.NewTap(path, fw.record)
 		if err != nil {
 			return info, nil, fmt.Errorf("postdedup: %w", err)
 		}
-		defer tap.Close()
-		fr.tap, ropts.Tap = tap, tap
+		defer ftap.Close()
+		ropts.Tap = ftap
 	}
 	r, err := warcio.Open(path, ropts)
 	if err != nil {
@@ -589,10 +591,14 @@ func scanFile(ctx context.Context, path string, opts ManifestOptions, cache *sca
 			return info, probs, fmt.Errorf("postdedup: framing record of %s: %w", path, err)
 		}
 		r.Close() // no more members: the framing goes on alone
-		if fr.framed, err = fr.tap.Finish(); err != nil {
+		res, err := ftap.Finish()
+		if err != nil {
 			return info, probs, fmt.Errorf("postdedup: second framing of %s: %w", path, err)
 		}
-		fr.proved, fr.walked = fr.tap.Members()
+		proved, walked := ftap.Members()
+		if err := fw.finish(res, proved, walked); err != nil {
+			return info, probs, fmt.Errorf("postdedup: framed record of %s: %w", path, err)
+		}
 	}
 	return info, probs, nil
 }

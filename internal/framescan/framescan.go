@@ -329,6 +329,12 @@ type scanner struct {
 	// what lies behind); nextDone is the data offset of the next call.
 	done     func()
 	nextDone int64
+	// emit, when set, receives the records as flush and resolve decide
+	// them (Result.Records is then left empty); unsorted says a record
+	// was found before the one found last (flush then leaves all to
+	// resolve).
+	emit     func(Record)
+	unsorted bool
 }
 
 // doneStep is how many data bytes the scan moves on between two calls of
@@ -340,7 +346,73 @@ func (s *scanner) add(rec Record) {
 		s.expect = rec.end
 		s.head, s.headCL, s.httpEnd = 1, -1, -1
 	}
+	if n := len(s.res.Records); n > 0 && rec.DataOffset < s.res.Records[n-1].DataOffset {
+		s.unsorted = true
+	}
 	s.res.Records = append(s.res.Records, rec)
+}
+
+// flush passes to s.emit, and drops from memory, the records whose fate
+// resolve would decide no differently now: those whose declared end lies
+// more than slack before the data scanned so far (no record header or
+// member end found later can lie near it), in order, with the records
+// inside a confirmed one dropped as resolve drops them. Called only where
+// nothing scanned is undone any more (after a member is proved or a walk
+// step), it leaves the pending records, and the member ends at or after
+// the first of them, for the next flush or resolve. Records found out of
+// order (never seen, but possible in principle) stop flushing: resolve
+// then sorts and decides them all at the end.
+func (s *scanner) flush() {
+	if s.emit == nil || s.unsorted {
+		return
+	}
+	for i := 1; i < len(s.ends); i++ {
+		if s.ends[i] < s.ends[i-1] {
+			s.unsorted = true
+			return
+		}
+	}
+	c := s.res.Records
+	i := 0
+	for i < len(c) && c[i].end+slack < s.data {
+		r := c[i]
+		// As resolve decides: a record header (any found, those inside
+		// r included) or a member end near r's end confirms it.
+		r.Confirmed = false
+		for _, q := range c[i+1:] {
+			if q.DataOffset >= r.end {
+				r.Confirmed = q.DataOffset <= r.end+slack
+				break
+			}
+		}
+		if !r.Confirmed {
+			k := sort.Search(len(s.ends), func(k int) bool { return s.ends[k] >= r.end })
+			r.Confirmed = k < len(s.ends) && s.ends[k] <= r.end+slack
+		}
+		j := i + 1
+		if r.Confirmed {
+			// Every header inside r was found already (they lie before
+			// the data scanned): dropped, as resolve drops them.
+			for j < len(c) && c[j].DataOffset < r.end {
+				j++
+			}
+		}
+		s.emit(r)
+		i = j
+	}
+	if i == 0 {
+		return
+	}
+	s.res.Records = append(c[:0], c[i:]...)
+	clear(c[len(s.res.Records):])
+	// Member ends before the first pending record (or the data scanned)
+	// can confirm no record still to come.
+	bound := s.data
+	if len(s.res.Records) > 0 {
+		bound = s.res.Records[0].DataOffset
+	}
+	k := sort.Search(len(s.ends), func(k int) bool { return s.ends[k] >= bound })
+	s.ends = append(s.ends[:0], s.ends[k:]...)
 }
 
 // http follows the HTTP head of the last ARC record (the line at data
@@ -590,4 +662,10 @@ func (s *scanner) resolve() {
 		i = j
 	}
 	s.res.Records = out
+	if s.emit != nil {
+		for _, r := range out {
+			s.emit(r)
+		}
+		s.res.Records = nil
+	}
 }

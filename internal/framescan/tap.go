@@ -70,7 +70,13 @@ type tapEvent struct {
 // NewTap opens the file at path (mapped read-only, or read when it cannot
 // be mapped) and starts framing it. A plain (uncompressed) file is
 // framed directly, no member needed: the calls are then ignored.
-func NewTap(path string) (*Tap, error) {
+//
+// With emit set, the records are passed to it in file order as soon as
+// they are decided (from the framing goroutine), instead of being held
+// in Result.Records (left empty): memory then holds only the records
+// whose declared end the framing has not passed yet, for a compressed
+// file (a plain one is decided at its end).
+func NewTap(path string, emit func(Record)) (*Tap, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("framescan: %w", err)
@@ -99,7 +105,7 @@ func NewTap(path string) (*Tap, error) {
 		} else {
 			src = &readerAtSource{ra: f, n: fi.Size(), base: -1}
 		}
-		t.res, t.err = t.run(src, m)
+		t.res, t.err = t.run(src, m, emit)
 		if t.err != nil {
 			t.res, t.err = nil, fmt.Errorf("framescan: %w", t.err)
 		}
@@ -243,7 +249,7 @@ func (fr *tapFramer) nextEvent() (tapEvent, bool) {
 }
 
 // run frames the file src reads (m: its mapping, nil when read).
-func (t *Tap) run(src source, m *mapfile.File) (res *Result, err error) {
+func (t *Tap) run(src source, m *mapfile.File, emit func(Record)) (res *Result, err error) {
 	if m != nil {
 		defer mapfile.Recover(&err, mapfile.Guard(), m)
 	}
@@ -264,7 +270,7 @@ func (t *Tap) run(src source, m *mapfile.File) (res *Result, err error) {
 			res.Compressed = true
 		}
 	}
-	s := &scanner{res: res, done: func() { src.done(src.pos()) }}
+	s := &scanner{res: res, done: func() { src.done(src.pos()) }, emit: emit}
 	if !res.Compressed {
 		// A plain file needs no inflation: it is framed as File frames
 		// it, whatever the reader reports.
@@ -298,6 +304,7 @@ func (t *Tap) run(src source, m *mapfile.File) (res *Result, err error) {
 func (fr *tapFramer) walkTo(limit int64) {
 	for !fr.stopped && fr.pos < limit && !fr.t.abort.Load() {
 		fr.pos, fr.stopped = fr.w.step(fr.pos)
+		fr.w.s.flush()
 	}
 	fr.w.src.done(fr.pos)
 }
@@ -329,6 +336,7 @@ func (fr *tapFramer) member(off int64) {
 		s.ends = append(s.ends, s.data)
 		fr.pos = off + end.n
 		fr.w.src.done(fr.pos) // the pages behind are released
+		s.flush()
 		return
 	}
 	fr.refused++

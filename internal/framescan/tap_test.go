@@ -18,10 +18,16 @@ import (
 // tapped frames the file at path in tap mode, from the members warcio's
 // reader inflates while it reads the whole file (mapped or read through
 // its buffer), passed through wrap; it returns the Result and the members
-// proved and refused.
-func tapped(t *testing.T, path string, mapped bool, wrap func(warcio.MemberTap) warcio.MemberTap) (*framescan.Result, int, int) {
+// proved and refused. With emit, the records are taken as the tap emits
+// them (as the manifest scan stores them) and put in the Result.
+func tapped(t *testing.T, path string, mapped, emit bool, wrap func(warcio.MemberTap) warcio.MemberTap) (*framescan.Result, int, int) {
 	t.Helper()
-	tap, err := framescan.NewTap(path)
+	var emitted []framescan.Record
+	var collect func(framescan.Record)
+	if emit {
+		collect = func(r framescan.Record) { emitted = append(emitted, r) }
+	}
+	tap, err := framescan.NewTap(path, collect)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +51,12 @@ func tapped(t *testing.T, path string, mapped bool, wrap func(warcio.MemberTap) 
 		t.Fatal(err)
 	}
 	proved, refused := tap.Members()
+	if emit {
+		if len(res.Records) != 0 {
+			t.Fatalf("%s: %d records in the Result as well as emitted", path, len(res.Records))
+		}
+		res.Records = emitted
+	}
 	return res, proved, refused
 }
 
@@ -110,8 +122,8 @@ func generated(t *testing.T, dir string) []string {
 
 // TestTapSameAsFile: on every file of the shared corpus and on warcgen's
 // damaged layouts, framing the members warcio's reader inflates (mapped
-// and buffered) gives exactly the Result File gives by inflating on its
-// own, and on the compressed corpus most members are taken from the
+// and buffered; records held or emitted as they are decided) gives
+// exactly the Result File gives by inflating on its own, and on the compressed corpus most members are taken from the
 // reader (proved), not inflated again.
 func TestTapSameAsFile(t *testing.T) {
 	files := append(testenv.CorpusWARCs(t), testenv.CorpusARCs(t)...)
@@ -122,9 +134,9 @@ func TestTapSameAsFile(t *testing.T) {
 	files = append(files, generated(t, t.TempDir())...)
 	var proved, refused int
 	for i, p := range files {
-		for _, mapped := range []bool{true, false} {
-			res, pr, rf := tapped(t, p, mapped, nil)
-			sameAsFile(t, fmt.Sprintf("%s (mapped %v)", filepath.Base(p), mapped), p, res)
+		for _, mode := range []struct{ mapped, emit bool }{{true, false}, {false, false}, {true, true}} {
+			res, pr, rf := tapped(t, p, mode.mapped, mode.emit, nil)
+			sameAsFile(t, fmt.Sprintf("%s (%+v)", filepath.Base(p), mode), p, res)
 			if i < corpus {
 				proved, refused = proved+pr, refused+rf
 			}
@@ -234,7 +246,7 @@ func TestTapFaults(t *testing.T) {
 		var injected, refused int
 		for _, p := range files {
 			var ft *faultTap
-			res, _, rf := tapped(t, p, true, func(next warcio.MemberTap) warcio.MemberTap {
+			res, _, rf := tapped(t, p, true, true, func(next warcio.MemberTap) warcio.MemberTap {
 				ft = &faultTap{next: next, kind: kind}
 				return ft
 			})
