@@ -65,8 +65,10 @@
 //     length of the bytes it was given against the member's trailer —
 //     and frames every stretch not so proved with its own walk and
 //     inflater (klauspost/compress); the result equals framescan.File's
-//     (see framescan's doc). The scan stores it beside the framing record
-//     (MANIFEST.framing/NNNNNN.framed) and validation reads it back. A
+//     (see framescan's doc). The scan writes it beside the framing record
+//     (MANIFEST.framing/NNNNNN.framed) as framescan decides each record
+//     (memory holds only the records whose declared end the framing has
+//     not passed), and validation reads it back. A
 //     manifest without framed records, a framed record that cannot be
 //     read, and --independent-inflate (ValidateOptions.IndependentInflate)
 //     frame the input on its own again (framescan.File). Deep mode re-reads every

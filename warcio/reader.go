@@ -528,7 +528,7 @@ func (r *Reader) openMember() error {
 	}
 	if r.tapOpen {
 		r.tapOpen = false
-		r.opts.Tap.End(r.tapStart, start-r.tapStart, false)
+		r.opts.Tap.End(r.tapStart, max(start-r.tapStart, 0), false)
 	}
 	err := r.gz.Reset(src)
 	if err == nil {

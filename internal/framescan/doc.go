@@ -66,6 +66,13 @@
 // and a comparison with that reader's records (Compare) names them, as
 // does any record check that expects a record at a stored offset. Plain
 // files need no inflation: Tap frames them itself, ignoring the reader.
+// Tap can pass its records on as it decides them instead of holding
+// them all (NewTap's emit): after each proved member or step of its own
+// walk — points where nothing is undone any more — every record whose
+// declared end lies more than the slack before the data framed so far is
+// decided as resolve would decide it (no header or member end found later
+// can lie near its end), so memory holds only the records whose end the
+// framing has not passed (for a plain file, all, until its end).
 //
 // convert verify and dedup validate compare the records warcio reads, and
 // the records an output holds, with the records found here.
