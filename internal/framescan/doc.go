@@ -72,7 +72,8 @@
 // declared end lies more than the slack before the data framed so far is
 // decided as resolve would decide it (no header or member end found later
 // can lie near its end), so memory holds only the records whose end the
-// framing has not passed (for a plain file, all, until its end).
+// framing has not passed (decided every 4 MiB inside a plain file or a
+// member of the walk too).
 //
 // convert verify and dedup validate compare the records warcio reads, and
 // the records an output holds, with the records found here.

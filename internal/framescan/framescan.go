@@ -264,7 +264,9 @@ func (w *walker) step(off int64) (next int64, stop bool) {
 	zr.Multistream(false)
 	member := off
 	start := s.data
+	s.flushable = true
 	serr := s.stream(zr, member)
+	s.flushable = false
 	used := src.pos() - off
 	if serr != nil {
 		// Damaged gzip data: what inflated is scanned; the rest of the
@@ -335,6 +337,10 @@ type scanner struct {
 	// resolve).
 	emit     func(Record)
 	unsorted bool
+	// flushable says nothing the stream being scanned finds is undone
+	// (not a member taken from a tap before it is proved): records may be
+	// flushed while it is scanned.
+	flushable bool
 }
 
 // doneStep is how many data bytes the scan moves on between two calls of
@@ -362,7 +368,11 @@ func (s *scanner) add(rec Record) {
 // the first of them, for the next flush or resolve. Records found out of
 // order (never seen, but possible in principle) stop flushing: resolve
 // then sorts and decides them all at the end.
-func (s *scanner) flush() {
+func (s *scanner) flush() { s.flushTo(s.data) }
+
+// flushTo is flush where no record found later starts before bound (the
+// data scanned so far, or the start of the line being scanned).
+func (s *scanner) flushTo(bound int64) {
 	if s.emit == nil || s.unsorted {
 		return
 	}
@@ -374,7 +384,7 @@ func (s *scanner) flush() {
 	}
 	c := s.res.Records
 	i := 0
-	for i < len(c) && c[i].end+slack < s.data {
+	for i < len(c) && c[i].end+slack < bound {
 		r := c[i]
 		// As resolve decides: a record header (any found, those inside
 		// r included) or a member end near r's end confirms it.
@@ -405,9 +415,8 @@ func (s *scanner) flush() {
 	}
 	s.res.Records = append(c[:0], c[i:]...)
 	clear(c[len(s.res.Records):])
-	// Member ends before the first pending record (or the data scanned)
-	// can confirm no record still to come.
-	bound := s.data
+	// Member ends before the first pending record (or the bound) can
+	// confirm no record still to come.
 	if len(s.res.Records) > 0 {
 		bound = s.res.Records[0].DataOffset
 	}
@@ -462,6 +471,11 @@ func (s *scanner) stream(rd io.Reader, member int64) error {
 			if s.data >= s.nextDone && s.done != nil {
 				s.done()
 				s.nextDone = s.data + doneStep
+				if s.flushable {
+					// No record found from here on starts before this
+					// line: those decided are passed on.
+					s.flushTo(at)
+				}
 			}
 			s.http(line, at)
 			if e := s.expect; err == nil && e > at && e < s.data {

@@ -74,8 +74,8 @@ type tapEvent struct {
 // With emit set, the records are passed to it in file order as soon as
 // they are decided (from the framing goroutine), instead of being held
 // in Result.Records (left empty): memory then holds only the records
-// whose declared end the framing has not passed yet, for a compressed
-// file (a plain one is decided at its end).
+// whose declared end the framing has not passed yet (decided every 4 MiB
+// of data inside a member or a plain file, and after every member).
 func NewTap(path string, emit func(Record)) (*Tap, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -274,6 +274,7 @@ func (t *Tap) run(src source, m *mapfile.File, emit func(Record)) (res *Result, 
 	if !res.Compressed {
 		// A plain file needs no inflation: it is framed as File frames
 		// it, whatever the reader reports.
+		s.flushable = true
 		if err := s.stream(src.at(0), 0); err != nil {
 			return nil, err
 		}
