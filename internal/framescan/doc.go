@@ -61,10 +61,17 @@
 // that flips, drops or adds bytes and misreports lengths, offsets and
 // completeness). What the trailer cannot tell is where a member starts:
 // a reader that dropped a whole member's bytes and reported the next
-// member's stretch as starting at the dropped one's offset would pass it;
-// the records of the dropped member are then missing from this framing
-// and a comparison with that reader's records (Compare) names them, as
-// does any record check that expects a record at a stored offset. Plain
+// member's bytes and stretch as starting at the dropped one's offset
+// would pass it, and the dropped member's records would be missing from
+// both framings. So the scan also inflates, with its own inflater from
+// the stored bytes after the header at off, the member's first 512 data
+// bytes (proveHead: a WARC record's first header lines, its
+// WARC-Record-ID among them, or an ARC URL line) and requires the
+// reader's bytes to begin with them; the "skip" case of the fault tests
+// is refused by this check alone. Two members that agree in their first
+// 512 bytes hold the same record: a reader that dropped one of two such
+// copies is the one case the proof cannot tell. This costs an inflater
+// reset and at most 512 bytes inflated per member. Plain
 // files need no inflation: Tap frames them itself, ignoring the reader.
 // Tap can pass its records on as it decides them instead of holding
 // them all (NewTap's emit): after each proved member or step of its own

@@ -1,6 +1,7 @@
 package framescan
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -8,6 +9,8 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"github.com/klauspost/compress/flate"
 
 	"github.com/wayside-archive/wayside/internal/mapfile"
 )
@@ -217,6 +220,9 @@ type tapFramer struct {
 	closed bool
 	chunk  *tapChunk
 	next   int
+	// fl and headBuf inflate the first bytes of a member for prove.
+	fl      io.ReadCloser
+	headBuf [proveHead]byte
 	// Tap statistics (for tests and measures).
 	proved, refused int
 }
@@ -331,7 +337,7 @@ func (fr *tapFramer) member(off int64) {
 		in.drain()
 	}
 	end := in.end
-	if serr == nil && end != nil && end.off == off && end.complete && fr.prove(off, end.n, in.crc, in.count) {
+	if serr == nil && end != nil && end.off == off && end.complete && fr.prove(off, end.n, in.crc, in.count, in.head[:in.headN]) {
 		fr.proved++
 		s.res.Members++
 		s.ends = append(s.ends, s.data)
@@ -366,8 +372,15 @@ func (fr *tapFramer) skipMember() {
 // that the member at off of n stored bytes is a gzip member whose trailer
 // (CRC-32 and ISIZE of its original data) matches the bytes the reader
 // passed: a header at off (magic, CM 8, flags as File's inflater takes
-// them), room for deflate data, the trailer at off+n-8.
-func (fr *tapFramer) prove(off, n int64, sum uint32, count int64) bool {
+// them), room for deflate data, the trailer at off+n-8 — and that those
+// bytes are the data of the member that starts at off, not of a later
+// one: head, the first bytes the reader passed (up to proveHead), must be
+// what this package's own inflater makes of the deflate data after the
+// header at off. Without it a reader that skipped a member and passed
+// the next one's bytes under the skipped member's offset, with the two
+// members' stored length, would pass the trailer check and the skipped
+// member's records would be missing from both framings.
+func (fr *tapFramer) prove(off, n int64, sum uint32, count int64, head []byte) bool {
 	src := fr.w.src
 	if n < 18 || off < 0 || off+n > fr.size {
 		return false
@@ -380,7 +393,36 @@ func (fr *tapFramer) prove(off, n int64, sum uint32, count int64) bool {
 	if src.readAt(tr[:], off+n-8) != 8 {
 		return false
 	}
-	return binary.LittleEndian.Uint32(tr[:4]) == sum && binary.LittleEndian.Uint32(tr[4:]) == uint32(count)
+	if binary.LittleEndian.Uint32(tr[:4]) != sum || binary.LittleEndian.Uint32(tr[4:]) != uint32(count) {
+		return false
+	}
+	return fr.startsWith(off+h, head)
+}
+
+// proveHead is how many of a member's first data bytes prove checks by
+// inflating them itself: enough to hold a WARC record's first header
+// lines (its WARC-Record-ID among them) or an ARC record's URL line, so
+// that two members agree in it only when they hold the same record.
+const proveHead = 512
+
+// startsWith reports whether the deflate data stored at off inflates to
+// data that begins with head (this package's own inflater, reading the
+// stored bytes: at most len(head) bytes are made).
+func (fr *tapFramer) startsWith(off int64, head []byte) bool {
+	if len(head) == 0 {
+		return true
+	}
+	rd := fr.w.src.at(off)
+	if fr.fl == nil {
+		fr.fl = flate.NewReader(rd)
+	} else if err := fr.fl.(flate.Resetter).Reset(rd, nil); err != nil {
+		return false
+	}
+	got := fr.headBuf[:len(head)]
+	if _, err := io.ReadFull(fr.fl, got); err != nil {
+		return false
+	}
+	return bytes.Equal(got, head)
 }
 
 // gzipHeaderLen parses the gzip member header at off (RFC 1952; as
@@ -456,6 +498,9 @@ type tapInput struct {
 	over  bool
 	crc   uint32
 	count int64
+	// head holds the first headN (up to proveHead) bytes passed.
+	head  [proveHead]byte
+	headN int
 }
 
 func (in *tapInput) Read(p []byte) (int, error) {
@@ -478,6 +523,9 @@ func (in *tapInput) Read(p []byte) (int, error) {
 		}
 	}
 	n := copy(p, in.data)
+	if in.headN < proveHead {
+		in.headN += copy(in.head[in.headN:], in.data[:n])
+	}
 	in.crc = crc32.Update(in.crc, crc32.IEEETable, in.data[:n])
 	in.count += int64(n)
 	in.data = in.data[n:]

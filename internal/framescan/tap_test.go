@@ -159,6 +159,10 @@ type faultTap struct {
 	// Member was too; mergeOff is the first member's offset.
 	merge    int
 	mergeOff int64
+	// skip is 1 while a member is being swallowed, 2 after its End, 3
+	// while the next member is passed under its offset (skipOff).
+	skip     int
+	skipOff  int64
 	injected int
 }
 
@@ -170,6 +174,18 @@ func (f *faultTap) Member(off int64) {
 		f.merge = 2 // swallowed: its data goes on as the member before's
 		return
 	}
+	if f.kind == "skip" {
+		switch {
+		case f.skip == 2:
+			// The next member's bytes under the skipped one's offset.
+			f.skip, f.hit = 3, false
+			f.next.Member(f.skipOff)
+			return
+		case f.hit:
+			f.skip, f.skipOff = 1, off
+			return
+		}
+	}
 	if f.hit && f.kind == "shift" {
 		off++
 		f.injected++
@@ -178,6 +194,9 @@ func (f *faultTap) Member(off int64) {
 }
 
 func (f *faultTap) Write(p []byte) {
+	if f.skip == 1 {
+		return
+	}
 	f.writes++
 	if f.hit && f.writes == 1 {
 		switch f.kind {
@@ -201,6 +220,22 @@ func (f *faultTap) Write(p []byte) {
 }
 
 func (f *faultTap) End(off, n int64, complete bool) {
+	switch {
+	case f.skip == 1 && complete:
+		f.skip = 2
+		f.injected++
+		return
+	case f.skip == 1:
+		// Not a member to skip after all (its data is dropped: refused).
+		f.skip = 0
+		f.next.Member(off)
+		f.next.End(off, n, complete)
+		return
+	case f.skip == 3:
+		f.skip = 0
+		f.next.End(f.skipOff, off+n-f.skipOff, complete)
+		return
+	}
 	if f.kind == "merge" {
 		switch {
 		case f.merge == 2:
@@ -236,13 +271,16 @@ func (f *faultTap) End(off, n int64, complete bool) {
 // TestTapFaults: a tap that passes wrong bytes (one byte flipped, a chunk
 // dropped, bytes added), reports a wrong member length (longer, shorter,
 // two members as one), a wrong offset, or a complete member as
-// incomplete, never changes the Result: every such member is refused
+// incomplete, or skips a member and passes the next one's bytes under its
+// offset with the two members' length (the trailer then matches: only the
+// check of the first bytes against the member's own deflate data refuses
+// it), never changes the Result: every such member is refused
 // (its trailer does not match, or it is not reported complete) and framed
 // by the scan's own walk, so the Result is still File's.
 func TestTapFaults(t *testing.T) {
 	files := testenv.CorpusWARCs(t)
 	files = append(files, generated(t, t.TempDir())...)
-	for _, kind := range []string{"flip", "drop", "extra", "long", "short", "incomplete", "merge", "shift"} {
+	for _, kind := range []string{"flip", "drop", "extra", "long", "short", "incomplete", "merge", "shift", "skip"} {
 		var injected, refused int
 		for _, p := range files {
 			var ft *faultTap
