@@ -9,7 +9,9 @@
 //     parts by digest (a cluster never spans two parts); see "Manifest and
 //     plan files" below. The digest is the declared one checked against
 //     the bytes (Capture's digest rule), or recomputed with
-//     md5/sha1/sha256/sha512. Inputs are read mapped (warcio.Options.Map).
+//     md5/sha1/sha256/sha512. Inputs are read mapped (warcio.Options.Map);
+//     the second framing validation uses is made from the same
+//     inflation (see Validate).
 //     While scanning, a bounded cache of payloads lets later copies be
 //     compared byte for byte as they are read (Entry.SameAs): with
 //     declared digests a copy's cluster is known from its header, so its
@@ -50,12 +52,26 @@
 //     is a full record of the input with the copy's digest, not rewritten
 //     (a sort-join); CDXJ sorted and complete; each input is framed a
 //     second way (internal/framescan: its own member walk and record
-//     framing, inflating with klauspost/compress) and that framing
-//     is compared with the manifest scan's reading of the input, which the
-//     scan wrote as it read (a framing record per input beside the
-//     manifest, MANIFEST.framing/NNNNNN; framing.go): every record one
-//     finds the other read or reported unreadable, and each revisit
-//     replaces exactly one framed record. Deep mode re-reads every
+//     framing) and that framing is compared with the manifest scan's
+//     reading of the input, which the scan wrote as it read (a framing
+//     record per input beside the manifest, MANIFEST.framing/NNNNNN;
+//     framing.go): every record one finds the other read or reported
+//     unreadable, and each revisit replaces exactly one framed record.
+//     The second framing is made during the manifest scan, from the gzip
+//     members the scan's reader inflates (warcio.Options.Tap,
+//     framescan.Tap, in a goroutine of its own fed through four 256 KiB
+//     buffers), so no input is inflated twice: framescan proves each
+//     member itself — its own parse of the gzip header, the CRC-32 and
+//     length of the bytes it was given against the member's trailer —
+//     and frames every stretch not so proved with its own walk and
+//     inflater (klauspost/compress); the result equals framescan.File's
+//     (see framescan's doc). The scan writes it beside the framing record
+//     (MANIFEST.framing/NNNNNN.framed) as framescan decides each record
+//     (memory holds only the records whose declared end the framing has
+//     not passed), and validation reads it back. A
+//     manifest without framed records, a framed record that cannot be
+//     read, and --independent-inflate (ValidateOptions.IndependentInflate)
+//     frame the input on its own again (framescan.File). Deep mode re-reads every
 //     output record with warcio and compares it with the manifest, record
 //     counts included. The stamp it writes (validated.json, format 2)
 //     carries each output's XXH64 checksum, so Replace can tell the output

@@ -58,6 +58,9 @@ type framingRecorder struct {
 	w   io.Writer
 	buf []byte
 	err error
+	// fw receives the framed record: the second framing, made during
+	// the scan (framescan.Tap); nil: none is made.
+	fw io.Writer
 }
 
 func (fr *framingRecorder) write() {
@@ -200,4 +203,225 @@ func readFraming(f FileInfo) (framingReading, error) {
 		return fr, bad("#end counts %d records, it lists %d", fr.records, len(fr.read))
 	}
 	return fr, nil
+}
+
+// The framed record of an input: the second framing (package framescan)
+// made during the manifest scan from the gzip members the scan's reader
+// inflated — each member proved by framescan against its own CRC-32 and
+// length trailer, every other stretch framed by framescan's own member
+// walk and inflater (framescan.Tap) — so that validation compares the
+// two framings without inflating the input again. Written beside the
+// framing record (its name and ".framed"), one file per input, the
+// records as the framing decides them (memory holds only those it has
+// not passed yet):
+//
+//	#wayside-dedup-framed	{"format":1,"path":...,"size":...,"mtime":...}
+//	f	MEMBER	DATA-OFFSET	LENGTH	ARC	CONFIRMED	TYPE	ID	URI	DATE   (a record found)
+//	g	OFFSET	LENGTH	REASON                                        (a gap)
+//	#result	{"compressed":...,"members":...,"data_bytes":...,"proved":...,"walked":...}
+//	#end	RECORDS	GAPS
+//
+// Text fields are escaped as manifest text fields are; flags are "1" or
+// empty; proved and walked count the members framed from the scan's
+// bytes and those the reader passed that framescan's walk framed instead.
+// A file without its #end line is cut short; validation then frames the
+// input on its own (framescan.File), as it does for a manifest written
+// without framed records.
+const (
+	framedFormat  = "#wayside-dedup-framed"
+	framedVersion = 1
+)
+
+// framedHeader identifies the input a framed record describes.
+type framedHeader struct {
+	Format int       `json:"format"`
+	Path   string    `json:"path"`
+	Size   int64     `json:"size"`
+	MTime  time.Time `json:"mtime"`
+}
+
+// framedResult holds framescan.Result's counts, and the tap's.
+type framedResult struct {
+	Compressed bool  `json:"compressed"`
+	Members    int   `json:"members"`
+	DataBytes  int64 `json:"data_bytes"`
+	Proved     int   `json:"proved"`
+	Walked     int   `json:"walked"`
+}
+
+// framedName is the name of the framed record beside the framing record
+// named framing.
+func framedName(framing string) string { return framing + ".framed" }
+
+// framedWriter writes a framed record; the first write error sticks.
+// record is called from the framing's goroutine, the rest after it ends.
+type framedWriter struct {
+	bw      *bufio.Writer
+	b       []byte
+	records int
+	err     error
+}
+
+func newFramedWriter(w io.Writer, info FileInfo) *framedWriter {
+	fw := &framedWriter{bw: bufio.NewWriterSize(w, 64<<10)}
+	hb, _ := json.Marshal(framedHeader{Format: framedVersion, Path: info.Path, Size: info.Size, MTime: info.ModTime})
+	fw.write(append(append(append([]byte(framedFormat), '\t'), hb...), '\n'))
+	return fw
+}
+
+func (fw *framedWriter) write(b []byte) {
+	if fw.err == nil {
+		_, fw.err = fw.bw.Write(b)
+	}
+}
+
+// record writes a record the framing found.
+func (fw *framedWriter) record(r framescan.Record) {
+	flag := func(b []byte, v bool) []byte {
+		if v {
+			b = append(b, '1')
+		}
+		return append(b, '\t')
+	}
+	b := append(fw.b[:0], "f\t"...)
+	for _, v := range [...]int64{r.Member, r.DataOffset, r.Length} {
+		b = append(strconv.AppendInt(b, v, 10), '\t')
+	}
+	b = flag(flag(b, r.ARC), r.Confirmed)
+	for i, s := range [...]string{r.Type, r.ID, r.URI, r.Date} {
+		if i > 0 {
+			b = append(b, '\t')
+		}
+		b = appendEscaped(b, s)
+	}
+	fw.b = append(b, '\n')
+	fw.write(fw.b)
+	fw.records++
+}
+
+// finish writes the gaps and counts of res (its records were written by
+// record) and flushes.
+func (fw *framedWriter) finish(res *framescan.Result, proved, walked int) error {
+	if len(res.Records) > 0 {
+		return fmt.Errorf("framed record: %d records not written", len(res.Records))
+	}
+	b := fw.b[:0]
+	for _, g := range res.Gaps {
+		b = append(b, "g\t"...)
+		b = append(strconv.AppendInt(b, g.Offset, 10), '\t')
+		b = append(strconv.AppendInt(b, g.Length, 10), '\t')
+		b = append(appendEscaped(b, g.Reason), '\n')
+	}
+	rb, _ := json.Marshal(framedResult{Compressed: res.Compressed, Members: res.Members, DataBytes: res.DataBytes, Proved: proved, Walked: walked})
+	b = append(append(append(b, "#result\t"...), rb...), '\n')
+	b = fmt.Appendf(b, "#end\t%d\t%d\n", fw.records, len(res.Gaps))
+	fw.write(b)
+	if fw.err == nil {
+		fw.err = fw.bw.Flush()
+	}
+	return fw.err
+}
+
+// readFramed reads the framed record of f (f.Framed) back, checking that
+// it describes f's input as the manifest does and is complete.
+func readFramed(f FileInfo) (*framescan.Result, error) {
+	if f.Framed == "" {
+		return nil, fmt.Errorf("the manifest names no framed record")
+	}
+	file, err := os.Open(f.Framed)
+	if err != nil {
+		return nil, fmt.Errorf("framed record: %w", err)
+	}
+	defer file.Close()
+	br := bufio.NewReaderSize(file, 256<<10)
+	line := 0
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("framed record %s line %d: %s", f.Framed, line, fmt.Sprintf(format, a...))
+	}
+	res := &framescan.Result{}
+	ended, result := false, false
+	var records, gaps int64
+	for {
+		l, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			big := append([]byte(nil), l...)
+			for err == bufio.ErrBufferFull {
+				l, err = br.ReadSlice('\n')
+				big = append(big, l...)
+			}
+			l = big
+		}
+		if len(l) == 0 && err == io.EOF {
+			break
+		}
+		line++
+		if err != nil {
+			if err == io.EOF {
+				return nil, bad("last line has no newline: cut short")
+			}
+			return nil, fmt.Errorf("framed record %s: %w", f.Framed, err)
+		}
+		if ended {
+			return nil, bad("lines after #end")
+		}
+		fields := bytes.Split(l[:len(l)-1], []byte{'\t'})
+		var perr error
+		n := func(i int) int64 {
+			v, e := strconv.ParseInt(string(fields[i]), 10, 64)
+			if e != nil && perr == nil {
+				perr = bad("field %d is no number", i+1)
+			}
+			return v
+		}
+		flag := func(i int) bool {
+			if len(fields[i]) > 0 && string(fields[i]) != "1" {
+				perr = bad("field %d is no flag", i+1)
+			}
+			return len(fields[i]) > 0
+		}
+		switch {
+		case line == 1:
+			var h framedHeader
+			if len(fields) != 2 || string(fields[0]) != framedFormat || json.Unmarshal(fields[1], &h) != nil || h.Format != framedVersion {
+				return nil, bad("not a framed record of format %d", framedVersion)
+			}
+			if h.Path != f.Path || h.Size != f.Size || !h.MTime.Equal(f.ModTime) {
+				return nil, bad("describes %s (%d bytes, modified %s), not the manifest's %s (%d bytes, modified %s)",
+					h.Path, h.Size, h.MTime, f.Path, f.Size, f.ModTime)
+			}
+		case string(fields[0]) == "#result" && len(fields) == 2:
+			var r framedResult
+			if json.Unmarshal(fields[1], &r) != nil {
+				return nil, bad("bad #result line")
+			}
+			res.Compressed, res.Members, res.DataBytes = r.Compressed, r.Members, r.DataBytes
+			result = true
+		case string(fields[0]) == "f" && len(fields) == 10:
+			res.Records = append(res.Records, framescan.Record{Member: n(1), DataOffset: n(2), Length: n(3), ARC: flag(4), Confirmed: flag(5),
+				Type: unescapeField(string(fields[6])), ID: unescapeField(string(fields[7])), URI: unescapeField(string(fields[8])), Date: unescapeField(string(fields[9]))})
+		case string(fields[0]) == "g" && len(fields) == 4:
+			res.Gaps = append(res.Gaps, framescan.Gap{Offset: n(1), Length: n(2), Reason: unescapeField(string(fields[3]))})
+		case string(fields[0]) == "#end" && len(fields) == 3:
+			records, gaps = n(1), n(2)
+			ended = true
+		default:
+			return nil, bad("unknown line")
+		}
+		if perr != nil {
+			return nil, perr
+		}
+	}
+	if line == 0 {
+		return nil, bad("empty")
+	}
+	if !ended {
+		return nil, bad("no #end line: cut short")
+	}
+	if !result {
+		return nil, bad("no #result line")
+	}
+	if records != int64(len(res.Records)) || gaps != int64(len(res.Gaps)) {
+		return nil, bad("#end counts %d records and %d gaps, it lists %d and %d", records, gaps, len(res.Records), len(res.Gaps))
+	}
+	return res, nil
 }

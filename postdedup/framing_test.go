@@ -3,8 +3,11 @@ package postdedup
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/wayside-archive/wayside/internal/framescan"
 	"github.com/wayside-archive/wayside/internal/testenv"
+	gen "github.com/wayside-archive/wayside/internal/warcgen"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -52,8 +56,8 @@ func TestValidateSecondFraming(t *testing.T) {
 	}
 	m.Close()
 	f := m.Files[0]
-	if f.Records != 5 || f.Problems != 1 || f.Framing == "" {
-		t.Fatalf("manifest file info %+v: want 5 records, 1 problem and a framing record", f)
+	if f.Records != 5 || f.Problems != 1 || f.Framing == "" || f.Framed == "" {
+		t.Fatalf("manifest file info %+v: want 5 records, 1 problem, a framing and a framed record", f)
 	}
 	rec, err := os.ReadFile(f.Framing)
 	if err != nil {
@@ -94,6 +98,13 @@ func TestValidateSecondFraming(t *testing.T) {
 	}
 	stale := f
 	stale.ModTime = f.ModTime.Add(time.Second)
+	cutFramed := f
+	cutFramed.Framed = filepath.Join(dir, "cut.framed")
+	if b, err := os.ReadFile(f.Framed); err != nil {
+		t.Fatal(err)
+	} else if err := os.WriteFile(cutFramed.Framed, b[:bytes.LastIndex(b[:len(b)-1], []byte("\n"))+1], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name   string
 		f      FileInfo
@@ -103,7 +114,7 @@ func TestValidateSecondFraming(t *testing.T) {
 		{"agrees", f, []*Copy{{Offset: offs[1], Length: offs[2] - offs[1]}}, ""},
 		{"two records in one copy", f, []*Copy{{Offset: offs[1], Length: offs[3] - offs[1]}}, "would drop the record " + "id " + id(3)},
 		{"no record at the copy", f, []*Copy{{Offset: offs[1] + 7, Length: 10}}, "finds 0 records starting where"},
-		{"counts changed", FileInfo{Path: f.Path, Size: f.Size, ModTime: f.ModTime, Records: 6, Problems: 1, Compressed: true, Framing: f.Framing}, nil,
+		{"counts changed", FileInfo{Path: f.Path, Size: f.Size, ModTime: f.ModTime, Records: 6, Problems: 1, Compressed: true, Framing: f.Framing, Framed: f.Framed}, nil,
 			"the scan's framing record holds 5 records and 1 unreadable ones, the manifest counted 6 and 1"},
 		// The scan's reading and the second framing disagree.
 		{"a record the scan did not read", edited("missing", 4, dropRecord("id "+id(3))), nil,
@@ -113,13 +124,23 @@ func TestValidateSecondFraming(t *testing.T) {
 		// A framing record that is not the scan's of this input is refused.
 		{"framing record of another input", stale, nil, "not the manifest's " + in},
 		{"framing record cut short", edited("cut", 5, func(l []string) []string { return l[:len(l)-1] }), nil, "no #end line: cut short"},
-		{"no framing record", FileInfo{Path: f.Path, Size: f.Size, ModTime: f.ModTime, Records: 5, Problems: 1, Compressed: true}, nil, "no framing record"},
+		{"no framing record", FileInfo{Path: f.Path, Size: f.Size, ModTime: f.ModTime, Records: 5, Problems: 1, Compressed: true, Framed: f.Framed}, nil, "no framing record"},
+		// Without the framed record (or when it is cut short), the input
+		// is framed on its own and the checks find the same.
+		{"no framed record", FileInfo{Path: f.Path, Size: f.Size, ModTime: f.ModTime, Records: 5, Problems: 1, Compressed: true, Framing: f.Framing},
+			[]*Copy{{Offset: offs[1], Length: offs[3] - offs[1]}}, "would drop the record " + "id " + id(3)},
+		{"framed record cut short", cutFramed, []*Copy{{Offset: offs[1], Length: offs[3] - offs[1]}}, "would drop the record " + "id " + id(3)},
+		{"framed record cut short, agrees", cutFramed, []*Copy{{Offset: offs[1], Length: offs[2] - offs[1]}}, ""},
 	} {
-		var st ValidateStats
-		checkFraming(context.Background(), tc.f, tc.copies, &st)
-		got := strings.Join(st.Problems, "\n")
-		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
-			t.Errorf("%s: problems %q, want %q", tc.name, got, tc.want)
+		// Each case with the framed record the scan made and framing the
+		// input on its own (--independent-inflate).
+		for _, independent := range []bool{false, true} {
+			var st ValidateStats
+			checkFraming(context.Background(), tc.f, tc.copies, independent, &st)
+			got := strings.Join(st.Problems, "\n")
+			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+				t.Errorf("%s (independent %v): problems %q, want %q", tc.name, independent, got, tc.want)
+			}
 		}
 	}
 }
@@ -203,7 +224,7 @@ func TestFramingRecordIsTheScansReading(t *testing.T) {
 		t.Error("no input had an unreadable stretch: the spans were not compared")
 	}
 	// Written again for one input, the manifest's framing directory holds
-	// that input's framing record only (no records of the earlier inputs,
+	// that input's framing and framed records only (no records of the earlier inputs,
 	// no temporary file a killed scan left).
 	fdir := man + ".framing"
 	os.WriteFile(filepath.Join(fdir, ".000000.tmp-killed"), []byte("partial"), 0o644)
@@ -211,7 +232,111 @@ func TestFramingRecordIsTheScansReading(t *testing.T) {
 		t.Fatal(err)
 	}
 	ents, _ := os.ReadDir(fdir)
-	if len(ents) != 1 || ents[0].Name() != filepath.Base(framingName(man, 0)) {
+	if len(ents) != 2 || ents[0].Name() != filepath.Base(framingName(man, 0)) || ents[1].Name() != filepath.Base(framedName(framingName(man, 0))) {
 		t.Errorf("framing directory after a manifest of one input: %v", ents)
+	}
+}
+
+// TestFramedRecordIsFilesFraming: the framed record the manifest scan
+// writes of each input (framescan.Tap over the members the scan's reader
+// inflates, read in parallel with -j 2) holds exactly what framescan.File
+// finds inflating the input on its own — records, members, gaps, data
+// bytes — over the real-world corpus and warcgen's damaged layouts (WARC
+// and ARC; plain, gzip per record, multi-record members, one stream;
+// damaged records, damaged gzip bytes, files cut short); most members of
+// the compressed corpus are taken from the scan (proved), not inflated
+// again; and a framed record that lost a record line makes checkFraming
+// fail.
+func TestFramedRecordIsFilesFraming(t *testing.T) {
+	dir := t.TempDir()
+	files := append(testenv.CorpusWARCs(t), testenv.CorpusARCs(t)...)
+	in := copyInputs(t, filepath.Join(dir, "in"), files...)
+	rng := rand.New(rand.NewSource(27))
+	for it := 0; it < 24; it++ {
+		layout := []string{"plain", "member", "multi", "stream"}[it%4]
+		g := gen.Case(rng, it%8 >= 4, layout, 4+rng.Intn(12), it%3 != 2)
+		p := filepath.Join(dir, "in", fmt.Sprintf("gen-%02d-%s.warc", it, layout))
+		if err := os.WriteFile(p, g.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		in = append(in, p)
+	}
+	man := filepath.Join(dir, "m", "manifest.tsv")
+	os.MkdirAll(filepath.Dir(man), 0o755)
+	if _, err := WriteManifest(context.Background(), in, man, ManifestOptions{Jobs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := OpenManifest(man)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	var proved, walked int
+	for i, f := range m.Files {
+		got, err := readFramed(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f.Path, err)
+		}
+		want, err := framescan.File(f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range want.Records {
+			want.Records[j] = framescan.Record{Member: want.Records[j].Member, DataOffset: want.Records[j].DataOffset, ARC: want.Records[j].ARC,
+				Type: want.Records[j].Type, ID: want.Records[j].ID, URI: want.Records[j].URI, Date: want.Records[j].Date,
+				Length: want.Records[j].Length, Confirmed: want.Records[j].Confirmed}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: framed record holds %d records, %d members, %d gaps, %d data bytes; File finds %d, %d, %d, %d", f.Path,
+				len(got.Records), got.Members, len(got.Gaps), got.DataBytes, len(want.Records), want.Members, len(want.Gaps), want.DataBytes)
+		}
+		b, err := os.ReadFile(f.Framed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h framedResult
+		_, rest, _ := strings.Cut(string(b), "\n#result\t")
+		rj, _, _ := strings.Cut(rest, "\n")
+		if err := json.Unmarshal([]byte(rj), &h); err != nil {
+			t.Fatalf("%s: #result line: %v", f.Framed, err)
+		}
+		if i < len(files) {
+			proved, walked = proved+h.Proved, walked+h.Walked
+		}
+	}
+	if proved == 0 || walked > proved/10 {
+		t.Errorf("corpus: %d members proved, %d left to framescan's walk: the scan's members were not used", proved, walked)
+	}
+	// A framed record that lost a record line is no longer the second
+	// framing of the input: the record read is not found.
+	f := m.Files[0]
+	b, err := os.ReadFile(f.Framed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	var kept []string
+	var dropped string
+	for _, l := range lines {
+		if dropped == "" && strings.HasPrefix(l, "f\t") {
+			dropped = l
+			continue
+		}
+		if strings.HasPrefix(l, "#end\t") {
+			var recs, gaps int
+			fmt.Sscanf(l, "#end\t%d\t%d", &recs, &gaps)
+			l = fmt.Sprintf("#end\t%d\t%d", recs-1, gaps)
+		}
+		kept = append(kept, l)
+	}
+	g := f
+	g.Framed = filepath.Join(dir, "dropped.framed")
+	if err := os.WriteFile(g.Framed, []byte(strings.Join(kept, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var st ValidateStats
+	checkFraming(context.Background(), g, nil, false, &st)
+	if !strings.Contains(strings.Join(st.Problems, "\n"), "not found by the second framing") {
+		t.Errorf("framed record without %q: problems %q", dropped, st.Problems)
 	}
 }

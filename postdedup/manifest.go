@@ -21,6 +21,7 @@ import (
 	"github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/framescan"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/warcio"
 )
@@ -100,6 +101,12 @@ type FileInfo struct {
 	// resolved against it when a manifest is read; "" when none was
 	// written (ManifestOptions.NoFraming).
 	Framing string `json:"framing,omitempty"`
+	// Framed names the framed record (framing.go): the second framing of
+	// the input, made during the scan from the members its reader
+	// inflated (framescan.Tap); relative and resolved as Framing is; ""
+	// when none was written (validation then frames the input on its
+	// own).
+	Framed string `json:"framed,omitempty"`
 }
 
 // Problem is a record that could not be read, located by file and offset.
@@ -327,6 +334,7 @@ func removeStaleFraming(out string, n int) {
 	keep := make(map[string]bool, n)
 	for i := 0; i < n; i++ {
 		keep[filepath.Base(framingName(out, i))] = true
+		keep[filepath.Base(framedName(framingName(out, i)))] = true
 	}
 	for _, e := range ents {
 		if !keep[e.Name()] {
@@ -423,12 +431,18 @@ func scanInputs(ctx context.Context, inputs []string, opts ManifestOptions, fram
 					info, probs, err = scanFile(ctx, inputs[i], opts, cache, nil, add)
 				} else {
 					path, name := framing(i)
-					err = fsutil.WriteFileAtomic(path, 0o644, func(w io.Writer) error {
-						var serr error
-						info, probs, serr = scanFile(ctx, inputs[i], opts, cache, &framingRecorder{w: w}, add)
-						return serr
+					fr := &framingRecorder{}
+					// The framed record is committed after the framing
+					// record, both once the scan succeeded.
+					err = fsutil.WriteFileAtomic(framedName(path), 0o644, func(fw io.Writer) error {
+						return fsutil.WriteFileAtomic(path, 0o644, func(w io.Writer) error {
+							var serr error
+							fr.w, fr.fw = w, fw
+							info, probs, serr = scanFile(ctx, inputs[i], opts, cache, fr, add)
+							return serr
+						})
 					})
-					info.Framing = name
+					info.Framing, info.Framed = name, framedName(name)
 				}
 				flush()
 				results <- result{i, info, probs, err}
@@ -499,9 +513,21 @@ func scanFile(ctx context.Context, path string, opts ManifestOptions, cache *sca
 			ropts.Payload = alt
 		}
 	}
+	var fw *framedWriter
+	var ftap *framescan.Tap
 	if fr != nil {
 		fr.header(info)
 		ropts.OnSpan = fr.span
+		// The second framing is made as the input is read, from the
+		// members the reader inflates (framescan proves each one), its
+		// records written as it decides them.
+		fw = newFramedWriter(fr.fw, info)
+		ftap, err = framescan.NewTap(path, fw.record)
+		if err != nil {
+			return info, nil, fmt.Errorf("postdedup: %w", err)
+		}
+		defer ftap.Close()
+		ropts.Tap = ftap
 	}
 	r, err := warcio.Open(path, ropts)
 	if err != nil {
@@ -563,6 +589,15 @@ func scanFile(ctx context.Context, path string, opts ManifestOptions, cache *sca
 	if fr != nil {
 		if err := fr.end(info.Records, info.Problems); err != nil {
 			return info, probs, fmt.Errorf("postdedup: framing record of %s: %w", path, err)
+		}
+		r.Close() // no more members: the framing goes on alone
+		res, err := ftap.Finish()
+		if err != nil {
+			return info, probs, fmt.Errorf("postdedup: second framing of %s: %w", path, err)
+		}
+		proved, walked := ftap.Members()
+		if err := fw.finish(res, proved, walked); err != nil {
+			return info, probs, fmt.Errorf("postdedup: framed record of %s: %w", path, err)
 		}
 	}
 	return info, probs, nil
@@ -793,6 +828,9 @@ func (m *ManifestReader) readHeader() error {
 			fi.Path = unescapeField(f[1])
 			if fi.Framing != "" && !filepath.IsAbs(fi.Framing) {
 				fi.Framing = filepath.Join(filepath.Dir(m.Name), fi.Framing)
+			}
+			if fi.Framed != "" && !filepath.IsAbs(fi.Framed) {
+				fi.Framed = filepath.Join(filepath.Dir(m.Name), fi.Framed)
 			}
 			m.Files = append(m.Files, fi)
 		case "#problem":

@@ -45,6 +45,10 @@ type ValidateOptions struct {
 	Jobs         int
 	MaxMemory    int64
 	TempDir      string
+	// IndependentInflate frames each input on its own for the framing
+	// check (framescan.File, inflating it again) instead of using the
+	// framed record the manifest scan made from the members it inflated.
+	IndependentInflate bool
 }
 
 // ValidateStats summarises Validate.
@@ -256,7 +260,7 @@ func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries []*En
 		return fc, err
 	}
 	checkCDXJ(filepath.Join(outDir, l.CDXJ), l.CDXJLines, st)
-	checkFraming(ctx, f, copies, st)
+	checkFraming(ctx, f, copies, opts.IndependentInflate, st)
 	if opts.Deep {
 		deepCheck(ctx, f, l, copies, entries, outPath, st)
 	}
@@ -479,18 +483,23 @@ func deepCheck(ctx context.Context, f FileInfo, l Layout, copies []*Copy, entrie
 	}
 }
 
-// checkFraming frames the input a second way (package framescan, which
-// does not use the reader the manifest was written with) and checks that
-// it agrees with the manifest scan's reading, as the scan recorded it in
-// the input's framing record (framing.go; reading the input with the same
-// reader again would be no independent check, only a third inflation):
-// every record the second framing finds was read or lies in a stretch the
-// reader reported unreadable, every record read is found, the record
-// holds the records and problems the manifest counted, and each revisit
-// replaces exactly one framed record: the copy, starting where the copy
-// starts, with no other record inside it (a revisit over a copy whose
-// length swallowed another record would lose that record).
-func checkFraming(ctx context.Context, f FileInfo, copies []*Copy, st *ValidateStats) {
+// checkFraming compares the second framing of the input (package
+// framescan, which does not use the reader the manifest was written
+// with) with the manifest scan's reading, as the scan recorded it in the
+// input's framing record (framing.go; reading the input with the same
+// reader again would be no independent check): every record the second
+// framing finds was read or lies in a stretch the reader reported
+// unreadable, every record read is found, the record holds the records
+// and problems the manifest counted, and each revisit replaces exactly
+// one framed record: the copy, starting where the copy starts, with no
+// other record inside it (a revisit over a copy whose length swallowed
+// another record would lose that record). The second framing is the one
+// the scan made (the framed record: framescan.Tap, every member it took
+// from the reader proved against the member's own CRC-32 and length
+// trailer, every other stretch framed by its own walk and inflater), or,
+// with independent, when the manifest has none or it cannot be read,
+// framescan.File inflating the input on its own.
+func checkFraming(ctx context.Context, f FileInfo, copies []*Copy, independent bool, st *ValidateStats) {
 	reading, err := readFraming(f)
 	if err != nil {
 		st.fail("%s: %v", f.Path, err)
@@ -499,10 +508,17 @@ func checkFraming(ctx context.Context, f FileInfo, copies []*Copy, st *ValidateS
 	if err := ctx.Err(); err != nil {
 		return
 	}
-	framed, err := framescan.File(f.Path)
-	if err != nil {
-		st.fail("%s: second framing: %v", f.Path, err)
-		return
+	var framed *framescan.Result
+	if !independent && f.Framed != "" {
+		if framed, err = readFramed(f); err != nil {
+			framed = nil // framed on its own below
+		}
+	}
+	if framed == nil {
+		if framed, err = framescan.File(f.Path); err != nil {
+			st.fail("%s: second framing: %v", f.Path, err)
+			return
+		}
 	}
 	if reading.records != f.Records || reading.problems != f.Problems {
 		st.fail("%s: the scan's framing record holds %d records and %d unreadable ones, the manifest counted %d and %d", f.Path, reading.records, reading.problems, f.Records, f.Problems)

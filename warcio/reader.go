@@ -71,6 +71,43 @@ type Options struct {
 	// somewhere can first act on the headers, e.g. send an HTTP response's
 	// status line.
 	OnHead func(rec *Record)
+	// Tap, when set, sees every gzip member the reader inflates (see
+	// MemberTap); nil costs nothing.
+	Tap MemberTap
+}
+
+// MemberTap sees the gzip members of a compressed input as the reader
+// inflates them, so that a check can frame the same bytes without
+// inflating the input again. Member is called when a member at stored
+// offset off is opened; Write receives every decompressed byte of it, in
+// order, as the inflater produces it (p is only valid during the call);
+// End is called once the inflater stops on it: complete says it inflated
+// to its end and its trailer was read (and matched), compressedLen is
+// the stored length it consumed. A member the reader abandons (to
+// resynchronise, or to read an ARC record again) gets End with complete
+// false, or none at all when reading stops: a tap must take nothing on
+// trust (a member opened again starts afresh). Uncompressed inputs call
+// nothing.
+type MemberTap interface {
+	Member(off int64)
+	Write(p []byte)
+	End(off, compressedLen int64, complete bool)
+}
+
+// tapReader passes what the gzip reader inflates to Options.Tap.
+type tapReader struct{ r *Reader }
+
+func (t tapReader) Read(p []byte) (int, error) {
+	r := t.r
+	n, err := r.gz.Read(p)
+	if n > 0 && r.tapOpen {
+		r.opts.Tap.Write(p[:n])
+	}
+	if err != nil && r.tapOpen {
+		r.tapOpen = false
+		r.opts.Tap.End(r.tapStart, r.rawPos()-r.tapStart, err == io.EOF)
+	}
+	return n, err
 }
 
 // Reader reads the records of one WARC file in order.
@@ -145,6 +182,10 @@ type Reader struct {
 	rawHash hash.Hash
 	teeBR   *bufio.Reader
 	sum     [64]byte // sha1String's buffer
+
+	// tapOpen: Options.Tap saw Member(tapStart) and no End yet.
+	tapOpen  bool
+	tapStart int64
 }
 
 // sizedFile lets NewReader size its buffer to small files.
@@ -399,6 +440,9 @@ func (r *Reader) start() {
 			r.gz = new(gzip.Reader)
 		}
 		r.dcnt.r = r.gz
+		if r.opts.Tap != nil {
+			r.dcnt.r = tapReader{r}
+		}
 		if size := min(dataBufSize, 4*r.bufSize); r.zbr == nil || r.zbr.Size() < size {
 			r.zbr = bufio.NewReaderSize(&r.dcnt, size)
 		} else {
@@ -482,8 +526,16 @@ func (r *Reader) openMember() error {
 			r.mapping.Release(start)
 		}
 	}
+	if r.tapOpen {
+		r.tapOpen = false
+		r.opts.Tap.End(r.tapStart, max(start-r.tapStart, 0), false)
+	}
 	err := r.gz.Reset(src)
 	if err == nil {
+		if r.opts.Tap != nil {
+			r.tapOpen, r.tapStart = true, start
+			r.opts.Tap.Member(start)
+		}
 		r.gz.Multistream(false)
 		r.memberData, r.dcnt.err = r.dcnt.n, nil
 		r.memberStart = start

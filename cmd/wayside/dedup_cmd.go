@@ -391,6 +391,7 @@ func runDedupValidate(ctx context.Context, e *env, args []string) error {
 	replace := fs.Bool("replace", false, "after validation, replace each input with its output (atomically per file)")
 	jobs := fs.Int("j", runtime.NumCPU(), "validate `N` files in parallel")
 	jsonOut := fs.Bool("json", false, "print the statistics as JSON")
+	independent := independentInflateFlag(fs)
 	var rif replaceIndexFlags
 	rif.register(fs)
 	fs.atLeast("j", 1)
@@ -409,7 +410,7 @@ func runDedupValidate(ctx context.Context, e *env, args []string) error {
 	if err := checkInputDir("dedup validate", "OUTDIR", outDir); err != nil {
 		return err
 	}
-	st, err := postdedup.Validate(ctx, mans, plans, outDir, postdedup.ValidateOptions{Deep: *deep, OriginalDirs: dirs, Jobs: *jobs})
+	st, err := postdedup.Validate(ctx, mans, plans, outDir, postdedup.ValidateOptions{Deep: *deep, OriginalDirs: dirs, Jobs: *jobs, IndependentInflate: *independent})
 	if *jsonOut {
 		printJSON(e.stdout, st)
 	} else {
@@ -465,12 +466,19 @@ func printReplace(w io.Writer, st postdedup.ReplaceStats) {
 	}
 }
 
+// independentInflateFlag registers --independent-inflate: validation's
+// second framing inflates each input on its own again.
+func independentInflateFlag(fs *flagSet) *bool {
+	return fs.Bool("independent-inflate", false, "frame each input a second time with its own inflation (framescan.File) instead of using the framing the manifest scan made from the members it inflated, each proved against its gzip trailer")
+}
+
 func runDedupRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "dedup run", "-o OUTDIR [flags] WARC...\n\nManifest, resolve, rewrite and validate in one go (state in OUTDIR/.wayside-dedup).\nRun again after an interruption: it starts over, or finishes an interrupted --replace.")
 	out := fs.String("o", "", "output `DIR` for the new WARC files (must not hold any input)")
 	tolerate := tolerateFlag(fs)
 	replace := fs.Bool("replace", false, "after validation, replace each input with its output (atomically per file)")
 	deep := fs.Bool("deep", false, "validate by re-reading every output record too")
+	independent := independentInflateFlag(fs)
 	quiet := fs.quietFlag()
 	jsonOut := fs.Bool("json", false, "print the final report as JSON")
 	overwrite := overwriteFlag(fs)
@@ -505,9 +513,10 @@ func runDedupRun(ctx context.Context, e *env, args []string) error {
 	}
 	defer mf.limitHeap(e)()
 	opts := postdedup.RunOptions{Manifest: mopts, Resolve: postdedup.ResolveOptions{Policy: pol, MaxMemory: mopts.MaxMemory, TempDir: mopts.TempDir},
-		Rewrite:  postdedup.RewriteOptions{Jobs: mopts.Jobs, MaxMemory: mopts.MaxMemory, TempDir: mopts.TempDir},
-		Validate: postdedup.ValidateOptions{Deep: *deep, Jobs: mopts.Jobs, MaxMemory: mopts.MaxMemory, TempDir: mopts.TempDir, OriginalDirs: ix.dirs},
-		Replace:  *replace}
+		Rewrite: postdedup.RewriteOptions{Jobs: mopts.Jobs, MaxMemory: mopts.MaxMemory, TempDir: mopts.TempDir},
+		Validate: postdedup.ValidateOptions{Deep: *deep, Jobs: mopts.Jobs, MaxMemory: mopts.MaxMemory, TempDir: mopts.TempDir, OriginalDirs: ix.dirs,
+			IndependentInflate: *independent},
+		Replace: *replace}
 	closeIx, err := ix.open(ctx, e, fs, &opts.Resolve)
 	if err != nil {
 		return err

@@ -38,6 +38,35 @@ func TestDedupStagesREADMEForm(t *testing.T) {
 	if stdout, stderr, err := runCLI(ctx, "dedup", "validate", "--manifest", p1, p2, out, plan1, plan2); err != nil || !strings.Contains(stdout, "validate (fast): 3 files") {
 		t.Fatalf("validate --manifest A B OUTDIR PLAN1 PLAN2: %v\n%s\n%s", err, stdout, stderr)
 	}
+	// The second framing the manifest scan made (framed records) is what
+	// validate compares: one that lost a record fails validation, unless
+	// --independent-inflate frames the inputs on their own again.
+	framed, _ := filepath.Glob(filepath.Join(dir, "*.framing", "*.framed"))
+	if len(framed) != len(in) {
+		t.Fatalf("framed records %v, want one per input", framed)
+	}
+	for _, f := range framed {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, "f\t") {
+				lines[i] = strings.Replace(l, "<urn:uuid:", "<urn:uuid:not-", 1)
+				break
+			}
+		}
+		if err := os.WriteFile(f, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if stdout, stderr, err := runCLI(ctx, "dedup", "validate", "--manifest", p1, p2, out, plan1, plan2); err == nil || !strings.Contains(stderr+stdout, "not found by the second framing") {
+		t.Fatalf("validate with changed framed records: %v\n%s\n%s", err, stdout, stderr)
+	}
+	if stdout, stderr, err := runCLI(ctx, "dedup", "validate", "--independent-inflate", "--manifest", p1, p2, out, plan1, plan2); err != nil || !strings.Contains(stdout, "validate (fast): 3 files") {
+		t.Fatalf("validate --independent-inflate: %v\n%s\n%s", err, stdout, stderr)
+	}
 	for _, f := range in {
 		if _, err := os.Stat(filepath.Join(out, filepath.Base(f))); err != nil {
 			t.Errorf("no output for %s: %v", f, err)

@@ -25,6 +25,63 @@
 // released as it moves on (mapfile.Release), so the resident size stays
 // bounded whatever the file's size.
 //
+// # Tap mode: framing the bytes another reader inflates
+//
+// Tap (NewTap; its methods are warcio.MemberTap's) frames a compressed
+// file from the gzip members another reader inflates while it reads,
+// instead of inflating the file a second time, and takes nothing that
+// reader says on trust. For every member reported complete at stored
+// offset off with stored length n, the scan parses the gzip header at
+// off itself (magic, CM 8, reserved flags zero, FEXTRA, FNAME and
+// FCOMMENT skipped, FHCRC checked, as the inflater File uses accepts
+// them), computes the CRC-32 (IEEE) and the length of the bytes it was
+// given, and compares them with the 8-byte trailer it reads itself at
+// off+n-8 (CRC32 and ISIZE, little endian). The trailer is the
+// producer's checksum of the member's original data, written when the
+// file was: bytes that match it are that data, whatever inflater
+// produced them (short of a CRC-32 collision, which a faulty inflater
+// does not produce by accident). The records in them are then found by
+// this package's own record framing, as File finds them.
+//
+// Members are taken in file order against a cursor of the scan's own:
+// a member is framed from the reader's bytes only when it starts where
+// the scan's own walk stands. Every stretch not covered by a member so
+// proved — bytes before the next reported member, a member reported
+// incomplete, or whose trailer does not match, or that is reported at an
+// offset the walk does not reach, what the reader found unreadable, the
+// file's tail — is framed by File's own path: its member walk,
+// resynchronisation and inflater, over just that stretch (a member found
+// there may carry the walk past a reported one, which is then not used).
+// Framing a member from the reader's bytes streams them as they come;
+// when the member is not proved at its end, what its framing found is
+// undone and the walk frames it again. So every stored byte is either in
+// a member proved by its own trailer and framed by this package's record
+// framing, or framed entirely on its own, and the Result is the one File
+// gives (tests compare them on the corpus, damaged layouts and a tap
+// that flips, drops or adds bytes and misreports lengths, offsets and
+// completeness). What the trailer cannot tell is where a member starts:
+// a reader that dropped a whole member's bytes and reported the next
+// member's bytes and stretch as starting at the dropped one's offset
+// would pass it, and the dropped member's records would be missing from
+// both framings. So the scan also inflates, with its own inflater from
+// the stored bytes after the header at off, the member's first 512 data
+// bytes (proveHead: a WARC record's first header lines, its
+// WARC-Record-ID among them, or an ARC URL line) and requires the
+// reader's bytes to begin with them; the "skip" case of the fault tests
+// is refused by this check alone. Two members that agree in their first
+// 512 bytes hold the same record: a reader that dropped one of two such
+// copies is the one case the proof cannot tell. This costs an inflater
+// reset and at most 512 bytes inflated per member. Plain
+// files need no inflation: Tap frames them itself, ignoring the reader.
+// Tap can pass its records on as it decides them instead of holding
+// them all (NewTap's emit): after each proved member or step of its own
+// walk — points where nothing is undone any more — every record whose
+// declared end lies more than the slack before the data framed so far is
+// decided as resolve would decide it (no header or member end found later
+// can lie near its end), so memory holds only the records whose end the
+// framing has not passed (decided every 4 MiB inside a plain file or a
+// member of the walk too).
+//
 // convert verify and dedup validate compare the records warcio reads, and
 // the records an output holds, with the records found here.
 package framescan

@@ -124,6 +124,9 @@ type source interface {
 	next(off int64) int64
 	// done says the bytes before off will not be read again.
 	done(off int64)
+	// readAt reads the stored bytes at off into p (not moving the reader
+	// at returns) and returns how many it read.
+	readAt(p []byte, off int64) int
 }
 
 // mappedSource reads a mapped file: the inflater reads a *bytes.Reader,
@@ -139,6 +142,13 @@ type mappedSource struct {
 func (m *mappedSource) size() int64 { return int64(len(m.data)) }
 
 func (m *mappedSource) done(off int64) { m.release(off) }
+
+func (m *mappedSource) readAt(p []byte, off int64) int {
+	if off < 0 || off >= int64(len(m.data)) {
+		return 0
+	}
+	return copy(p, m.data[off:])
+}
 
 func (m *mappedSource) at(off int64) flate.Reader {
 	if m.br.Size() == 0 || m.pos() != off {
@@ -193,6 +203,11 @@ func (r *readerAtSource) next(off int64) int64 { return nextMagic(r.ra, off, r.n
 
 func (r *readerAtSource) done(int64) {}
 
+func (r *readerAtSource) readAt(p []byte, off int64) int {
+	n, _ := r.ra.ReadAt(p, off)
+	return n
+}
+
 // scan frames the file src reads.
 func scan(src source) (*Result, error) {
 	res := &Result{}
@@ -213,43 +228,60 @@ func scan(src source) (*Result, error) {
 		s.resolve()
 		return res, nil
 	}
-	off := int64(0)
-	// One inflater for all members (Reset): a file of many small members
-	// would otherwise allocate one for every record. The inflater is
-	// klauspost/compress's, a well-kept library (see the package doc).
-	var zr gzip.Reader
-	for off < size {
-		err := zr.Reset(src.at(off))
-		if err != nil {
-			next := src.next(off + 1)
-			res.Gaps = append(res.Gaps, Gap{off, next - off, "no gzip member here: " + err.Error()})
-			off = next
-			continue
-		}
-		zr.Multistream(false)
-		member := off
-		start := s.data
-		serr := s.stream(&zr, member)
-		used := src.pos() - off
-		if serr != nil {
-			// Damaged gzip data: what inflated is scanned; the rest of the
-			// member up to the next gzip header is a gap.
-			next := src.next(off + 1)
-			res.Gaps = append(res.Gaps, Gap{off, next - off, "gzip: " + serr.Error()})
-			off = next
-			s.ends = append(s.ends, s.data)
-			continue
-		}
-		res.Members++
-		if s.data == start && used == 0 {
+	w := &walker{src: src, s: s}
+	for off := int64(0); off < size; {
+		var stop bool
+		if off, stop = w.step(off); stop {
 			break
 		}
-		s.ends = append(s.ends, s.data)
-		off += used
 	}
 	res.DataBytes = s.data
 	s.resolve()
 	return res, nil
+}
+
+// walker is the scan's own member walk over a compressed file.
+type walker struct {
+	src source
+	s   *scanner
+	// One inflater for all members (Reset): a file of many small members
+	// would otherwise allocate one for every record. The inflater is
+	// klauspost/compress's, a well-kept library (see the package doc).
+	zr gzip.Reader
+}
+
+// step frames what lies at stored offset off — a gzip member, or the gap
+// up to the next gzip header — and returns where the next step starts;
+// stop says the walk cannot go on (nothing was consumed).
+func (w *walker) step(off int64) (next int64, stop bool) {
+	src, s, res, zr := w.src, w.s, w.s.res, &w.zr
+	err := zr.Reset(src.at(off))
+	if err != nil {
+		next := src.next(off + 1)
+		res.Gaps = append(res.Gaps, Gap{off, next - off, "no gzip member here: " + err.Error()})
+		return next, false
+	}
+	zr.Multistream(false)
+	member := off
+	start := s.data
+	s.flushable = true
+	serr := s.stream(zr, member)
+	s.flushable = false
+	used := src.pos() - off
+	if serr != nil {
+		// Damaged gzip data: what inflated is scanned; the rest of the
+		// member up to the next gzip header is a gap.
+		next := src.next(off + 1)
+		res.Gaps = append(res.Gaps, Gap{off, next - off, "gzip: " + serr.Error()})
+		s.ends = append(s.ends, s.data)
+		return next, false
+	}
+	res.Members++
+	if s.data == start && used == 0 {
+		return off, true
+	}
+	s.ends = append(s.ends, s.data)
+	return off + used, false
 }
 
 type countReader struct {
@@ -299,6 +331,16 @@ type scanner struct {
 	// what lies behind); nextDone is the data offset of the next call.
 	done     func()
 	nextDone int64
+	// emit, when set, receives the records as flush and resolve decide
+	// them (Result.Records is then left empty); unsorted says a record
+	// was found before the one found last (flush then leaves all to
+	// resolve).
+	emit     func(Record)
+	unsorted bool
+	// flushable says nothing the stream being scanned finds is undone
+	// (not a member taken from a tap before it is proved): records may be
+	// flushed while it is scanned.
+	flushable bool
 }
 
 // doneStep is how many data bytes the scan moves on between two calls of
@@ -310,7 +352,76 @@ func (s *scanner) add(rec Record) {
 		s.expect = rec.end
 		s.head, s.headCL, s.httpEnd = 1, -1, -1
 	}
+	if n := len(s.res.Records); n > 0 && rec.DataOffset < s.res.Records[n-1].DataOffset {
+		s.unsorted = true
+	}
 	s.res.Records = append(s.res.Records, rec)
+}
+
+// flush passes to s.emit, and drops from memory, the records whose fate
+// resolve would decide no differently now: those whose declared end lies
+// more than slack before the data scanned so far (no record header or
+// member end found later can lie near it), in order, with the records
+// inside a confirmed one dropped as resolve drops them. Called only where
+// nothing scanned is undone any more (after a member is proved or a walk
+// step), it leaves the pending records, and the member ends at or after
+// the first of them, for the next flush or resolve. Records found out of
+// order (never seen, but possible in principle) stop flushing: resolve
+// then sorts and decides them all at the end.
+func (s *scanner) flush() { s.flushTo(s.data) }
+
+// flushTo is flush where no record found later starts before bound (the
+// data scanned so far, or the start of the line being scanned).
+func (s *scanner) flushTo(bound int64) {
+	if s.emit == nil || s.unsorted {
+		return
+	}
+	for i := 1; i < len(s.ends); i++ {
+		if s.ends[i] < s.ends[i-1] {
+			s.unsorted = true
+			return
+		}
+	}
+	c := s.res.Records
+	i := 0
+	for i < len(c) && c[i].end+slack < bound {
+		r := c[i]
+		// As resolve decides: a record header (any found, those inside
+		// r included) or a member end near r's end confirms it.
+		r.Confirmed = false
+		for _, q := range c[i+1:] {
+			if q.DataOffset >= r.end {
+				r.Confirmed = q.DataOffset <= r.end+slack
+				break
+			}
+		}
+		if !r.Confirmed {
+			k := sort.Search(len(s.ends), func(k int) bool { return s.ends[k] >= r.end })
+			r.Confirmed = k < len(s.ends) && s.ends[k] <= r.end+slack
+		}
+		j := i + 1
+		if r.Confirmed {
+			// Every header inside r was found already (they lie before
+			// the data scanned): dropped, as resolve drops them.
+			for j < len(c) && c[j].DataOffset < r.end {
+				j++
+			}
+		}
+		s.emit(r)
+		i = j
+	}
+	if i == 0 {
+		return
+	}
+	s.res.Records = append(c[:0], c[i:]...)
+	clear(c[len(s.res.Records):])
+	// Member ends before the first pending record (or the bound) can
+	// confirm no record still to come.
+	if len(s.res.Records) > 0 {
+		bound = s.res.Records[0].DataOffset
+	}
+	k := sort.Search(len(s.ends), func(k int) bool { return s.ends[k] >= bound })
+	s.ends = append(s.ends[:0], s.ends[k:]...)
 }
 
 // http follows the HTTP head of the last ARC record (the line at data
@@ -360,6 +471,11 @@ func (s *scanner) stream(rd io.Reader, member int64) error {
 			if s.data >= s.nextDone && s.done != nil {
 				s.done()
 				s.nextDone = s.data + doneStep
+				if s.flushable {
+					// No record found from here on starts before this
+					// line: those decided are passed on.
+					s.flushTo(at)
+				}
 			}
 			s.http(line, at)
 			if e := s.expect; err == nil && e > at && e < s.data {
@@ -394,7 +510,8 @@ func (s *scanner) stream(rd io.Reader, member int64) error {
 // header looks at a complete line at data offset at for a record header,
 // reading the rest of a WARC header block from br.
 func (s *scanner) header(line []byte, at, member int64, br *bufio.Reader) {
-	if len(line) >= 7 && strings.EqualFold(string(line[:5]), "WARC/") && line[5] >= '0' && line[5] <= '9' && line[6] == '.' {
+	// (The first byte is tested first: this runs on every line.)
+	if len(line) >= 7 && line[0]|0x20 == 'w' && strings.EqualFold(string(line[:5]), "WARC/") && line[5] >= '0' && line[5] <= '9' && line[6] == '.' {
 		rec := Record{Member: member, DataOffset: at, Length: -1}
 		n := int64(len(line))
 		for n < maxHead {
@@ -559,4 +676,10 @@ func (s *scanner) resolve() {
 		i = j
 	}
 	s.res.Records = out
+	if s.emit != nil {
+		for _, r := range out {
+			s.emit(r)
+		}
+		s.res.Records = nil
+	}
 }
