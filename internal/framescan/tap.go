@@ -223,6 +223,10 @@ type tapFramer struct {
 	// fl and headBuf inflate the first bytes of a member for prove.
 	fl      io.ReadCloser
 	headBuf [proveHead]byte
+	headIn  [proveInput]byte
+	// bigHeads counts members whose first bytes needed more than
+	// proveInput stored bytes.
+	bigHeads int
 	// Tap statistics (for tests and measures).
 	proved, refused int
 }
@@ -396,7 +400,7 @@ func (fr *tapFramer) prove(off, n int64, sum uint32, count int64, head []byte) b
 	if binary.LittleEndian.Uint32(tr[:4]) != sum || binary.LittleEndian.Uint32(tr[4:]) != uint32(count) {
 		return false
 	}
-	return fr.startsWith(off+h, head)
+	return fr.startsWith(off+h, off+n-8, head)
 }
 
 // proveHead is how many of a member's first data bytes prove checks by
@@ -405,24 +409,43 @@ func (fr *tapFramer) prove(off, n int64, sum uint32, count int64, head []byte) b
 // that two members agree in it only when they hold the same record.
 const proveHead = 512
 
-// startsWith reports whether the deflate data stored at off inflates to
-// data that begins with head (this package's own inflater, reading the
-// stored bytes: at most len(head) bytes are made).
-func (fr *tapFramer) startsWith(off int64, head []byte) bool {
+// startsWith reports whether the deflate data stored from off to end
+// inflates to data that begins with head (this package's own inflater,
+// reading the stored bytes). An inflater fills its 32 KiB window before
+// it returns, whatever was asked of it, so it is first given only the
+// first proveInput stored bytes (enough, in all but contrived streams,
+// for 512 bytes of data: a block header and that many literals at 15 bits
+// each fit in 1.3 KB) and what it makes of them before their end is
+// compared; only when that is too little is it given the whole stretch.
+func (fr *tapFramer) startsWith(off, end int64, head []byte) bool {
 	if len(head) == 0 {
 		return true
 	}
-	rd := fr.w.src.at(off)
-	if fr.fl == nil {
-		fr.fl = flate.NewReader(rd)
-	} else if err := fr.fl.(flate.Resetter).Reset(rd, nil); err != nil {
+	in := fr.headIn[:min(int64(len(fr.headIn)), end-off)]
+	if fr.w.src.readAt(in, off) != len(in) {
 		return false
 	}
 	got := fr.headBuf[:len(head)]
-	if _, err := io.ReadFull(fr.fl, got); err != nil {
-		return false
+	if m := fr.inflateHead(bytes.NewReader(in), got); m == len(got) || int64(len(in)) == end-off {
+		return m == len(got) && bytes.Equal(got, head)
 	}
-	return bytes.Equal(got, head)
+	fr.bigHeads++
+	return fr.inflateHead(fr.w.src.at(off), got) == len(got) && bytes.Equal(got, head)
+}
+
+// proveInput is how many stored bytes startsWith first inflates.
+const proveInput = 1536
+
+// inflateHead inflates from rd into got and returns how many bytes it
+// made (an error, the end of the stored bytes among them, stops it).
+func (fr *tapFramer) inflateHead(rd flate.Reader, got []byte) int {
+	if fr.fl == nil {
+		fr.fl = flate.NewReader(rd)
+	} else if err := fr.fl.(flate.Resetter).Reset(rd, nil); err != nil {
+		return 0
+	}
+	m, _ := io.ReadFull(fr.fl, got)
+	return m
 }
 
 // gzipHeaderLen parses the gzip member header at off (RFC 1952; as
