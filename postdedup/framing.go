@@ -127,82 +127,33 @@ func readFraming(f FileInfo) (framingReading, error) {
 	if f.Framing == "" {
 		return fr, fmt.Errorf("the manifest names no framing record of the scan (written by an earlier version: write the manifest again)")
 	}
-	file, err := os.Open(f.Framing)
-	if err != nil {
-		return fr, fmt.Errorf("framing record of the scan: %w", err)
-	}
-	defer file.Close()
-	br := bufio.NewReaderSize(file, 256<<10)
-	line := 0
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("framing record %s line %d: %s", f.Framing, line, fmt.Sprintf(format, a...))
-	}
-	ended := false
-	for {
-		l, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			big := append([]byte(nil), l...)
-			for err == bufio.ErrBufferFull {
-				l, err = br.ReadSlice('\n')
-				big = append(big, l...)
-			}
-			l = big
-		}
-		if len(l) == 0 && err == io.EOF {
-			break
-		}
-		line++
-		if err != nil {
-			if err == io.EOF {
-				return fr, bad("last line has no newline: cut short")
-			}
-			return fr, fmt.Errorf("framing record %s: %w", f.Framing, err)
-		}
-		if ended {
-			return fr, bad("lines after #end")
-		}
-		fields := bytes.Split(l[:len(l)-1], []byte{'\t'})
-		n := func(i int) int64 {
-			v, perr := strconv.ParseInt(string(fields[i]), 10, 64)
-			if perr != nil && err == nil {
-				err = bad("field %d is no number", i+1)
-			}
-			return v
-		}
+	err := readRecordLines(f.Framing, "framing record", func(l *recordLine) error {
+		fields := l.fields
 		switch {
-		case line == 1:
+		case l.n == 1:
 			var h framingHeader
 			if len(fields) != 2 || string(fields[0]) != framingFormat || json.Unmarshal(fields[1], &h) != nil || h.Format != framingVersion {
-				return fr, bad("not a framing record of format %d", framingVersion)
+				return l.bad("not a framing record of format %d", framingVersion)
 			}
 			if h.Path != f.Path || h.Size != f.Size || !h.MTime.Equal(f.ModTime) {
-				return fr, bad("describes %s (%d bytes, modified %s), not the manifest's %s (%d bytes, modified %s)",
+				return l.bad("describes %s (%d bytes, modified %s), not the manifest's %s (%d bytes, modified %s)",
 					h.Path, h.Size, h.MTime, f.Path, f.Size, f.ModTime)
 			}
 		case string(fields[0]) == "r" && len(fields) == 4:
-			fr.read = append(fr.read, framescan.Read{Offset: n(1), DataOffset: n(2), Key: unescapeField(string(fields[3]))})
+			fr.read = append(fr.read, framescan.Read{Offset: l.num(1), DataOffset: l.num(2), Key: unescapeField(string(fields[3]))})
 		case string(fields[0]) == "s" && len(fields) == 5:
-			fr.unread = append(fr.unread, framescan.Extent{Offset: n(1), Length: n(2), DataOffset: n(3), DataLength: n(4)})
+			fr.unread = append(fr.unread, framescan.Extent{Offset: l.num(1), Length: l.num(2), DataOffset: l.num(3), DataLength: l.num(4)})
 		case string(fields[0]) == "#end" && len(fields) == 3:
-			fr.records, fr.problems = int(n(1)), int(n(2))
-			ended = true
+			fr.records, fr.problems = int(l.num(1)), int(l.num(2))
+			if l.err == nil && fr.records != len(fr.read) {
+				return l.bad("#end counts %d records, it lists %d", fr.records, len(fr.read))
+			}
 		default:
-			return fr, bad("unknown line")
+			return l.bad("unknown line")
 		}
-		if err != nil {
-			return fr, err
-		}
-	}
-	if line == 0 {
-		return fr, bad("empty")
-	}
-	if !ended {
-		return fr, bad("no #end line: cut short")
-	}
-	if fr.records != len(fr.read) {
-		return fr, bad("#end counts %d records, it lists %d", fr.records, len(fr.read))
-	}
-	return fr, nil
+		return l.err
+	})
+	return fr, err
 }
 
 // The framed record of an input: the second framing (package framescan)
@@ -328,100 +279,130 @@ func readFramed(f FileInfo) (*framescan.Result, error) {
 	if f.Framed == "" {
 		return nil, fmt.Errorf("the manifest names no framed record")
 	}
-	file, err := os.Open(f.Framed)
-	if err != nil {
-		return nil, fmt.Errorf("framed record: %w", err)
-	}
-	defer file.Close()
-	br := bufio.NewReaderSize(file, 256<<10)
-	line := 0
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("framed record %s line %d: %s", f.Framed, line, fmt.Sprintf(format, a...))
-	}
 	res := &framescan.Result{}
-	ended, result := false, false
-	var records, gaps int64
-	for {
-		l, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			big := append([]byte(nil), l...)
-			for err == bufio.ErrBufferFull {
-				l, err = br.ReadSlice('\n')
-				big = append(big, l...)
-			}
-			l = big
-		}
-		if len(l) == 0 && err == io.EOF {
-			break
-		}
-		line++
-		if err != nil {
-			if err == io.EOF {
-				return nil, bad("last line has no newline: cut short")
-			}
-			return nil, fmt.Errorf("framed record %s: %w", f.Framed, err)
-		}
-		if ended {
-			return nil, bad("lines after #end")
-		}
-		fields := bytes.Split(l[:len(l)-1], []byte{'\t'})
-		var perr error
-		n := func(i int) int64 {
-			v, e := strconv.ParseInt(string(fields[i]), 10, 64)
-			if e != nil && perr == nil {
-				perr = bad("field %d is no number", i+1)
-			}
-			return v
-		}
-		flag := func(i int) bool {
-			if len(fields[i]) > 0 && string(fields[i]) != "1" {
-				perr = bad("field %d is no flag", i+1)
-			}
-			return len(fields[i]) > 0
-		}
+	result := false
+	err := readRecordLines(f.Framed, "framed record", func(l *recordLine) error {
+		fields := l.fields
 		switch {
-		case line == 1:
+		case l.n == 1:
 			var h framedHeader
 			if len(fields) != 2 || string(fields[0]) != framedFormat || json.Unmarshal(fields[1], &h) != nil || h.Format != framedVersion {
-				return nil, bad("not a framed record of format %d", framedVersion)
+				return l.bad("not a framed record of format %d", framedVersion)
 			}
 			if h.Path != f.Path || h.Size != f.Size || !h.MTime.Equal(f.ModTime) {
-				return nil, bad("describes %s (%d bytes, modified %s), not the manifest's %s (%d bytes, modified %s)",
+				return l.bad("describes %s (%d bytes, modified %s), not the manifest's %s (%d bytes, modified %s)",
 					h.Path, h.Size, h.MTime, f.Path, f.Size, f.ModTime)
 			}
 		case string(fields[0]) == "#result" && len(fields) == 2:
 			var r framedResult
 			if json.Unmarshal(fields[1], &r) != nil {
-				return nil, bad("bad #result line")
+				return l.bad("bad #result line")
 			}
 			res.Compressed, res.Members, res.DataBytes = r.Compressed, r.Members, r.DataBytes
 			result = true
 		case string(fields[0]) == "f" && len(fields) == 10:
-			res.Records = append(res.Records, framescan.Record{Member: n(1), DataOffset: n(2), Length: n(3), ARC: flag(4), Confirmed: flag(5),
+			res.Records = append(res.Records, framescan.Record{Member: l.num(1), DataOffset: l.num(2), Length: l.num(3), ARC: l.flag(4), Confirmed: l.flag(5),
 				Type: unescapeField(string(fields[6])), ID: unescapeField(string(fields[7])), URI: unescapeField(string(fields[8])), Date: unescapeField(string(fields[9]))})
 		case string(fields[0]) == "g" && len(fields) == 4:
-			res.Gaps = append(res.Gaps, framescan.Gap{Offset: n(1), Length: n(2), Reason: unescapeField(string(fields[3]))})
+			res.Gaps = append(res.Gaps, framescan.Gap{Offset: l.num(1), Length: l.num(2), Reason: unescapeField(string(fields[3]))})
 		case string(fields[0]) == "#end" && len(fields) == 3:
-			records, gaps = n(1), n(2)
-			ended = true
+			records, gaps := l.num(1), l.num(2)
+			switch {
+			case l.err != nil:
+			case !result:
+				return l.bad("no #result line")
+			case records != int64(len(res.Records)) || gaps != int64(len(res.Gaps)):
+				return l.bad("#end counts %d records and %d gaps, it lists %d and %d", records, gaps, len(res.Records), len(res.Gaps))
+			}
 		default:
-			return nil, bad("unknown line")
+			return l.bad("unknown line")
 		}
-		if perr != nil {
-			return nil, perr
-		}
-	}
-	if line == 0 {
-		return nil, bad("empty")
-	}
-	if !ended {
-		return nil, bad("no #end line: cut short")
-	}
-	if !result {
-		return nil, bad("no #result line")
-	}
-	if records != int64(len(res.Records)) || gaps != int64(len(res.Gaps)) {
-		return nil, bad("#end counts %d records and %d gaps, it lists %d and %d", records, gaps, len(res.Records), len(res.Gaps))
+		return l.err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return res, nil
+}
+
+// recordLine is one line of a framing or framed record as
+// readRecordLines passes it: its number (from 1), its tab-separated
+// fields, and the first error num or flag met.
+type recordLine struct {
+	what, path string
+	n          int
+	fields     [][]byte
+	err        error
+}
+
+func (l *recordLine) bad(format string, a ...any) error {
+	return fmt.Errorf("%s %s line %d: %s", l.what, l.path, l.n, fmt.Sprintf(format, a...))
+}
+
+// num is field i as a number (l.err is set if it is none).
+func (l *recordLine) num(i int) int64 {
+	v, err := strconv.ParseInt(string(l.fields[i]), 10, 64)
+	if err != nil && l.err == nil {
+		l.err = l.bad("field %d is no number", i+1)
+	}
+	return v
+}
+
+// flag is field i as a flag, "1" or empty (l.err is set if it is neither).
+func (l *recordLine) flag(i int) bool {
+	if len(l.fields[i]) > 0 && string(l.fields[i]) != "1" && l.err == nil {
+		l.err = l.bad("field %d is no flag", i+1)
+	}
+	return len(l.fields[i]) > 0
+}
+
+// readRecordLines reads the framing or framed record at path (what names
+// it in errors) line by line, passing each to fn, and refuses a record
+// that is empty, has a last line without a newline or no "#end" line (cut
+// short), or lines after "#end".
+func readRecordLines(path, what string, fn func(*recordLine) error) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	defer file.Close()
+	br := bufio.NewReaderSize(file, 256<<10)
+	l := &recordLine{what: what, path: path}
+	ended := false
+	for {
+		b, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			big := append([]byte(nil), b...)
+			for err == bufio.ErrBufferFull {
+				b, err = br.ReadSlice('\n')
+				big = append(big, b...)
+			}
+			b = big
+		}
+		if len(b) == 0 && err == io.EOF {
+			break
+		}
+		l.n++
+		if err != nil {
+			if err == io.EOF {
+				return l.bad("last line has no newline: cut short")
+			}
+			return fmt.Errorf("%s %s: %w", what, path, err)
+		}
+		if ended {
+			return l.bad("lines after #end")
+		}
+		l.fields = bytes.Split(b[:len(b)-1], []byte{'\t'})
+		if err := fn(l); err != nil {
+			return err
+		}
+		ended = string(l.fields[0]) == "#end"
+	}
+	if l.n == 0 {
+		return l.bad("empty")
+	}
+	if !ended {
+		return l.bad("no #end line: cut short")
+	}
+	return nil
 }
