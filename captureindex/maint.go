@@ -10,6 +10,7 @@ import (
 
 	"github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/internal/failpoint"
 )
 
 // deleteBatch is how many changes one durable batch of Delete writes.
@@ -207,6 +208,10 @@ func (ix *Index) Delete(ctx context.Context, sel dedupindex.Selector) (int64, er
 		m, err := ix.deleteBatch(part)
 		n += m
 		if err != nil {
+			return n, fmt.Errorf("captureindex: delete: %w", err)
+		}
+		// After each durable batch: crash tests kill the process here.
+		if err := failpoint.Inject("captureindex.delete-batch"); err != nil {
 			return n, fmt.Errorf("captureindex: delete: %w", err)
 		}
 	}

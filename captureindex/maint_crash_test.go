@@ -1,19 +1,18 @@
 package captureindex
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"github.com/wayside-archive/wayside/internal/testenv"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/internal/failpoint"
+	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
 const deleteChildEnv = "WAYSIDE_CAPTUREINDEX_DELETE_CHILD"
@@ -39,41 +38,18 @@ func deleteWorkload() []wayside.Capture {
 }
 
 func deleteChild(dir string) error {
+	disarm, err := failpoint.Arm(os.Getenv("WAYSIDE_FAILPOINTS"))
+	if err != nil {
+		return err
+	}
+	defer disarm()
 	ix, err := Open(filepath.Join(dir, "ci"))
 	if err != nil {
 		return err
 	}
 	ix.delBatch = 16
-	ctx := context.Background()
-	done := make(chan error, 1)
-	go func() {
-		_, err := ix.Delete(ctx, dedupindex.Selector{Files: []string{"a.warc.gz"}})
-		done <- err
-	}()
-	out := bufio.NewWriter(os.Stdout)
-	last := int64(-1)
-	for {
-		select {
-		case err := <-done:
-			fmt.Fprintln(out, "done")
-			out.Flush()
-			return err
-		default:
-		}
-		st, err := ix.Stats(ctx)
-		if err != nil {
-			return err
-		}
-		var n int64
-		for _, s := range st.Scopes {
-			n += s.Captures
-		}
-		if n != last { // only changes: the parent must not lag behind
-			last = n
-			fmt.Fprintln(out, last)
-			out.Flush()
-		}
-	}
+	_, err = ix.Delete(context.Background(), dedupindex.Selector{Files: []string{"a.warc.gz"}})
+	return err
 }
 
 // TestDeleteKill9 kills (SIGKILL) a process deleting a file's captures
@@ -94,21 +70,13 @@ func TestDeleteKill9(t *testing.T) {
 			t.Fatal(err)
 		}
 		ix.Close()
-		total := len(all)
-		target := total - 1 - rand.IntN(deleteCaptures/2-100)
-		// The child prints the originals left as they fall ("done" if it
-		// finishes first); it is killed once target or fewer are left.
-		killedAt := -1
-		testenv.CrashChild(t, deleteChildEnv+"="+dir, func(l string) bool {
-			n, err := strconv.Atoi(l)
-			if err == nil && n <= target {
-				killedAt = n
-				return true
-			}
-			return false
-		})
-		if killedAt < 0 {
-			t.Fatalf("round %d: the delete ended before the kill", round)
+		// The child kills itself after durable batch nth of 16 changes
+		// (the failpoint after each batch: however fast or slow the
+		// machine, the kill lands mid-delete).
+		nth := 1 + rand.IntN(deleteCaptures/2/16-4)
+		t.Setenv("WAYSIDE_FAILPOINTS", fmt.Sprintf("captureindex.delete-batch=%d*kill", nth))
+		if !testenv.CrashChild(t, deleteChildEnv+"="+dir, func(string) bool { return false }) {
+			t.Fatalf("round %d: the delete child was not killed at batch %d", round, nth)
 		}
 		ix, err = Open(filepath.Join(dir, "ci"))
 		if err != nil {
@@ -155,6 +123,6 @@ func TestDeleteKill9(t *testing.T) {
 			t.Fatal(err)
 		}
 		ix.Close()
-		t.Logf("round %d: killed with %d captures left (%d of a.warc.gz deleted)", round, killedAt, gone)
+		t.Logf("round %d: killed after batch %d (%d of a.warc.gz deleted)", round, nth, gone)
 	}
 }

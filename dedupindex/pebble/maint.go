@@ -11,6 +11,7 @@ import (
 
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/internal/record"
+	"github.com/wayside-archive/wayside/internal/failpoint"
 )
 
 var _ dedupindex.Maintainer = (*Index)(nil)
@@ -216,6 +217,10 @@ func (ix *Index) deleteSome(ctx context.Context, sel dedupindex.Selector, vs []v
 	}
 	if err := ix.db.Apply(b, pebble.Sync); err != nil {
 		return 0, fmt.Errorf("dedupindex/pebble: delete: %w", err)
+	}
+	// After each durable batch: crash tests kill the process here.
+	if err := failpoint.Inject("dedupindex.delete-batch"); err != nil {
+		return n, fmt.Errorf("dedupindex/pebble: delete: %w", err)
 	}
 	return n, nil
 }

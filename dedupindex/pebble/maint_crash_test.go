@@ -1,18 +1,17 @@
 package pebble_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"github.com/wayside-archive/wayside/internal/testenv"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"testing"
 
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/indextest"
 	"github.com/wayside-archive/wayside/dedupindex/pebble"
+	"github.com/wayside-archive/wayside/internal/failpoint"
+	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
 const deleteChildEnv = "WAYSIDE_DEDUPINDEX_DELETE_CHILD"
@@ -36,39 +35,23 @@ func deleteEntries() []dedupindex.Entry {
 	return es
 }
 
-// deleteChild deletes by file in small durable batches and reports the
-// index's count of originals as it falls, until it is killed.
+// deleteChild deletes by file in small durable batches (16 originals
+// each) with the failpoint after each batch armed to kill the process
+// (SIGKILL) at the batch the parent chose (WAYSIDE_FAILPOINTS, e.g.
+// "dedupindex.delete-batch=57*kill"): the kill lands mid-delete however
+// fast or slow the machine is.
 func deleteChild(dir string) error {
+	disarm, err := failpoint.Arm(os.Getenv("WAYSIDE_FAILPOINTS"))
+	if err != nil {
+		return err
+	}
+	defer disarm()
 	ix, err := pebble.Open(dir, pebble.WithDeleteBatchForTest(16))
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
-	done := make(chan error, 1)
-	go func() {
-		_, err := ix.Delete(ctx, dedupindex.Selector{Files: []string{deleteFile}})
-		done <- err
-	}()
-	out := bufio.NewWriter(os.Stdout)
-	last := int64(-1)
-	for {
-		select {
-		case err := <-done:
-			fmt.Fprintln(out, "done")
-			out.Flush()
-			return err
-		default:
-		}
-		st, err := ix.Stats(ctx)
-		if err != nil {
-			return err
-		}
-		if st.Originals != last { // only changes: the parent must not lag behind
-			last = st.Originals
-			fmt.Fprintln(out, last)
-			out.Flush()
-		}
-	}
+	_, err = ix.Delete(context.Background(), dedupindex.Selector{Files: []string{deleteFile}})
+	return err
 }
 
 // TestDeleteCrashSafety kills (SIGKILL) a process deleting by file once
@@ -89,20 +72,12 @@ func TestDeleteCrashSafety(t *testing.T) {
 			t.Fatal(err)
 		}
 		ix.Close()
-		target := deleteOriginals - 1 - rand.IntN(deleteOriginals/2-2) // kill once this many are left
-		// The child prints the originals left as they fall ("done" if it
-		// finishes first); it is killed once target or fewer are left.
-		killedAt := -1
-		testenv.CrashChild(t, deleteChildEnv+"="+dir, func(l string) bool {
-			n, err := strconv.Atoi(l)
-			if err == nil && n <= target {
-				killedAt = n
-				return true
-			}
-			return false
-		})
-		if killedAt < 0 {
-			t.Fatalf("round %d: the delete ended before %d originals were left", round, target)
+		// The child kills itself after batch nth of the delete's
+		// deleteOriginals/2/16 batches of 16.
+		nth := 1 + rand.IntN(deleteOriginals/2/16-2)
+		t.Setenv("WAYSIDE_FAILPOINTS", fmt.Sprintf("dedupindex.delete-batch=%d*kill", nth))
+		if !testenv.CrashChild(t, deleteChildEnv+"="+dir, func(string) bool { return false }) {
+			t.Fatalf("round %d: the delete child was not killed at batch %d", round, nth)
 		}
 		ix, err = pebble.Open(dir)
 		if err != nil {
@@ -126,8 +101,8 @@ func TestDeleteCrashSafety(t *testing.T) {
 				t.Fatalf("round %d: original changed: %+v, want %+v", round, o, e.Original)
 			}
 		}
-		if gone == 0 || gone == deleteOriginals/2 {
-			t.Fatalf("round %d: %d of %d gone: the kill did not land mid-delete", round, gone, deleteOriginals/2)
+		if gone != 16*nth {
+			t.Fatalf("round %d: %d of %d gone after %d durable batches of 16", round, gone, deleteOriginals/2, nth)
 		}
 		n, err := ix.Delete(ctx, dedupindex.Selector{Files: []string{deleteFile}})
 		if err != nil || int(n) != deleteOriginals/2-gone {
@@ -141,6 +116,6 @@ func TestDeleteCrashSafety(t *testing.T) {
 			t.Fatalf("round %d: %d originals left, want %d", round, st.Originals, deleteOriginals/2)
 		}
 		ix.Close()
-		t.Logf("round %d: killed with %d originals left (%d deleted)", round, killedAt, gone)
+		t.Logf("round %d: killed after batch %d (%d deleted)", round, nth, gone)
 	}
 }

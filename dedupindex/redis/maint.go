@@ -9,6 +9,7 @@ import (
 
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/failpoint"
 )
 
 var _ dedupindex.Maintainer = (*Index)(nil)
@@ -158,6 +159,11 @@ func (ix *Index) deleteOne(ctx context.Context, st stored) (bool, error) {
 		if err := ix.dropURLEntryOf(ctx, st); err != nil {
 			return false, err
 		}
+	}
+	// Between queueing an original (its by-URL entry gone) and deleting
+	// it: crash tests kill the process here, leaving what Repair mends.
+	if err := failpoint.Inject("dedupindex.redis.delete-queued"); err != nil {
+		return false, err
 	}
 	var d int
 	_, err := ix.write(ctx, keys[0], ix.waitReplicas, ix.waitTimeout, func(c goredis.Cmdable) error {

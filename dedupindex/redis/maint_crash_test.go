@@ -1,13 +1,10 @@
 package redis_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"github.com/wayside-archive/wayside/internal/testenv"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -16,6 +13,8 @@ import (
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/indextest"
 	wredis "github.com/wayside-archive/wayside/dedupindex/redis"
+	"github.com/wayside-archive/wayside/internal/failpoint"
+	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
 const deleteChildEnv = "WAYSIDE_REDIS_DELETE_CHILD" // "PREFIX ADDR,ADDR,..."
@@ -40,6 +39,11 @@ func redisDeleteEntries() []dedupindex.Entry {
 // deleteChild deletes by file and reports the count of originals as it
 // falls, until it is killed.
 func deleteChild(spec string) error {
+	disarm, err := failpoint.Arm(os.Getenv("WAYSIDE_FAILPOINTS"))
+	if err != nil {
+		return err
+	}
+	defer disarm()
 	prefix, addrs, _ := strings.Cut(spec, " ")
 	c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
 	ctx := context.Background()
@@ -47,31 +51,8 @@ func deleteChild(spec string) error {
 	if err != nil {
 		return err
 	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := ix.Delete(ctx, dedupindex.Selector{Files: []string{redisDeleteFile}})
-		done <- err
-	}()
-	out := bufio.NewWriter(os.Stdout)
-	last := int64(-1)
-	for {
-		select {
-		case err := <-done:
-			fmt.Fprintln(out, "done")
-			out.Flush()
-			return err
-		default:
-		}
-		st, err := ix.Stats(ctx)
-		if err != nil {
-			return err
-		}
-		if st.Originals != last {
-			last = st.Originals
-			fmt.Fprintln(out, last)
-			out.Flush()
-		}
-	}
+	_, err = ix.Delete(ctx, dedupindex.Selector{Files: []string{redisDeleteFile}})
+	return err
 }
 
 // TestDeleteCrashSafety kills (SIGKILL) a process deleting by file from
@@ -91,20 +72,13 @@ func TestDeleteCrashSafety(t *testing.T) {
 	if _, err := ix.PutBatch(ctx, es); err != nil {
 		t.Fatal(err)
 	}
-	target := redisDeleteOriginals - 1 - rand.IntN(redisDeleteOriginals/2-20)
-	// The child prints the originals left as they fall ("done" if it
-	// finishes first); it is killed once target or fewer are left.
-	killedAt := -1
-	testenv.CrashChild(t, deleteChildEnv+"="+prefix+" "+strings.Join(cl.Addrs(), ","), func(l string) bool {
-		n, err := strconv.Atoi(l)
-		if err == nil && n <= target {
-			killedAt = n
-			return true
-		}
-		return false
-	})
-	if killedAt < 0 {
-		t.Fatalf("the delete ended before the kill")
+	// The child kills itself while deleting original nth of the file's:
+	// nth-1 are gone, the nth is queued with its by-URL entry removed
+	// (the state an interrupted delete leaves, which Repair mends).
+	nth := 2 + rand.IntN(redisDeleteOriginals/2-4)
+	t.Setenv("WAYSIDE_FAILPOINTS", fmt.Sprintf("dedupindex.redis.delete-queued=%d*kill", nth))
+	if !testenv.CrashChild(t, deleteChildEnv+"="+prefix+" "+strings.Join(cl.Addrs(), ","), func(string) bool { return false }) {
+		t.Fatalf("the delete child was not killed at original %d", nth)
 	}
 	if err := ix.Check(ctx); err != nil {
 		t.Fatalf("Check after SIGKILL mid-delete: %v", err)
@@ -124,8 +98,8 @@ func TestDeleteCrashSafety(t *testing.T) {
 			t.Fatalf("original changed: %+v", o)
 		}
 	}
-	if gone == 0 || gone == redisDeleteOriginals/2 {
-		t.Fatalf("%d of %d gone: the kill did not land mid-delete", gone, redisDeleteOriginals/2)
+	if gone != nth-1 {
+		t.Fatalf("%d of %d gone, killed while deleting original %d", gone, redisDeleteOriginals/2, nth)
 	}
 	if _, err := ix.Repair(ctx); err != nil {
 		t.Fatal(err)
@@ -149,5 +123,5 @@ func TestDeleteCrashSafety(t *testing.T) {
 	if err := ix.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("killed with %d originals left (%d of the file's deleted)", killedAt, gone)
+	t.Logf("killed while deleting original %d (%d of the file's deleted)", nth, gone)
 }
