@@ -43,8 +43,10 @@ type ValidateOptions struct {
 	// OriginalDirs are searched for originals in other collections.
 	OriginalDirs []string
 	Jobs         int
-	MaxMemory    int64
-	TempDir      string
+	// MaxMemory bounds the stage's buffers as ManifestOptions.MaxMemory
+	// does: each sort holds an eighth of it in memory.
+	MaxMemory int64
+	TempDir   string
 	// IndependentInflate frames each input on its own for the framing
 	// check (framescan.File, inflating it again) instead of using the
 	// framed record the manifest scan made from the members it inflated.
@@ -145,7 +147,7 @@ func Validate(ctx context.Context, manifests, plans []string, outDir string, opt
 	}
 	stamp := Stamp{Format: stampFormat, Time: time.Now().UTC(), Deep: opts.Deep}
 	err = forEachFile(ctx, files, manifests, plans, opts.Deep, opts.Jobs, opts.MaxMemory, opts.TempDir,
-		func(ctx context.Context, f FileInfo, copies []*Copy, entries []*Entry) (any, error) {
+		func(ctx context.Context, f FileInfo, copies []*Copy, entries *fileEntries) (any, error) {
 			return validateFile(ctx, f, copies, entries, outDir, opts)
 		},
 		func(v any) {
@@ -194,7 +196,7 @@ func readLayout(outDir, name string) (Layout, error) {
 }
 
 // validateFile checks one output file against its input and layout.
-func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries []*Entry, outDir string, opts ValidateOptions) (fileCheck, error) {
+func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries *fileEntries, outDir string, opts ValidateOptions) (fileCheck, error) {
 	name := filepath.Base(f.Path)
 	fc := fileCheck{}
 	st := &fc.st
@@ -263,6 +265,9 @@ func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries []*En
 	checkFraming(ctx, f, copies, opts.IndependentInflate, st)
 	if opts.Deep {
 		deepCheck(ctx, f, l, copies, entries, outPath, st)
+		if err := entries.failed(); err != nil {
+			return fc, err
+		}
 	}
 	fc.stamp = StampedFile{Input: f.Path, InputSize: f.Size, InputMTime: f.ModTime, Output: name, OutputSize: ost.Size(),
 		OutputXXH64: sum, CDXJ: l.CDXJ}
@@ -421,7 +426,7 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 
 // deepCheck reads the whole output back and compares each record with the
 // input manifest.
-func deepCheck(ctx context.Context, f FileInfo, l Layout, copies []*Copy, entries []*Entry, outPath string, st *ValidateStats) {
+func deepCheck(ctx context.Context, f FileInfo, l Layout, copies []*Copy, entries *fileEntries, outPath string, st *ValidateStats) {
 	r, err := warcio.Open(outPath)
 	if err != nil {
 		st.fail("%v", err)
@@ -429,7 +434,7 @@ func deepCheck(ctx context.Context, f FileInfo, l Layout, copies []*Copy, entrie
 	}
 	defer r.Close()
 	name := filepath.Base(outPath)
-	si, ei, problems := 0, 0, 0
+	si, problems := 0, 0
 	for n := 0; ; n++ {
 		if n%256 == 0 && ctx.Err() != nil {
 			return
@@ -462,17 +467,18 @@ func deepCheck(ctx context.Context, f FileInfo, l Layout, copies []*Copy, entrie
 			continue
 		}
 		inOff := s.In + rec.Offset - s.Out
-		for ei < len(entries) && entries[ei].Offset < inOff {
-			ei++
+		e := entries.peek()
+		for ; e != nil && e.Offset < inOff; e = entries.peek() {
+			entries.next()
 		}
-		if ei < len(entries) && entries[ei].Offset == inOff {
-			want := entries[ei].Capture
+		if e != nil && e.Offset == inOff {
+			want := e.Capture
 			want.Offset, want.File, want.Dir = rec.Offset, name, ""
 			if !reflect.DeepEqual(c, want) {
 				st.fail("%s offset %d: record reads back as %+v, the input's (offset %d) was %+v", outPath, rec.Offset, c, inOff, want)
 			}
-			if ek := entries[ei].Key; entries[ei].CanBeOriginal() && ek != noKey && (c.DigestMismatch || canonical(c.Digest) != canonical(entries[ei].Digest)) {
-				st.fail("%s offset %d: payload digest %s, the input's was %s", outPath, rec.Offset, c.Digest, entries[ei].Digest)
+			if ek := e.Key; e.CanBeOriginal() && ek != noKey && (c.DigestMismatch || canonical(c.Digest) != canonical(e.Digest)) {
+				st.fail("%s offset %d: payload digest %s, the input's was %s", outPath, rec.Offset, c.Digest, e.Digest)
 			}
 		} else if cdxj.Indexed(rec, false) {
 			st.fail("%s offset %d: indexed record with no input counterpart at %d", outPath, rec.Offset, inOff)
@@ -572,7 +578,7 @@ func canonical(d string) string {
 // carries, and is not itself rewritten. External originals are read back
 // from OriginalDirs.
 func checkOriginals(ctx context.Context, manifests, plans []string, opts ValidateOptions, st *ValidateStats) error {
-	join := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory, 1<<20), TempDir: opts.TempDir})
+	join := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/8, 1<<20), TempDir: opts.TempDir})
 	defer join.Close()
 	var line []byte
 	add := func(path string, off int64, rest ...string) error {
