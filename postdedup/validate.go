@@ -506,7 +506,17 @@ func deepCheck(ctx context.Context, f FileInfo, l Layout, copies []*Copy, entrie
 // with independent, when the manifest has none or it cannot be read,
 // framescan.File inflating the input on its own.
 func checkFraming(ctx context.Context, f FileInfo, copies []*Copy, independent bool, st *ValidateStats) {
-	reading, err := readFraming(f)
+	// framescan.Compare's multiset comparison, streamed: the reads are
+	// counted by a 64-bit hash of their keys while the framing record is
+	// read, the framed records are matched against the counts as they are
+	// read, and only a failure reads the files again to name keys. Memory
+	// holds a count per distinct key and an offset per framed record, not
+	// the records (~400 bytes each). Two distinct keys hashing alike could
+	// hide a disagreement between them; with n records that has a
+	// probability of about n²/2^65 (below 10^-8 at 10^6 records).
+	counts := map[uint64]int32{}
+	count := func(r framescan.Read) { counts[xxhash.Sum64String(r.Key)]++ }
+	reading, err := eachFramingRead(f, count)
 	if err != nil {
 		st.fail("%s: %v", f.Path, err)
 		return
@@ -514,10 +524,50 @@ func checkFraming(ctx context.Context, f FileInfo, copies []*Copy, independent b
 	if err := ctx.Err(); err != nil {
 		return
 	}
+	// The framed records by where they start, with their number in file
+	// order (a failure reads the record again to name it).
+	type start struct {
+		at, data int64 // at: the member's offset until the framing says the input is not compressed
+		i        int
+	}
+	var starts []start
+	var found []string
+	match := func(rec framescan.Record) {
+		starts = append(starts, start{rec.Member, rec.DataOffset, len(starts)})
+		if h := xxhash.Sum64String(rec.Key()); counts[h] > 0 {
+			counts[h]--
+			return
+		}
+		for _, e := range reading.unread {
+			if e.Covers(rec) {
+				return
+			}
+		}
+		found = append(found, fmt.Sprintf("%s offset %d (uncompressed offset %d): %s record %s found by the second framing, neither read nor reported unreadable", f.Path, rec.Member, rec.DataOffset, rec.Type, rec.Key()))
+	}
+	// keyOf names the framed record number i.
+	var keyOf func(i int) string
 	var framed *framescan.Result
 	if !independent && f.Framed != "" {
-		if framed, err = readFramed(f); err != nil {
-			framed = nil // framed on its own below
+		if framed, err = eachFramedRecord(f, match); err == nil {
+			keyOf = func(i int) string {
+				key, n := "", 0
+				eachFramedRecord(f, func(rec framescan.Record) {
+					if n == i {
+						key = rec.Key()
+					}
+					n++
+				})
+				return key
+			}
+		} else {
+			// Framed on its own below, against fresh counts.
+			framed, starts, found = nil, starts[:0], found[:0]
+			clear(counts)
+			if _, err := eachFramingRead(f, count); err != nil {
+				st.fail("%s: %v", f.Path, err)
+				return
+			}
 		}
 	}
 	if framed == nil {
@@ -525,28 +575,44 @@ func checkFraming(ctx context.Context, f FileInfo, copies []*Copy, independent b
 			st.fail("%s: second framing: %v", f.Path, err)
 			return
 		}
+		// Held in memory whole: the independent framing (or one that
+		// stands in for an unreadable framed record) is made here.
+		for _, rec := range framed.Records {
+			match(rec)
+		}
+		recs := framed.Records
+		keyOf = func(i int) string { return recs[i].Key() }
 	}
 	if reading.records != f.Records || reading.problems != f.Problems {
 		st.fail("%s: the scan's framing record holds %d records and %d unreadable ones, the manifest counted %d and %d", f.Path, reading.records, reading.problems, f.Records, f.Problems)
 	}
-	for _, d := range framescan.Compare(f.Path, framed, reading.read, reading.unread) {
+	for _, d := range found {
 		st.fail("%s", d)
 	}
-	// The framed records by where they start (stable: file order within
-	// one start), so each copy looks only at the records inside it
-	// instead of at every record of the file.
-	type start struct {
-		at  int64
-		rec *framescan.Record
-	}
-	starts := make([]start, len(framed.Records))
-	for i := range framed.Records {
-		rec := &framed.Records[i]
-		starts[i] = start{rec.DataOffset, rec}
-		if framed.Compressed {
-			starts[i].at = rec.Member
+	// Reads left over: read, not found; named in the framing record's
+	// order, as Compare does.
+	left := false
+	for _, c := range counts {
+		if c > 0 {
+			left = true
+			break
 		}
 	}
+	if left {
+		eachFramingRead(f, func(r framescan.Read) {
+			if h := xxhash.Sum64String(r.Key); counts[h] > 0 {
+				counts[h]--
+				st.fail("%s offset %d (uncompressed offset %d): record %s read, not found by the second framing", f.Path, r.Offset, r.DataOffset, r.Key)
+			}
+		})
+	}
+	if !framed.Compressed {
+		for i := range starts {
+			starts[i].at = starts[i].data
+		}
+	}
+	// Stable: file order within one start, so each copy looks only at
+	// the records inside it instead of at every record of the file.
 	slices.SortStableFunc(starts, func(a, b start) int { return cmp.Compare(a.at, b.at) })
 	for _, c := range copies {
 		n := 0
@@ -556,7 +622,7 @@ func checkFraming(ctx context.Context, f FileInfo, copies []*Copy, independent b
 			case at == c.Offset:
 				n++
 			case at > c.Offset && at < c.Offset+c.Length:
-				st.fail("%s offset %d: the revisit replacing the record at offset %d (%d bytes) would drop the record %s the second framing finds inside it", f.Path, at, c.Offset, c.Length, starts[i].rec.Key())
+				st.fail("%s offset %d: the revisit replacing the record at offset %d (%d bytes) would drop the record %s the second framing finds inside it", f.Path, at, c.Offset, c.Length, keyOf(starts[i].i))
 			}
 		}
 		if n != 1 {
