@@ -123,7 +123,18 @@ type framingReading struct {
 // describes f's input as the manifest does (path, size, modification time)
 // and is complete.
 func readFraming(f FileInfo) (framingReading, error) {
+	var read []framescan.Read
+	fr, err := eachFramingRead(f, func(r framescan.Read) { read = append(read, r) })
+	fr.read = read
+	return fr, err
+}
+
+// eachFramingRead reads the framing record of f as readFraming does,
+// passing each record read to fn instead of holding it (fr.read stays
+// empty).
+func eachFramingRead(f FileInfo, fn func(framescan.Read)) (framingReading, error) {
 	var fr framingReading
+	reads := 0
 	if f.Framing == "" {
 		return fr, fmt.Errorf("the manifest names no framing record of the scan (written by an earlier version: write the manifest again)")
 	}
@@ -140,13 +151,14 @@ func readFraming(f FileInfo) (framingReading, error) {
 					h.Path, h.Size, h.MTime, f.Path, f.Size, f.ModTime)
 			}
 		case string(fields[0]) == "r" && len(fields) == 4:
-			fr.read = append(fr.read, framescan.Read{Offset: l.num(1), DataOffset: l.num(2), Key: unescapeField(string(fields[3]))})
+			fn(framescan.Read{Offset: l.num(1), DataOffset: l.num(2), Key: unescapeField(string(fields[3]))})
+			reads++
 		case string(fields[0]) == "s" && len(fields) == 5:
 			fr.unread = append(fr.unread, framescan.Extent{Offset: l.num(1), Length: l.num(2), DataOffset: l.num(3), DataLength: l.num(4)})
 		case string(fields[0]) == "#end" && len(fields) == 3:
 			fr.records, fr.problems = int(l.num(1)), int(l.num(2))
-			if l.err == nil && fr.records != len(fr.read) {
-				return l.bad("#end counts %d records, it lists %d", fr.records, len(fr.read))
+			if l.err == nil && fr.records != reads {
+				return l.bad("#end counts %d records, it lists %d", fr.records, reads)
 			}
 		default:
 			return l.bad("unknown line")
@@ -276,11 +288,25 @@ func (fw *framedWriter) finish(res *framescan.Result, proved, walked int) error 
 // readFramed reads the framed record of f (f.Framed) back, checking that
 // it describes f's input as the manifest does and is complete.
 func readFramed(f FileInfo) (*framescan.Result, error) {
+	var recs []framescan.Record
+	res, err := eachFramedRecord(f, func(r framescan.Record) { recs = append(recs, r) })
+	if err != nil {
+		return nil, err
+	}
+	res.Records = recs
+	return res, nil
+}
+
+// eachFramedRecord reads the framed record of f as readFramed does,
+// passing each record to fn instead of holding it (res.Records stays
+// empty). fn may have been called when it fails.
+func eachFramedRecord(f FileInfo, fn func(framescan.Record)) (*framescan.Result, error) {
 	if f.Framed == "" {
 		return nil, fmt.Errorf("the manifest names no framed record")
 	}
 	res := &framescan.Result{}
 	result := false
+	records := 0
 	err := readRecordLines(f.Framed, "framed record", func(l *recordLine) error {
 		fields := l.fields
 		switch {
@@ -301,18 +327,22 @@ func readFramed(f FileInfo) (*framescan.Result, error) {
 			res.Compressed, res.Members, res.DataBytes = r.Compressed, r.Members, r.DataBytes
 			result = true
 		case string(fields[0]) == "f" && len(fields) == 10:
-			res.Records = append(res.Records, framescan.Record{Member: l.num(1), DataOffset: l.num(2), Length: l.num(3), ARC: l.flag(4), Confirmed: l.flag(5),
-				Type: unescapeField(string(fields[6])), ID: unescapeField(string(fields[7])), URI: unescapeField(string(fields[8])), Date: unescapeField(string(fields[9]))})
+			rec := framescan.Record{Member: l.num(1), DataOffset: l.num(2), Length: l.num(3), ARC: l.flag(4), Confirmed: l.flag(5),
+				Type: unescapeField(string(fields[6])), ID: unescapeField(string(fields[7])), URI: unescapeField(string(fields[8])), Date: unescapeField(string(fields[9]))}
+			if l.err == nil {
+				fn(rec)
+				records++
+			}
 		case string(fields[0]) == "g" && len(fields) == 4:
 			res.Gaps = append(res.Gaps, framescan.Gap{Offset: l.num(1), Length: l.num(2), Reason: unescapeField(string(fields[3]))})
 		case string(fields[0]) == "#end" && len(fields) == 3:
-			records, gaps := l.num(1), l.num(2)
+			n, gaps := l.num(1), l.num(2)
 			switch {
 			case l.err != nil:
 			case !result:
 				return l.bad("no #result line")
-			case records != int64(len(res.Records)) || gaps != int64(len(res.Gaps)):
-				return l.bad("#end counts %d records and %d gaps, it lists %d and %d", records, gaps, len(res.Records), len(res.Gaps))
+			case n != int64(records) || gaps != int64(len(res.Gaps)):
+				return l.bad("#end counts %d records and %d gaps, it lists %d and %d", n, gaps, records, len(res.Gaps))
 			}
 		default:
 			return l.bad("unknown line")

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,6 +141,28 @@ func TestValidateSecondFraming(t *testing.T) {
 			got := strings.Join(st.Problems, "\n")
 			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 				t.Errorf("%s (independent %v): problems %q, want %q", tc.name, independent, got, tc.want)
+			}
+			// The streamed comparison finds exactly the disagreements
+			// framescan.Compare finds over the records held whole.
+			reading, err := readFraming(tc.f)
+			if err != nil {
+				continue
+			}
+			framed, err := readFramed(tc.f)
+			if independent || err != nil {
+				if framed, err = framescan.File(tc.f.Path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := framescan.Compare(tc.f.Path, framed, reading.read, reading.unread)
+			var disagree []string
+			for _, p := range st.Problems {
+				if strings.Contains(p, "by the second framing") {
+					disagree = append(disagree, p)
+				}
+			}
+			if !slices.Equal(disagree, want) {
+				t.Errorf("%s (independent %v): disagreements %q, framescan.Compare finds %q", tc.name, independent, disagree, want)
 			}
 		}
 	}

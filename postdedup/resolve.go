@@ -70,8 +70,13 @@ type ResolveOptions struct {
 	// MaxVariants bounds the distinct payloads kept per digest cluster
 	// (true collisions); copies beyond it are kept in full (default 16).
 	MaxVariants int
-	MaxMemory   int64
-	TempDir     string
+	// MaxMemory bounds the stage's buffers as ManifestOptions.MaxMemory
+	// does: each sort (the plan's, the pin join's) holds an eighth of it
+	// in memory before a run is spilled to TempDir, so that the process
+	// stays near MaxMemory whatever the size of the input (Go's collector
+	// lets the heap grow to twice what is live).
+	MaxMemory int64
+	TempDir   string
 	// Progress, when set, is called every few thousand clusters.
 	Progress func(ResolveStats)
 }
@@ -164,7 +169,7 @@ func Resolve(ctx context.Context, manifests []string, out string, opts ResolveOp
 		defer pins.close()
 		r.pins = pins
 	}
-	r.plan = cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory, 1<<20), TempDir: opts.TempDir})
+	r.plan = cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/8, 1<<20), TempDir: opts.TempDir})
 	defer r.plan.Close()
 	r.locs = warcfile.NewLocations(opts.OriginalDirs)
 	defer func() {
@@ -227,7 +232,11 @@ func (r *resolver) walk(ctx context.Context, part int, m *ManifestReader) error 
 		if e.Key != cur {
 			cur = e.Key
 			clear(groups)
-			r.loaded = 0
+			// The cluster's references go with it: r.live held on to
+			// every payload loaded since the start (memory grew with the
+			// input).
+			clear(r.live)
+			r.live, r.loaded = r.live[:0], 0
 			r.st.Clusters++
 		}
 		if err := r.entry(ctx, part, e, groups); err != nil {

@@ -32,8 +32,12 @@ type RewriteOptions struct {
 	Jobs int
 	// CompressionLevel is the gzip level of revisit records (default 6).
 	CompressionLevel int
-	MaxMemory        int64
-	TempDir          string
+	// MaxMemory bounds the stage's buffers as ManifestOptions.MaxMemory
+	// does: the manifests' re-sort holds an eighth of it in memory, the
+	// output CDXJ's sorts an eighth shared by the jobs; a file's
+	// manifest entries are spooled to TempDir (entryStream.of).
+	MaxMemory int64
+	TempDir   string
 	// Progress, when set, is called after each file.
 	Progress func(done, total int, l Layout)
 }
@@ -109,7 +113,7 @@ func Rewrite(ctx context.Context, manifests, plans []string, outDir string, opts
 	removeTemps(outDir)
 	var done int
 	err = forEachFile(ctx, files, manifests, plans, true, opts.Jobs, opts.MaxMemory, opts.TempDir,
-		func(ctx context.Context, f FileInfo, copies []*Copy, entries []*Entry) (any, error) {
+		func(ctx context.Context, f FileInfo, copies []*Copy, entries *fileEntries) (any, error) {
 			return rewriteFile(ctx, f, copies, entries, outDir, opts)
 		},
 		func(v any) {
@@ -132,7 +136,7 @@ func Rewrite(ctx context.Context, manifests, plans []string, outDir string, opts
 // offset order; collect receives each result, from one goroutine. The
 // first error cancels the rest.
 func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []string, withEntries bool, jobs int, maxMem int64, tempDir string,
-	work func(ctx context.Context, f FileInfo, copies []*Copy, entries []*Entry) (any, error), collect func(any)) error {
+	work func(ctx context.Context, f FileInfo, copies []*Copy, entries *fileEntries) (any, error), collect func(any)) error {
 	if jobs <= 0 {
 		jobs = 1
 	}
@@ -152,7 +156,7 @@ func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []strin
 	type job struct {
 		f       FileInfo
 		copies  []*Copy
-		entries []*Entry
+		entries *fileEntries
 	}
 	type result struct {
 		v   any
@@ -169,6 +173,7 @@ func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []strin
 			defer wg.Done()
 			for j := range jobc {
 				v, err := work(ctx, j.f, j.copies, j.entries)
+				j.entries.close()
 				results <- result{v, err}
 			}
 		}()
@@ -178,9 +183,9 @@ func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []strin
 		defer close(jobc)
 		for _, f := range files {
 			copies, err := pr.copiesOf(f.Path)
-			var es []*Entry
+			var es *fileEntries
 			if err == nil && ents != nil {
-				es, err = ents.of(f.Path)
+				es, err = ents.of(f.Path, tempDir)
 			}
 			if err != nil {
 				dispatchErr = err
@@ -190,6 +195,7 @@ func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []strin
 			select {
 			case jobc <- job{f, copies, es}:
 			case <-ctx.Done():
+				es.close()
 				return
 			}
 		}
@@ -263,7 +269,7 @@ func removeTemps(outDir string) {
 }
 
 // rewriteFile writes one output file, its layout and its CDXJ.
-func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries []*Entry, outDir string, opts RewriteOptions) (Layout, error) {
+func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries *fileEntries, outDir string, opts RewriteOptions) (Layout, error) {
 	name := filepath.Base(fi.Path)
 	l := Layout{Input: fi.Path, Output: name, Compressed: fi.Compressed, CDXJ: cdxj.SideFileName(name)}
 	in, err := os.Open(fi.Path)
@@ -294,7 +300,7 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries []*En
 	if err := tmp.Chmod(0o644); err != nil {
 		return l, fmt.Errorf("postdedup: rewrite: %w", err)
 	}
-	sorter := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/int64(max(opts.Jobs, 1))/2, 4<<20), TempDir: opts.TempDir})
+	sorter := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/int64(max(opts.Jobs, 1))/8, 4<<20), TempDir: opts.TempDir})
 	defer sorter.Close()
 	mw, err := warcio.NewMemberWriter(opts.CompressionLevel)
 	if err != nil {
@@ -302,12 +308,11 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries []*En
 	}
 	var pos, out int64
 	var buf []byte
-	ei := 0
 	// indexEntries relocates the CDXJ lines of the input records in
 	// [pos, end) by the shift out-pos.
 	indexEntries := func(end int64) error {
-		for ; ei < len(entries) && entries[ei].Offset < end; ei++ {
-			e := entries[ei]
+		for e := entries.peek(); e != nil && e.Offset < end; e = entries.peek() {
+			entries.next()
 			if e.Length == 0 {
 				continue // shares a gzip member: not addressable (as cdxj skips it)
 			}
@@ -320,7 +325,7 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries []*En
 			}
 			l.CDXJLines++
 		}
-		return nil
+		return entries.failed()
 	}
 	copyTo := func(end int64) error {
 		if end < pos || end > fi.Size {
@@ -362,7 +367,11 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries []*En
 			return l, fmt.Errorf("postdedup: rewrite: %w", err)
 		}
 		// The copy's own index line is replaced by the revisit's.
-		for ; ei < len(entries) && entries[ei].Offset <= c.Offset; ei++ {
+		for e := entries.peek(); e != nil && e.Offset <= c.Offset; e = entries.peek() {
+			entries.next()
+		}
+		if err := entries.failed(); err != nil {
+			return l, err
 		}
 		line := cdxj.FromCapture(capt)
 		if err := sorter.Add(line.Format(buf[:0])); err != nil {
@@ -498,11 +507,13 @@ type entryStream struct {
 	br   *bufio.Reader
 	done chan error
 	peek *Entry
+	// peekLine is peek's line without its sort prefix.
+	peekLine []byte
 }
 
 // entriesByFile re-sorts the manifests' entries by input file and offset.
 func entriesByFile(ctx context.Context, manifests []string, maxMem int64, tempDir string) (*entryStream, error) {
-	s := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(maxMem/2, 1<<20), TempDir: tempDir})
+	s := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(maxMem/8, 1<<20), TempDir: tempDir})
 	var line []byte
 	for _, name := range manifests {
 		m, err := OpenManifest(name)
@@ -547,51 +558,138 @@ func entriesByFile(ctx context.Context, manifests []string, maxMem int64, tempDi
 	return es, nil
 }
 
-func (s *entryStream) next() (*Entry, error) {
-	if s.peek != nil {
-		e := s.peek
-		s.peek = nil
-		return e, nil
-	}
-	line, err := s.br.ReadBytes('\n')
-	if len(line) == 0 {
-		if err == io.EOF {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("postdedup: manifest re-sort: %w", err)
-	}
-	line = bytes.TrimRight(line, "\n")
-	// Skip the "path TAB offset TAB" sort prefix.
-	for k := 0; k < 2; k++ {
-		i := bytes.IndexByte(line, '\t')
-		if i < 0 {
-			return nil, errors.New("postdedup: manifest re-sort: bad line")
-		}
-		line = line[i+1:]
-	}
-	e, err := parseEntry(line)
+// of returns the entries of one input file (files in pathLess order),
+// spooled to an unnamed temporary file in tempDir: a file's entries are
+// read in offset order as its rewrite or validation walks it, so memory
+// holds none of them per record whatever the size of the file.
+func (s *entryStream) of(path, tempDir string) (*fileEntries, error) {
+	spool, err := os.CreateTemp(tempDir, "wayside-entries-*")
 	if err != nil {
 		return nil, fmt.Errorf("postdedup: manifest re-sort: %w", err)
 	}
-	return e, nil
+	os.Remove(spool.Name()) // unnamed: nothing is left behind
+	fe := &fileEntries{f: spool}
+	bw := bufio.NewWriterSize(spool, 64<<10)
+	err = s.spool(path, bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		_, err = spool.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		fe.close()
+		return nil, fmt.Errorf("postdedup: manifest re-sort: %w", err)
+	}
+	fe.br = bufio.NewReaderSize(spool, 64<<10)
+	return fe, nil
 }
 
-// of returns the entries of one input file (files in pathLess order).
-func (s *entryStream) of(path string) ([]*Entry, error) {
-	var out []*Entry
-	for {
-		e, err := s.next()
-		if err != nil || e == nil {
-			return out, err
-		}
-		if e.Path != path {
-			if pathLess(e.Path, path) {
-				return nil, fmt.Errorf("postdedup: manifest entry %s offset %d out of order", e.Path, e.Offset)
+// spool writes the entry lines of path (without their sort prefix) to w.
+func (s *entryStream) spool(path string, w *bufio.Writer) error {
+	if s.peek != nil {
+		if s.peek.Path != path {
+			if pathLess(s.peek.Path, path) {
+				return fmt.Errorf("manifest entry %s offset %d out of order", s.peek.Path, s.peek.Offset)
 			}
-			s.peek = e
-			return out, nil
+			return nil
 		}
-		out = append(out, e)
+		s.peek = nil
+		w.Write(s.peekLine)
+	}
+	for {
+		line, err := s.br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			big := append([]byte(nil), line...)
+			for err == bufio.ErrBufferFull {
+				line, err = s.br.ReadSlice('\n')
+				big = append(big, line...)
+			}
+			line = big
+		}
+		if len(line) == 0 {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		rest := line
+		var lpath string
+		// The "path TAB offset TAB" sort prefix.
+		for k := 0; k < 2; k++ {
+			i := bytes.IndexByte(rest, '\t')
+			if i < 0 {
+				return errors.New("bad line")
+			}
+			if k == 0 {
+				lpath = unescapeField(string(rest[:i]))
+			}
+			rest = rest[i+1:]
+		}
+		if lpath != path {
+			e, err := parseEntry(bytes.TrimRight(rest, "\n"))
+			if err != nil {
+				return err
+			}
+			if pathLess(e.Path, path) {
+				return fmt.Errorf("manifest entry %s offset %d out of order", e.Path, e.Offset)
+			}
+			s.peek, s.peekLine = e, append(s.peekLine[:0], rest...)
+			return nil
+		}
+		if _, err := w.Write(rest); err != nil {
+			return err
+		}
+	}
+}
+
+// fileEntries is one input file's manifest entries in offset order, read
+// from their spool one at a time. A nil *fileEntries has none.
+type fileEntries struct {
+	f    *os.File
+	br   *bufio.Reader
+	cur  *Entry
+	err  error
+	done bool
+}
+
+// peek returns the next entry without passing it, nil at the end or
+// after an error (see err).
+func (fe *fileEntries) peek() *Entry {
+	if fe == nil || fe.done || fe.err != nil {
+		return nil
+	}
+	if fe.cur == nil {
+		line, err := fe.br.ReadBytes('\n')
+		if len(line) == 0 {
+			if err != io.EOF {
+				fe.err = fmt.Errorf("postdedup: manifest re-sort: %w", err)
+			}
+			fe.done = true
+			return nil
+		}
+		if fe.cur, err = parseEntry(bytes.TrimRight(line, "\n")); err != nil {
+			fe.err = fmt.Errorf("postdedup: manifest re-sort: %w", err)
+			return nil
+		}
+	}
+	return fe.cur
+}
+
+// next passes the entry peek returned.
+func (fe *fileEntries) next() { fe.cur = nil }
+
+// failed is the error met reading the entries, if any.
+func (fe *fileEntries) failed() error {
+	if fe == nil {
+		return nil
+	}
+	return fe.err
+}
+
+func (fe *fileEntries) close() {
+	if fe != nil {
+		fe.f.Close()
 	}
 }
 

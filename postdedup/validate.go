@@ -43,8 +43,10 @@ type ValidateOptions struct {
 	// OriginalDirs are searched for originals in other collections.
 	OriginalDirs []string
 	Jobs         int
-	MaxMemory    int64
-	TempDir      string
+	// MaxMemory bounds the stage's buffers as ManifestOptions.MaxMemory
+	// does: each sort holds an eighth of it in memory.
+	MaxMemory int64
+	TempDir   string
 	// IndependentInflate frames each input on its own for the framing
 	// check (framescan.File, inflating it again) instead of using the
 	// framed record the manifest scan made from the members it inflated.
@@ -145,7 +147,7 @@ func Validate(ctx context.Context, manifests, plans []string, outDir string, opt
 	}
 	stamp := Stamp{Format: stampFormat, Time: time.Now().UTC(), Deep: opts.Deep}
 	err = forEachFile(ctx, files, manifests, plans, opts.Deep, opts.Jobs, opts.MaxMemory, opts.TempDir,
-		func(ctx context.Context, f FileInfo, copies []*Copy, entries []*Entry) (any, error) {
+		func(ctx context.Context, f FileInfo, copies []*Copy, entries *fileEntries) (any, error) {
 			return validateFile(ctx, f, copies, entries, outDir, opts)
 		},
 		func(v any) {
@@ -194,7 +196,7 @@ func readLayout(outDir, name string) (Layout, error) {
 }
 
 // validateFile checks one output file against its input and layout.
-func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries []*Entry, outDir string, opts ValidateOptions) (fileCheck, error) {
+func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries *fileEntries, outDir string, opts ValidateOptions) (fileCheck, error) {
 	name := filepath.Base(f.Path)
 	fc := fileCheck{}
 	st := &fc.st
@@ -263,6 +265,9 @@ func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries []*En
 	checkFraming(ctx, f, copies, opts.IndependentInflate, st)
 	if opts.Deep {
 		deepCheck(ctx, f, l, copies, entries, outPath, st)
+		if err := entries.failed(); err != nil {
+			return fc, err
+		}
 	}
 	fc.stamp = StampedFile{Input: f.Path, InputSize: f.Size, InputMTime: f.ModTime, Output: name, OutputSize: ost.Size(),
 		OutputXXH64: sum, CDXJ: l.CDXJ}
@@ -421,7 +426,7 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 
 // deepCheck reads the whole output back and compares each record with the
 // input manifest.
-func deepCheck(ctx context.Context, f FileInfo, l Layout, copies []*Copy, entries []*Entry, outPath string, st *ValidateStats) {
+func deepCheck(ctx context.Context, f FileInfo, l Layout, copies []*Copy, entries *fileEntries, outPath string, st *ValidateStats) {
 	r, err := warcio.Open(outPath)
 	if err != nil {
 		st.fail("%v", err)
@@ -429,7 +434,7 @@ func deepCheck(ctx context.Context, f FileInfo, l Layout, copies []*Copy, entrie
 	}
 	defer r.Close()
 	name := filepath.Base(outPath)
-	si, ei, problems := 0, 0, 0
+	si, problems := 0, 0
 	for n := 0; ; n++ {
 		if n%256 == 0 && ctx.Err() != nil {
 			return
@@ -462,17 +467,18 @@ func deepCheck(ctx context.Context, f FileInfo, l Layout, copies []*Copy, entrie
 			continue
 		}
 		inOff := s.In + rec.Offset - s.Out
-		for ei < len(entries) && entries[ei].Offset < inOff {
-			ei++
+		e := entries.peek()
+		for ; e != nil && e.Offset < inOff; e = entries.peek() {
+			entries.next()
 		}
-		if ei < len(entries) && entries[ei].Offset == inOff {
-			want := entries[ei].Capture
+		if e != nil && e.Offset == inOff {
+			want := e.Capture
 			want.Offset, want.File, want.Dir = rec.Offset, name, ""
 			if !reflect.DeepEqual(c, want) {
 				st.fail("%s offset %d: record reads back as %+v, the input's (offset %d) was %+v", outPath, rec.Offset, c, inOff, want)
 			}
-			if ek := entries[ei].Key; entries[ei].CanBeOriginal() && ek != noKey && (c.DigestMismatch || canonical(c.Digest) != canonical(entries[ei].Digest)) {
-				st.fail("%s offset %d: payload digest %s, the input's was %s", outPath, rec.Offset, c.Digest, entries[ei].Digest)
+			if ek := e.Key; e.CanBeOriginal() && ek != noKey && (c.DigestMismatch || canonical(c.Digest) != canonical(e.Digest)) {
+				st.fail("%s offset %d: payload digest %s, the input's was %s", outPath, rec.Offset, c.Digest, e.Digest)
 			}
 		} else if cdxj.Indexed(rec, false) {
 			st.fail("%s offset %d: indexed record with no input counterpart at %d", outPath, rec.Offset, inOff)
@@ -500,7 +506,17 @@ func deepCheck(ctx context.Context, f FileInfo, l Layout, copies []*Copy, entrie
 // with independent, when the manifest has none or it cannot be read,
 // framescan.File inflating the input on its own.
 func checkFraming(ctx context.Context, f FileInfo, copies []*Copy, independent bool, st *ValidateStats) {
-	reading, err := readFraming(f)
+	// framescan.Compare's multiset comparison, streamed: the reads are
+	// counted by a 64-bit hash of their keys while the framing record is
+	// read, the framed records are matched against the counts as they are
+	// read, and only a failure reads the files again to name keys. Memory
+	// holds a count per distinct key and an offset per framed record, not
+	// the records (~400 bytes each). Two distinct keys hashing alike could
+	// hide a disagreement between them; with n records that has a
+	// probability of about n²/2^65 (below 10^-8 at 10^6 records).
+	counts := map[uint64]int32{}
+	count := func(r framescan.Read) { counts[xxhash.Sum64String(r.Key)]++ }
+	reading, err := eachFramingRead(f, count)
 	if err != nil {
 		st.fail("%s: %v", f.Path, err)
 		return
@@ -508,10 +524,50 @@ func checkFraming(ctx context.Context, f FileInfo, copies []*Copy, independent b
 	if err := ctx.Err(); err != nil {
 		return
 	}
+	// The framed records by where they start, with their number in file
+	// order (a failure reads the record again to name it).
+	type start struct {
+		at, data int64 // at: the member's offset until the framing says the input is not compressed
+		i        int
+	}
+	var starts []start
+	var found []string
+	match := func(rec framescan.Record) {
+		starts = append(starts, start{rec.Member, rec.DataOffset, len(starts)})
+		if h := xxhash.Sum64String(rec.Key()); counts[h] > 0 {
+			counts[h]--
+			return
+		}
+		for _, e := range reading.unread {
+			if e.Covers(rec) {
+				return
+			}
+		}
+		found = append(found, fmt.Sprintf("%s offset %d (uncompressed offset %d): %s record %s found by the second framing, neither read nor reported unreadable", f.Path, rec.Member, rec.DataOffset, rec.Type, rec.Key()))
+	}
+	// keyOf names the framed record number i.
+	var keyOf func(i int) string
 	var framed *framescan.Result
 	if !independent && f.Framed != "" {
-		if framed, err = readFramed(f); err != nil {
-			framed = nil // framed on its own below
+		if framed, err = eachFramedRecord(f, match); err == nil {
+			keyOf = func(i int) string {
+				key, n := "", 0
+				eachFramedRecord(f, func(rec framescan.Record) {
+					if n == i {
+						key = rec.Key()
+					}
+					n++
+				})
+				return key
+			}
+		} else {
+			// Framed on its own below, against fresh counts.
+			framed, starts, found = nil, starts[:0], found[:0]
+			clear(counts)
+			if _, err := eachFramingRead(f, count); err != nil {
+				st.fail("%s: %v", f.Path, err)
+				return
+			}
 		}
 	}
 	if framed == nil {
@@ -519,28 +575,44 @@ func checkFraming(ctx context.Context, f FileInfo, copies []*Copy, independent b
 			st.fail("%s: second framing: %v", f.Path, err)
 			return
 		}
+		// Held in memory whole: the independent framing (or one that
+		// stands in for an unreadable framed record) is made here.
+		for _, rec := range framed.Records {
+			match(rec)
+		}
+		recs := framed.Records
+		keyOf = func(i int) string { return recs[i].Key() }
 	}
 	if reading.records != f.Records || reading.problems != f.Problems {
 		st.fail("%s: the scan's framing record holds %d records and %d unreadable ones, the manifest counted %d and %d", f.Path, reading.records, reading.problems, f.Records, f.Problems)
 	}
-	for _, d := range framescan.Compare(f.Path, framed, reading.read, reading.unread) {
+	for _, d := range found {
 		st.fail("%s", d)
 	}
-	// The framed records by where they start (stable: file order within
-	// one start), so each copy looks only at the records inside it
-	// instead of at every record of the file.
-	type start struct {
-		at  int64
-		rec *framescan.Record
-	}
-	starts := make([]start, len(framed.Records))
-	for i := range framed.Records {
-		rec := &framed.Records[i]
-		starts[i] = start{rec.DataOffset, rec}
-		if framed.Compressed {
-			starts[i].at = rec.Member
+	// Reads left over: read, not found; named in the framing record's
+	// order, as Compare does.
+	left := false
+	for _, c := range counts {
+		if c > 0 {
+			left = true
+			break
 		}
 	}
+	if left {
+		eachFramingRead(f, func(r framescan.Read) {
+			if h := xxhash.Sum64String(r.Key); counts[h] > 0 {
+				counts[h]--
+				st.fail("%s offset %d (uncompressed offset %d): record %s read, not found by the second framing", f.Path, r.Offset, r.DataOffset, r.Key)
+			}
+		})
+	}
+	if !framed.Compressed {
+		for i := range starts {
+			starts[i].at = starts[i].data
+		}
+	}
+	// Stable: file order within one start, so each copy looks only at
+	// the records inside it instead of at every record of the file.
 	slices.SortStableFunc(starts, func(a, b start) int { return cmp.Compare(a.at, b.at) })
 	for _, c := range copies {
 		n := 0
@@ -550,7 +622,7 @@ func checkFraming(ctx context.Context, f FileInfo, copies []*Copy, independent b
 			case at == c.Offset:
 				n++
 			case at > c.Offset && at < c.Offset+c.Length:
-				st.fail("%s offset %d: the revisit replacing the record at offset %d (%d bytes) would drop the record %s the second framing finds inside it", f.Path, at, c.Offset, c.Length, starts[i].rec.Key())
+				st.fail("%s offset %d: the revisit replacing the record at offset %d (%d bytes) would drop the record %s the second framing finds inside it", f.Path, at, c.Offset, c.Length, keyOf(starts[i].i))
 			}
 		}
 		if n != 1 {
@@ -572,7 +644,7 @@ func canonical(d string) string {
 // carries, and is not itself rewritten. External originals are read back
 // from OriginalDirs.
 func checkOriginals(ctx context.Context, manifests, plans []string, opts ValidateOptions, st *ValidateStats) error {
-	join := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory, 1<<20), TempDir: opts.TempDir})
+	join := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/8, 1<<20), TempDir: opts.TempDir})
 	defer join.Close()
 	var line []byte
 	add := func(path string, off int64, rest ...string) error {
