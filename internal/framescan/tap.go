@@ -224,9 +224,6 @@ type tapFramer struct {
 	fl      io.ReadCloser
 	headBuf [proveHead]byte
 	headIn  [proveInput]byte
-	// bigHeads counts members whose first bytes needed more than
-	// proveInput stored bytes.
-	bigHeads int
 	// Tap statistics (for tests and measures).
 	proved, refused int
 }
@@ -429,7 +426,6 @@ func (fr *tapFramer) startsWith(off, end int64, head []byte) bool {
 	if m := fr.inflateHead(bytes.NewReader(in), got); m == len(got) || int64(len(in)) == end-off {
 		return m == len(got) && bytes.Equal(got, head)
 	}
-	fr.bigHeads++
 	return fr.inflateHead(fr.w.src.at(off), got) == len(got) && bytes.Equal(got, head)
 }
 
