@@ -47,20 +47,22 @@ func deleteChild(dir string) error {
 	if err != nil {
 		return err
 	}
-	ix.delBatch = 16
+	ix.delBatch = 16 // TestDeleteKill9's per
 	_, err = ix.Delete(context.Background(), dedupindex.Selector{Files: []string{"a.warc.gz"}})
 	return err
 }
 
 // TestDeleteKill9 kills (SIGKILL) a process deleting a file's captures
-// once a random number are gone: after reopening, Check passes (counters,
-// unresolved markers), every capture of the other files is there, each
-// capture of the deleted file is there or gone, and no revisit points at
-// a removed capture. A second delete finishes.
+// after a durable batch (one while revisits are unresolved, the batch
+// where removal starts, one at random while captures are removed): after
+// reopening, Check passes (counters, unresolved markers), every capture of
+// the other files is there, exactly the captures of the deleted file in
+// the batches written are gone, and no revisit points at a removed
+// capture. A second delete finishes.
 func TestDeleteKill9(t *testing.T) {
 	ctx := context.Background()
 	all := deleteWorkload()
-	for round := range 2 {
+	for round := range 3 {
 		dir := t.TempDir()
 		ix, err := Open(filepath.Join(dir, "ci"), WithSyncInterval(-1))
 		if err != nil {
@@ -72,8 +74,30 @@ func TestDeleteKill9(t *testing.T) {
 		ix.Close()
 		// The child kills itself after durable batch nth of 16 changes
 		// (the failpoint after each batch: however fast or slow the
-		// machine, the kill lands mid-delete).
-		nth := 1 + rand.IntN(deleteCaptures/2/16-4)
+		// machine, the kill lands mid-delete). Delete unresolves the
+		// revisits of a.warc.gz first, then removes its captures, so nth is
+		// drawn from the batches that remove captures and the number gone
+		// is known exactly.
+		unresolves := 0
+		for i, c := range all {
+			// deleteWorkload puts each revisit right after its original.
+			if c.Type == "revisit" && all[i-1].File == "a.warc.gz" {
+				unresolves++
+			}
+		}
+		const per = 16
+		first := unresolves/per + 1 // the first batch that removes a capture
+		last := (unresolves+deleteCaptures/2)/per - 1
+		var nth int
+		switch round {
+		case 0: // while revisits are being unresolved: nothing gone yet
+			nth = 1 + rand.IntN(first-1)
+		case 1: // the batch that unresolves the last revisits and removes the first captures
+			nth = first
+		default:
+			nth = first + rand.IntN(last-first+1)
+		}
+		wantGone := max(0, nth*per-unresolves)
 		t.Setenv("WAYSIDE_FAILPOINTS", fmt.Sprintf("captureindex.delete-batch=%d*kill", nth))
 		if !testenv.CrashChild(t, deleteChildEnv+"="+dir, func(string) bool { return false }) {
 			t.Fatalf("round %d: the delete child was not killed at batch %d", round, nth)
@@ -112,8 +136,8 @@ func TestDeleteKill9(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
-		if gone == 0 || gone == deleteCaptures/2 {
-			t.Fatalf("round %d: %d gone: the kill did not land mid-delete", round, gone)
+		if gone != wantGone {
+			t.Fatalf("round %d: killed after batch %d: %d of a.warc.gz gone, want %d (%d unresolves first, %d per batch)", round, nth, gone, wantGone, unresolves, per)
 		}
 		n, err := ix.Delete(ctx, dedupindex.Selector{Files: []string{"a.warc.gz"}})
 		if err != nil || int(n) != deleteCaptures/2-gone {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -155,7 +156,16 @@ func TestCrashSafety(t *testing.T) {
 			cmd.Process.Kill()
 			t.Fatalf("run %d: child never became ready: %s", run, stderr.String())
 		}
-		time.Sleep(time.Duration(10+rand.IntN(150)) * time.Millisecond)
+		// Then for its first durable original (so every run has reports to
+		// check however loaded the machine), then a random while more.
+		var first string
+		select {
+		case first = <-lines:
+		case <-time.After(60 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("run %d: child committed nothing: %s", run, stderr.String())
+		}
+		time.Sleep(time.Duration(rand.IntN(150)) * time.Millisecond)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +176,7 @@ func TestCrashSafety(t *testing.T) {
 		}
 		close(lines)
 		var committed, seeded []string
-		for l := range lines {
+		for l := range seqOf(first, lines) {
 			if p, ok := strings.CutPrefix(l, "committed "); ok {
 				committed = append(committed, p)
 			} else if p, ok := strings.CutPrefix(l, "seeded "); ok {
@@ -179,6 +189,20 @@ func TestCrashSafety(t *testing.T) {
 	t.Logf("%d originals reported durable across the runs were all found", total)
 	if total == 0 {
 		t.Fatal("the children never committed anything")
+	}
+}
+
+// seqOf yields first, then what is left in lines.
+func seqOf(first string, lines <-chan string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		if !yield(first) {
+			return
+		}
+		for l := range lines {
+			if !yield(l) {
+				return
+			}
+		}
 	}
 }
 
