@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/digest"
+	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/warcfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
@@ -347,8 +348,11 @@ func (c *converter) write(h *warcio.RecordHead, block []byte, blockR io.Reader) 
 	} else {
 		h.ContentLength = c.buf.n
 	}
-	_, err := c.out.WriteRecord(h, blockR)
-	return err
+	if _, err := c.out.WriteRecord(h, blockR); err != nil {
+		return err
+	}
+	// After each record written: crash tests kill the process here, mid-file.
+	return failpoint.Inject("convert.record-written")
 }
 
 // TargetURI is the WARC-Target-URI of the record converted from rec: the

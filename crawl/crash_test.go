@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/cdxj"
 	"github.com/wayside-archive/wayside/consumers"
 	"github.com/wayside-archive/wayside/crawl/sitetest"
@@ -33,6 +34,7 @@ const (
 	crashChildEnv = "WAYSIDE_CRAWL_CRASH_CHILD"
 	crashReady    = "wayside-crash-child-crawling"
 	crashInRecord = "wayside-crash-child-inside-a-record"
+	crashDurable  = "wayside-crash-child-durable" // then the record type
 )
 
 // TestMain runs the crawler child process TestCrashRecovery starts and
@@ -49,7 +51,8 @@ func TestMain(m *testing.M) {
 // crashChild crawls the site again and again, as `wayside crawl` does,
 // with the live map enabled, until it is killed; it returns only on error.
 func crashChild(spec string) error {
-	dir, base, _ := strings.Cut(spec, "|")
+	dir, rest, _ := strings.Cut(spec, "|")
+	base, mode, _ := strings.Cut(rest, "|")
 	seed, err := ParseSeed(base + "/")
 	if err != nil {
 		return err
@@ -66,7 +69,7 @@ func crashChild(spec string) error {
 			return err
 		}
 		s, err := Open(Config{WARCDir: dir, Writer: warcfile.WriterOptions{MaxFileSize: 1 << 20, CompressionLevel: 1},
-			Recorder: Options{Conditional: i%2 == 1}, Subscriber: cons.Fanout})
+			Recorder: Options{Conditional: i%2 == 1}, Subscriber: reportDurable{cons.Fanout}})
 		if err != nil {
 			return err
 		}
@@ -75,9 +78,14 @@ func crashChild(spec string) error {
 		}
 		if i == 0 {
 			// Between the write(2) calls of a record: say so once, then
-			// dawdle, so the parent can kill the process inside a record.
+			// dawdle (mode "hold": stay there until killed, so the
+			// parent's kill lands inside a record however slow it is).
 			failpoint.Enable(warcfile.PointChunk, func(n int) (int, error) {
-				inRecord.Do(func() { fmt.Println(crashInRecord) })
+				first := false
+				inRecord.Do(func() { first = true; fmt.Println(crashInRecord) })
+				if first && mode == "hold" {
+					select {}
+				}
 				time.Sleep(time.Millisecond)
 				return n, nil
 			})
@@ -97,6 +105,17 @@ func crashChild(spec string) error {
 			return err
 		}
 	}
+}
+
+// reportDurable passes captures on to the crawl's Fanout and prints
+// crashDurable and the record type of each once it is durable (the
+// Subscriber gets it after the fsync), so the parent can wait for one.
+type reportDurable struct{ *wayside.Fanout }
+
+func (r reportDurable) OnCapture(ctx context.Context, c wayside.Capture) error {
+	err := r.Fanout.OnCapture(ctx, c)
+	fmt.Println(crashDurable, c.Type)
+	return err
 }
 
 // crashMap is the live MementoMap the crash child keeps beside its WARCs.
@@ -130,7 +149,23 @@ func TestCrashRecovery(t *testing.T) {
 	partials, revisits := 0, 0
 	for run := 0; run < runs; run++ {
 		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir+"|"+srv.URL)
+		// Odd runs are killed right after the child reports being inside
+		// a record, where it then stays (a partial tail for sure); even
+		// runs once the child has crawled (start-up and recovery done)
+		// and made a record durable — run 0 a revisit, so the crawls
+		// checked below hold one however slow the machine — and then at a
+		// random point after that.
+		mode, stages := "dawdle", []func(string) bool{
+			func(l string) bool { return l == crashReady },
+			func(l string) bool { return strings.HasPrefix(l, crashDurable+" ") },
+		}
+		if run == 0 {
+			stages[1] = func(l string) bool { return l == crashDurable+" revisit" }
+		}
+		if run%2 == 1 {
+			mode, stages = "hold", []func(string) bool{func(l string) bool { return l == crashInRecord }}
+		}
+		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir+"|"+srv.URL+"|"+mode)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()
 		if err != nil {
@@ -139,26 +174,18 @@ func TestCrashRecovery(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Wait until it crawls (start-up and recovery done), then kill it
-		// at a random point.
-		// Odd runs are killed right after the child reports being inside
-		// a record (a partial tail for sure), even runs at a random point
-		// after it starts crawling.
-		want := crashReady
-		if run%2 == 1 {
-			want = crashInRecord
-		}
 		ready := make(chan bool, 1)
 		go func() {
 			sc := bufio.NewScanner(out)
-			ok := false
-			for sc.Scan() {
-				if sc.Text() == want && !ok {
-					ok = true
-					ready <- true
+			next := 0
+			for sc.Scan() { // read to the end: the child never blocks on stdout
+				if next < len(stages) && stages[next](sc.Text()) {
+					if next++; next == len(stages) {
+						ready <- true
+					}
 				}
 			}
-			if !ok {
+			if next < len(stages) {
 				ready <- false
 			}
 		}()
@@ -167,15 +194,15 @@ func TestCrashRecovery(t *testing.T) {
 			if !ok {
 				cmd.Process.Kill()
 				cmd.Wait()
-				t.Fatalf("run %d: crawler child exited before crawling", run)
+				t.Fatalf("run %d: crawler child exited before it got where it is killed", run)
 			}
-		case <-time.After(60 * time.Second):
+		case <-time.After(2 * time.Minute): // only catches a hang
 			cmd.Process.Kill()
 			cmd.Wait()
-			t.Fatalf("run %d: crawler child did not start crawling", run)
+			t.Fatalf("run %d: crawler child never got where it is killed", run)
 		}
 		if run%2 == 0 {
-			time.Sleep(time.Duration(20+rnd.IntN(500)) * time.Millisecond)
+			time.Sleep(time.Duration(rnd.IntN(500)) * time.Millisecond)
 		}
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
