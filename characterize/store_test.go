@@ -102,7 +102,7 @@ func TestStoreCompactionAskedForSurvivesClose(t *testing.T) {
 	closed := make(chan error, 1)
 	go func() { closed <- st.Close() }()
 	// Let the compaction go once Close has begun (bounded wait).
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Millisecond) {
 		st.mu.Lock()
 		c := st.closed
 		st.mu.Unlock()

@@ -103,7 +103,7 @@ func startRemote(dir string) (_ dedupindex.Index, err error) {
 	if err != nil {
 		return nil, errors.Join(err, stop())
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for c.Healthz(context.Background()) != nil {
 		select {
 		case err := <-done:
@@ -112,7 +112,7 @@ func startRemote(dir string) (_ dedupindex.Index, err error) {
 		default:
 		}
 		if time.Now().After(deadline) {
-			return nil, errors.Join(errors.New("sidecar not up after 10s"), stop())
+			return nil, errors.Join(errors.New("sidecar not up after 2 minutes"), stop())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -166,7 +166,7 @@ func TestLiveRunAndWriteTo(t *testing.T) {
 		l.OnCapture(ctx, wayside.Capture{URI: u, Type: "response"})
 	}
 	l.OnCapture(ctx, wayside.Capture{URI: "http://example.com/req", Type: "request"})
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for l.Pending() != 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

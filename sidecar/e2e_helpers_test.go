@@ -148,7 +148,7 @@ func (d *daemon) start() {
 		t.Fatal(err)
 	}
 	d.client = c
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := c.Healthz(ctx)
@@ -203,10 +203,10 @@ func (d *daemon) term() error {
 	}
 }
 
-// waitFor polls cond every 50 ms for up to 30 s.
+// waitFor polls cond every 50 ms for up to 2 minutes (a bound that only catches a hang).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -79,7 +79,7 @@ func runServer(t testing.TB, mutate func(*Config)) (*Server, *client.Client, *Co
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for c.Healthz(context.Background()) != nil {
 		if time.Now().After(deadline) {
 			t.Fatal("in-process server not up")
@@ -307,7 +307,7 @@ func TestFixitySweepOnDemand(t *testing.T) {
 	ctx := context.Background()
 	var sw []api.SweepStatus
 	var err error
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		sw, err = c.FixitySweeps(ctx)
 		if err == nil && len(sw) == 1 && sw[0].Next != "" {
@@ -452,7 +452,7 @@ func TestClaimLeaseExpires(t *testing.T) {
 		t.Fatalf("second claim within the TTL: %+v", r)
 	}
 	var r2 api.ClaimResult
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		r2, err = c.Claim(ctx, k)
 		if err != nil {

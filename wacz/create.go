@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/fsutil"
 	"github.com/wayside-archive/wayside/internal/iox"
 	"github.com/wayside-archive/wayside/warcio"
@@ -349,6 +350,10 @@ func (c *creator) write(ctx context.Context, inputs []Input) error {
 		}
 		c.res.WARCs++
 		c.opts.Log.Debug("wacz: WARC added", "file", in.Name)
+		// After each WARC member: crash tests kill the process here.
+		if err := failpoint.Inject("wacz.warc-added"); err != nil {
+			return err
+		}
 	}
 	if err := c.writeIndex(); err != nil {
 		return err

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,25 +82,63 @@ func TestCrawlCommandBadInput(t *testing.T) {
 }
 
 // TestCrawlCommandInterrupt cancels a crawl while a slow resource is being
-// fetched: the command returns cleanly and leaves no .open file.
+// fetched (once the server has its request and the crawl has a WARC file
+// open): the command returns cleanly, leaves no .open file, and did not
+// wait for the slow resource (no record of it).
 func TestCrawlCommandInterrupt(t *testing.T) {
 	site := sitetest.New()
 	site.Add(&sitetest.Resource{Path: "/media/talk.bin", ContentType: "application/octet-stream", Body: sitetest.Blob(1, 64<<10), Slow: 30 * time.Second})
-	srv, err := sitetest.Start(site)
+	fetching := make(chan struct{})
+	var once sync.Once
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/media/talk.bin" {
+			once.Do(func() { close(fetching) })
+		}
+		site.ServeHTTP(w, r)
+	})}
+	go srv.Serve(ln)
 	defer srv.Close()
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	start := time.Now()
-	out, stderr, err := runCLI(ctx, "crawl", "--warc-dir", dir, "--delay", "0", "--parallel", "2", "--quiet", srv.URL+"/")
+	go func() {
+		select {
+		case <-fetching:
+		case <-ctx.Done():
+			return
+		}
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if m, _ := filepath.Glob(filepath.Join(dir, "*.open")); len(m) > 0 {
+				break
+			}
+		}
+		cancel()
+	}()
+	out, stderr, err := runCLI(ctx, "crawl", "--warc-dir", dir, "--delay", "0", "--parallel", "2", "--quiet", "http://"+ln.Addr().String()+"/")
 	if err != nil {
 		t.Fatalf("interrupted crawl: %v\n%s", err, stderr)
 	}
-	if time.Since(start) > 20*time.Second {
-		t.Errorf("crawl did not stop promptly on cancel")
+	select {
+	case <-fetching:
+	default:
+		t.Fatalf("the crawl ended before it fetched the slow resource\n%s", stderr)
+	}
+	if ctx.Err() == nil {
+		t.Fatalf("the crawl ended before it was cancelled\n%s", stderr)
+	}
+	warcs, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	for _, w := range warcs {
+		index, stderr, err := runCLI(context.Background(), "cdxj", "-q", w)
+		if err != nil {
+			t.Fatalf("cdxj %s: %v\n%s", w, err, stderr)
+		}
+		if strings.Contains(index, "/media/talk.bin") {
+			t.Errorf("the slow resource was recorded: the crawl waited for it instead of stopping on cancel\n%s", index)
+		}
 	}
 	if !strings.Contains(stderr, "interrupted") || !strings.Contains(out, "summary") {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", out, stderr)

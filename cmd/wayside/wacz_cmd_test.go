@@ -4,16 +4,16 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/wayside-archive/wayside/crawl/sitetest"
 	"github.com/wayside-archive/wayside/internal/testenv"
@@ -262,40 +262,31 @@ func TestCrawlWACZ(t *testing.T) {
 }
 
 // TestWACZCreateKilled: `wacz create` killed with SIGKILL while it writes
-// leaves nothing at the output path (only a temporary file and work
+// (at failpoint wacz.warc-added, after a chosen WARC member, in a crash
+// child) leaves nothing at the output path (only a temporary file and work
 // directory beside it), and the next run removes those and writes a WACZ
 // that verifies.
 func TestWACZCreateKilled(t *testing.T) {
-	bin := waysideBinary(t)
 	in := t.TempDir()
 	src := filepath.Join(testenv.SharedDir(t), "corpus", "warc", "pywb-iana.warc.gz")
-	for i := range 60 { // ~47 MB of input: long enough to be caught writing
+	const copies = 8
+	for i := range copies {
 		if err := os.Symlink(src, filepath.Join(in, "copy"+strconv.Itoa(i)+".warc.gz")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	outDir := t.TempDir()
 	out := filepath.Join(outDir, "k.wacz")
-	cmd := exec.Command(bin, "wacz", "create", "-q", "--no-sign", "-o", out, in)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	nth := 2 + rand.IntN(copies-3) // ~0.8 MB a member: past the writer's 64 KiB buffer, before the last
+	args, _ := json.Marshal([]string{"wacz", "create", "-q", "--no-sign", "-o", out, in})
+	t.Setenv(failpointsEnv, fmt.Sprintf("wacz.warc-added=%d*kill", nth)) // read by the crash child only
+	if !testenv.CrashChild(t, cliChildEnv+"="+string(args), func(string) bool { return false }) {
+		t.Fatalf("create was not killed after WARC member %d of %d", nth, copies)
 	}
-	// Wait (bounded) until the temporary output holds data, then kill.
-	killed := false
-	deadline := time.Now().Add(2 * time.Minute)
-	for !killed && time.Now().Before(deadline) {
-		tmps, _ := filepath.Glob(filepath.Join(outDir, ".k.wacz.tmp-*"))
-		for _, p := range tmps {
-			if fi, err := os.Stat(p); err == nil && fi.Size() > 1<<20 {
-				cmd.Process.Signal(syscall.SIGKILL)
-				killed = true
-			}
-		}
-		time.Sleep(2 * time.Millisecond) // polling the file's size, not waiting for an event
-	}
-	err := cmd.Wait()
-	if !killed {
-		t.Fatalf("create ended (%v) before 1 MiB of its ~47 MB output was written", err)
+	if tmps, _ := filepath.Glob(filepath.Join(outDir, ".k.wacz.tmp-*")); len(tmps) != 1 {
+		t.Fatalf("killed after WARC member %d: temporary outputs %v, want one", nth, tmps)
+	} else if fi, err := os.Stat(tmps[0]); err != nil || fi.Size() < 1<<20 {
+		t.Fatalf("killed after WARC member %d: the temporary output holds less than 1 MiB: %v", nth, err)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Fatalf("a killed create left %s: %v", out, err)

@@ -552,13 +552,37 @@ func servesSlots(nodes string) bool {
 	return false
 }
 
-// Stall blocks n's event loop for d (DEBUG SLEEP): it neither serves
-// clients nor acknowledges replication meanwhile. It returns when the
-// sleep is over.
-func (c *Cluster) Stall(ctx context.Context, n *Node, d time.Duration) error {
-	rc := goredis.NewClient(&goredis.Options{Addr: n.Addr, MaxRetries: -1, ReadTimeout: d + 5*time.Second})
-	defer rc.Close()
-	return rc.Do(ctx, "DEBUG", "SLEEP", strconv.FormatFloat(d.Seconds(), 'f', 3, 64)).Err()
+// Freeze stops n's process (SIGSTOP) and returns once the kernel reports
+// it stopped: from then on it neither serves clients nor acknowledges
+// replication, however loaded the machine. thaw resumes it (SIGCONT).
+func (c *Cluster) Freeze(n *Node) (thaw func(), err error) {
+	n.mu.Lock()
+	cmd := n.cmd
+	n.mu.Unlock()
+	if cmd == nil {
+		return nil, fmt.Errorf("redistest: %s is not running", n.Addr)
+	}
+	pid := cmd.Process.Pid
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return nil, fmt.Errorf("redistest: freeze %s: %w", n.Addr, err)
+	}
+	thaw = func() { syscall.Kill(pid, syscall.SIGCONT) }
+	stat := fmt.Sprintf("/proc/%d/stat", pid)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) { // only catches a hang
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			thaw()
+			return nil, fmt.Errorf("redistest: freeze %s: %w", n.Addr, err)
+		}
+		// "PID (COMM) STATE ...": T is stopped.
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && len(b) > i+2 && b[i+2] == 'T' {
+			return thaw, nil
+		}
+		if time.Now().After(deadline) {
+			thaw()
+			return nil, fmt.Errorf("redistest: %s not stopped a minute after SIGSTOP", n.Addr)
+		}
+	}
 }
 
 // Memory returns the sum of an INFO memory field (used_memory,
