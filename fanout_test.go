@@ -97,7 +97,7 @@ func TestFanoutSlowConsumerNeverBlocksProducer(t *testing.T) {
 	f.Add("slow", slow)
 	f.Add("fast", fast)
 	in := caps(100)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// Each capture reaches the fast consumer while the slow one is stuck:
 	// the producer is never held up, and neither is the other consumer.
@@ -181,7 +181,7 @@ func TestFanoutReportsUnrecoveredDrops(t *testing.T) {
 // (and so a producer's shutdown) forever: it is abandoned after the drain
 // timeout and a grace period, and Close names it.
 func TestFanoutCloseAbandonsStuckConsumer(t *testing.T) {
-	f := wayside.NewFanout(wayside.WithDrainTimeout(100 * time.Millisecond))
+	f := wayside.NewFanout(wayside.WithDrainTimeout(2 * time.Second))
 	stuck := make(chan struct{})
 	defer close(stuck)
 	entered := make(chan struct{}, 1)

@@ -192,10 +192,10 @@ func TestOpenRedisSingleServerHint(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var ix dedupindex.Index
-	for i := 0; i < 100; i++ { // until the server listens
+	for i := 0; i < 1200; i++ { // until the server listens (the 2-minute bound only catches a hang)
 		if ix, err = dedupindex.OpenURL(ctx, "redis://"+addr+"/?cluster=0&prefix=single:", dedupindex.OpenOptions{}); err == nil {
 			break
 		}

@@ -441,7 +441,7 @@ func TestCrawlLogTail(t *testing.T) {
 // digest for good: after limits.claim_ttl the daemon cancels the claim, the
 // next claimer gets it, and a late commit of the dead claim is refused.
 func TestClaimLeaseExpires(t *testing.T) {
-	c, _, _ := runInProcess(t, func(c *Config) { c.Limits.ClaimTTL = 200 * time.Millisecond })
+	c, _, _ := runInProcess(t, func(c *Config) { c.Limits.ClaimTTL = 5 * time.Second })
 	ctx := context.Background()
 	k := api.Key{Digest: "sha1:" + strings.Repeat("B", 32)}
 	r1, err := c.Claim(ctx, k)

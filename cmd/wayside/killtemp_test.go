@@ -85,6 +85,19 @@ func TestKilledRunsLeaveNoTemporaryFiles(t *testing.T) {
 				<-done
 				t.Fatal("no temporary file appeared")
 			}
+			// Stopped first (SIGSTOP), so it cannot finish and rename its
+			// output between the check and the kill however loaded the
+			// machine: the kill lands while the temporary files exist.
+			if _, err := testenv.StopProcess(cmd.Process.Pid); err != nil {
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("the run ended before it was stopped: nothing to kill (%v)", err)
+			}
+			if !tc.temp(in, out, tmp) {
+				cmd.Process.Kill()
+				<-done
+				t.Fatal("the run's temporary files went away before it was stopped (it ended): nothing to kill")
+			}
 			cmd.Process.Signal(syscall.SIGKILL)
 			<-done
 			if !tc.temp(in, out, tmp) {

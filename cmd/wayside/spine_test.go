@@ -80,7 +80,7 @@ func TestCrawlConsumersBlockFailAndCatchUp(t *testing.T) {
 	})
 	var o, e bytes.Buffer
 	ev := &env{stdout: &o, stderr: &e, getenv: func(string) string { return "" },
-		consumers: consumers.Config{QueueSize: 2, DrainTimeout: 300 * time.Millisecond,
+		consumers: consumers.Config{QueueSize: 2, DrainTimeout: 3 * time.Second,
 			Extra: []consumers.Named{{Name: "failing", Sub: failing}, {Name: "stuck", Sub: stuck}}}}
 	live := filepath.Join(dir, "live.ukvs")
 	err = run(context.Background(), []string{"crawl", "--warc-dir", warcs, "--live-map", live, "--robots", "--delay", "0",

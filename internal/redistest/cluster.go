@@ -562,27 +562,11 @@ func (c *Cluster) Freeze(n *Node) (thaw func(), err error) {
 	if cmd == nil {
 		return nil, fmt.Errorf("redistest: %s is not running", n.Addr)
 	}
-	pid := cmd.Process.Pid
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+	thaw, err = testenv.StopProcess(cmd.Process.Pid)
+	if err != nil {
 		return nil, fmt.Errorf("redistest: freeze %s: %w", n.Addr, err)
 	}
-	thaw = func() { syscall.Kill(pid, syscall.SIGCONT) }
-	stat := fmt.Sprintf("/proc/%d/stat", pid)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) { // only catches a hang
-		b, err := os.ReadFile(stat)
-		if err != nil {
-			thaw()
-			return nil, fmt.Errorf("redistest: freeze %s: %w", n.Addr, err)
-		}
-		// "PID (COMM) STATE ...": T is stopped.
-		if i := bytes.LastIndexByte(b, ')'); i >= 0 && len(b) > i+2 && b[i+2] == 'T' {
-			return thaw, nil
-		}
-		if time.Now().After(deadline) {
-			thaw()
-			return nil, fmt.Errorf("redistest: %s not stopped a minute after SIGSTOP", n.Addr)
-		}
-	}
+	return thaw, nil
 }
 
 // Memory returns the sum of an INFO memory field (used_memory,
