@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/wayside-archive/wayside"
 	"github.com/wayside-archive/wayside/dedupindex"
-	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
@@ -38,7 +36,7 @@ func deleteWorkload() []wayside.Capture {
 }
 
 func deleteChild(dir string) error {
-	disarm, err := failpoint.Arm(os.Getenv("WAYSIDE_FAILPOINTS"))
+	disarm, err := testenv.ArmChildFailpoints()
 	if err != nil {
 		return err
 	}
@@ -98,16 +96,11 @@ func TestDeleteKill9(t *testing.T) {
 			nth = first + rand.IntN(last-first+1)
 		}
 		wantGone := max(0, nth*per-unresolves)
-		t.Setenv("WAYSIDE_FAILPOINTS", fmt.Sprintf("captureindex.delete-batch=%d*kill", nth))
-		if !testenv.CrashChild(t, deleteChildEnv+"="+dir, func(string) bool { return false }) {
-			t.Fatalf("round %d: the delete child was not killed at batch %d", round, nth)
-		}
+		what := fmt.Sprintf("round %d", round)
+		testenv.KillAt(t, deleteChildEnv+"="+dir, "captureindex.delete-batch", nth)
 		ix, err = Open(filepath.Join(dir, "ci"))
 		if err != nil {
 			t.Fatal(err)
-		}
-		if err := ix.Check(ctx); err != nil {
-			t.Fatalf("round %d: Check after SIGKILL mid-delete: %v", round, err)
 		}
 		have := map[string]bool{}
 		err = ix.ScanAll(ctx, dedupindex.Selector{}, func(e *Entry) error {
@@ -117,16 +110,13 @@ func TestDeleteKill9(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gone := 0
-		for _, c := range all {
-			k := fmt.Sprintf("%s@%d", c.File, c.Offset)
-			if !have[k] {
-				if c.File != "a.warc.gz" {
-					t.Fatalf("round %d: capture %s of another file lost", round, k)
-				}
-				gone++
-			}
+		d := testenv.DeleteKill[wayside.Capture]{
+			Entries:  all,
+			Selected: func(c wayside.Capture) bool { return c.File == "a.warc.gz" },
+			Present:  func(c wayside.Capture) (bool, error) { return have[fmt.Sprintf("%s@%d", c.File, c.Offset)], nil },
+			Check:    func() error { return ix.Check(ctx) },
 		}
+		gone := d.Killed(t, fmt.Sprintf("%s, killed after batch %d (%d unresolves first, %d per batch)", what, nth, unresolves, per), wantGone)
 		err = ix.ScanAll(ctx, dedupindex.Selector{}, func(e *Entry) error {
 			if e.Original != nil && !have[fmt.Sprintf("%s@%d", e.Original.File, e.Original.Offset)] {
 				return fmt.Errorf("revisit %s@%d points at removed %s@%d", e.File, e.Offset, e.Original.File, e.Original.Offset)
@@ -136,16 +126,9 @@ func TestDeleteKill9(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
-		if gone != wantGone {
-			t.Fatalf("round %d: killed after batch %d: %d of a.warc.gz gone, want %d (%d unresolves first, %d per batch)", round, nth, gone, wantGone, unresolves, per)
-		}
-		n, err := ix.Delete(ctx, dedupindex.Selector{Files: []string{"a.warc.gz"}})
-		if err != nil || int(n) != deleteCaptures/2-gone {
-			t.Fatalf("round %d: finishing delete = %d, %v; want %d", round, n, err, deleteCaptures/2-gone)
-		}
-		if err := ix.Check(ctx); err != nil {
-			t.Fatal(err)
-		}
+		d.Finish(t, what, gone, func() (int64, error) {
+			return ix.Delete(ctx, dedupindex.Selector{Files: []string{"a.warc.gz"}})
+		})
 		ix.Close()
 		t.Logf("round %d: killed after batch %d (%d of a.warc.gz deleted)", round, nth, gone)
 	}

@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/indextest"
 	"github.com/wayside-archive/wayside/dedupindex/pebble"
-	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
@@ -37,11 +35,10 @@ func deleteEntries() []dedupindex.Entry {
 
 // deleteChild deletes by file in small durable batches (16 originals
 // each) with the failpoint after each batch armed to kill the process
-// (SIGKILL) at the batch the parent chose (WAYSIDE_FAILPOINTS, e.g.
-// "dedupindex.delete-batch=57*kill"): the kill lands mid-delete however
-// fast or slow the machine is.
+// (SIGKILL) at the batch the parent chose (testenv.KillAt): the kill lands
+// mid-delete however fast or slow the machine is.
 func deleteChild(dir string) error {
-	disarm, err := failpoint.Arm(os.Getenv("WAYSIDE_FAILPOINTS"))
+	disarm, err := testenv.ArmChildFailpoints()
 	if err != nil {
 		return err
 	}
@@ -54,14 +51,15 @@ func deleteChild(dir string) error {
 	return err
 }
 
-// TestDeleteCrashSafety kills (SIGKILL) a process deleting by file once
-// a random number of its originals are gone, then reopens the index:
-// Check passes (counts, by-URL entries), every original of another file
-// is intact, and each original of the deleted file is either intact or
-// gone. A second delete then finishes the job.
+// TestDeleteCrashSafety kills (SIGKILL) a process deleting by file after
+// a random durable batch of 16, then reopens the index: Check passes
+// (counts, by-URL entries), every original of another file is intact,
+// and exactly the originals of the deleted file in the batches written
+// are gone, the others intact. A second delete then finishes the job.
 func TestDeleteCrashSafety(t *testing.T) {
 	ctx := context.Background()
 	for round := range 3 {
+		what := fmt.Sprintf("round %d", round)
 		dir := t.TempDir()
 		ix, err := pebble.Open(dir)
 		if err != nil {
@@ -75,42 +73,27 @@ func TestDeleteCrashSafety(t *testing.T) {
 		// The child kills itself after batch nth of the delete's
 		// deleteOriginals/2/16 batches of 16.
 		nth := 1 + rand.IntN(deleteOriginals/2/16-2)
-		t.Setenv("WAYSIDE_FAILPOINTS", fmt.Sprintf("dedupindex.delete-batch=%d*kill", nth))
-		if !testenv.CrashChild(t, deleteChildEnv+"="+dir, func(string) bool { return false }) {
-			t.Fatalf("round %d: the delete child was not killed at batch %d", round, nth)
-		}
+		testenv.KillAt(t, deleteChildEnv+"="+dir, "dedupindex.delete-batch", nth)
 		ix, err = pebble.Open(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ix.Check(ctx); err != nil {
-			t.Fatalf("round %d: Check after SIGKILL mid-delete: %v", round, err)
+		d := testenv.DeleteKill[dedupindex.Entry]{
+			Entries:  es,
+			Selected: func(e dedupindex.Entry) bool { return e.Original.File == deleteFile },
+			Present: func(e dedupindex.Entry) (bool, error) {
+				o, ok, err := ix.Lookup(ctx, e.Key)
+				if err == nil && ok && (o.RecordID != e.Original.RecordID || o.Offset != e.Original.Offset || o.File != e.Original.File) {
+					err = fmt.Errorf("original changed: %+v", o)
+				}
+				return ok, err
+			},
+			Check: func() error { return ix.Check(ctx) },
 		}
-		gone := 0
-		for _, e := range es {
-			o, ok, err := ix.Lookup(ctx, e.Key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case !ok && e.Original.File != deleteFile:
-				t.Fatalf("round %d: original of another file lost: %+v", round, e.Original)
-			case !ok:
-				gone++
-			case o.RecordID != e.Original.RecordID || o.Offset != e.Original.Offset || o.File != e.Original.File:
-				t.Fatalf("round %d: original changed: %+v, want %+v", round, o, e.Original)
-			}
-		}
-		if gone != 16*nth {
-			t.Fatalf("round %d: %d of %d gone after %d durable batches of 16", round, gone, deleteOriginals/2, nth)
-		}
-		n, err := ix.Delete(ctx, dedupindex.Selector{Files: []string{deleteFile}})
-		if err != nil || int(n) != deleteOriginals/2-gone {
-			t.Fatalf("round %d: finishing delete = %d, %v; want %d", round, n, err, deleteOriginals/2-gone)
-		}
-		if err := ix.Check(ctx); err != nil {
-			t.Fatal(err)
-		}
+		gone := d.Killed(t, what, 16*nth)
+		d.Finish(t, what, gone, func() (int64, error) {
+			return ix.Delete(ctx, dedupindex.Selector{Files: []string{deleteFile}})
+		})
 		st, _ := ix.Stats(ctx)
 		if st.Originals != deleteOriginals/2 {
 			t.Fatalf("round %d: %d originals left, want %d", round, st.Originals, deleteOriginals/2)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/wayside-archive/wayside/dedupindex"
 	"github.com/wayside-archive/wayside/dedupindex/indextest"
 	wredis "github.com/wayside-archive/wayside/dedupindex/redis"
-	"github.com/wayside-archive/wayside/internal/failpoint"
 	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
@@ -36,10 +34,11 @@ func redisDeleteEntries() []dedupindex.Entry {
 	return es
 }
 
-// deleteChild deletes by file and reports the count of originals as it
-// falls, until it is killed.
+// deleteChild deletes by file, with the failpoint between queueing an
+// original and deleting it armed to kill the process at the original the
+// parent chose (testenv.KillAt).
 func deleteChild(spec string) error {
-	disarm, err := failpoint.Arm(os.Getenv("WAYSIDE_FAILPOINTS"))
+	disarm, err := testenv.ArmChildFailpoints()
 	if err != nil {
 		return err
 	}
@@ -56,12 +55,12 @@ func deleteChild(spec string) error {
 }
 
 // TestDeleteCrashSafety kills (SIGKILL) a process deleting by file from
-// the Redis index once some of the file's originals are gone: Check passes
-// (a by-URL entry removed before its original is queued, as an
+// the Redis index while it deletes a random original of the file's: Check
+// passes (a by-URL entry removed before its original is queued, as an
 // interrupted commit leaves it), every original of another file is there,
-// each of the deleted file's is there whole or gone, Repair restores the
-// by-URL entry of an original whose delete did not finish, and a second
-// delete finishes.
+// exactly the file's originals before the one being deleted are gone, the
+// others whole, Repair restores the by-URL entry of an original whose
+// delete did not finish, and a second delete finishes.
 func TestDeleteCrashSafety(t *testing.T) {
 	cl := sharedCluster(t)
 	c := clusterClient(t, cl)
@@ -76,31 +75,21 @@ func TestDeleteCrashSafety(t *testing.T) {
 	// nth-1 are gone, the nth is queued with its by-URL entry removed
 	// (the state an interrupted delete leaves, which Repair mends).
 	nth := 2 + rand.IntN(redisDeleteOriginals/2-4)
-	t.Setenv("WAYSIDE_FAILPOINTS", fmt.Sprintf("dedupindex.redis.delete-queued=%d*kill", nth))
-	if !testenv.CrashChild(t, deleteChildEnv+"="+prefix+" "+strings.Join(cl.Addrs(), ","), func(string) bool { return false }) {
-		t.Fatalf("the delete child was not killed at original %d", nth)
+	testenv.KillAt(t, deleteChildEnv+"="+prefix+" "+strings.Join(cl.Addrs(), ","), "dedupindex.redis.delete-queued", nth)
+	d := testenv.DeleteKill[dedupindex.Entry]{
+		Entries:  es,
+		Selected: func(e dedupindex.Entry) bool { return e.Original.File == redisDeleteFile },
+		Present: func(e dedupindex.Entry) (bool, error) {
+			o, ok, err := ix.Lookup(ctx, e.Key)
+			if err == nil && ok && (o.RecordID != e.Original.RecordID || o.Offset != e.Original.Offset) {
+				err = fmt.Errorf("original changed: %+v", o)
+			}
+			return ok, err
+		},
+		Check: func() error { return ix.Check(ctx) },
 	}
-	if err := ix.Check(ctx); err != nil {
-		t.Fatalf("Check after SIGKILL mid-delete: %v", err)
-	}
-	gone := 0
-	for _, e := range es {
-		o, ok, err := ix.Lookup(ctx, e.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case !ok && e.Original.File != redisDeleteFile:
-			t.Fatalf("original of another file lost: %+v", e.Original)
-		case !ok:
-			gone++
-		case o.RecordID != e.Original.RecordID || o.Offset != e.Original.Offset:
-			t.Fatalf("original changed: %+v", o)
-		}
-	}
-	if gone != nth-1 {
-		t.Fatalf("%d of %d gone, killed while deleting original %d", gone, redisDeleteOriginals/2, nth)
-	}
+	const what = "killed while deleting"
+	gone := d.Killed(t, what, nth-1)
 	if _, err := ix.Repair(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -116,12 +105,8 @@ func TestDeleteCrashSafety(t *testing.T) {
 			}
 		}
 	}
-	n, err := ix.Delete(ctx, dedupindex.Selector{Files: []string{redisDeleteFile}})
-	if err != nil || int(n) != redisDeleteOriginals/2-gone {
-		t.Fatalf("finishing delete = %d, %v; want %d", n, err, redisDeleteOriginals/2-gone)
-	}
-	if err := ix.Check(ctx); err != nil {
-		t.Fatal(err)
-	}
+	d.Finish(t, what, gone, func() (int64, error) {
+		return ix.Delete(ctx, dedupindex.Selector{Files: []string{redisDeleteFile}})
+	})
 	t.Logf("killed while deleting original %d (%d of the file's deleted)", nth, gone)
 }
