@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -161,7 +162,7 @@ func (c *Config) Defaults(dataDir string) {
 	}
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`) })
 
 // Discover is the ArchiveConfig.MementoMap value that finds the map
 // through the archive's rel="mementomap" Link header.
@@ -193,7 +194,7 @@ func (c *Config) Check(report func(key, msg string)) {
 	for i, a := range c.Archives {
 		k := fmt.Sprintf("archives[%d]", i)
 		switch {
-		case !nameRE.MatchString(a.Name):
+		case !nameRE().MatchString(a.Name):
 			report(k+".name", fmt.Sprintf("%q: want 1 to 64 letters, digits, '.', '_' or '-'", a.Name))
 		case names[a.Name]:
 			report(k+".name", fmt.Sprintf("duplicate archive name %q", a.Name))

@@ -3,8 +3,9 @@
 // is the second).
 //
 // It owns the recording http.RoundTripper (Recorder), revisit records
-// (identical-payload-digest and server-not-modified), the colly v2 plug-in
-// (Attach) and the bounded, polite crawler behind `wayside crawl` (Crawler),
+// (identical-payload-digest and server-not-modified), the recorder behind
+// the colly v2 plug-in (crawlcolly.Attach, in package crawl/crawlcolly) and
+// the bounded, polite crawler behind `wayside crawl` (Crawler),
 // which counts its failed fetches by kind (CrawlStats.Failures, named by
 // FailureClass: connection refused, DNS lookup failed, timeout...) so that a
 // crawl never reports success for fetches it could not make.

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/html"
 )
@@ -16,7 +17,9 @@ import (
 // follows: all of them embeds.
 var linkAttrs = map[string]bool{"src": true, "poster": true, "data": true, "background": true}
 
-var cssURL = regexp.MustCompile(`(?i)url\(\s*['"]?([^'")\s]+)['"]?\s*\)|@import\s+['"]([^'"]+)['"]`)
+var cssURL = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)url\(\s*['"]?([^'")\s]+)['"]?\s*\)|@import\s+['"]([^'"]+)['"]`)
+})
 
 // decodeContent undoes a gzip or deflate Content-Encoding for link
 // extraction (the record keeps the encoded bytes). maxOut bounds the output.
@@ -91,7 +94,7 @@ type rawLink struct {
 // embeds of the page that uses it.
 func cssLinks(s string) []rawLink {
 	var out []rawLink
-	for _, m := range cssURL.FindAllStringSubmatch(s, -1) {
+	for _, m := range cssURL().FindAllStringSubmatch(s, -1) {
 		if m[1] != "" {
 			out = append(out, rawLink{m[1], HopEmbed})
 		} else if m[2] != "" {

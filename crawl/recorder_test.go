@@ -318,9 +318,11 @@ func TestBadURL(t *testing.T) {
 	}
 }
 
-// TestCollyAttach records a colly crawl of the site at the transport level;
-// colly sees 404 and 304 responses in OnResponse.
-func TestCollyAttach(t *testing.T) {
+// TestCollyTransport records a colly crawl of the site at the transport
+// level, the collector set up as crawlcolly.Attach sets it (that package
+// imports this one, so its own test cannot reach these helpers); colly sees
+// 404 and 304 responses in OnResponse.
+func TestCollyTransport(t *testing.T) {
 	site := sitetest.New()
 	srv, err := sitetest.Start(site)
 	if err != nil {
@@ -335,7 +337,8 @@ func TestCollyAttach(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := colly.NewCollector()
-		Attach(c, s.Recorder)
+		c.WithTransport(s.Recorder) // as crawlcolly.Attach does
+		c.ParseHTTPErrorResponse = true
 		var mu sync.Mutex
 		c.OnResponse(func(r *colly.Response) {
 			mu.Lock()

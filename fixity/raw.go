@@ -177,7 +177,7 @@ func (r *Replayer) rawFetch(ctx context.Context, client *http.Client, u string) 
 		}
 		n, err := io.Copy(w, resp.Body)
 		resp.Body.Close()
-		if peek != nil && rewrittenRef.Match(peek.b) {
+		if peek != nil && rewrittenRef().Match(peek.b) {
 			p.Suspect = "the raw body holds rewritten URI-Ms (/<14-digit timestamp>/http...): the archive may not serve raw bytes for id_"
 		}
 		switch {
@@ -219,7 +219,7 @@ func isTimeout(err error) bool {
 
 // rewrittenRef matches a URI-M path inside a body: the mark of a rewritten,
 // not raw, memento.
-var rewrittenRef = regexp.MustCompile(`/[0-9]{14}([a-z]{2}_)?/https?:/`)
+var rewrittenRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/[0-9]{14}([a-z]{2}_)?/https?:/`) })
 
 // limitBuffer keeps the first max bytes written to it.
 type limitBuffer struct {

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"sort"
+	"sync"
 	"time"
 )
 
@@ -252,7 +253,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // WriteHTML writes a self-contained HTML page (inline CSS and SVG, no
 // external assets, no scripts).
 func (r *Report) WriteHTML(w io.Writer) error {
-	if err := reportTmpl.Execute(w, r); err != nil {
+	if err := reportTmpl().Execute(w, r); err != nil {
 		return fmt.Errorf("fixity: write report: %w", err)
 	}
 	return nil
@@ -270,20 +271,23 @@ func heatColor(share float64) string {
 	return fmt.Sprintf("hsl(0,75%%,%.0f%%)", l)
 }
 
-var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"heat":   heatColor,
-	"pct":    func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) },
-	"x":      func(i int) int { return labelW + i*cellW },
-	"y":      func(i int) int { return 30 + i*cellH },
-	"width":  func(n int) int { return labelW + n*cellW + 20 },
-	"height": func(n int) int { return 40 + n*cellH },
-	"ty":     func(i int) int { return 30 + i*cellH + 15 },
-	"inc":    func(i int) int { return i + 1 },
-	"cw":     func() int { return cellW - 2 },
-	"ch":     func() int { return cellH - 2 },
-	"charts": studyCharts,
-	"pctf":   func(f float64) string { return fmt.Sprintf("%.2f%%", f) },
-}).Parse(`<!doctype html>
+// reportTmpl is parsed on first use, not at package initialisation (every
+// run of the wayside binary would pay for it).
+var reportTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"heat":   heatColor,
+		"pct":    func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) },
+		"x":      func(i int) int { return labelW + i*cellW },
+		"y":      func(i int) int { return 30 + i*cellH },
+		"width":  func(n int) int { return labelW + n*cellW + 20 },
+		"height": func(n int) int { return 40 + n*cellH },
+		"ty":     func(i int) int { return 30 + i*cellH + 15 },
+		"inc":    func(i int) int { return i + 1 },
+		"cw":     func() int { return cellW - 2 },
+		"ch":     func() int { return cellH - 2 },
+		"charts": studyCharts,
+		"pctf":   func(f float64) string { return fmt.Sprintf("%.2f%%", f) },
+	}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Wayside replay fixity report</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:72em}
@@ -330,3 +334,4 @@ details{margin:.3em 0}summary{cursor:pointer}
 {{end}}
 </body></html>
 `))
+})

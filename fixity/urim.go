@@ -5,11 +5,12 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // tsSeg matches the timestamp path segment of a URI-M: 1 to 14 digits and
 // an optional replay modifier (id_, mp_, im_, js_, cs_, if_, fw_, oe_, ...).
-var tsSeg = regexp.MustCompile(`^([0-9]{1,14})([a-z]{2}_)?$`)
+var tsSeg = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]{1,14})([a-z]{2}_)?$`) })
 
 // URIM is a parsed memento URL: https://host/<prefix>/<ts><mod>/<URI-R>.
 type URIM struct {
@@ -36,7 +37,7 @@ func ParseURIM(raw string) (URIM, bool) {
 	p := u.EscapedPath()
 	segs := strings.Split(p, "/")
 	for i := 1; i < len(segs)-1; i++ {
-		m := tsSeg.FindStringSubmatch(segs[i])
+		m := tsSeg().FindStringSubmatch(segs[i])
 		if m == nil {
 			continue
 		}

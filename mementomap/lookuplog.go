@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // LogStats counts what ReadLookupLog made of a log.
@@ -29,14 +30,20 @@ type LogOptions struct {
 
 // combinedLog matches the Common and Combined Log Formats:
 // host ident user [time] "request" status size ["referer" "agent"].
-var combinedLog = regexp.MustCompile(`^\S+ \S+ \S+ \[[^\]]*\] "((?:[^"\\]|\\.)*)" (?:\d{3}|-) \S+`)
+var combinedLog = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\S+ \S+ \S+ \[[^\]]*\] "((?:[^"\\]|\\.)*)" (?:\d{3}|-) \S+`)
+})
 
 // mementoPath finds the URI-R in the path of a Memento request without
 // a scheme in its URI-R: /timemap/link/URI, /timegate/URI, or a URI-M
 // /PREFIX/DATETIME[mod_]/URI (DATETIME: 1 to 14 digits or "*").
 var (
-	timePath    = regexp.MustCompile(`^(?:/[^/]+)*?/(?:timegate|timemap(?:/[a-z]+)?)/(.+)$`)
-	mementoPath = regexp.MustCompile(`^(?:/[^/0-9*][^/]*)*?/(?:\d{1,14}|\*)(?:[a-z]{2}_)?/(.+)$`)
+	timePath = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:/[^/]+)*?/(?:timegate|timemap(?:/[a-z]+)?)/(.+)$`)
+	})
+	mementoPath = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:/[^/0-9*][^/]*)*?/(?:\d{1,14}|\*)(?:[a-z]{2}_)?/(.+)$`)
+	})
 )
 
 // ReadLookupLog reads lookup targets from a log: each line is either a web
@@ -72,7 +79,7 @@ func ReadLookupLog(r io.Reader, name string, opts LogOptions) ([]string, LogStat
 			}
 			continue
 		}
-		if combinedLog.MatchString(line) {
+		if combinedLog().MatchString(line) {
 			st.Requests++
 		}
 		st.Targets++
@@ -93,7 +100,7 @@ func ReadLookupLog(r io.Reader, name string, opts LogOptions) ([]string, LogStat
 
 // logTarget returns the lookup target of one log line.
 func logTarget(line string) (string, error) {
-	m := combinedLog.FindStringSubmatch(line)
+	m := combinedLog().FindStringSubmatch(line)
 	if m == nil {
 		if strings.ContainsAny(line, " \t") {
 			return "", fmt.Errorf("neither an access log line nor a URI: %.80q", line)
@@ -153,10 +160,10 @@ func uriRFromPath(p string) (string, error) {
 		}
 		return u, nil
 	}
-	if m := timePath.FindStringSubmatch(p); m != nil {
+	if m := timePath().FindStringSubmatch(p); m != nil {
 		return m[1], nil
 	}
-	if m := mementoPath.FindStringSubmatch(p); m != nil {
+	if m := mementoPath().FindStringSubmatch(p); m != nil {
 		return m[1], nil
 	}
 	return "", fmt.Errorf("request %q is not of a Memento resource (no URI-R in the path)", p)

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	xhtml "golang.org/x/net/html"
 )
@@ -162,8 +163,10 @@ func (lr *linkRewriter) ref(raw string, unescape, escape func(string) string) (s
 func identity(s string) string { return s }
 
 var (
-	cssURL    = regexp.MustCompile(`(?i)url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)`)
-	cssImport = regexp.MustCompile(`(?i)@import\s+(?:"([^"]*)"|'([^']*)')`)
+	cssURL = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)url\(\s*(?:"([^"]*)"|'([^']*)'|([^)'"\s]*))\s*\)`)
+	})
+	cssImport = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)@import\s+(?:"([^"]*)"|'([^']*)')`) })
 )
 
 // css rewrites url() and @import references in CSS text.
@@ -173,7 +176,7 @@ func (lr *linkRewriter) css(b []byte, unescape, escape func(string) string) []by
 		with       string
 	}
 	var edits []edit
-	for _, re := range []*regexp.Regexp{cssURL, cssImport} {
+	for _, re := range []*regexp.Regexp{cssURL(), cssImport()} {
 		for _, m := range re.FindAllSubmatchIndex(b, -1) {
 			for g := 1; 2*g+1 < len(m); g++ {
 				s, e := m[2*g], m[2*g+1]

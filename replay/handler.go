@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/wayside-archive/wayside/captureindex"
 	"github.com/wayside-archive/wayside/warcfile"
@@ -194,7 +195,7 @@ const (
 	routeWACZ
 )
 
-var tsSegment = regexp.MustCompile(`^([0-9]{1,14})([a-z]{2}_)?$`)
+var tsSegment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]{1,14})([a-z]{2}_)?$`) })
 
 // Collection returns the collection named by the first segment of an
 // (escaped) route path, and whether it is one of the index's (the default
@@ -275,7 +276,7 @@ func (h *Handler) parsePath(r *http.Request, mount, p string) (*path, error) {
 		out.uriR = withQuery(after)
 	default:
 		seg, tail, ok := strings.Cut(rest, "/")
-		if m := tsSegment.FindStringSubmatch(seg); ok && m != nil {
+		if m := tsSegment().FindStringSubmatch(seg); ok && m != nil {
 			out.kind, out.ts, out.mod, out.uriR = routeMemento, m[1], m[2], withQuery(tail)
 		} else {
 			out.kind, out.uriR = routeTimeGate, withQuery(rest)
@@ -485,7 +486,7 @@ func EscapedTarget(referer, prefix string, u *url.URL) (string, bool) {
 		return "", false
 	}
 	seg, tail, ok := strings.Cut(rest, "/")
-	m := tsSegment.FindStringSubmatch(seg)
+	m := tsSegment().FindStringSubmatch(seg)
 	if !ok || m == nil {
 		return "", false
 	}

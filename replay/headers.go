@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // OrigPrefix is put before the name of an archived header that is not
@@ -78,7 +79,7 @@ func ArchivedHeaders(orig http.Header, rw *Rewriter, rewritten bool) http.Header
 				}
 			case ruleRefresh:
 				if rw != nil {
-					if m := refreshHeader.FindStringSubmatch(v); m != nil {
+					if m := refreshHeader().FindStringSubmatch(v); m != nil {
 						v = m[1] + rw.URL(m[2], "")
 					}
 					out.Add(name, v)
@@ -94,4 +95,4 @@ func ArchivedHeaders(orig http.Header, rw *Rewriter, rewritten bool) http.Header
 	return out
 }
 
-var refreshHeader = regexp.MustCompile(`(?i)^(\s*\d+\s*[;,]\s*url\s*=\s*)(.+)$`)
+var refreshHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^(\s*\d+\s*[;,]\s*url\s*=\s*)(.+)$`) })

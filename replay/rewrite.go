@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Rewriter rewrites the links of one archived resource so that they point
@@ -87,21 +88,21 @@ func (rw *Rewriter) isLocal(t string) bool {
 func (rw *Rewriter) Location(loc, mod string) string { return rw.URL(loc, mod) }
 
 var (
-	cssURL    = regexp.MustCompile(`(?i)url\(\s*(['"]?)([^'")]*)(['"]?)\s*\)`)
-	cssImport = regexp.MustCompile(`(?i)@import\s+(['"])([^'"]*)(['"])`)
+	cssURL    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)url\(\s*(['"]?)([^'")]*)(['"]?)\s*\)`) })
+	cssImport = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)@import\s+(['"])([^'"]*)(['"])`) })
 )
 
 // CSS rewrites url(...) references and @import strings of a stylesheet.
 func (rw *Rewriter) CSS(css []byte) []byte {
-	out := cssURL.ReplaceAllFunc(css, func(m []byte) []byte {
-		sub := cssURL.FindSubmatch(m)
+	out := cssURL().ReplaceAllFunc(css, func(m []byte) []byte {
+		sub := cssURL().FindSubmatch(m)
 		if len(bytes.TrimSpace(sub[2])) == 0 {
 			return m
 		}
 		return []byte("url(" + string(sub[1]) + rw.URL(string(sub[2]), ModImage) + string(sub[3]) + ")")
 	})
-	return cssImport.ReplaceAllFunc(out, func(m []byte) []byte {
-		sub := cssImport.FindSubmatch(m)
+	return cssImport().ReplaceAllFunc(out, func(m []byte) []byte {
+		sub := cssImport().FindSubmatch(m)
 		return []byte("@import " + string(sub[1]) + rw.URL(string(sub[2]), ModCSS) + string(sub[3]))
 	})
 }
@@ -275,7 +276,9 @@ var urlAttrs = map[string]map[string]string{
 	"longdesc":   {"img": "", "frame": "", "iframe": ""},
 }
 
-var refreshURL = regexp.MustCompile(`(?i)^(\s*\d*\s*[;,]?\s*url\s*=\s*['"]?)([^'"]*)(['"]?.*)$`)
+var refreshURL = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(\s*\d*\s*[;,]?\s*url\s*=\s*['"]?)([^'"]*)(['"]?.*)$`)
+})
 
 // rewriteTag appends the tag with its link attributes rewritten.
 func (rw *Rewriter) rewriteTag(out, raw []byte, t tag) []byte {
@@ -298,7 +301,7 @@ func (rw *Rewriter) rewriteTag(out, raw []byte, t tag) []byte {
 			nv = string(rw.CSS([]byte(v)))
 		case a.name == "content" && t.name == "meta":
 			if eq, _ := t.get(raw, "http-equiv"); strings.EqualFold(strings.TrimSpace(eq), "refresh") {
-				if m := refreshURL.FindStringSubmatch(v); m != nil && strings.TrimSpace(m[2]) != "" {
+				if m := refreshURL().FindStringSubmatch(v); m != nil && strings.TrimSpace(m[2]) != "" {
 					nv = m[1] + rw.URL(m[2], "") + m[3]
 				}
 			}

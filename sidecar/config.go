@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -280,7 +281,7 @@ func ParseConfig(b []byte, name string, getenv func(string) string) (Config, err
 	return c, nil
 }
 
-var envRef = regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`) })
 
 func expandNode(n *yaml.Node, key string, getenv func(string) string) error {
 	switch n.Kind {
@@ -311,11 +312,11 @@ func expandNode(n *yaml.Node, key string, getenv func(string) string) error {
 			return nil
 		}
 		var missing string
-		out := envRef.ReplaceAllStringFunc(n.Value, func(m string) string {
+		out := envRef().ReplaceAllStringFunc(n.Value, func(m string) string {
 			if m == "$$" {
 				return "$"
 			}
-			sub := envRef.FindStringSubmatch(m)
+			sub := envRef().FindStringSubmatch(m)
 			v := getenv(sub[1])
 			if v == "" && sub[2] != "" {
 				return sub[3]

@@ -3,6 +3,7 @@ package surt
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // unescapeRepeatedly percent-decodes s until it no longer changes. Invalid
@@ -85,25 +86,30 @@ func escapeOnce(s string) string {
 
 // Session-id patterns of webarchive-commons' URLRegexTransformer, applied in
 // order, each to the result of the previous one.
+// They are compiled on first use, not at package initialisation.
 var (
-	pathSessionRes = []*regexp.Regexp{
-		regexp.MustCompile(`(?i)^(.*/)(\((?:[a-z]\([0-9a-z]{24}\))+\)/)([^\?]+\.aspx.*)$`),
-		regexp.MustCompile(`(?i)^(.*/)(\([0-9a-z]{24}\)/)([^\?]+\.aspx.*)$`),
-	}
-	querySessionRes = []*regexp.Regexp{
-		regexp.MustCompile(`(?i)^(.*)(?:jsessionid=[0-9a-zA-Z]{32})(?:&(.*))?$`),
-		regexp.MustCompile(`(?i)^(.*)(?:phpsessid=[0-9a-zA-Z]{32})(?:&(.*))?$`),
-		regexp.MustCompile(`(?i)^(.*)(?:sid=[0-9a-zA-Z]{32})(?:&(.*))?$`),
-		regexp.MustCompile(`(?i)^(.*)(?:aspsessionid[a-zA-Z]{8}=[a-zA-Z]{24})(?:&(.*))?$`),
-		regexp.MustCompile(`(?i)^(.*)(?:cfid=[^&]+&cftoken=[^&]+)(?:&(.*))?$`),
-	}
+	pathSessionRes = sync.OnceValue(func() []*regexp.Regexp {
+		return []*regexp.Regexp{
+			regexp.MustCompile(`(?i)^(.*/)(\((?:[a-z]\([0-9a-z]{24}\))+\)/)([^\?]+\.aspx.*)$`),
+			regexp.MustCompile(`(?i)^(.*/)(\([0-9a-z]{24}\)/)([^\?]+\.aspx.*)$`),
+		}
+	})
+	querySessionRes = sync.OnceValue(func() []*regexp.Regexp {
+		return []*regexp.Regexp{
+			regexp.MustCompile(`(?i)^(.*)(?:jsessionid=[0-9a-zA-Z]{32})(?:&(.*))?$`),
+			regexp.MustCompile(`(?i)^(.*)(?:phpsessid=[0-9a-zA-Z]{32})(?:&(.*))?$`),
+			regexp.MustCompile(`(?i)^(.*)(?:sid=[0-9a-zA-Z]{32})(?:&(.*))?$`),
+			regexp.MustCompile(`(?i)^(.*)(?:aspsessionid[a-zA-Z]{8}=[a-zA-Z]{24})(?:&(.*))?$`),
+			regexp.MustCompile(`(?i)^(.*)(?:cfid=[^&]+&cftoken=[^&]+)(?:&(.*))?$`),
+		}
+	})
 )
 
 func stripPathSessionID(p string) string {
 	if !strings.Contains(p, ".aspx") || !strings.Contains(p, "(") {
 		return p
 	}
-	for _, re := range pathSessionRes {
+	for _, re := range pathSessionRes() {
 		if m := re.FindStringSubmatch(p); m != nil {
 			p = m[1] + m[3]
 		}
@@ -116,7 +122,7 @@ func stripQuerySessionID(q string) string {
 	if !strings.Contains(l, "sessionid") && !strings.Contains(l, "sid=") && !strings.Contains(l, "cfid=") {
 		return q
 	}
-	for _, re := range querySessionRes {
+	for _, re := range querySessionRes() {
 		if m := re.FindStringSubmatch(q); m != nil {
 			q = m[1] + m[2]
 		}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
@@ -222,7 +223,9 @@ func splitNetloc(netloc string) (host string, port int, ipv6 bool, err error) {
 	return strings.ToLower(host), port, ipv6, nil
 }
 
-var idnaProfile = idna.New(idna.MapForLookup(), idna.Transitional(true), idna.StrictDomainName(false))
+var idnaProfile = sync.OnceValue(func() *idna.Profile {
+	return idna.New(idna.MapForLookup(), idna.Transitional(true), idna.StrictDomainName(false))
+})
 
 // canonHost applies the GoogleURLCanonicalizer host rules: unescape, IDN to
 // punycode, collapse empty labels, IPv4 forms to dotted quad, lower case,
@@ -251,7 +254,7 @@ func toASCII(h string) (string, bool) {
 		if isASCII(l) {
 			continue
 		}
-		a, err := idnaProfile.ToASCII(l)
+		a, err := idnaProfile().ToASCII(l)
 		if err != nil || a == "" || len(a) > 63 {
 			return "", false
 		}

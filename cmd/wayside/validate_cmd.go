@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/wacz"
@@ -468,8 +469,8 @@ func (v *validator) checkARC(f *validateFile, rec *warcio.Record) {
 // WARC field syntax (WARC 1.1 §5): dates are W3C-DTF in UTC, record ids
 // and WARC-Refers-To / WARC-Concurrent-To are "<" URI ">".
 var (
-	warcDateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$`)
-	bracketRE  = regexp.MustCompile(`^<[^<>\s]+>$`)
+	warcDateRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$`) })
+	bracketRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^<[^<>\s]+>$`) })
 	knownTypes = map[string]bool{"warcinfo": true, "response": true, "resource": true, "request": true,
 		"metadata": true, "revisit": true, "conversion": true, "continuation": true}
 	// Fields that may appear once only (WARC 1.1 §5: all but
@@ -565,7 +566,7 @@ func (v *validator) checkWARC(f *validateFile, rec *warcio.Record, gz bool) {
 		}
 	}
 	for _, name := range []string{"WARC-Date", "WARC-Refers-To-Date"} {
-		if s := h.Get(name); s != "" && !warcDateRE.MatchString(strings.TrimSpace(s)) {
+		if s := h.Get(name); s != "" && !warcDateRE().MatchString(strings.TrimSpace(s)) {
 			if _, ok := warcio.ParseDate(s); ok {
 				warn(chkSyntax, "%s %q is not in the W3C-DTF form WARC requires (YYYY-MM-DDThh:mm:ssZ)", name, s)
 			} else {
@@ -675,7 +676,7 @@ func (v *validator) checkWARC(f *validateFile, rec *warcio.Record, gz bool) {
 
 func bracketedURI(s string) bool {
 	s = strings.TrimSpace(s)
-	if !bracketRE.MatchString(s) {
+	if !bracketRE().MatchString(s) {
 		return false
 	}
 	u, err := url.Parse(s[1 : len(s)-1])

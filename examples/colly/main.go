@@ -1,7 +1,7 @@
 // Command colly is a small colly v2 crawler with Wayside embedded in the
 // same process: every exchange is recorded into WARC files (with a CDXJ file
 // beside each) and deduplicated at crawl time against an embedded pebble
-// index, through crawl.Attach.
+// index, through crawlcolly.Attach.
 //
 //	go run ./examples/colly -warcs ./warcs -depth 2 https://example.org/
 //
@@ -22,6 +22,7 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/wayside-archive/wayside/crawl"
+	"github.com/wayside-archive/wayside/crawl/crawlcolly"
 )
 
 func main() {
@@ -59,7 +60,7 @@ func run() error {
 	defer s.Close() // finalises the .open WARC file
 
 	c := colly.NewCollector(colly.AllowedDomains(hosts...), colly.MaxDepth(*depth), colly.StdlibContext(ctx))
-	crawl.Attach(c, s.Recorder) // record at the transport, wire-exact
+	crawlcolly.Attach(c, s.Recorder) // record at the transport, wire-exact
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
 		e.Request.Visit(e.Attr("href"))
 	})

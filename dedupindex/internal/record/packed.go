@@ -321,7 +321,8 @@ func (d *decoder) text() string {
 // their own end. A string the table does not make shorter is kept
 // verbatim.
 var (
-	huffDecoder *huff0.Decoder
+	// huffDecoder is built on first use, not at package initialisation.
+	huffDecoder = sync.OnceValue(func() *huff0.Decoder { return newHuffScratch().Decoder() })
 	huffPool    = sync.Pool{New: func() any { return newHuffScratch() }}
 )
 
@@ -333,8 +334,6 @@ func newHuffScratch() *huff0.Scratch {
 	s.Reuse = huff0.ReusePolicyMust
 	return s
 }
-
-func init() { huffDecoder = newHuffScratch().Decoder() }
 
 // huffEncode returns s Huffman-coded and true, or s and false when the
 // code is not shorter.
@@ -356,7 +355,7 @@ func huffDecode(b []byte) (string, error) {
 		return "", errors.New("empty Huffman stream")
 	}
 	// A code is at least one bit long; the decoder wants some room to spare.
-	out, err := huffDecoder.Decompress1X(make([]byte, 0, 8*len(b)+8), b)
+	out, err := huffDecoder().Decompress1X(make([]byte, 0, 8*len(b)+8), b)
 	if err != nil {
 		return "", err
 	}

@@ -1,7 +1,9 @@
-package crawl
+package crawlcolly
 
 import (
 	"github.com/gocolly/colly/v2"
+
+	"github.com/wayside-archive/wayside/crawl"
 )
 
 // Attach makes collector c record everything it fetches through rec:
@@ -9,7 +11,7 @@ import (
 //	s, err := crawl.Open(crawl.Config{WARCDir: "warcs"})
 //	if err != nil { return err }
 //	defer s.Close()
-//	crawl.Attach(c, s.Recorder)
+//	crawlcolly.Attach(c, s.Recorder)
 //
 // Recording happens at the transport (c.WithTransport(rec)), never from
 // colly's Response, whose Body is decoded (gunzipped, charset-converted) and
@@ -20,7 +22,7 @@ import (
 // OnError. Redirect hops are recorded too, even though colly only shows the
 // final response. Bodies handed to colly keep their Content-Encoding, which
 // colly decodes itself for gzip.
-func Attach(c *colly.Collector, rec *Recorder) {
+func Attach(c *colly.Collector, rec *crawl.Recorder) {
 	c.WithTransport(rec)
 	c.ParseHTTPErrorResponse = true
 }
