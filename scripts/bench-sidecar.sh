@@ -20,6 +20,9 @@
 #    is copied into a watched directory; the script waits until the daemon
 #    has ingested every byte and reports raw MB per CPU-second of the daemon
 #    (utime+stime from /proc) and wall-clock MB/s.
+#
+# LOOKUPS_ONLY=1 skips step 2. PROFILE=FILE writes a CPU profile of the
+# daemon's whole run (WAYSIDE_CPUPROFILE) for `go tool pprof -top`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -28,7 +31,7 @@ trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "
 
 go build -o "$work/wayside" ./cmd/wayside
 mkdir -p "$work/warcs"
-"$work/wayside" serve -data-dir "$work/data" -watch "$work/warcs" -poll 200ms -log-level warn 2>"$work/daemon.log" &
+${PROFILE:+env WAYSIDE_CPUPROFILE=$PROFILE} "$work/wayside" serve -data-dir "$work/data" -watch "$work/warcs" -poll 200ms -log-level warn 2>"$work/daemon.log" &
 pid=$!
 for _ in $(seq 100); do [ -S "$work/data/wayside.sock" ] && break; sleep 0.1; done
 
@@ -78,6 +81,10 @@ if sum(r["Errors"] for r in runs):
     sys.exit("lookup errors: " + next(r["FirstError"] for r in runs if r["Errors"]))
 PY
 
+if [ -n "${LOOKUPS_ONLY:-}" ]; then
+  "$work/wayside" status -addr "$work/data/wayside.sock" >/dev/null
+  exit 0
+fi
 echo "== ingest of a warcgen WARC =="
 warc=${WARCGEN_WARC:-/tmp/wayside-bench-warcgen.warc.gz}
 if [ ! -f "$warc" ]; then

@@ -354,3 +354,69 @@ func BenchmarkImportWARC(b *testing.B) {
 	b.ReportMetric(float64(size)*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
 	b.ReportMetric(float64(size)*float64(b.N)/1e6/wall.Seconds(), "MB/s")
 }
+
+// BenchmarkLookup measures Lookup (half hits, half misses) on an index of
+// 100,000 originals put in batches of 500, as `wayside status bench` seeds
+// the daemon: once settled after the puts (the newest entries still in the
+// memtable) and once after a full compaction. cpu-ns/op is the process's
+// CPU time per lookup (less noisy than wall time on a shared machine).
+func BenchmarkLookup(b *testing.B) {
+	const n = 100_000
+	ctx := context.Background()
+	for _, state := range []string{"fresh", "compacted"} {
+		b.Run(state, func(b *testing.B) {
+			ix, err := pebble.Open(b.TempDir())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ix.Close()
+			batch := make([]dedupindex.Entry, 0, 500)
+			for i := range n {
+				o := benchOriginal(i)
+				batch = append(batch, dedupindex.Entry{Key: dedupindex.Key{Scope: "bench", Digest: o.Digest}, Original: o})
+				if len(batch) == cap(batch) {
+					if _, err := ix.PutBatch(ctx, batch); err != nil {
+						b.Fatal(err)
+					}
+					batch = batch[:0]
+				}
+			}
+			ix.WaitCompactionsForBench()
+			if state == "compacted" {
+				if err := ix.Compact(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			keys := make([]dedupindex.Key, 1<<14)
+			rng := rand.New(rand.NewPCG(1, 2))
+			for i := range keys {
+				d := benchDigest(-1 - i)
+				if i%2 == 0 {
+					d = benchDigest(rng.IntN(n))
+				}
+				keys[i] = dedupindex.Key{Scope: "bench", Digest: d}
+			}
+			for _, k := range keys { // warm the block cache
+				if _, _, err := ix.Lookup(ctx, k); err != nil {
+					b.Fatal(err)
+				}
+			}
+			i, hits := 0, 0
+			cpu0 := cpuTime()
+			for b.Loop() {
+				_, ok, err := ix.Lookup(ctx, keys[i%len(keys)])
+				if err != nil {
+					b.Fatal(err)
+				}
+				if ok {
+					hits++
+				}
+				i++
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			if hits != (i+1)/2 {
+				b.Fatalf("%d hits in %d lookups, want half", hits, i)
+			}
+		})
+	}
+}

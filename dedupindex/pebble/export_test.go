@@ -1,6 +1,8 @@
 package pebble
 
 import (
+	"time"
+
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
 )
@@ -22,3 +24,11 @@ func WithFSForTest(fs vfs.FS) Option { return func(o *options) { o.fs = fs } }
 // WithDeleteBatchForTest sets how many originals one durable batch of
 // Delete removes (crash tests kill a delete between small batches).
 func WithDeleteBatchForTest(n int) Option { return func(o *options) { o.delBatch = n } }
+
+// WaitCompactionsForBench waits until no flush or compaction runs or is
+// owed (benchmarks measure a settled index, as a daemon is after seeding).
+func (ix *Index) WaitCompactionsForBench() {
+	for m := ix.db.Metrics(); m.Compact.NumInProgress > 0 || m.Flush.NumInProgress > 0 || m.Compact.EstimatedDebt > 0; m = ix.db.Metrics() {
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -215,7 +215,9 @@ func (ix *Index) deleteSome(ctx context.Context, sel dedupindex.Selector, vs []v
 	if n == 0 {
 		return 0, nil
 	}
-	if err := ix.db.Apply(b, pebble.Sync); err != nil {
+	err = ix.db.Apply(b, pebble.Sync)
+	ix.iters.changed()
+	if err != nil {
 		return 0, fmt.Errorf("dedupindex/pebble: delete: %w", err)
 	}
 	// After each durable batch: crash tests kill the process here.
@@ -320,7 +322,7 @@ func (ix *Index) Update(ctx context.Context, moves []dedupindex.Move) (int64, er
 		if done[string(key)] {
 			continue
 		}
-		old, found, err := ix.get(key, v.pk.digest())
+		old, found, err := ix.get(key, v.pk)
 		if err != nil {
 			return 0, err
 		}
@@ -356,7 +358,9 @@ func (ix *Index) Update(ctx context.Context, moves []dedupindex.Move) (int64, er
 	if n == 0 {
 		return 0, nil
 	}
-	if err := ix.db.Apply(b, pebble.Sync); err != nil {
+	err = ix.db.Apply(b, pebble.Sync)
+	ix.iters.changed()
+	if err != nil {
 		return 0, fmt.Errorf("dedupindex/pebble: update: %w", err)
 	}
 	return n, nil

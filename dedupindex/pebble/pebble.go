@@ -48,6 +48,10 @@ type Index struct {
 
 	shards [numShards]shard
 
+	// iters holds reusable point-lookup iterators (lookupiter.go). Every
+	// write to db calls iters.changed after it returns.
+	iters *iterPool
+
 	namesMu    sync.RWMutex // guards the maps below
 	scopeIDs   map[string]uint64
 	scopeNames map[uint64]string
@@ -169,6 +173,11 @@ func Open(dir string, opts ...Option) (*Index, error) {
 	if o.fs != nil {
 		popts.FS = o.fs
 	}
+	iters := &iterPool{}
+	popts.AddEventListener(pebble.EventListener{
+		FlushEnd:      func(pebble.FlushInfo) { iters.changed() },
+		CompactionEnd: func(pebble.CompactionInfo) { iters.changed() },
+	})
 	popts.EnsureDefaults()
 	if err := createDir(popts.FS, dir); err != nil {
 		return nil, fmt.Errorf("dedupindex/pebble: create %s: %w", dir, err)
@@ -189,6 +198,7 @@ func Open(dir string, opts ...Option) (*Index, error) {
 		urlKey:     o.urlKey,
 		instance:   hex.EncodeToString(inst[:]),
 		delBatch:   o.delBatch,
+		iters:      iters,
 		seed:       maphash.MakeSeed(),
 		scopeIDs:   map[string]uint64{},
 		scopeNames: map[uint64]string{},
@@ -342,6 +352,7 @@ func (ix *Index) write(f func() error) (err error) {
 	if fe := ix.fatal.Load(); fe != nil {
 		return *fe
 	}
+	defer ix.iters.changed()
 	defer func() {
 		if pebblelog.Recover(recover(), &err) {
 			ix.fatal.Store(&err)
@@ -367,6 +378,7 @@ func (ix *Index) Close() error {
 	}
 	ix.opMu.Lock()
 	defer ix.opMu.Unlock()
+	ix.iters.closeIters()
 	if fe := ix.fatal.Load(); fe != nil {
 		// Pebble is in its fatal state: closing it may fail again, or
 		// panic. The store is left as a crash leaves it; Open recovers.
@@ -472,22 +484,22 @@ func (ix *Index) toOriginal(dig string, r record.Record) (dedupindex.Original, e
 	})
 }
 
-// get reads and decodes the primary entry at key. It seeks with the
-// bottom level's Bloom filters on (Pebble's Get skips them, tuned for
-// lookups that hit): most dedup lookups are for new payloads, which the
-// filters then answer without reading a data block.
-func (ix *Index) get(key []byte, dig string) (dedupindex.Original, bool, error) {
-	it, err := ix.db.NewIter(&pebble.IterOptions{UseL6Filters: true})
+// get reads and decodes the primary entry at key, as committed when it is
+// called. It seeks with the bottom level's Bloom filters on (Pebble's Get
+// skips them, tuned for lookups that hit): most dedup lookups are for new
+// payloads, which the filters then answer without reading a data block.
+func (ix *Index) get(key []byte, pk parsedKey) (dedupindex.Original, bool, error) {
+	li, err := ix.getIter()
 	if err != nil {
 		return dedupindex.Original{}, false, fmt.Errorf("dedupindex/pebble: get: %w", err)
 	}
 	var r record.Record
-	found := it.SeekPrefixGE(key) && bytes.Equal(it.Key(), key)
+	found := li.it.SeekPrefixGE(key) && bytes.Equal(li.it.Key(), key)
 	var derr error
 	if found {
-		r, derr = record.Decode(it.Value())
+		r, derr = record.Decode(li.it.Value())
 	}
-	if err := errors.Join(it.Error(), it.Close()); err != nil {
+	if err := ix.putIter(li); err != nil {
 		return dedupindex.Original{}, false, fmt.Errorf("dedupindex/pebble: get: %w", err)
 	}
 	if !found {
@@ -496,7 +508,7 @@ func (ix *Index) get(key []byte, dig string) (dedupindex.Original, bool, error) 
 	if derr != nil {
 		return dedupindex.Original{}, false, fmt.Errorf("dedupindex/pebble: entry %x: %w", key, derr)
 	}
-	o, err := ix.toOriginal(dig, r)
+	o, err := ix.toOriginal(pk.digest(), r)
 	if err != nil {
 		return dedupindex.Original{}, false, fmt.Errorf("dedupindex/pebble: entry %x: %w", key, err)
 	}
@@ -520,7 +532,7 @@ func (ix *Index) Lookup(ctx context.Context, k dedupindex.Key) (dedupindex.Origi
 	if err != nil || !ok {
 		return dedupindex.Original{}, false, err
 	}
-	return ix.get(primaryKey(id, pk), pk.digest())
+	return ix.get(primaryKey(id, pk), pk)
 }
 
 // ByURL returns the originals in scope whose target URI has by-URL key

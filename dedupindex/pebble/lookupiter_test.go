@@ -1,0 +1,186 @@
+package pebble
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/wayside-archive/wayside/dedupindex"
+	"github.com/wayside-archive/wayside/dedupindex/indextest"
+)
+
+// TestLookupSeesEveryWrite: lookups reuse iterators (lookupiter.go), yet a
+// lookup that starts after any kind of write returned sees it — Put,
+// PutBatch, Claim+Commit, Update and Delete — with idle iterators created
+// just before the write, across flushes and compactions, and when the
+// write and the lookup run in different goroutines.
+func TestLookupSeesEveryWrite(t *testing.T) {
+	ctx := context.Background()
+	ix, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := ix.Close(); err != nil {
+			t.Errorf("close with idle lookup iterators: %v", err)
+		}
+	}()
+	idle := func() []*lookupIter {
+		ix.iters.mu.Lock()
+		defer ix.iters.mu.Unlock()
+		return append([]*lookupIter(nil), ix.iters.idle...)
+	}
+	var warmOnce func()
+	key := func(i int) dedupindex.Key {
+		return dedupindex.Key{Scope: "s", Digest: indextest.SyntheticDigest(i)}
+	}
+	// warm leaves idle iterators in the pool: concurrent lookups of other
+	// keys, so several iterators are created and kept (again if a
+	// background flush outdated them meanwhile).
+	warm := func() {
+		t.Helper()
+		for try := 0; try < 5; try++ {
+			if warmOnce(); len(idle()) > 0 {
+				return
+			}
+		}
+		t.Fatal("no idle iterator kept after lookups")
+	}
+	warmOnce = func() {
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range 20 {
+					if _, _, err := ix.Lookup(ctx, key(-1-g*100-j)); err != nil {
+						t.Error(err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	want := func(what string, k dedupindex.Key, found bool, recordID string) {
+		t.Helper()
+		o, ok, err := ix.Lookup(ctx, k)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if ok != found || (found && o.RecordID != recordID) {
+			t.Fatalf("%s: lookup found=%v record %q, want found=%v record %q", what, ok, o.RecordID, found, recordID)
+		}
+	}
+	orig := func(i int) dedupindex.Original { return indextest.SyntheticOriginal(i) }
+
+	// The scope must exist for a lookup to reach the table.
+	if _, err := ix.Put(ctx, key(0), orig(0)); err != nil {
+		t.Fatal(err)
+	}
+	warm()
+	want("before put", key(1), false, "")
+	if _, err := ix.Put(ctx, key(1), orig(1)); err != nil {
+		t.Fatal(err)
+	}
+	want("after put", key(1), true, orig(1).RecordID)
+
+	warm()
+	want("before put batch", key(2), false, "")
+	if _, err := ix.PutBatch(ctx, []dedupindex.Entry{{Key: key(2), Original: orig(2)}, {Key: key(3), Original: orig(3)}}); err != nil {
+		t.Fatal(err)
+	}
+	want("after put batch", key(3), true, orig(3).RecordID)
+
+	warm()
+	want("before commit", key(4), false, "")
+	r, err := ix.Claim(ctx, key(4))
+	if err != nil || r.State != dedupindex.Claimed {
+		t.Fatalf("claim: %v %v", r.State, err)
+	}
+	want("claimed, not committed", key(4), false, "")
+	if err := ix.Commit(ctx, r.Ticket, orig(4)); err != nil {
+		t.Fatal(err)
+	}
+	want("after commit", key(4), true, orig(4).RecordID)
+
+	warm()
+	to := orig(2)
+	to.RecordID = "<urn:uuid:11111111-2222-4333-8444-555555555555>"
+	to.File = "moved.warc.gz"
+	if n, err := ix.Update(ctx, []dedupindex.Move{{Key: key(2), From: orig(2).RecordID, To: to}}); err != nil || n != 1 {
+		t.Fatalf("update: %d %v", n, err)
+	}
+	want("after update", key(2), true, to.RecordID)
+
+	warm()
+	if n, err := ix.Delete(ctx, dedupindex.Selector{Files: []string{"moved.warc.gz"}}); err != nil || n != 1 {
+		t.Fatalf("delete: %d %v", n, err)
+	}
+	want("after delete", key(2), false, "")
+	want("after delete, another key", key(3), true, orig(3).RecordID)
+
+	// A flush and a compaction replace the tables idle iterators read.
+	warm()
+	if err := ix.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	want("after compaction", key(4), true, orig(4).RecordID)
+	if _, err := ix.Put(ctx, key(5), orig(5)); err != nil {
+		t.Fatal(err)
+	}
+	want("put after compaction", key(5), true, orig(5).RecordID)
+
+	// A writer and readers in other goroutines: every put that returned
+	// is seen by a lookup started after it, while readers keep the pool
+	// busy with lookups of their own.
+	const n = 200
+	done := make(chan int)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; ; j++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, _, err := ix.Lookup(ctx, key(-10_000-g*1_000_000-j)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	errs := make(chan error, 1)
+	go func() {
+		defer close(errs)
+		for i := range done {
+			o, ok, err := ix.Lookup(ctx, key(i))
+			if err == nil && (!ok || o.RecordID != orig(i).RecordID) {
+				err = fmt.Errorf("put %d returned, then a lookup in another goroutine found=%v %q", i, ok, o.RecordID)
+			}
+			if err != nil {
+				errs <- err
+				for range done {
+				}
+				return
+			}
+		}
+	}()
+	for i := 100; i < 100+n; i++ {
+		if _, err := ix.Put(ctx, key(i), orig(i)); err != nil {
+			t.Fatal(err)
+		}
+		done <- i
+	}
+	close(done)
+	if err := <-errs; err != nil {
+		t.Error(err)
+	}
+	close(stop)
+	wg.Wait()
+}
