@@ -51,6 +51,8 @@ type planReader struct {
 	files []*os.File
 	line  int
 	peek  *Copy
+	// peekLine is peek's line; big holds a line longer than br's buffer.
+	peekLine, big []byte
 }
 
 // openPlans opens plan files for reading in (file, offset) order.
@@ -93,44 +95,172 @@ func openPlans(names []string) (*planReader, error) {
 
 // next returns the next copy, or nil at the end.
 func (p *planReader) next() (*Copy, error) {
+	c, _, err := p.nextLine()
+	return c, err
+}
+
+// nextLine returns the next copy and its line (valid until the next
+// call), or nil at the end.
+func (p *planReader) nextLine() (*Copy, []byte, error) {
 	if p.peek != nil {
 		c := p.peek
 		p.peek = nil
-		return c, nil
+		return c, p.peekLine, nil
 	}
-	line, err := p.br.ReadBytes('\n')
+	line, err := p.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		p.big = append(p.big[:0], line...)
+		for err == bufio.ErrBufferFull {
+			line, err = p.br.ReadSlice('\n')
+			p.big = append(p.big, line...)
+		}
+		line = p.big
+	}
 	if len(line) == 0 {
 		if err == io.EOF {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, fmt.Errorf("postdedup: plan: %w", err)
+		return nil, nil, fmt.Errorf("postdedup: plan: %w", err)
+	}
+	if line[len(line)-1] != '\n' {
+		line = append(append(p.big[:0], line...), '\n')
+		p.big = line
 	}
 	p.line++
 	c, perr := parseCopy(bytes.TrimRight(line, "\n"))
 	if perr != nil {
-		return nil, fmt.Errorf("postdedup: plan %v line %d (merged): %v", p.names, p.line, perr)
+		return nil, nil, fmt.Errorf("postdedup: plan %v line %d (merged): %v", p.names, p.line, perr)
 	}
-	return c, nil
+	return c, line, nil
 }
 
-// copiesOf returns the copies of one input file (the plan must be read in
-// file order: files are visited in path order).
-func (p *planReader) copiesOf(path string) ([]*Copy, error) {
-	var out []*Copy
+// copiesOf spools the copies of one input file to an unnamed temporary
+// file in tempDir and returns them (the plan must be read in file order:
+// files are visited in path order). Each line is parsed (checked) as it
+// is spooled; memory holds none of them whatever their number.
+func (p *planReader) copiesOf(path, tempDir string) (fc *fileCopies, err error) {
+	var bw *bufio.Writer
+	defer func() {
+		if err == nil && bw != nil {
+			err = fc.ready(bw)
+		}
+		if err != nil {
+			fc.close()
+			fc = nil
+		}
+	}()
 	for {
-		c, err := p.next()
+		c, line, err := p.nextLine()
 		if err != nil || c == nil {
-			return out, err
+			return fc, err
 		}
 		switch {
 		case c.Path == path:
-			out = append(out, c)
+			if fc == nil {
+				f, err := os.CreateTemp(tempDir, "wayside-copies-*")
+				if err != nil {
+					return nil, fmt.Errorf("postdedup: plan: %w", err)
+				}
+				os.Remove(f.Name()) // unnamed: nothing is left behind
+				fc, bw = &fileCopies{f: f}, bufio.NewWriterSize(f, 64<<10)
+			}
+			if _, err := bw.Write(line); err != nil {
+				return fc, fmt.Errorf("postdedup: plan: spool: %w", err)
+			}
+			fc.n++
 		case pathLess(path, c.Path):
-			p.peek = c
-			return out, nil
+			p.peek, p.peekLine = c, append(p.peekLine[:0], line...)
+			return fc, nil
 		default:
-			return nil, fmt.Errorf("postdedup: plan names %s offset %d, which is not an input of the manifest", c.Path, c.Offset)
+			return fc, fmt.Errorf("postdedup: plan names %s offset %d, which is not an input of the manifest", c.Path, c.Offset)
 		}
+	}
+}
+
+// fileCopies is one input file's plan copies in offset order, spooled to
+// an unnamed temporary file and read back one at a time by each pass over
+// them (rewrite makes one, validation three), so that memory does not grow
+// with the number of copies of a file. A nil *fileCopies has none.
+type fileCopies struct {
+	f   *os.File
+	br  *bufio.Reader
+	n   int
+	err error
+	mem []*Copy // memCopies: held in memory instead of spooled
+	i   int     // copies passed in this pass
+}
+
+// memCopies holds copies in memory as a fileCopies (tests).
+func memCopies(cs []*Copy) *fileCopies { return &fileCopies{mem: cs, n: len(cs)} }
+
+// ready ends spooling: bw is flushed and the first pass may start.
+func (fc *fileCopies) ready(bw *bufio.Writer) error {
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("postdedup: plan: spool: %w", err)
+	}
+	fc.br = bufio.NewReaderSize(fc.f, 64<<10)
+	fc.rewind()
+	return fc.err
+}
+
+// len returns the number of copies.
+func (fc *fileCopies) len() int {
+	if fc == nil {
+		return 0
+	}
+	return fc.n
+}
+
+// rewind starts a new pass from the first copy.
+func (fc *fileCopies) rewind() {
+	if fc == nil || fc.err != nil {
+		return
+	}
+	fc.i = 0
+	if fc.f == nil {
+		return
+	}
+	if _, err := fc.f.Seek(0, io.SeekStart); err != nil {
+		fc.err = fmt.Errorf("postdedup: plan: spool: %w", err)
+		return
+	}
+	fc.br.Reset(fc.f)
+}
+
+// next returns the next copy of the pass, nil at the end or after an
+// error (see failed).
+func (fc *fileCopies) next() *Copy {
+	if fc == nil || fc.err != nil || fc.i >= fc.n {
+		return nil
+	}
+	fc.i++
+	if fc.f == nil {
+		return fc.mem[fc.i-1]
+	}
+	line, err := fc.br.ReadBytes('\n')
+	if err != nil {
+		fc.err = fmt.Errorf("postdedup: plan: spool: copy %d of %d: %w", fc.i, fc.n, err)
+		return nil
+	}
+	c, err := parseCopy(bytes.TrimRight(line, "\n"))
+	if err != nil {
+		fc.err = fmt.Errorf("postdedup: plan: spool: copy %d of %d: %w", fc.i, fc.n, err)
+		return nil
+	}
+	return c
+}
+
+// failed is the error met reading the copies back, if any.
+func (fc *fileCopies) failed() error {
+	if fc == nil {
+		return nil
+	}
+	return fc.err
+}
+
+func (fc *fileCopies) close() {
+	if fc != nil && fc.f != nil {
+		fc.f.Close()
 	}
 }
 

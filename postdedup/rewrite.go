@@ -113,7 +113,7 @@ func Rewrite(ctx context.Context, manifests, plans []string, outDir string, opts
 	removeTemps(outDir)
 	var done int
 	err = forEachFile(ctx, files, manifests, plans, true, opts.Jobs, opts.MaxMemory, opts.TempDir,
-		func(ctx context.Context, f FileInfo, copies []*Copy, entries *fileEntries) (any, error) {
+		func(ctx context.Context, f FileInfo, copies *fileCopies, entries *fileEntries) (any, error) {
 			return rewriteFile(ctx, f, copies, entries, outDir, opts)
 		},
 		func(v any) {
@@ -136,7 +136,7 @@ func Rewrite(ctx context.Context, manifests, plans []string, outDir string, opts
 // offset order; collect receives each result, from one goroutine. The
 // first error cancels the rest.
 func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []string, withEntries bool, jobs int, maxMem int64, tempDir string,
-	work func(ctx context.Context, f FileInfo, copies []*Copy, entries *fileEntries) (any, error), collect func(any)) error {
+	work func(ctx context.Context, f FileInfo, copies *fileCopies, entries *fileEntries) (any, error), collect func(any)) error {
 	if jobs <= 0 {
 		jobs = 1
 	}
@@ -155,7 +155,7 @@ func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []strin
 	defer pr.close()
 	type job struct {
 		f       FileInfo
-		copies  []*Copy
+		copies  *fileCopies
 		entries *fileEntries
 	}
 	type result struct {
@@ -173,6 +173,7 @@ func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []strin
 			defer wg.Done()
 			for j := range jobc {
 				v, err := work(ctx, j.f, j.copies, j.entries)
+				j.copies.close()
 				j.entries.close()
 				results <- result{v, err}
 			}
@@ -182,12 +183,13 @@ func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []strin
 	go func() {
 		defer close(jobc)
 		for _, f := range files {
-			copies, err := pr.copiesOf(f.Path)
+			copies, err := pr.copiesOf(f.Path, tempDir)
 			var es *fileEntries
 			if err == nil && ents != nil {
 				es, err = ents.of(f.Path, tempDir)
 			}
 			if err != nil {
+				copies.close()
 				dispatchErr = err
 				cancel()
 				return
@@ -195,6 +197,7 @@ func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []strin
 			select {
 			case jobc <- job{f, copies, es}:
 			case <-ctx.Done():
+				copies.close()
 				es.close()
 				return
 			}
@@ -269,7 +272,7 @@ func removeTemps(outDir string) {
 }
 
 // rewriteFile writes one output file, its layout and its CDXJ.
-func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries *fileEntries, outDir string, opts RewriteOptions) (Layout, error) {
+func rewriteFile(ctx context.Context, fi FileInfo, copies *fileCopies, entries *fileEntries, outDir string, opts RewriteOptions) (Layout, error) {
 	name := filepath.Base(fi.Path)
 	l := Layout{Input: fi.Path, Output: name, Compressed: fi.Compressed, CDXJ: cdxj.SideFileName(name)}
 	in, err := os.Open(fi.Path)
@@ -348,7 +351,8 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries *file
 		pos, out = end, out+n
 		return failpoint.Inject("postdedup.rewrite-copy")
 	}
-	for _, c := range copies {
+	copies.rewind()
+	for c := copies.next(); c != nil; c = copies.next() {
 		if err := ctx.Err(); err != nil {
 			return l, err
 		}
@@ -384,6 +388,9 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries *file
 		if err := failpoint.Inject("postdedup.rewrite-revisit"); err != nil {
 			return l, err
 		}
+	}
+	if err := copies.failed(); err != nil {
+		return l, err
 	}
 	if err := copyTo(fi.Size); err != nil {
 		return l, err
