@@ -91,6 +91,11 @@ func (s *Sorter) spill() error {
 		return fmt.Errorf("cdxj: sort: write run: %w", err)
 	}
 	s.spilled += len(s.lines)
+	// Sorting scattered the spilled lines over the whole array: every
+	// entry is cleared, or the entries the next run does not overwrite
+	// would keep its chunks (and older runs') alive, several times
+	// MaxMemory in all.
+	clear(s.lines[:cap(s.lines)])
 	s.lines, s.chunk, s.mem = s.lines[:0], nil, 0
 	return nil
 }
