@@ -62,3 +62,54 @@ func TestSorterMemoryBounded(t *testing.T) {
 		}
 	}
 }
+
+// countLive is a writer that takes the live heap once, after the first
+// megabyte written to it.
+type countLive struct {
+	n    int
+	live int64
+}
+
+func (c *countLive) Write(p []byte) (int, error) {
+	if c.n < 1<<20 && c.n+len(p) >= 1<<20 {
+		c.live = liveHeap()
+	}
+	c.n += len(p)
+	return len(p), nil
+}
+
+// TestSorterMergeMemoryBounded: merging many runs reads each through a
+// buffer sized so that all of them take about MaxMemory (256 KiB each,
+// as before, would hold 300 runs × 256 KiB = 75 MB for a 64 KiB sort).
+func TestSorterMergeMemoryBounded(t *testing.T) {
+	const budget = 64 << 10
+	s := NewSorter(SortOptions{MaxMemory: budget, TempDir: t.TempDir()})
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(9, 1))
+	line := make([]byte, 200)
+	n := 0
+	for total := 0; total < 300*budget; total += len(line) {
+		for j := range line {
+			line[j] = byte('a' + rng.IntN(26))
+		}
+		if err := s.Add(line); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if len(s.runs) < 250 {
+		t.Fatalf("%d runs spilled, want about 300", len(s.runs))
+	}
+	runs := len(s.runs)
+	base := liveHeap()
+	var c countLive
+	if _, err := s.WriteTo(&c); err != nil {
+		t.Fatal(err)
+	}
+	if c.n != n*(len(line)+1) {
+		t.Fatalf("%d bytes merged, want %d", c.n, n*(len(line)+1))
+	}
+	if grew := c.live - base; grew > int64(runs)*(32<<10) {
+		t.Errorf("merging %d runs of a %d KiB sort: %d KiB more live, want at most 32 KiB per run", runs, budget>>10, grew>>10)
+	}
+}
