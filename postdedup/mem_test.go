@@ -10,7 +10,10 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"testing"
+
+	"github.com/wayside-archive/wayside/warcio"
 )
 
 // liveHeap returns the bytes of heap objects live after a full collection.
@@ -99,5 +102,73 @@ func TestPlanCopiesStreamed(t *testing.T) {
 	}
 	if !taken {
 		t.Errorf("no heap figure taken")
+	}
+}
+
+// TestScanCacheFootprint: a location-only entry costs about locCost, as
+// the budget counts it, not the record's whole WARC header: the key and
+// record ID read from the header (parts of one ~1 KB string, as warcio
+// reads them) are cloned when cached, so 20,000 locations of records with
+// 4 KiB headers hold ~5 MB, not the 80 MB of their headers.
+func TestScanCacheFootprint(t *testing.T) {
+	const n, hdr = 20000, 4 << 10
+	c := newScanCache(1 << 30) // nothing pushed out: every entry stays
+	rec := &warcio.Record{HTTP: &warcio.HTTPInfo{}}
+	payload := []byte("a payload")
+	base := liveHeap()
+	for i := range n {
+		// One string per record, as a WARC header block is read.
+		h := fmt.Sprintf("WARC-Record-ID: <urn:uuid:%08d>\r\nWARC-Payload-Digest: sha1:%032d\r\n", i, i) + strings.Repeat("x", hdr)
+		e := &Entry{Key: h[len("WARC-Record-ID: <urn:uuid:00000000>\r\nWARC-Payload-Digest: "):][:37], Path: "a.warc.gz"}
+		e.RecordID = h[len("WARC-Record-ID: "):][:len("<urn:uuid:00000000>")]
+		e.Offset, e.PayloadLength = int64(i), int64(len(payload))
+		c.compare(e, rec, payload, true, nil)
+	}
+	if len(c.byKey) != n {
+		t.Fatalf("%d entries cached, want %d", len(c.byKey), n)
+	}
+	// As pushed out: location only.
+	for k, v := range c.byKey {
+		loc := *v
+		loc.payload = nil
+		c.byKey[k] = &loc
+	}
+	grew := liveHeap() - base
+	if per := grew / n; per > 2*locCost {
+		t.Errorf("%d cached locations hold %d KB live, %d bytes each; want about locCost (%d)", n, grew>>10, per, locCost)
+	}
+	runtime.KeepAlive(c)
+}
+
+// TestResolveLoadBounded: the reference payloads resolve holds for one
+// cluster stay within loadMemory (a share of MaxMemory, 1 MiB here), not
+// the fixed 256 MiB they could reach before: loading a fourth reference
+// of 400 KiB drops the others.
+func TestResolveLoadBounded(t *testing.T) {
+	r := &resolver{opts: ResolveOptions{MaxMemory: 8 << 20}}
+	limit := loadMemory(r.opts.MaxMemory)
+	if limit != 1<<20 {
+		t.Fatalf("loadMemory(8 MiB) = %d, want 1 MiB", limit)
+	}
+	var refs []*reference
+	for i := range 6 {
+		ref := &reference{payload: make([]byte, 400<<10), loaded: true}
+		refs = append(refs, ref)
+		r.track(ref)
+		if r.loaded > limit {
+			t.Fatalf("after reference %d: %d bytes loaded, limit %d", i, r.loaded, limit)
+		}
+		held := int64(0)
+		for _, o := range refs {
+			if o.loaded {
+				held += int64(len(o.payload))
+			}
+		}
+		if held != r.loaded {
+			t.Fatalf("after reference %d: references hold %d bytes, %d counted", i, held, r.loaded)
+		}
+	}
+	if !refs[5].loaded {
+		t.Errorf("the reference just loaded was dropped")
 	}
 }

@@ -33,9 +33,10 @@ type RewriteOptions struct {
 	// CompressionLevel is the gzip level of revisit records (default 6).
 	CompressionLevel int
 	// MaxMemory bounds the stage's buffers as ManifestOptions.MaxMemory
-	// does: the manifests' re-sort holds an eighth of it in memory, the
-	// output CDXJ's sorts an eighth shared by the jobs; a file's
-	// manifest entries are spooled to TempDir (entryStream.of).
+	// does: the manifests' re-sort holds a 32nd of it in memory, the
+	// output CDXJ's sorts a 32nd shared by the jobs (sortMemory); a
+	// file's manifest entries and plan copies are spooled to TempDir
+	// (entryStream.of, planReader.copiesOf).
 	MaxMemory int64
 	TempDir   string
 	// Progress, when set, is called after each file.
@@ -303,7 +304,7 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies *fileCopies, entries *
 	if err := tmp.Chmod(0o644); err != nil {
 		return l, fmt.Errorf("postdedup: rewrite: %w", err)
 	}
-	sorter := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/int64(max(opts.Jobs, 1))/8, 4<<20), TempDir: opts.TempDir})
+	sorter := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: sortMemory(opts.MaxMemory, opts.Jobs), TempDir: opts.TempDir})
 	defer sorter.Close()
 	mw, err := warcio.NewMemberWriter(opts.CompressionLevel)
 	if err != nil {
@@ -520,7 +521,7 @@ type entryStream struct {
 
 // entriesByFile re-sorts the manifests' entries by input file and offset.
 func entriesByFile(ctx context.Context, manifests []string, maxMem int64, tempDir string) (*entryStream, error) {
-	s := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(maxMem/8, 1<<20), TempDir: tempDir})
+	s := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: sortMemory(maxMem, 1), TempDir: tempDir})
 	var line []byte
 	for _, name := range manifests {
 		m, err := OpenManifest(name)

@@ -44,7 +44,7 @@ type ValidateOptions struct {
 	OriginalDirs []string
 	Jobs         int
 	// MaxMemory bounds the stage's buffers as ManifestOptions.MaxMemory
-	// does: each sort holds an eighth of it in memory.
+	// does: each sort holds a 32nd of it in memory (sortMemory).
 	MaxMemory int64
 	TempDir   string
 	// IndependentInflate frames each input on its own for the framing
@@ -654,7 +654,7 @@ func canonical(d string) string {
 // carries, and is not itself rewritten. External originals are read back
 // from OriginalDirs.
 func checkOriginals(ctx context.Context, manifests, plans []string, opts ValidateOptions, st *ValidateStats) error {
-	join := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/8, 1<<20), TempDir: opts.TempDir})
+	join := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: sortMemory(opts.MaxMemory, 1), TempDir: opts.TempDir})
 	defer join.Close()
 	var line []byte
 	add := func(path string, off int64, rest ...string) error {
