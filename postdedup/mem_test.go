@@ -172,3 +172,44 @@ func TestResolveLoadBounded(t *testing.T) {
 		t.Errorf("the reference just loaded was dropped")
 	}
 }
+
+// TestPlanCopiesBadLine: a malformed plan line of a file, spooled
+// unparsed, is refused when it is read back, by its merged line number,
+// on the pass that reads only offsets and lengths as on the full one.
+func TestPlanCopiesBadLine(t *testing.T) {
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.tsv")
+	good := &Copy{Path: "a.warc.gz", Offset: 10, Length: 90, RecordID: "<urn:uuid:1>", Version: "1.1", Key: "sha1:AAAA", Head: []byte("H"),
+		Original: Original{RecordID: "<urn:uuid:o>", Path: "a.warc.gz", File: "a.warc.gz", Length: 90}}
+	writePlan(t, plan, []*Copy{good})
+	f, err := os.OpenFile(plan, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("a.warc.gz\t000000000000200\tnot-a-length\n")
+	f.Close()
+	for _, span := range []bool{true, false} {
+		err := forEachFile(context.Background(), []FileInfo{{Path: "a.warc.gz"}}, nil, []string{plan}, false, 1, 64<<20, dir,
+			func(ctx context.Context, f FileInfo, copies *fileCopies, _ *fileEntries) (any, error) {
+				copies.rewind()
+				n := 0
+				for {
+					if span {
+						if _, _, ok := copies.nextSpan(); !ok {
+							break
+						}
+					} else if copies.next() == nil {
+						break
+					}
+					n++
+				}
+				if n != 1 {
+					return nil, fmt.Errorf("%d copies read before the bad line, want 1", n)
+				}
+				return nil, copies.failed()
+			}, func(any) {})
+		if err == nil || !strings.Contains(err.Error(), "line 2 (merged)") {
+			t.Errorf("spans only %v: error %v, want one naming merged line 2", span, err)
+		}
+	}
+}

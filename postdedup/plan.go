@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/wayside-archive/wayside/cdxj"
@@ -50,9 +51,10 @@ type planReader struct {
 	done  chan error
 	files []*os.File
 	line  int
-	peek  *Copy
-	// peekLine is peek's line; big holds a line longer than br's buffer.
+	// peekLine is the line unread; big holds a line longer than br's
+	// buffer.
 	peekLine, big []byte
+	peeked        bool
 }
 
 // openPlans opens plan files for reading in (file, offset) order.
@@ -95,17 +97,28 @@ func openPlans(names []string) (*planReader, error) {
 
 // next returns the next copy, or nil at the end.
 func (p *planReader) next() (*Copy, error) {
-	c, _, err := p.nextLine()
-	return c, err
+	line, err := p.nextRaw()
+	if line == nil || err != nil {
+		return nil, err
+	}
+	return p.parse(line, p.line)
 }
 
-// nextLine returns the next copy and its line (valid until the next
-// call), or nil at the end.
-func (p *planReader) nextLine() (*Copy, []byte, error) {
-	if p.peek != nil {
-		c := p.peek
-		p.peek = nil
-		return c, p.peekLine, nil
+// parse parses line n (merged) of the plans.
+func (p *planReader) parse(line []byte, n int) (*Copy, error) {
+	c, err := parseCopy(line)
+	if err != nil {
+		return nil, fmt.Errorf("postdedup: plan %v line %d (merged): %v", p.names, n, err)
+	}
+	return c, nil
+}
+
+// nextRaw returns the next plan line without its newline (valid until
+// the next call), nil at the end.
+func (p *planReader) nextRaw() ([]byte, error) {
+	if p.peeked {
+		p.peeked = false
+		return p.peekLine, nil
 	}
 	line, err := p.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
@@ -118,26 +131,24 @@ func (p *planReader) nextLine() (*Copy, []byte, error) {
 	}
 	if len(line) == 0 {
 		if err == io.EOF {
-			return nil, nil, nil
+			return nil, nil
 		}
-		return nil, nil, fmt.Errorf("postdedup: plan: %w", err)
-	}
-	if line[len(line)-1] != '\n' {
-		line = append(append(p.big[:0], line...), '\n')
-		p.big = line
+		return nil, fmt.Errorf("postdedup: plan: %w", err)
 	}
 	p.line++
-	c, perr := parseCopy(bytes.TrimRight(line, "\n"))
-	if perr != nil {
-		return nil, nil, fmt.Errorf("postdedup: plan %v line %d (merged): %v", p.names, p.line, perr)
-	}
-	return c, line, nil
+	return bytes.TrimSuffix(line, []byte{'\n'}), nil
+}
+
+// unread makes line, the line nextRaw returned last, the next one again.
+func (p *planReader) unread(line []byte) {
+	p.peekLine, p.peeked = append(p.peekLine[:0], line...), true
 }
 
 // copiesOf spools the copies of one input file to an unnamed temporary
 // file in tempDir and returns them (the plan must be read in file order:
-// files are visited in path order). Each line is parsed (checked) as it
-// is spooled; memory holds none of them whatever their number.
+// files are visited in path order). Lines are parsed as they are read
+// back (a malformed one is reported by its merged line number then);
+// memory holds none of them whatever their number.
 func (p *planReader) copiesOf(path, tempDir string) (fc *fileCopies, err error) {
 	var bw *bufio.Writer
 	defer func() {
@@ -149,31 +160,38 @@ func (p *planReader) copiesOf(path, tempDir string) (fc *fileCopies, err error) 
 			fc = nil
 		}
 	}()
+	want := escapeField(path)
 	for {
-		c, line, err := p.nextLine()
-		if err != nil || c == nil {
+		line, err := p.nextRaw()
+		if err != nil || line == nil {
 			return fc, err
 		}
-		switch {
-		case c.Path == path:
-			if fc == nil {
-				f, err := os.CreateTemp(tempDir, "wayside-copies-*")
-				if err != nil {
-					return nil, fmt.Errorf("postdedup: plan: %w", err)
-				}
-				os.Remove(f.Name()) // unnamed: nothing is left behind
-				fc, bw = &fileCopies{f: f}, bufio.NewWriterSize(f, 64<<10)
+		field, _, _ := bytes.Cut(line, []byte{'\t'})
+		if string(field) != want {
+			c, err := p.parse(line, p.line)
+			switch {
+			case err != nil:
+				return fc, err
+			case pathLess(path, c.Path):
+				p.unread(line)
+				return fc, nil
+			default:
+				return fc, fmt.Errorf("postdedup: plan names %s offset %d, which is not an input of the manifest", c.Path, c.Offset)
 			}
-			if _, err := bw.Write(line); err != nil {
-				return fc, fmt.Errorf("postdedup: plan: spool: %w", err)
-			}
-			fc.n++
-		case pathLess(path, c.Path):
-			p.peek, p.peekLine = c, append(p.peekLine[:0], line...)
-			return fc, nil
-		default:
-			return fc, fmt.Errorf("postdedup: plan names %s offset %d, which is not an input of the manifest", c.Path, c.Offset)
 		}
+		if fc == nil {
+			f, err := os.CreateTemp(tempDir, "wayside-copies-*")
+			if err != nil {
+				return nil, fmt.Errorf("postdedup: plan: %w", err)
+			}
+			os.Remove(f.Name()) // unnamed: nothing is left behind
+			fc, bw = &fileCopies{f: f, plans: p, first: p.line}, bufio.NewWriterSize(f, 64<<10)
+		}
+		bw.Write(line)
+		if err := bw.WriteByte('\n'); err != nil {
+			return fc, fmt.Errorf("postdedup: plan: spool: %w", err)
+		}
+		fc.n++
 	}
 }
 
@@ -182,12 +200,14 @@ func (p *planReader) copiesOf(path, tempDir string) (fc *fileCopies, err error) 
 // them (rewrite makes one, validation three), so that memory does not grow
 // with the number of copies of a file. A nil *fileCopies has none.
 type fileCopies struct {
-	f   *os.File
-	br  *bufio.Reader
-	n   int
-	err error
-	mem []*Copy // memCopies: held in memory instead of spooled
-	i   int     // copies passed in this pass
+	f     *os.File
+	br    *bufio.Reader
+	plans *planReader // names the plans in errors
+	first int         // merged plan line of the first copy
+	n     int
+	err   error
+	mem   []*Copy // memCopies: held in memory instead of spooled
+	i     int     // copies passed in this pass
 }
 
 // memCopies holds copies in memory as a fileCopies (tests).
@@ -227,27 +247,83 @@ func (fc *fileCopies) rewind() {
 	fc.br.Reset(fc.f)
 }
 
+// line returns the next spooled line of the pass (valid until the next
+// read), nil at the end or after an error.
+func (fc *fileCopies) line() []byte {
+	if fc.err != nil || fc.i >= fc.n {
+		return nil
+	}
+	fc.i++
+	line, err := fc.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		big := append([]byte(nil), line...)
+		for err == bufio.ErrBufferFull {
+			line, err = fc.br.ReadSlice('\n')
+			big = append(big, line...)
+		}
+		line = big
+	}
+	if err != nil {
+		fc.err = fmt.Errorf("postdedup: plan: spool: copy %d of %d: %w", fc.i, fc.n, err)
+		return nil
+	}
+	return line[:len(line)-1]
+}
+
 // next returns the next copy of the pass, nil at the end or after an
 // error (see failed).
 func (fc *fileCopies) next() *Copy {
 	if fc == nil || fc.err != nil || fc.i >= fc.n {
 		return nil
 	}
-	fc.i++
 	if fc.f == nil {
+		fc.i++
 		return fc.mem[fc.i-1]
 	}
-	line, err := fc.br.ReadBytes('\n')
-	if err != nil {
-		fc.err = fmt.Errorf("postdedup: plan: spool: copy %d of %d: %w", fc.i, fc.n, err)
+	line := fc.line()
+	if line == nil {
 		return nil
 	}
-	c, err := parseCopy(bytes.TrimRight(line, "\n"))
+	c, err := fc.plans.parse(line, fc.first+fc.i-1)
 	if err != nil {
-		fc.err = fmt.Errorf("postdedup: plan: spool: copy %d of %d: %w", fc.i, fc.n, err)
+		fc.err = err
 		return nil
 	}
 	return c
+}
+
+// nextSpan returns the offset and length of the next copy of the pass,
+// reading only those fields (the passes that need no more); ok is false
+// at the end or after an error (see failed).
+func (fc *fileCopies) nextSpan() (offset, length int64, ok bool) {
+	if fc == nil || fc.err != nil || fc.i >= fc.n {
+		return 0, 0, false
+	}
+	if fc.f == nil {
+		fc.i++
+		c := fc.mem[fc.i-1]
+		return c.Offset, c.Length, true
+	}
+	line := fc.line()
+	if line == nil {
+		return 0, 0, false
+	}
+	// PATH OFFSET LENGTH ...
+	_, rest, _ := bytes.Cut(line, []byte{'\t'})
+	off, rest, _ := bytes.Cut(rest, []byte{'\t'})
+	n, _, _ := bytes.Cut(rest, []byte{'\t'})
+	var err1, err2 error
+	offset, err1 = strconv.ParseInt(string(off), 10, 64)
+	length, err2 = strconv.ParseInt(string(n), 10, 64)
+	if err1 != nil || err2 != nil || length <= 0 {
+		_, err := fc.plans.parse(line, fc.first+fc.i-1) // names the problem
+		if err == nil {
+			err = fmt.Errorf("postdedup: plan %v line %d (merged): bad offset or length", fc.plans.names, fc.first+fc.i-1)
+		}
+		fc.err = err
+		return 0, 0, false
+	}
+	return offset, length, true
 }
 
 // failed is the error met reading the copies back, if any.

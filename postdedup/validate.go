@@ -240,7 +240,7 @@ func validateFile(ctx context.Context, f FileInfo, copies *fileCopies, entries *
 			return fc, nil
 		}
 		if s.Revisit {
-			if c := copies.next(); c == nil || c.Offset != s.In || c.Length != s.InLen {
+			if off, n, ok := copies.nextSpan(); !ok || off != s.In || n != s.InLen {
 				if err := copies.failed(); err != nil {
 					return fc, err
 				}
@@ -624,7 +624,8 @@ func checkFraming(ctx context.Context, f FileInfo, copies *fileCopies, independe
 	// the records inside it instead of at every record of the file.
 	slices.SortStableFunc(starts, func(a, b start) int { return cmp.Compare(a.at, b.at) })
 	copies.rewind()
-	for c := copies.next(); c != nil; c = copies.next() {
+	for off, length, ok := copies.nextSpan(); ok; off, length, ok = copies.nextSpan() {
+		c := Copy{Offset: off, Length: length}
 		n := 0
 		i, _ := slices.BinarySearchFunc(starts, c.Offset, func(s start, off int64) int { return cmp.Compare(s.at, off) })
 		for ; i < len(starts) && starts[i].at < c.Offset+max(c.Length, 1); i++ {
