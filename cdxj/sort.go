@@ -91,6 +91,11 @@ func (s *Sorter) spill() error {
 		return fmt.Errorf("cdxj: sort: write run: %w", err)
 	}
 	s.spilled += len(s.lines)
+	// Sorting scattered the spilled lines over the whole array: every
+	// entry is cleared, or the entries the next run does not overwrite
+	// would keep its chunks (and older runs') alive, several times
+	// MaxMemory in all.
+	clear(s.lines[:cap(s.lines)])
 	s.lines, s.chunk, s.mem = s.lines[:0], nil, 0
 	return nil
 }
@@ -105,10 +110,17 @@ func (s *Sorter) WriteTo(w io.Writer) (int64, error) {
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return 0, fmt.Errorf("cdxj: sort: %w", err)
 		}
-		srcs = append(srcs, &readerSource{name: f.Name(), br: bufio.NewReaderSize(f, 256<<10)})
+		srcs = append(srcs, &readerSource{name: f.Name(), br: bufio.NewReaderSize(f, runBuffer(s.opts.MaxMemory, len(s.runs)))})
 	}
 	err := merge(cw, srcs, MergeOptions{Unique: s.opts.Unique})
 	return cw.N, err
+}
+
+// runBuffer is the read buffer of each of n runs merged: together about
+// maxMem, so that merging many runs (a large input sorted in a small
+// MaxMemory) does not hold 256 KiB per run; at least 16 KiB.
+func runBuffer(maxMem int64, n int) int {
+	return int(min(max(maxMem/int64(max(n, 1)), 16<<10), 256<<10))
 }
 
 // Close removes the temporary runs.

@@ -168,7 +168,7 @@ func (r *resolver) sameAs(ref *reference, e *Entry) (bool, *warcio.Record, error
 	if ref.orig.PayloadLength != e.PayloadLength {
 		return false, nil, nil
 	}
-	if !ref.loaded && ref.orig.PayloadLength <= memLimit {
+	if !ref.loaded && ref.orig.PayloadLength <= min(memLimit, loadMemory(r.opts.MaxMemory)) {
 		var buf bytes.Buffer
 		buf.Grow(int(ref.orig.PayloadLength))
 		if err := r.readReference(ref, &buf); err != nil {

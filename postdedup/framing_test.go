@@ -137,7 +137,7 @@ func TestValidateSecondFraming(t *testing.T) {
 		// input on its own (--independent-inflate).
 		for _, independent := range []bool{false, true} {
 			var st ValidateStats
-			checkFraming(context.Background(), tc.f, tc.copies, independent, &st)
+			checkFraming(context.Background(), tc.f, memCopies(tc.copies), independent, &st)
 			got := strings.Join(st.Problems, "\n")
 			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 				t.Errorf("%s (independent %v): problems %q, want %q", tc.name, independent, got, tc.want)

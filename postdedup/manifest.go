@@ -141,8 +141,9 @@ type ManifestOptions struct {
 	Parts int
 	// Jobs reads this many files in parallel (default 1).
 	Jobs int
-	// MaxMemory bounds the stage's buffers (default 256 MiB): an eighth of
-	// it holds lines sorted in memory before a run is spilled to TempDir,
+	// MaxMemory bounds the stage's buffers (default 256 MiB): a 32nd of
+	// it holds lines sorted in memory before a run is spilled to TempDir
+	// (sortMemory),
 	// an eighth is the compare cache unless CompareCache says otherwise,
 	// the rest is left for what neither counts (read buffers, entries on
 	// their way to the sort, garbage not yet collected). A small cache
@@ -256,7 +257,7 @@ func CheckInputs(paths []string) ([]string, error) {
 // WriteManifest reads the input WARC files (in parallel, opts.Jobs at a
 // time) and writes the manifest, sorted by digest, to opts.Parts files
 // named PartName(out, i, parts), each atomically. Memory is bounded by
-// opts.MaxMemory (the sort's eighth: sorted runs spill to disk) and
+// opts.MaxMemory (the sort's 32nd: sorted runs spill to disk) and
 // opts.CompareCache.
 func WriteManifest(ctx context.Context, inputs []string, out string, opts ManifestOptions) (st ManifestStats, err error) {
 	if err := opts.defaults(); err != nil {
@@ -264,7 +265,7 @@ func WriteManifest(ctx context.Context, inputs []string, out string, opts Manife
 	}
 	sorters := make([]*cdxj.Sorter, opts.Parts)
 	for i := range sorters {
-		sorters[i] = cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/8/int64(opts.Parts), 1<<20), TempDir: opts.TempDir})
+		sorters[i] = cdxj.NewSorter(cdxj.SortOptions{MaxMemory: sortMemory(opts.MaxMemory, opts.Parts), TempDir: opts.TempDir})
 		defer sorters[i].Close()
 	}
 	var buf []byte

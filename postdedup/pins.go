@@ -76,7 +76,7 @@ func (e *Entry) linePrefix() []byte {
 // buildPins runs the sort-join; it returns an empty cursor when no input
 // record is a revisit.
 func buildPins(ctx context.Context, manifests []string, opts ResolveOptions) (*pinCursor, error) {
-	join := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/8, 1<<20), TempDir: opts.TempDir})
+	join := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: sortMemory(opts.MaxMemory, 1), TempDir: opts.TempDir})
 	defer join.Close()
 	revisits := 0
 	var line []byte
@@ -145,7 +145,7 @@ func buildPins(ctx context.Context, manifests []string, opts ResolveOptions) (*p
 	if revisits == 0 {
 		return &pinCursor{}, nil
 	}
-	pinned := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/8, 1<<20), TempDir: opts.TempDir, Unique: true})
+	pinned := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: sortMemory(opts.MaxMemory, 1), TempDir: opts.TempDir, Unique: true})
 	defer pinned.Close()
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)

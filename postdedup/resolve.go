@@ -71,10 +71,11 @@ type ResolveOptions struct {
 	// (true collisions); copies beyond it are kept in full (default 16).
 	MaxVariants int
 	// MaxMemory bounds the stage's buffers as ManifestOptions.MaxMemory
-	// does: each sort (the plan's, the pin join's) holds an eighth of it
-	// in memory before a run is spilled to TempDir, so that the process
-	// stays near MaxMemory whatever the size of the input (Go's collector
-	// lets the heap grow to twice what is live).
+	// does: each sort (the plan's, the pin join's) holds a 32nd of it in
+	// memory before a run is spilled to TempDir, and a cluster's
+	// reference payloads an eighth (a larger payload is streamed from its
+	// record for each comparison), so that the process stays near
+	// MaxMemory whatever the size of the input (default 256 MiB).
 	MaxMemory int64
 	TempDir   string
 	// Progress, when set, is called every few thousand clusters.
@@ -169,7 +170,7 @@ func Resolve(ctx context.Context, manifests []string, out string, opts ResolveOp
 		defer pins.close()
 		r.pins = pins
 	}
-	r.plan = cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/8, 1<<20), TempDir: opts.TempDir})
+	r.plan = cdxj.NewSorter(cdxj.SortOptions{MaxMemory: sortMemory(opts.MaxMemory, 1), TempDir: opts.TempDir})
 	defer r.plan.Close()
 	r.locs = warcfile.NewLocations(opts.OriginalDirs)
 	defer func() {
@@ -335,17 +336,16 @@ func (r *resolver) entry(ctx context.Context, part int, e *Entry, groups map[str
 	return nil
 }
 
-// maxLoaded bounds the reference payloads of one cluster held in memory;
-// beyond it, references are dropped and re-read when needed again.
-const maxLoaded = 256 << 20
-
+// track counts ref's payload, once loaded, in the cluster's loaded bytes;
+// beyond loadMemory (a share of MaxMemory), the cluster's other
+// references are dropped and re-read when needed again.
 func (r *resolver) track(ref *reference) {
 	if ref.loaded && !ref.counted {
 		ref.counted = true
 		r.loaded += int64(len(ref.payload))
 		r.live = append(r.live, ref)
 	}
-	if r.loaded > maxLoaded {
+	if r.loaded > loadMemory(r.opts.MaxMemory) {
 		for _, o := range r.live {
 			if o != ref {
 				o.payload, o.loaded, o.counted = nil, false, false

@@ -33,9 +33,10 @@ type RewriteOptions struct {
 	// CompressionLevel is the gzip level of revisit records (default 6).
 	CompressionLevel int
 	// MaxMemory bounds the stage's buffers as ManifestOptions.MaxMemory
-	// does: the manifests' re-sort holds an eighth of it in memory, the
-	// output CDXJ's sorts an eighth shared by the jobs; a file's
-	// manifest entries are spooled to TempDir (entryStream.of).
+	// does: the manifests' re-sort holds a 32nd of it in memory, the
+	// output CDXJ's sorts a 32nd shared by the jobs (sortMemory); a
+	// file's manifest entries and plan copies are spooled to TempDir
+	// (entryStream.of, planReader.copiesOf).
 	MaxMemory int64
 	TempDir   string
 	// Progress, when set, is called after each file.
@@ -113,7 +114,7 @@ func Rewrite(ctx context.Context, manifests, plans []string, outDir string, opts
 	removeTemps(outDir)
 	var done int
 	err = forEachFile(ctx, files, manifests, plans, true, opts.Jobs, opts.MaxMemory, opts.TempDir,
-		func(ctx context.Context, f FileInfo, copies []*Copy, entries *fileEntries) (any, error) {
+		func(ctx context.Context, f FileInfo, copies *fileCopies, entries *fileEntries) (any, error) {
 			return rewriteFile(ctx, f, copies, entries, outDir, opts)
 		},
 		func(v any) {
@@ -136,7 +137,7 @@ func Rewrite(ctx context.Context, manifests, plans []string, outDir string, opts
 // offset order; collect receives each result, from one goroutine. The
 // first error cancels the rest.
 func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []string, withEntries bool, jobs int, maxMem int64, tempDir string,
-	work func(ctx context.Context, f FileInfo, copies []*Copy, entries *fileEntries) (any, error), collect func(any)) error {
+	work func(ctx context.Context, f FileInfo, copies *fileCopies, entries *fileEntries) (any, error), collect func(any)) error {
 	if jobs <= 0 {
 		jobs = 1
 	}
@@ -155,7 +156,7 @@ func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []strin
 	defer pr.close()
 	type job struct {
 		f       FileInfo
-		copies  []*Copy
+		copies  *fileCopies
 		entries *fileEntries
 	}
 	type result struct {
@@ -173,6 +174,7 @@ func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []strin
 			defer wg.Done()
 			for j := range jobc {
 				v, err := work(ctx, j.f, j.copies, j.entries)
+				j.copies.close()
 				j.entries.close()
 				results <- result{v, err}
 			}
@@ -182,12 +184,13 @@ func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []strin
 	go func() {
 		defer close(jobc)
 		for _, f := range files {
-			copies, err := pr.copiesOf(f.Path)
+			copies, err := pr.copiesOf(f.Path, tempDir)
 			var es *fileEntries
 			if err == nil && ents != nil {
 				es, err = ents.of(f.Path, tempDir)
 			}
 			if err != nil {
+				copies.close()
 				dispatchErr = err
 				cancel()
 				return
@@ -195,6 +198,7 @@ func forEachFile(ctx context.Context, files []FileInfo, manifests, plans []strin
 			select {
 			case jobc <- job{f, copies, es}:
 			case <-ctx.Done():
+				copies.close()
 				es.close()
 				return
 			}
@@ -269,7 +273,7 @@ func removeTemps(outDir string) {
 }
 
 // rewriteFile writes one output file, its layout and its CDXJ.
-func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries *fileEntries, outDir string, opts RewriteOptions) (Layout, error) {
+func rewriteFile(ctx context.Context, fi FileInfo, copies *fileCopies, entries *fileEntries, outDir string, opts RewriteOptions) (Layout, error) {
 	name := filepath.Base(fi.Path)
 	l := Layout{Input: fi.Path, Output: name, Compressed: fi.Compressed, CDXJ: cdxj.SideFileName(name)}
 	in, err := os.Open(fi.Path)
@@ -300,7 +304,7 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries *file
 	if err := tmp.Chmod(0o644); err != nil {
 		return l, fmt.Errorf("postdedup: rewrite: %w", err)
 	}
-	sorter := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/int64(max(opts.Jobs, 1))/8, 4<<20), TempDir: opts.TempDir})
+	sorter := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: sortMemory(opts.MaxMemory, opts.Jobs), TempDir: opts.TempDir})
 	defer sorter.Close()
 	mw, err := warcio.NewMemberWriter(opts.CompressionLevel)
 	if err != nil {
@@ -348,7 +352,8 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries *file
 		pos, out = end, out+n
 		return failpoint.Inject("postdedup.rewrite-copy")
 	}
-	for _, c := range copies {
+	copies.rewind()
+	for c := copies.next(); c != nil; c = copies.next() {
 		if err := ctx.Err(); err != nil {
 			return l, err
 		}
@@ -384,6 +389,9 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies []*Copy, entries *file
 		if err := failpoint.Inject("postdedup.rewrite-revisit"); err != nil {
 			return l, err
 		}
+	}
+	if err := copies.failed(); err != nil {
+		return l, err
 	}
 	if err := copyTo(fi.Size); err != nil {
 		return l, err
@@ -513,7 +521,7 @@ type entryStream struct {
 
 // entriesByFile re-sorts the manifests' entries by input file and offset.
 func entriesByFile(ctx context.Context, manifests []string, maxMem int64, tempDir string) (*entryStream, error) {
-	s := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(maxMem/8, 1<<20), TempDir: tempDir})
+	s := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: sortMemory(maxMem, 1), TempDir: tempDir})
 	var line []byte
 	for _, name := range manifests {
 		m, err := OpenManifest(name)

@@ -2,6 +2,7 @@ package postdedup
 
 import (
 	"bytes"
+	"strings"
 	"sync"
 
 	"github.com/wayside-archive/wayside/warcio"
@@ -210,8 +211,11 @@ func (c *scanCache) compare(e *Entry, rec *warcio.Record, payload []byte, owned 
 	if _, ok := c.byKey[e.Key]; ok { // another scanning goroutine cached one meanwhile
 		return
 	}
-	c.insert(e.Key, &cached{id: entryID(e.Path, e.Offset), payload: payload, path: e.Path, offset: e.Offset,
-		length: e.Length, record: e.RecordID, plen: e.PayloadLength})
+	// The key and record ID are cloned: as read they are parts of the
+	// record's whole WARC header (~1 KB), which a location-only entry
+	// would keep alive long after its payload went.
+	c.insert(strings.Clone(e.Key), &cached{id: entryID(e.Path, e.Offset), payload: payload, path: e.Path, offset: e.Offset,
+		length: e.Length, record: strings.Clone(e.RecordID), plen: e.PayloadLength})
 }
 
 // tap returns the payload writer of one scanning goroutine.

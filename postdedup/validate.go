@@ -44,7 +44,7 @@ type ValidateOptions struct {
 	OriginalDirs []string
 	Jobs         int
 	// MaxMemory bounds the stage's buffers as ManifestOptions.MaxMemory
-	// does: each sort holds an eighth of it in memory.
+	// does: each sort holds a 32nd of it in memory (sortMemory).
 	MaxMemory int64
 	TempDir   string
 	// IndependentInflate frames each input on its own for the framing
@@ -147,7 +147,7 @@ func Validate(ctx context.Context, manifests, plans []string, outDir string, opt
 	}
 	stamp := Stamp{Format: stampFormat, Time: time.Now().UTC(), Deep: opts.Deep}
 	err = forEachFile(ctx, files, manifests, plans, opts.Deep, opts.Jobs, opts.MaxMemory, opts.TempDir,
-		func(ctx context.Context, f FileInfo, copies []*Copy, entries *fileEntries) (any, error) {
+		func(ctx context.Context, f FileInfo, copies *fileCopies, entries *fileEntries) (any, error) {
 			return validateFile(ctx, f, copies, entries, outDir, opts)
 		},
 		func(v any) {
@@ -196,7 +196,7 @@ func readLayout(outDir, name string) (Layout, error) {
 }
 
 // validateFile checks one output file against its input and layout.
-func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries *fileEntries, outDir string, opts ValidateOptions) (fileCheck, error) {
+func validateFile(ctx context.Context, f FileInfo, copies *fileCopies, entries *fileEntries, outDir string, opts ValidateOptions) (fileCheck, error) {
 	name := filepath.Base(f.Path)
 	fc := fileCheck{}
 	st := &fc.st
@@ -233,13 +233,17 @@ func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries *file
 	// The segments tile the output and the input, in order.
 	var inPos, outPos int64
 	ci := 0
+	copies.rewind()
 	for i, s := range l.Segments {
 		if s.In != inPos || s.Out != outPos || s.InLen < 0 || s.OutLen < 0 || !s.Revisit && s.InLen != s.OutLen {
 			st.fail("%s: layout segment %d does not continue the previous one", outPath, i)
 			return fc, nil
 		}
 		if s.Revisit {
-			if ci >= len(copies) || copies[ci].Offset != s.In || copies[ci].Length != s.InLen {
+			if off, n, ok := copies.nextSpan(); !ok || off != s.In || n != s.InLen {
+				if err := copies.failed(); err != nil {
+					return fc, err
+				}
 				st.fail("%s: revisit at %d replaces input offset %d, which the plan does not rewrite", outPath, s.Out, s.In)
 				return fc, nil
 			}
@@ -247,8 +251,8 @@ func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries *file
 		}
 		inPos, outPos = inPos+s.InLen, outPos+s.OutLen
 	}
-	if inPos != f.Size || outPos != ost.Size() || ci != len(copies) {
-		st.fail("%s: layout covers %d of %d input and %d of %d output bytes, %d of %d planned copies", outPath, inPos, f.Size, outPos, ost.Size(), ci, len(copies))
+	if inPos != f.Size || outPos != ost.Size() || ci != copies.len() {
+		st.fail("%s: layout covers %d of %d input and %d of %d output bytes, %d of %d planned copies", outPath, inPos, f.Size, outPos, ost.Size(), ci, copies.len())
 		return fc, nil
 	}
 	// Byte comparison of copied ranges and revisit checks, hashing the
@@ -263,6 +267,9 @@ func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries *file
 	}
 	checkCDXJ(filepath.Join(outDir, l.CDXJ), l.CDXJLines, st)
 	checkFraming(ctx, f, copies, opts.IndependentInflate, st)
+	if err := copies.failed(); err != nil {
+		return fc, err
+	}
 	if opts.Deep {
 		deepCheck(ctx, f, l, copies, entries, outPath, st)
 		if err := entries.failed(); err != nil {
@@ -278,7 +285,7 @@ func validateFile(ctx context.Context, f FileInfo, copies []*Copy, entries *file
 // and checks every revisit, reading both files mapped (no copies), and
 // returns the output's checksum. Problems go to st; a file truncated
 // while it is read is an error wrapping mapfile.ErrFault.
-func compareMapped(ctx context.Context, in, out *os.File, l Layout, copies []*Copy, f FileInfo, outPath string, st *ValidateStats) (sum string, err error) {
+func compareMapped(ctx context.Context, in, out *os.File, l Layout, copies *fileCopies, f FileInfo, outPath string, st *ValidateStats) (sum string, err error) {
 	im, err := mapfile.Map(in)
 	if err != nil {
 		return "", fmt.Errorf("postdedup: validate: %w", err)
@@ -298,7 +305,7 @@ func compareMapped(ctx context.Context, in, out *os.File, l Layout, copies []*Co
 	name := filepath.Base(f.Path)
 	h := xxhash.New()
 	zr := new(gzip.Reader)
-	ci := 0
+	copies.rewind()
 	for _, s := range l.Segments {
 		if err := ctx.Err(); err != nil {
 			return "", err
@@ -306,8 +313,10 @@ func compareMapped(ctx context.Context, in, out *os.File, l Layout, copies []*Co
 		o := ob[s.Out : s.Out+s.OutLen]
 		h.Write(o)
 		if s.Revisit {
-			c := copies[ci]
-			ci++
+			c := copies.next()
+			if c == nil { // the layout check passed them: a read error
+				return "", copies.failed()
+			}
 			if msg := checkRevisit(o, f.Compressed, zr, name, c); msg != "" {
 				st.fail("%s offset %d (revisit of %s offset %d): %s", outPath, s.Out, f.Path, c.Offset, msg)
 			}
@@ -426,7 +435,7 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 
 // deepCheck reads the whole output back and compares each record with the
 // input manifest.
-func deepCheck(ctx context.Context, f FileInfo, l Layout, copies []*Copy, entries *fileEntries, outPath string, st *ValidateStats) {
+func deepCheck(ctx context.Context, f FileInfo, l Layout, copies *fileCopies, entries *fileEntries, outPath string, st *ValidateStats) {
 	r, err := warcio.Open(outPath)
 	if err != nil {
 		st.fail("%v", err)
@@ -505,7 +514,7 @@ func deepCheck(ctx context.Context, f FileInfo, l Layout, copies []*Copy, entrie
 // trailer, every other stretch framed by its own walk and inflater), or,
 // with independent, when the manifest has none or it cannot be read,
 // framescan.File inflating the input on its own.
-func checkFraming(ctx context.Context, f FileInfo, copies []*Copy, independent bool, st *ValidateStats) {
+func checkFraming(ctx context.Context, f FileInfo, copies *fileCopies, independent bool, st *ValidateStats) {
 	// framescan.Compare's multiset comparison, streamed: the reads are
 	// counted by a 64-bit hash of their keys while the framing record is
 	// read, the framed records are matched against the counts as they are
@@ -614,7 +623,9 @@ func checkFraming(ctx context.Context, f FileInfo, copies []*Copy, independent b
 	// Stable: file order within one start, so each copy looks only at
 	// the records inside it instead of at every record of the file.
 	slices.SortStableFunc(starts, func(a, b start) int { return cmp.Compare(a.at, b.at) })
-	for _, c := range copies {
+	copies.rewind()
+	for off, length, ok := copies.nextSpan(); ok; off, length, ok = copies.nextSpan() {
+		c := Copy{Offset: off, Length: length}
 		n := 0
 		i, _ := slices.BinarySearchFunc(starts, c.Offset, func(s start, off int64) int { return cmp.Compare(s.at, off) })
 		for ; i < len(starts) && starts[i].at < c.Offset+max(c.Length, 1); i++ {
@@ -644,7 +655,7 @@ func canonical(d string) string {
 // carries, and is not itself rewritten. External originals are read back
 // from OriginalDirs.
 func checkOriginals(ctx context.Context, manifests, plans []string, opts ValidateOptions, st *ValidateStats) error {
-	join := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: max(opts.MaxMemory/8, 1<<20), TempDir: opts.TempDir})
+	join := cdxj.NewSorter(cdxj.SortOptions{MaxMemory: sortMemory(opts.MaxMemory, 1), TempDir: opts.TempDir})
 	defer join.Close()
 	var line []byte
 	add := func(path string, off int64, rest ...string) error {

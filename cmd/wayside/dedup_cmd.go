@@ -94,7 +94,7 @@ func (m *manifestFlags) register(fs *flagSet) {
 	fs.StringVar(&m.source, "digest", postdedup.SourceHeader, "header (the digest each record declares, checked against its bytes) or compute (recomputed with --alg)")
 	fs.StringVar(&m.alg, "alg", "sha1", "digest algorithm with --digest compute: md5, sha1, sha256 or sha512")
 	fs.IntVar(&m.jobs, "j", runtime.NumCPU(), "read `N` files in parallel")
-	fs.IntVar(&m.memMB, "mem-mb", 200, "`MB` of memory: the heap's soft limit, of which an eighth holds lines sorted in memory before spilling runs to temporary files and an eighth the compare cache (the process's resident size adds the program and windows of the mapped inputs, about 60 MB)")
+	fs.IntVar(&m.memMB, "mem-mb", 200, "`MB` of memory: the heap's soft limit, of which a 32nd holds lines sorted in memory before spilling runs to temporary files (each sort), an eighth the compare cache and an eighth the reference payloads resolve loads (the process's resident size adds the program and windows of the mapped inputs, about 60 MB)")
 	fs.IntVar(&m.cacheMB, "cache-mb", -1, "`MB` of payloads kept to compare later copies as they are read (0: none, compared by resolve; -1: an eighth of --mem-mb; payloads pushed out are read back from the input for a later copy)")
 	fs.StringVar(&m.tmpDir, "tmpdir", "", "`DIR` for sort runs (default: the system temporary directory)")
 	fs.atLeast("j", 1)

@@ -17,7 +17,7 @@ var ErrFault = errors.New("mapped file could not be read (truncated while it was
 
 // releaseStep is how far reading moves on between two releases of the
 // pages behind it.
-const releaseStep = 16 << 20
+const releaseStep = 4 << 20
 
 // File is a read-only mapping of a whole file.
 type File struct {
