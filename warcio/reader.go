@@ -15,6 +15,7 @@ import (
 
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/excerpt"
+	"github.com/wayside-archive/wayside/internal/libdeflate"
 	"github.com/wayside-archive/wayside/internal/mapfile"
 )
 
@@ -74,6 +75,10 @@ type Options struct {
 	// Tap, when set, sees every gzip member the reader inflates (see
 	// MemberTap); nil costs nothing.
 	Tap MemberTap
+
+	// slowInflate turns the fast path off (see fastinflate.go): tests
+	// compare the two.
+	slowInflate bool
 }
 
 // MemberTap sees the gzip members of a compressed input as the reader
@@ -94,12 +99,13 @@ type MemberTap interface {
 	End(off, compressedLen int64, complete bool)
 }
 
-// tapReader passes what the gzip reader inflates to Options.Tap.
+// tapReader reads the open member's inflated bytes (from the fast path or
+// the gzip reader) and passes them to Options.Tap when set.
 type tapReader struct{ r *Reader }
 
 func (t tapReader) Read(p []byte) (int, error) {
 	r := t.r
-	n, err := r.gz.Read(p)
+	n, err := r.inflated(p)
 	if n > 0 && r.tapOpen {
 		r.opts.Tap.Write(p[:n])
 	}
@@ -186,6 +192,11 @@ type Reader struct {
 	// tapOpen: Options.Tap saw Member(tapStart) and no End yet.
 	tapOpen  bool
 	tapStart int64
+
+	// fast inflates whole members of an in-memory input (fastinflate.go);
+	// useFast: this input takes that path.
+	fast    *fastInflate
+	useFast bool
 }
 
 // sizedFile lets NewReader size its buffer to small files.
@@ -347,6 +358,10 @@ func (r *Reader) reset(rd io.Reader, name string, opts []Options, old *Reader) {
 		}
 		r.hash, r.gz, r.zbr = old.hash, old.gz, old.zbr
 		r.rawHash, r.teeBR = old.rawHash, old.teeBR
+		r.fast = old.fast
+		if r.fast != nil {
+			r.fast.on = false
+		}
 	}
 	// rawBuf is made by start, once it is known to be needed (a mapped
 	// gzip file is read without it).
@@ -440,7 +455,13 @@ func (r *Reader) start() {
 			r.gz = new(gzip.Reader)
 		}
 		r.dcnt.r = r.gz
-		if r.opts.Tap != nil {
+		if r.mem != nil && fastAvailable && !r.opts.slowInflate {
+			if r.fast == nil {
+				r.fast = &fastInflate{d: libdeflate.New()}
+			}
+			r.useFast = true
+		}
+		if r.opts.Tap != nil || r.useFast {
 			r.dcnt.r = tapReader{r}
 		}
 		if size := min(dataBufSize, 4*r.bufSize); r.zbr == nil || r.zbr.Size() < size {
@@ -530,8 +551,12 @@ func (r *Reader) openMember() error {
 		r.tapOpen = false
 		r.opts.Tap.End(r.tapStart, max(start-r.tapStart, 0), false)
 	}
+	if r.fast != nil {
+		r.fast.on = false
+	}
 	err := r.gz.Reset(src)
 	if err == nil {
+		r.openFast(start)
 		if r.opts.Tap != nil {
 			r.tapOpen, r.tapStart = true, start
 			r.opts.Tap.Member(start)
