@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"io"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/wayside-archive/wayside/internal/libdeflate"
 	"github.com/wayside-archive/wayside/internal/mapfile"
 )
@@ -47,9 +49,13 @@ const (
 var gzipMagic = []byte{0x1f, 0x8b, 0x08}
 
 // fastInflate holds the fast path's decompressor and buffers (kept by
-// Reset) and the member it serves.
+// Reset) and the member it serves. Its buffers are one anonymous mapping
+// outside the Go heap (so they do not raise the collector's heap goal,
+// and only the pages a member touches are resident), unmapped by
+// Reader.Close.
 type fastInflate struct {
 	d        *libdeflate.Decompressor
+	mem      []byte // the mapping: in, then out
 	in, out  []byte
 	pos, end int  // out[pos:end] is still to be read
 	on       bool // the open member is served from out
@@ -59,6 +65,26 @@ type fastInflate struct {
 // fastAvailable says whether readers take the fast path (libdeflate built
 // in).
 var fastAvailable = libdeflate.Available()
+
+// newFastInflate maps the buffers; nil if that fails (the gzip reader
+// then reads every member).
+func newFastInflate() *fastInflate {
+	mem, err := unix.Mmap(-1, 0, fastInCap+fastOutCap, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		return nil
+	}
+	return &fastInflate{d: libdeflate.New(), mem: mem, in: mem[:fastInCap:fastInCap], out: mem[fastInCap:]}
+}
+
+// free unmaps the buffers.
+func (f *fastInflate) free() {
+	f.on = false
+	f.in, f.out = nil, nil
+	if f.mem != nil {
+		unix.Munmap(f.mem)
+		f.mem = nil
+	}
+}
 
 // member inflates the gzip member at the start of data (the input from
 // the member's first byte). It reports the member's stored length, or
@@ -73,19 +99,19 @@ func (f *fastInflate) member(data []byte) (int, bool) {
 	if i := bytes.Index(data[minGzipMember:lim], gzipMagic); i >= 0 {
 		w = minGzipMember + i
 	}
-	// The trailer's ISIZE, if the member ends at w, sizes the output.
-	need := int(binary.LittleEndian.Uint32(data[w-4 : w]))
-	for {
-		if need > fastOutCap {
-			if w == lim {
-				return 0, false
-			}
-			need = fastOutCap
+	// The trailer's ISIZE, if the member ends at w: a member too large
+	// for the buffer goes to the gzip reader at once, when what follows
+	// looks like the next member's header (else the magic is taken for
+	// bytes inside this member).
+	if w < lim && int64(binary.LittleEndian.Uint32(data[w-4:w])) > fastOutCap {
+		if gzipHeaderAt(data, w) {
+			return 0, false
 		}
-		f.in = grow(f.in, w, fastInCap)
+		w = lim
+	}
+	for {
 		copy(f.in, data[:w])
-		f.out = grow(f.out, need, fastOutCap)
-		inLen, outLen, err := f.d.Gzip(f.in, f.out[:cap(f.out)])
+		inLen, outLen, err := f.d.Gzip(f.in[:w], f.out)
 		if err == nil {
 			f.pos, f.end, f.on = 0, outLen, true
 			f.served++
@@ -95,18 +121,19 @@ func (f *fastInflate) member(data []byte) (int, bool) {
 			return 0, false
 		}
 		// The magic found was inside this member (or it is damaged):
-		// once more with all the bytes and room there may be.
-		w, need = lim, fastOutCap
+		// once more with all the bytes there may be.
+		w = lim
 	}
 }
 
-// grow returns b with length n, reallocated (a quarter larger, at most
-// limit) when its capacity is smaller.
-func grow(b []byte, n, limit int) []byte {
-	if cap(b) < n {
-		b = make([]byte, min(max(n+n/4, 64<<10), limit))
+// gzipHeaderAt reports whether data holds a plausible gzip header at i
+// (magic, no reserved flag bits, a known OS byte).
+func gzipHeaderAt(data []byte, i int) bool {
+	if len(data)-i < 10 || !bytes.Equal(data[i:i+3], gzipMagic) {
+		return false
 	}
-	return b[:n]
+	os := data[i+9]
+	return data[i+3]&0xe0 == 0 && (os <= 13 || os == 255)
 }
 
 // Read serves the inflated member, returning io.EOF with its last bytes

@@ -15,7 +15,6 @@ import (
 
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/excerpt"
-	"github.com/wayside-archive/wayside/internal/libdeflate"
 	"github.com/wayside-archive/wayside/internal/mapfile"
 )
 
@@ -58,7 +57,10 @@ type Options struct {
 	// ".open" file); if it is truncated anyway, Next returns an *Error
 	// wrapping mapfile.ErrFault instead of the process crashing. Ignored
 	// for uncompressed files, files that are not regular (pipes) and by
-	// NewReader.
+	// NewReader. Members are inflated whole by libdeflate where it is
+	// built in (cgo) into buffers outside the Go heap (about 8 MiB of
+	// address space, resident only as far as members use them) that
+	// Close releases.
 	Map bool
 	// OnSpan, when set, is called for every stretch of the input the
 	// reader did not turn into a record (see Span), in input order, once
@@ -376,8 +378,14 @@ func (r *Reader) reset(rd io.Reader, name string, opts []Options, old *Reader) {
 // Name returns the name given to NewReader (the base name for Open).
 func (r *Reader) Name() string { return r.name }
 
-// Close closes the file opened by Open.
+// Close closes the file opened by Open, and releases the buffers of the
+// fast path of an in-memory input (see Options.Map).
 func (r *Reader) Close() error {
+	if r.fast != nil {
+		r.fast.free()
+		r.fast, r.useFast = nil, false
+		r.done = true
+	}
 	if r.mapping != nil {
 		r.mapping.Close()
 		r.mapping, r.mem = nil, nil
@@ -457,9 +465,9 @@ func (r *Reader) start() {
 		r.dcnt.r = r.gz
 		if r.mem != nil && fastAvailable && !r.opts.slowInflate {
 			if r.fast == nil {
-				r.fast = &fastInflate{d: libdeflate.New()}
+				r.fast = newFastInflate()
 			}
-			r.useFast = true
+			r.useFast = r.fast != nil
 		}
 		if r.opts.Tap != nil || r.useFast {
 			r.dcnt.r = tapReader{r}
