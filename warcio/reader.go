@@ -57,7 +57,10 @@ type Options struct {
 	// ".open" file); if it is truncated anyway, Next returns an *Error
 	// wrapping mapfile.ErrFault instead of the process crashing. Ignored
 	// for uncompressed files, files that are not regular (pipes) and by
-	// NewReader.
+	// NewReader. Members are inflated whole by libdeflate where it is
+	// built in (cgo) into buffers outside the Go heap (about 8 MiB of
+	// address space, resident only as far as members use them) that
+	// Close releases.
 	Map bool
 	// OnSpan, when set, is called for every stretch of the input the
 	// reader did not turn into a record (see Span), in input order, once
@@ -74,6 +77,10 @@ type Options struct {
 	// Tap, when set, sees every gzip member the reader inflates (see
 	// MemberTap); nil costs nothing.
 	Tap MemberTap
+
+	// slowInflate turns the fast path off (see fastinflate.go): tests
+	// compare the two.
+	slowInflate bool
 }
 
 // MemberTap sees the gzip members of a compressed input as the reader
@@ -94,12 +101,13 @@ type MemberTap interface {
 	End(off, compressedLen int64, complete bool)
 }
 
-// tapReader passes what the gzip reader inflates to Options.Tap.
+// tapReader reads the open member's inflated bytes (from the fast path or
+// the gzip reader) and passes them to Options.Tap when set.
 type tapReader struct{ r *Reader }
 
 func (t tapReader) Read(p []byte) (int, error) {
 	r := t.r
-	n, err := r.gz.Read(p)
+	n, err := r.inflated(p)
 	if n > 0 && r.tapOpen {
 		r.opts.Tap.Write(p[:n])
 	}
@@ -186,6 +194,11 @@ type Reader struct {
 	// tapOpen: Options.Tap saw Member(tapStart) and no End yet.
 	tapOpen  bool
 	tapStart int64
+
+	// fast inflates whole members of an in-memory input (fastinflate.go);
+	// useFast: this input takes that path.
+	fast    *fastInflate
+	useFast bool
 }
 
 // sizedFile lets NewReader size its buffer to small files.
@@ -347,6 +360,10 @@ func (r *Reader) reset(rd io.Reader, name string, opts []Options, old *Reader) {
 		}
 		r.hash, r.gz, r.zbr = old.hash, old.gz, old.zbr
 		r.rawHash, r.teeBR = old.rawHash, old.teeBR
+		r.fast = old.fast
+		if r.fast != nil {
+			r.fast.on = false
+		}
 	}
 	// rawBuf is made by start, once it is known to be needed (a mapped
 	// gzip file is read without it).
@@ -361,8 +378,14 @@ func (r *Reader) reset(rd io.Reader, name string, opts []Options, old *Reader) {
 // Name returns the name given to NewReader (the base name for Open).
 func (r *Reader) Name() string { return r.name }
 
-// Close closes the file opened by Open.
+// Close closes the file opened by Open, and releases the buffers of the
+// fast path of an in-memory input (see Options.Map).
 func (r *Reader) Close() error {
+	if r.fast != nil {
+		r.fast.free()
+		r.fast, r.useFast = nil, false
+		r.done = true
+	}
 	if r.mapping != nil {
 		r.mapping.Close()
 		r.mapping, r.mem = nil, nil
@@ -440,7 +463,13 @@ func (r *Reader) start() {
 			r.gz = new(gzip.Reader)
 		}
 		r.dcnt.r = r.gz
-		if r.opts.Tap != nil {
+		if r.mem != nil && fastAvailable && !r.opts.slowInflate {
+			if r.fast == nil {
+				r.fast = newFastInflate()
+			}
+			r.useFast = r.fast != nil
+		}
+		if r.opts.Tap != nil || r.useFast {
 			r.dcnt.r = tapReader{r}
 		}
 		if size := min(dataBufSize, 4*r.bufSize); r.zbr == nil || r.zbr.Size() < size {
@@ -530,8 +559,12 @@ func (r *Reader) openMember() error {
 		r.tapOpen = false
 		r.opts.Tap.End(r.tapStart, max(start-r.tapStart, 0), false)
 	}
+	if r.fast != nil {
+		r.fast.on = false
+	}
 	err := r.gz.Reset(src)
 	if err == nil {
+		r.openFast(start)
 		if r.opts.Tap != nil {
 			r.tapOpen, r.tapStart = true, start
 			r.opts.Tap.Member(start)

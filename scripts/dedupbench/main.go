@@ -1,23 +1,31 @@
 // Command dedupbench is benchmark tooling for scripts/bench-dedup.sh, not
 // part of the product:
 //
-//	dedupbench floor IN.warc.gz   # gunzip + SHA-1 of every byte, in Go
+//	dedupbench floor IN.warc.gz   # gunzip + SHA-1 of every byte
 //
 // floor is the least work any deduplication of IN must do: inflate every
-// gzip member (klauspost/compress, the inflater Wayside uses, reading the
-// file mapped, its fastest input) and hash every uncompressed byte with
-// SHA-1. It prints the uncompressed size and the SHA-1.
+// gzip member and hash every uncompressed byte with SHA-1. It inflates
+// with the fastest inflater Wayside has: libdeflate (internal/libdeflate,
+// one call per member, straight from the mapped file) when built with cgo,
+// else klauspost/compress reading the file mapped; a member libdeflate
+// cannot take (larger than maxOut inflated) is inflated by klauspost. It
+// prints the uncompressed size, the SHA-1 and the inflater used
+// ("inflater=libdeflate-bmi2", "inflater=klauspost", ...); scripts read
+// the first field.
 package main
 
 import (
 	"bytes"
 	"crypto/sha1"
+	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/wayside-archive/wayside/internal/libdeflate"
 	"github.com/wayside-archive/wayside/internal/mapfile"
 )
 
@@ -32,6 +40,9 @@ func main() {
 	}
 }
 
+// maxOut bounds libdeflate's output buffer.
+const maxOut = 256 << 20
+
 func floor(path string) (err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -44,12 +55,81 @@ func floor(path string) (err error) {
 	}
 	defer m.Close()
 	defer mapfile.Recover(&err, mapfile.Guard(), m)
-	br := bytes.NewReader(m.Bytes())
-	zr, err := gzip.NewReader(br)
+	h := sha1.New()
+	var n int64
+	inflater := "klauspost"
+	if libdeflate.Available() {
+		inflater = "libdeflate-" + libdeflate.Impl()
+		var slow int
+		n, slow, err = floorLibdeflate(m, h)
+		if slow > 0 {
+			inflater += fmt.Sprintf("+klauspost(%d members)", slow)
+		}
+	} else {
+		n, err = inflateKlauspost(m, h)
+	}
 	if err != nil {
 		return err
 	}
-	h := sha1.New()
+	fmt.Printf("%d %x inflater=%s\n", n, h.Sum(nil), inflater)
+	return nil
+}
+
+// floorLibdeflate inflates each member of the mapped file in one call
+// into a buffer (grown up to maxOut), hashing what it inflates; members
+// it cannot take go to klauspost. libdeflate reads the mapping itself (a
+// benchmark tool: no copy, and no guard against the file shrinking). It returns the bytes inflated and how
+// many members klauspost inflated.
+func floorLibdeflate(m *mapfile.File, h hash.Hash) (int64, int, error) {
+	d := libdeflate.New()
+	data := m.Bytes()
+	out := make([]byte, 4<<20)
+	var total int64
+	slow := 0
+	for off := 0; off < len(data); {
+		inLen, outLen, err := d.Gzip(data[off:], out)
+		for errors.Is(err, libdeflate.ErrInsufficientSpace) && len(out) < maxOut {
+			out = make([]byte, 2*len(out))
+			inLen, outLen, err = d.Gzip(data[off:], out)
+		}
+		if err != nil {
+			// One member by klauspost, which reports a real error.
+			slow++
+			br := bytes.NewReader(data[off:])
+			k, err := inflateKlauspostOne(br, h)
+			if err != nil {
+				return 0, 0, fmt.Errorf("member at %d: %w", off, err)
+			}
+			total += k
+			off += len(data[off:]) - br.Len()
+			continue
+		}
+		h.Write(out[:outLen])
+		total += int64(outLen)
+		off += inLen
+		m.Release(int64(off)) // resident size bounded, as wayside's reader keeps it
+	}
+	return total, slow, nil
+}
+
+// inflateKlauspostOne inflates the one member br starts with.
+func inflateKlauspostOne(br *bytes.Reader, h hash.Hash) (int64, error) {
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return 0, err
+	}
+	zr.Multistream(false)
+	return io.Copy(h, zr)
+}
+
+// inflateKlauspost inflates every member of the mapped file with
+// klauspost, hashing what it inflates.
+func inflateKlauspost(m *mapfile.File, h hash.Hash) (int64, error) {
+	br := bytes.NewReader(m.Bytes())
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return 0, err
+	}
 	buf := make([]byte, 256<<10)
 	var n int64
 	for {
@@ -58,12 +138,10 @@ func floor(path string) (err error) {
 		n += int64(k)
 		m.Release(br.Size() - int64(br.Len())) // resident size bounded, as wayside's reader keeps it
 		if err == io.EOF {
-			break
+			return n, nil
 		}
 		if err != nil {
-			return err
+			return n, err
 		}
 	}
-	fmt.Printf("%d %x\n", n, h.Sum(nil))
-	return nil
 }

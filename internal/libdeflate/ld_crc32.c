@@ -1,0 +1,5 @@
+//go:build cgo
+
+// One translation unit per vendored libdeflate source (see doc.go): the
+// sources stay unmodified under upstream/.
+#include "upstream/lib/crc32.c"

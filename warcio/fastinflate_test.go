@@ -1,0 +1,345 @@
+//go:build cgo
+
+package warcio
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"hash"
+	"io"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	kgzip "github.com/klauspost/compress/gzip"
+
+	"github.com/wayside-archive/wayside/internal/testenv"
+	"github.com/wayside-archive/wayside/internal/warcgen"
+)
+
+// eventTap records what a MemberTap sees: member openings and ends, and
+// a digest of the bytes of each member (how they were split into writes
+// is the inflater's affair).
+type eventTap struct {
+	ev []string
+	h  hash.Hash
+	n  int64
+}
+
+func (e *eventTap) Member(off int64) {
+	e.h, e.n = sha256.New(), 0
+	e.ev = append(e.ev, fmt.Sprintf("member %d", off))
+}
+
+func (e *eventTap) Write(p []byte) {
+	e.h.Write(p)
+	e.n += int64(len(p))
+}
+
+func (e *eventTap) End(off, n int64, complete bool) {
+	e.ev = append(e.ev, fmt.Sprintf("end %d %d %v: %d bytes %x", off, n, complete, e.n, e.h.Sum(nil)))
+}
+
+// fastRun is everything a reading gave: per call to Next the record (or
+// error) and the reader's offsets after it, the spans, the Tap's events.
+type fastRun struct {
+	Steps  []string
+	Recs   []Record
+	Spans  []Span
+	Tap    []string
+	Served int
+}
+
+// readFastOrSlow reads data from memory (as Options.Map does) with the
+// fast path on or off.
+func readFastOrSlow(t *testing.T, data []byte, name string, slow bool) fastRun {
+	t.Helper()
+	var run fastRun
+	tap := &eventTap{}
+	opts := Options{KeepHTTPHead: true, BlockDigest: true, KeepPayload: 64, Tap: tap, slowInflate: slow,
+		OnSpan: func(s Span) { run.Spans = append(run.Spans, s) }}
+	r := newMemReader(data, name, opts)
+	for i := 0; ; i++ {
+		if i > 100000 {
+			t.Fatalf("%s: reader does not end", name)
+		}
+		rec, err := r.Next()
+		if err == io.EOF {
+			run.Steps = append(run.Steps, fmt.Sprintf("EOF at %d/%d", r.Offset(), r.DataOffset()))
+			break
+		}
+		if err != nil {
+			run.Steps = append(run.Steps, fmt.Sprintf("error %v, then at %d/%d", err, r.Offset(), r.DataOffset()))
+			continue
+		}
+		run.Recs = append(run.Recs, *rec)
+		run.Steps = append(run.Steps, fmt.Sprintf("record %d+%d, then at %d/%d", rec.Offset, rec.Length, r.Offset(), r.DataOffset()))
+	}
+	run.Tap = tap.ev
+	if r.fast != nil {
+		run.Served = r.fast.served
+	}
+	r.Close()
+	return run
+}
+
+// checkFastSameAsSlow fails unless the fast path reads data exactly as
+// the gzip reader does, and returns the members the fast path served.
+func checkFastSameAsSlow(t *testing.T, data []byte, name string) int {
+	t.Helper()
+	slow := readFastOrSlow(t, data, name, true)
+	fast := readFastOrSlow(t, data, name, false)
+	if slow.Served != 0 {
+		t.Fatalf("%s: the fast path served %d members with it turned off", name, slow.Served)
+	}
+	if !reflect.DeepEqual(fast.Steps, slow.Steps) {
+		t.Fatalf("%s: fast path read differently:\nfast %q\nslow %q", name, fast.Steps, slow.Steps)
+	}
+	if !reflect.DeepEqual(fast.Recs, slow.Recs) {
+		for i := range fast.Recs {
+			if !reflect.DeepEqual(fast.Recs[i], slow.Recs[i]) {
+				t.Fatalf("%s: record %d differs:\nfast %+v\nslow %+v", name, i, fast.Recs[i], slow.Recs[i])
+			}
+		}
+	}
+	if !reflect.DeepEqual(fast.Spans, slow.Spans) {
+		t.Fatalf("%s: spans differ:\nfast %+v\nslow %+v", name, fast.Spans, slow.Spans)
+	}
+	if !reflect.DeepEqual(fast.Tap, slow.Tap) {
+		t.Fatalf("%s: Tap saw differently:\nfast %q\nslow %q", name, fast.Tap, slow.Tap)
+	}
+	return fast.Served
+}
+
+// generatedCases returns warcgen files of every layout (plain, member per
+// record, multi-record members, one stream), WARC and ARC, sound and
+// damaged (damaged records, stored bytes damaged, cut files), copies with
+// random stored damage (bytes flipped, garbage between members, bytes
+// cut out), and concatenations of two files.
+func generatedCases() map[string][]byte {
+	rng := rand.New(rand.NewSource(27))
+	cases := map[string][]byte{}
+	var prev []byte
+	for it := range 96 {
+		arc := it%2 == 1
+		layout := []string{"plain", "member", "multi", "stream"}[(it/2)%4]
+		f := warcgen.Case(rng, arc, layout, 4+rng.Intn(14), it%3 != 0)
+		data := f.Data
+		if it%5 == 4 && len(data) > 64 {
+			data = append([]byte(nil), data...)
+			switch rng.Intn(3) {
+			case 0:
+				for range 1 + rng.Intn(4) {
+					data[rng.Intn(len(data))] ^= byte(1 + rng.Intn(255))
+				}
+			case 1:
+				at := rng.Intn(len(data))
+				data = append(data[:at:at], append([]byte("garbage \x1f\x8b\x08 between\n"), data[at:]...)...)
+			case 2:
+				at := rng.Intn(len(data) - 16)
+				data = append(data[:at:at], data[at+1+rng.Intn(15):]...)
+			}
+		}
+		cases[fmt.Sprintf("%02d-%s", it, f.Name)] = data
+		if it%7 == 6 {
+			cases[fmt.Sprintf("%02d-%s+previous", it, f.Name)] = append(append([]byte(nil), prev...), data...)
+		}
+		prev = data
+	}
+	return cases
+}
+
+// TestFastInflateSameAsSlow: over every file of the shared corpus (WARC
+// and ARC) and warcgen's layouts and damage, reading with libdeflate's
+// fast path gives exactly what the gzip reader gives: the same records
+// (offsets, stored lengths, payload and block digests, anomalies), the
+// same errors, spans and reader offsets, and the same members, bytes and
+// stored lengths seen by Options.Tap; and the fast path does serve the
+// members of the compressed files.
+func TestFastInflateSameAsSlow(t *testing.T) {
+	if !fastAvailable {
+		t.Fatal("libdeflate is not built in: this test needs cgo")
+	}
+	files := append(testenv.CorpusWARCs(t), testenv.CorpusARCs(t)...)
+	if len(files) == 0 {
+		t.Fatal("no corpus files")
+	}
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := checkFastSameAsSlow(t, data, filepath.Base(path))
+		if gz := len(data) > 2 && data[0] == 0x1f && data[1] == 0x8b; gz && served == 0 {
+			t.Errorf("%s: the fast path served no member", filepath.Base(path))
+		}
+	}
+	served := 0
+	for name, data := range generatedCases() {
+		served += checkFastSameAsSlow(t, data, name)
+	}
+	if served < 300 {
+		t.Errorf("the fast path served only %d members of the generated files", served)
+	}
+}
+
+// gzipLevel compresses b as one gzip member at level.
+func gzipLevel(t *testing.T, b []byte, level int) []byte {
+	t.Helper()
+	var z bytes.Buffer
+	zw, err := kgzip.NewWriterLevel(&z, level)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw.Write(b)
+	zw.Close()
+	return z.Bytes()
+}
+
+// TestFastInflateLimits: a member inflating to more than the buffer's cap
+// (compressible: found by its trailer's ISIZE; incompressible: stored
+// bytes past the copy's cap too) is read by the gzip reader, right; one
+// just under the cap takes the fast path; a member whose stored bytes
+// hold the gzip magic (so its end is first guessed wrong) is still served
+// by the fast path, on its second try.
+func TestFastInflateLimits(t *testing.T) {
+	if !fastAvailable {
+		t.Fatal("libdeflate is not built in: this test needs cgo")
+	}
+	rng := rand.New(rand.NewSource(5))
+	random := func(n int) string {
+		b := make([]byte, n)
+		rng.Read(b)
+		return string(b)
+	}
+	over := strings.Repeat("compressible ", fastOutCap/13+1000)
+	cases := []struct {
+		name  string
+		recs  []warcgen.Rec
+		level int
+		want  int // members served by the fast path
+	}{
+		{"compressible over the cap", []warcgen.Rec{warcgen.WARCRecord(1, "small"), warcgen.WARCRecord(2, over), warcgen.WARCRecord(3, "after")}, kgzip.DefaultCompression, 2},
+		{"incompressible over the cap", []warcgen.Rec{warcgen.WARCRecord(1, random(fastOutCap+100)), warcgen.WARCRecord(2, "after")}, kgzip.BestSpeed, 1},
+		{"just under the cap", []warcgen.Rec{warcgen.WARCRecord(1, random(fastOutCap-4096)), warcgen.WARCRecord(2, "after")}, kgzip.BestSpeed, 2},
+		{"the magic inside a member", []warcgen.Rec{warcgen.WARCRecord(1, "x\x1f\x8b\x08\xff y"), warcgen.WARCRecord(2, "after\x1f\x8b\x08")}, kgzip.NoCompression, 2},
+		// A false match followed by what looks like a gzip header, with
+		// a small "ISIZE" before it: tried there, failed, tried again.
+		{"a header-like magic inside a member", []warcgen.Rec{warcgen.WARCRecord(1, "x\x00\x00\x00\x00\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03 y"), warcgen.WARCRecord(2, "after")}, kgzip.NoCompression, 2},
+	}
+	for _, c := range cases {
+		var data []byte
+		for _, r := range c.recs {
+			data = append(data, gzipLevel(t, r.B, c.level)...)
+		}
+		if served := checkFastSameAsSlow(t, data, c.name); served != c.want {
+			t.Errorf("%s: the fast path served %d members, want %d", c.name, served, c.want)
+		}
+		fast := readFastOrSlow(t, data, c.name, false)
+		if len(fast.Recs) != len(c.recs) || len(fast.Steps) != len(c.recs)+1 {
+			t.Fatalf("%s: %q", c.name, fast.Steps)
+		}
+		for i, rec := range fast.Recs {
+			if want := "id " + rec.RecordID; want != c.recs[i].Key || rec.PayloadDigest == "" {
+				t.Errorf("%s: record %d is %s (payload %s), want %s", c.name, i, rec.RecordID, rec.PayloadDigest, c.recs[i].Key)
+			}
+		}
+	}
+}
+
+// TestFastInflateClose: Close releases the fast path's buffers; the
+// reader then reads nothing more.
+func TestFastInflateClose(t *testing.T) {
+	data := warcgen.Gzip(warcgen.WARCRecord(1, "one").B)
+	data = append(data, warcgen.Gzip(warcgen.WARCRecord(2, "two").B)...)
+	r := newMemReader(data, "x", Options{})
+	if _, err := r.Next(); err != nil || r.fast == nil || r.fast.served != 1 {
+		t.Fatalf("first record: %v (fast path %+v)", err, r.fast)
+	}
+	if err := r.Close(); err != nil || r.fast != nil {
+		t.Fatalf("Close: %v, fast path %+v", err, r.fast)
+	}
+	if rec, err := r.Next(); err != io.EOF {
+		t.Fatalf("after Close: %+v, %v, want io.EOF", rec, err)
+	}
+}
+
+// TestFastInflateTruncatedMapping: a mapped file cut under the reader
+// exactly at the end of a member that ends on a page boundary (the fast
+// path reads a few bytes past a member to find its end, and faults there)
+// or inside a member reads with the fast path as with the gzip reader:
+// the same records, then the same ErrFault at the same offset; no crash.
+func TestFastInflateTruncatedMapping(t *testing.T) {
+	const page = 4096
+	a := warcgen.Gzip(warcgen.WARCRecord(1, "first").B)
+	rec2 := warcgen.WARCRecord(2, strings.Repeat("second ", 200)).B
+	member := func(extra int) []byte {
+		var z bytes.Buffer
+		zw, _ := kgzip.NewWriterLevel(&z, kgzip.BestSpeed)
+		if extra > 0 {
+			zw.Extra = make([]byte, extra)
+		}
+		zw.Write(rec2)
+		zw.Close()
+		return z.Bytes()
+	}
+	// Pad member b (with a gzip extra field) to end at 2 pages.
+	b := member(2*page - len(a) - len(member(0)) - 2)
+	var data []byte
+	data = append(append(data, a...), b...)
+	if len(data) != 2*page {
+		t.Fatalf("members end at %d, want %d", len(data), 2*page)
+	}
+	for i := 3; len(data) < 6*page; i++ {
+		data = append(data, warcgen.Gzip(warcgen.WARCRecord(i, Body(i)).B)...)
+	}
+	path := filepath.Join(t.TempDir(), "x.warc.gz") // the same name in both runs' errors
+	for _, cut := range []int64{2 * page, 4 * page} {
+		var runs [2][]string
+		for i, slow := range []bool{true, false} {
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := Open(path, Options{Map: true, slowInflate: slow})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Next(); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(path, cut); err != nil {
+				t.Fatal(err)
+			}
+			var steps []string
+			for k := 0; k < 100000; k++ {
+				rec, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					steps = append(steps, "error "+err.Error())
+					continue
+				}
+				steps = append(steps, fmt.Sprintf("record %d+%d", rec.Offset, rec.Length))
+			}
+			r.Close()
+			runs[i] = steps
+			if len(steps) < 2 || !strings.Contains(steps[len(steps)-1], "mapped file could not be read") {
+				t.Fatalf("cut at %d (slow %v): want records then a fault: %q", cut, slow, steps)
+			}
+		}
+		if !reflect.DeepEqual(runs[0], runs[1]) {
+			t.Fatalf("cut at %d: fast path %q, gzip reader %q", cut, runs[1], runs[0])
+		}
+		t.Logf("cut at %d: %q", cut, runs[1])
+	}
+}
+
+// Body is a record body of a few hundred varied bytes.
+func Body(i int) string {
+	return strings.Repeat(fmt.Sprintf("line %d of a body\n", i), 20+i%30)
+}
