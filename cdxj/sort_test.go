@@ -16,6 +16,13 @@ func liveHeap() int64 {
 	return int64(s[0].Value.Uint64())
 }
 
+// fillRandom fills b with random lower-case letters.
+func fillRandom(rng *rand.Rand, b []byte) {
+	for j := range b {
+		b[j] = byte('a' + rng.IntN(26))
+	}
+}
+
 // TestSorterMemoryBounded: a Sorter holds about MaxMemory of lines
 // whatever it is given: 10× MaxMemory of lines of varying length, spilled
 // in runs, never keep more than twice MaxMemory live (the lines of
@@ -33,9 +40,7 @@ func TestSorterMemoryBounded(t *testing.T) {
 	total, n := 0, 0
 	for total < 10*budget {
 		k := 100 + rng.IntN(1500)
-		for j := range k {
-			line[j] = byte('a' + rng.IntN(26))
-		}
+		fillRandom(rng, line[:k])
 		if err := s.Add(line[:k]); err != nil {
 			t.Fatal(err)
 		}
@@ -89,9 +94,7 @@ func TestSorterMergeMemoryBounded(t *testing.T) {
 	line := make([]byte, 200)
 	n := 0
 	for total := 0; total < 300*budget; total += len(line) {
-		for j := range line {
-			line[j] = byte('a' + rng.IntN(26))
-		}
+		fillRandom(rng, line)
 		if err := s.Add(line); err != nil {
 			t.Fatal(err)
 		}
