@@ -3,17 +3,16 @@ package cdxj
 import (
 	"bytes"
 	"math/rand/v2"
-	"runtime"
-	"runtime/metrics"
 	"testing"
+
+	"github.com/wayside-archive/wayside/internal/testenv"
 )
 
-// liveHeap returns the bytes of heap objects live after a full collection.
-func liveHeap() int64 {
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	return int64(s[0].Value.Uint64())
+// fillRandom fills b with random lower-case letters.
+func fillRandom(rng *rand.Rand, b []byte) {
+	for j := range b {
+		b[j] = byte('a' + rng.IntN(26))
+	}
 }
 
 // TestSorterMemoryBounded: a Sorter holds about MaxMemory of lines
@@ -28,21 +27,19 @@ func TestSorterMemoryBounded(t *testing.T) {
 	defer s.Close()
 	rng := rand.New(rand.NewPCG(7, 1))
 	line := make([]byte, 2000)
-	base := liveHeap()
+	base := testenv.LiveHeap()
 	var most int64
 	total, n := 0, 0
 	for total < 10*budget {
 		k := 100 + rng.IntN(1500)
-		for j := range k {
-			line[j] = byte('a' + rng.IntN(26))
-		}
+		fillRandom(rng, line[:k])
 		if err := s.Add(line[:k]); err != nil {
 			t.Fatal(err)
 		}
 		total += k
 		n++
 		if n%2000 == 0 {
-			most = max(most, liveHeap()-base)
+			most = max(most, testenv.LiveHeap()-base)
 		}
 	}
 	if most > 2*budget {
@@ -72,7 +69,7 @@ type countLive struct {
 
 func (c *countLive) Write(p []byte) (int, error) {
 	if c.n < 1<<20 && c.n+len(p) >= 1<<20 {
-		c.live = liveHeap()
+		c.live = testenv.LiveHeap()
 	}
 	c.n += len(p)
 	return len(p), nil
@@ -89,9 +86,7 @@ func TestSorterMergeMemoryBounded(t *testing.T) {
 	line := make([]byte, 200)
 	n := 0
 	for total := 0; total < 300*budget; total += len(line) {
-		for j := range line {
-			line[j] = byte('a' + rng.IntN(26))
-		}
+		fillRandom(rng, line)
 		if err := s.Add(line); err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +96,7 @@ func TestSorterMergeMemoryBounded(t *testing.T) {
 		t.Fatalf("%d runs spilled, want about 300", len(s.runs))
 	}
 	runs := len(s.runs)
-	base := liveHeap()
+	base := testenv.LiveHeap()
 	var c countLive
 	if _, err := s.WriteTo(&c); err != nil {
 		t.Fatal(err)

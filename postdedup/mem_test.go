@@ -9,20 +9,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
-	"runtime/metrics"
 	"strings"
 	"testing"
 
+	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/warcio"
 )
-
-// liveHeap returns the bytes of heap objects live after a full collection.
-func liveHeap() int64 {
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	return int64(s[0].Value.Uint64())
-}
 
 // writePlan writes a plan file of copies (sorted by file and offset).
 func writePlan(t *testing.T, path string, copies []*Copy) {
@@ -63,7 +55,7 @@ func TestPlanCopiesStreamed(t *testing.T) {
 	want := map[string][]*Copy{"a.warc.gz": planned, "b.warc.gz": {small}, "c.warc.gz": nil}
 	planned = nil
 	files := []FileInfo{{Path: "a.warc.gz"}, {Path: "b.warc.gz"}, {Path: "c.warc.gz"}}
-	base := liveHeap()
+	base := testenv.LiveHeap()
 	var grew int64
 	taken := false
 	err := forEachFile(context.Background(), files, nil, []string{plan}, false, 1, 64<<20, dir,
@@ -80,7 +72,7 @@ func TestPlanCopiesStreamed(t *testing.T) {
 						return nil, fmt.Errorf("%s pass %d: copy %d is not the one planned", f.Path, pass, i)
 					}
 					if i == len(w)/2 {
-						grew, taken = max(grew, liveHeap()-base), true
+						grew, taken = max(grew, testenv.LiveHeap()-base), true
 					}
 					i++
 				}
@@ -115,7 +107,7 @@ func TestScanCacheFootprint(t *testing.T) {
 	c := newScanCache(1 << 30) // nothing pushed out: every entry stays
 	rec := &warcio.Record{HTTP: &warcio.HTTPInfo{}}
 	payload := []byte("a payload")
-	base := liveHeap()
+	base := testenv.LiveHeap()
 	for i := range n {
 		// One string per record, as a WARC header block is read.
 		h := fmt.Sprintf("WARC-Record-ID: <urn:uuid:%08d>\r\nWARC-Payload-Digest: sha1:%032d\r\n", i, i) + strings.Repeat("x", hdr)
@@ -133,7 +125,7 @@ func TestScanCacheFootprint(t *testing.T) {
 		loc.payload = nil
 		c.byKey[k] = &loc
 	}
-	grew := liveHeap() - base
+	grew := testenv.LiveHeap() - base
 	if per := grew / n; per > 2*locCost {
 		t.Errorf("%d cached locations hold %d KB live, %d bytes each; want about locCost (%d)", n, grew>>10, per, locCost)
 	}

@@ -120,15 +120,7 @@ func (p *planReader) nextRaw() ([]byte, error) {
 		p.peeked = false
 		return p.peekLine, nil
 	}
-	line, err := p.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		p.big = append(p.big[:0], line...)
-		for err == bufio.ErrBufferFull {
-			line, err = p.br.ReadSlice('\n')
-			p.big = append(p.big, line...)
-		}
-		line = p.big
-	}
+	line, err := readSlice(p.br, &p.big)
 	if len(line) == 0 {
 		if err == io.EOF {
 			return nil, nil
@@ -137,6 +129,21 @@ func (p *planReader) nextRaw() ([]byte, error) {
 	}
 	p.line++
 	return bytes.TrimSuffix(line, []byte{'\n'}), nil
+}
+
+// readSlice reads up to and including the next newline: br's buffer, or
+// big holding a line longer than it (both valid until the next read).
+func readSlice(br *bufio.Reader, big *[]byte) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		return line, err
+	}
+	*big = append((*big)[:0], line...)
+	for err == bufio.ErrBufferFull {
+		line, err = br.ReadSlice('\n')
+		*big = append(*big, line...)
+	}
+	return *big, err
 }
 
 // unread makes line, the line nextRaw returned last, the next one again.
@@ -206,6 +213,7 @@ type fileCopies struct {
 	first int         // merged plan line of the first copy
 	n     int
 	err   error
+	big   []byte  // a line longer than br's buffer
 	mem   []*Copy // memCopies: held in memory instead of spooled
 	i     int     // copies passed in this pass
 }
@@ -254,15 +262,7 @@ func (fc *fileCopies) line() []byte {
 		return nil
 	}
 	fc.i++
-	line, err := fc.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		big := append([]byte(nil), line...)
-		for err == bufio.ErrBufferFull {
-			line, err = fc.br.ReadSlice('\n')
-			big = append(big, line...)
-		}
-		line = big
-	}
+	line, err := readSlice(fc.br, &fc.big)
 	if err != nil {
 		fc.err = fmt.Errorf("postdedup: plan: spool: copy %d of %d: %w", fc.i, fc.n, err)
 		return nil
