@@ -22,7 +22,8 @@
 #    (utime+stime from /proc) and wall-clock MB/s.
 #
 # LOOKUPS_ONLY=1 skips step 2. PROFILE=FILE writes a CPU profile of the
-# daemon's whole run (WAYSIDE_CPUPROFILE) for `go tool pprof -top`.
+# daemon's whole run (WAYSIDE_CPUPROFILE) for `go tool pprof -top`, and
+# one of the floor to FILE.floor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -40,7 +41,7 @@ cpu() { awk '{print $14+$15}' "/proc/$pid/stat"; }
 echo "== lookups over the Unix socket for ${secs}s: the daemon and the net/http floor, alternating =="
 "$work/wayside" status -addr "$work/data/wayside.sock" bench -seed 100000 -duration 1s >/dev/null 2>&1   # seed + warm up
 go build -o "$work/lookupfloor" ./scripts/lookupfloor
-"$work/lookupfloor" -from "$work/data/wayside.sock" -listen "$work/floor.sock" 2>"$work/floor.log" &
+${PROFILE:+env WAYSIDE_CPUPROFILE=$PROFILE.floor} "$work/lookupfloor" -from "$work/data/wayside.sock" -listen "$work/floor.sock" 2>"$work/floor.log" &
 fpid=$!
 trap 'kill "$pid" "$fpid" 2>/dev/null || true; wait "$pid" "$fpid" 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do [ -S "$work/floor.sock" ] && break; sleep 0.1; done
