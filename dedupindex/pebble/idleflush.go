@@ -2,11 +2,16 @@ package pebble
 
 import (
 	"time"
+
+	"github.com/wayside-archive/wayside/internal/fsutil"
 )
 
 // defaultIdleFlush is how long the index waits without writes before it
 // flushes its memtable (WithIdleFlushForTest changes it).
 const defaultIdleFlush = time.Second
+
+// idleFlushReserve is the free space below which flushIdle does not flush.
+const idleFlushReserve = 64 << 20
 
 // Writes land in Pebble's memtable, a skiplist that every lookup searches
 // before the tables: one cache miss per level of a 4 MiB structure, which
@@ -34,14 +39,25 @@ func (ix *Index) flushIdle(every time.Duration) {
 			last = w
 			continue
 		}
-		// No write for a whole period since the last flush: flush.
-		if ix.fatal.Load() != nil || ix.begin() != nil {
+		// No write for a whole period since the last flush: flush, unless
+		// the disk is nearly full. A flush starts a new write-ahead log
+		// file, and Pebble panics when it cannot create one: a full
+		// memtable does that too (a write that fails on a full disk), but
+		// an idle daemon on a full disk must keep answering lookups.
+		if fsutil.CheckFree(ix.dir, idleFlushReserve, 0) != nil {
+			last = w
+			continue
+		}
+		if ix.begin() != nil {
 			return
 		}
-		if _, err := ix.db.AsyncFlush(); err != nil {
-			ix.log.Warn("dedupindex/pebble: flush after writes paused", "err", err)
-		}
+		err := ix.write(func() error { _, err := ix.db.AsyncFlush(); return err })
 		ix.end()
-		flushed = w
+		if err != nil {
+			ix.log.Warn("dedupindex/pebble: flush after writes paused", "err", err)
+			return
+		}
+		flushed = ix.iters.writes.Load() // write counted itself
+		last = flushed
 	}
 }
