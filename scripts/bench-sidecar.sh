@@ -20,9 +20,13 @@
 #    is copied into a watched directory; the script waits until the daemon
 #    has ingested every byte and reports raw MB per CPU-second of the daemon
 #    (utime+stime from /proc) and wall-clock MB/s.
+# The last line, "bench-sidecar ratio: ...", is the headline
+# scripts/bench-all.sh puts in its table (lookups against the floor, and
+# ingest).
 #
 # LOOKUPS_ONLY=1 skips step 2. PROFILE=FILE writes a CPU profile of the
-# daemon's whole run (WAYSIDE_CPUPROFILE) for `go tool pprof -top`.
+# daemon's whole run (WAYSIDE_CPUPROFILE) for `go tool pprof -top`, and
+# one of the floor to FILE.floor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -40,7 +44,7 @@ cpu() { awk '{print $14+$15}' "/proc/$pid/stat"; }
 echo "== lookups over the Unix socket for ${secs}s: the daemon and the net/http floor, alternating =="
 "$work/wayside" status -addr "$work/data/wayside.sock" bench -seed 100000 -duration 1s >/dev/null 2>&1   # seed + warm up
 go build -o "$work/lookupfloor" ./scripts/lookupfloor
-"$work/lookupfloor" -from "$work/data/wayside.sock" -listen "$work/floor.sock" 2>"$work/floor.log" &
+${PROFILE:+env WAYSIDE_CPUPROFILE=$PROFILE.floor} "$work/lookupfloor" -from "$work/data/wayside.sock" -listen "$work/floor.sock" 2>"$work/floor.log" &
 fpid=$!
 trap 'kill "$pid" "$fpid" 2>/dev/null || true; wait "$pid" "$fpid" 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do [ -S "$work/floor.sock" ] && break; sleep 0.1; done
@@ -57,7 +61,7 @@ for r in 1 2 3; do
   if [ $((r % 2)) = 1 ]; then lookups daemon "$work/data/wayside.sock" "$pid"; lookups floor "$work/floor.sock" "$fpid"
   else lookups floor "$work/floor.sock" "$fpid"; lookups daemon "$work/data/wayside.sock" "$pid"; fi
 done
-python3 - "$work/runs.jsonl" <<'PY'
+python3 - "$work/runs.jsonl" "$work/ratio" <<'PY'
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
 for r in runs:
@@ -77,12 +81,15 @@ rounds = [{r["name"]: r for r in runs[i:i + 2]} for i in range(0, len(runs), 2)]
 ratio = lambda f: statistics.median(f(r["daemon"]) / f(r["floor"]) for r in rounds)
 print(f"lookups: daemon/floor per round (median of 3): rate {ratio(rate):.2f}, p99 {ratio(p99):.2f}, server CPU per lookup {ratio(scpu):.2f} "
       f"(target: >= 20,000/s with p99 <= 2 ms)")
+with open(sys.argv[2], "w") as out:
+    print(f"lookups daemon/floor {ratio(rate):.2f} ({d:.0f}/s, p99 {med('daemon', p99):.0f} us)", file=out)
 if sum(r["Errors"] for r in runs):
     sys.exit("lookup errors: " + next(r["FirstError"] for r in runs if r["Errors"]))
 PY
 
 if [ -n "${LOOKUPS_ONLY:-}" ]; then
   "$work/wayside" status -addr "$work/data/wayside.sock" >/dev/null
+  echo "bench-sidecar ratio: $(cat "$work/ratio")"
   exit 0
 fi
 echo "== ingest of a warcgen WARC =="
@@ -107,12 +114,15 @@ while true; do
   sleep 0.2
 done
 c1=$(cpu); t1=$(date +%s.%N)
-python3 - "$raw" "$size" "$c0" "$c1" "$ticks" "$t0" "$t1" <<'PY'
+python3 - "$raw" "$size" "$c0" "$c1" "$ticks" "$t0" "$t1" "$work/ratio" <<'PY'
 import sys
 raw, size, c0, c1, ticks, t0, t1 = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6]), float(sys.argv[7])
 cpu = (c1 - c0) / ticks
 wall = t1 - t0
 print(f"ingested {raw/1e6:.1f} MB raw ({size/1e6:.1f} MB gzip) in {wall:.1f} s wall, {cpu:.1f} CPU-s")
 print(f"ingest: {raw/1e6/cpu:.1f} raw MB per CPU-second, {raw/1e6/wall:.1f} raw MB/s wall")
+with open(sys.argv[8], "a") as out:
+    print(f"; ingest {raw/1e6/cpu:.1f} raw MB/CPU-s", file=out)
 PY
 "$work/wayside" status -addr "$work/data/wayside.sock"
+echo "bench-sidecar ratio: $(tr -d '\n' <"$work/ratio")"

@@ -44,7 +44,12 @@
 // A dedup decision is one point lookup. It takes a few microseconds when
 // the blocks it needs are in the block cache and a read from the file
 // system (page cache or disk) otherwise, and absent digests are answered by
-// the Bloom filters. The default cache is three times the index's size on
+// the Bloom filters. Lookups reuse Pebble iterators while nothing was
+// written since they were created (a write generation bumped after every
+// write, flush and compaction), so a lookup never answers from a state
+// older than the last write that returned. When writes pause for a second
+// the memtable is flushed into a table (once per pause), so a read-mostly
+// index answers from Bloom filters instead of searching a skiplist. The default cache is three times the index's size on
 // disk when opened (about 300 MB per million originals, capped at 4 GiB);
 // see WithCacheSize.
 package pebble

@@ -32,3 +32,7 @@ func (ix *Index) WaitCompactionsForBench() {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// WithIdleFlushForTest sets how long the index waits without writes
+// before it flushes its memtable.
+func WithIdleFlushForTest(d time.Duration) Option { return func(o *options) { o.idleFlush = d } }

@@ -39,14 +39,19 @@ type lookupIter struct {
 // iterPool holds idle lookup iterators.
 type iterPool struct {
 	gen    atomic.Uint64
+	writes atomic.Uint64 // writes only (flushIdle)
 	mu     sync.Mutex
 	idle   []*lookupIter
 	closed bool
 }
 
-// changed records a write (or a flush or compaction): iterators created
-// before it are not used again.
-func (p *iterPool) changed() { p.gen.Add(1) }
+// changed records a write: iterators created before it are not used
+// again.
+func (p *iterPool) changed() { p.gen.Add(1); p.writes.Add(1) }
+
+// reorganised records a flush or compaction: iterators created before it
+// answer the same but pin obsolete tables and memtables.
+func (p *iterPool) reorganised() { p.gen.Add(1) }
 
 // lookupIterOpts: point lookups use the bottom level's Bloom filters too
 // (Pebble skips them by default, tuned for lookups that hit): most dedup

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
@@ -52,6 +53,8 @@ type Index struct {
 	// write to db calls iters.changed after it returns.
 	iters *iterPool
 
+	idleStop, idleDone chan struct{} // flushIdle
+
 	namesMu    sync.RWMutex // guards the maps below
 	scopeIDs   map[string]uint64
 	scopeNames map[uint64]string
@@ -76,6 +79,7 @@ type options struct {
 	cacheSize   int64
 	blockSize   int
 	delBatch    int
+	idleFlush   time.Duration
 }
 
 // Option configures Open.
@@ -133,6 +137,7 @@ func Open(dir string, opts ...Option) (*Index, error) {
 		urlKey:      dedupindex.URLKey,
 		blockSize:   16 << 10,
 		compression: pebble.ZstdCompression,
+		idleFlush:   defaultIdleFlush,
 	}
 	for _, f := range opts {
 		f(&o)
@@ -175,8 +180,8 @@ func Open(dir string, opts ...Option) (*Index, error) {
 	}
 	iters := &iterPool{}
 	popts.AddEventListener(pebble.EventListener{
-		FlushEnd:      func(pebble.FlushInfo) { iters.changed() },
-		CompactionEnd: func(pebble.CompactionInfo) { iters.changed() },
+		FlushEnd:      func(pebble.FlushInfo) { iters.reorganised() },
+		CompactionEnd: func(pebble.CompactionInfo) { iters.reorganised() },
 	})
 	popts.EnsureDefaults()
 	if err := createDir(popts.FS, dir); err != nil {
@@ -212,6 +217,8 @@ func Open(dir string, opts ...Option) (*Index, error) {
 		db.Close()
 		return nil, fmt.Errorf("dedupindex/pebble: open %s: %w", dir, err)
 	}
+	ix.idleStop, ix.idleDone = make(chan struct{}), make(chan struct{})
+	go ix.flushIdle(o.idleFlush)
 	return ix, nil
 }
 
@@ -376,14 +383,17 @@ func (ix *Index) Close() error {
 		}
 		sh.mu.Unlock()
 	}
+	close(ix.idleStop)
+	<-ix.idleDone
 	ix.opMu.Lock()
 	defer ix.opMu.Unlock()
-	ix.iters.closeIters()
 	if fe := ix.fatal.Load(); fe != nil {
-		// Pebble is in its fatal state: closing it may fail again, or
-		// panic. The store is left as a crash leaves it; Open recovers.
+		// Pebble is in its fatal state: closing it (or its idle
+		// iterators) may fail again, or panic. The store is left as a
+		// crash leaves it; Open recovers.
 		return fmt.Errorf("dedupindex/pebble: close after a failed write: %w", *fe)
 	}
+	ix.iters.closeIters()
 	if err := ix.db.Close(); err != nil {
 		return fmt.Errorf("dedupindex/pebble: close: %w", err)
 	}
