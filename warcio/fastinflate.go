@@ -11,29 +11,32 @@ import (
 	"github.com/wayside-archive/wayside/internal/mapfile"
 )
 
-// The fast path: an input held in memory (Options.Map) has each gzip
-// member inflated whole, in one call, by libdeflate (about 2-3x faster
-// than the streaming inflater) into a reused buffer, which then serves the
-// member's bytes exactly as the gzip reader would have: the same bytes,
-// the same end of member, the same stored length (the raw position moves
-// to the member's end). The gzip reader still parses every member's header
-// first (Reset), so what opens a member and the errors for a bad header
-// are unchanged; whatever libdeflate does not inflate completely and
-// verify (CRC-32 and ISIZE) — a damaged or cut member, one inflating to
-// more than fastOutCap — is read by the gzip reader from the byte after
-// its header, as without the fast path, so errors, lenient reading and
-// offsets of damaged input stay the same. (libdeflate accepts a few
-// Huffman codes Go's inflater rejects — hand-made incomplete codes — so a
-// member made that way, with a matching CRC-32, reads on this path where
-// the streaming one reports it corrupt.)
+// The fast path: a gzip member of an input held in memory (Options.Map),
+// or wholly in the reader's buffer, is inflated whole, in one call, by
+// libdeflate (about 2-3x faster than the streaming inflater) into a reused
+// buffer, which then serves the member's bytes exactly as the gzip reader
+// would have: the same bytes, the same end of member, the same stored
+// length (the raw position moves to the member's end). The gzip reader
+// still parses every member's header first (Reset), so what opens a member
+// and the errors for a bad header are unchanged; whatever libdeflate does
+// not inflate completely and verify (CRC-32 and ISIZE) — a damaged or cut
+// member, one inflating to more than fastOutCap — is read by the gzip
+// reader from the byte after its header, as without the fast path, so
+// errors, lenient reading and offsets of damaged input stay the same.
+// (libdeflate accepts a few Huffman codes Go's inflater rejects —
+// hand-made incomplete codes — so a member made that way, with a matching
+// CRC-32, reads on this path where the streaming one reports it corrupt.)
 //
-// libdeflate never reads the mapping itself: the member's stored bytes
-// are first copied into a buffer by Go code, under the fault guard of
-// Next, so a file truncated under its mapping still gives ErrFault, not a
-// crash in C. The member's end is found by looking for the next member's
-// magic bytes (1f 8b 08); a false match (those bytes inside compressed
-// data) fails verification and is retried with all the bytes up to
-// fastInCap.
+// A buffered input's member is read by libdeflate straight from the
+// reader's buffer (filled once more when a member straddles its end: I/O
+// errors may then surface a little earlier, within the buffer's
+// read-ahead). libdeflate never reads a mapping itself: the member's
+// stored bytes are first copied into a buffer by Go code, under the fault
+// guard of Next, so a file truncated under its mapping still gives
+// ErrFault, not a crash in C. The member's end is found by looking for the
+// next member's magic bytes (1f 8b 08); a false match (those bytes inside
+// compressed data) fails verification and is retried with all the bytes up
+// to fastInCap.
 
 const (
 	// fastOutCap bounds the inflated size of a member the fast path takes,
