@@ -28,7 +28,8 @@ import (
 // CRC-32, reads on this path where the streaming one reports it corrupt.)
 //
 // A buffered input's member is read by libdeflate straight from the
-// reader's buffer (filled once more when a member straddles its end: I/O
+// reader's buffer (for a file, filled once more when a member straddles
+// its end: I/O
 // errors may then surface a little earlier, within the buffer's
 // read-ahead). libdeflate never reads a mapping itself: the member's
 // stored bytes are first copied into a buffer by Go code, under the fault
@@ -232,6 +233,11 @@ func (r *Reader) peekMember() []byte {
 	b, _ := r.rawBuf.Peek(r.rawBuf.Buffered())
 	if _, found := memberEnd(b); found {
 		return b
+	}
+	if r.size < 0 {
+		// Not a file (a pipe, a socket): filling the buffer could wait
+		// for input the gzip reader would not need yet.
+		return nil
 	}
 	b, err := r.rawBuf.Peek(r.rawBuf.Size())
 	if _, found := memberEnd(b); found || err != nil {
