@@ -57,6 +57,12 @@ type fastRun struct {
 // readFastOrSlow reads data from memory (as Options.Map does) or through
 // the reader's buffer (buffered), with the fast path on or off.
 func readFastOrSlow(t *testing.T, data []byte, name string, buffered, slow bool) fastRun {
+	return readFastOrSlowFrom(t, data, name, buffered, false, slow)
+}
+
+// readFastOrSlowFrom is readFastOrSlow; stream: data is read as a stream
+// (no size, no seeking: a pipe).
+func readFastOrSlowFrom(t *testing.T, data []byte, name string, buffered, stream, slow bool) fastRun {
 	t.Helper()
 	var run fastRun
 	tap := &eventTap{}
@@ -65,6 +71,9 @@ func readFastOrSlow(t *testing.T, data []byte, name string, buffered, slow bool)
 	r := newMemReader(data, name, opts)
 	if buffered {
 		r = NewReader(bytes.NewReader(data), name, opts)
+	}
+	if stream {
+		r = NewReader(struct{ io.Reader }{bytes.NewReader(data)}, name, opts)
 	}
 	for i := 0; ; i++ {
 		if i > 100000 {
@@ -285,6 +294,16 @@ func TestFastInflateBufferEdges(t *testing.T) {
 	}
 	if _, buf := checkFastSameAsSlow(t, data, "straddling"); buf != n-1 {
 		t.Errorf("buffered: the fast path served %d of %d members, want all but the one larger than the buffer", buf, n)
+	}
+	// A stream (a pipe) is not read ahead for a member: only members
+	// already in the buffer take the fast path.
+	slow := readFastOrSlowFrom(t, data, "stream", true, true, true)
+	fast := readFastOrSlowFrom(t, data, "stream", true, true, false)
+	if !reflect.DeepEqual(fast.Steps, slow.Steps) || !reflect.DeepEqual(fast.Recs, slow.Recs) || !reflect.DeepEqual(fast.Tap, slow.Tap) {
+		t.Fatalf("stream: the fast path read differently:\nfast %q\nslow %q", fast.Steps, slow.Steps)
+	}
+	if fast.Served == 0 || fast.Served >= n-1 {
+		t.Errorf("stream: the fast path served %d of %d members, want some but not those straddling the buffer's end", fast.Served, n)
 	}
 	cut := data[:len(data)-7]
 	if _, buf := checkFastSameAsSlow(t, cut, "cut"); buf != n-2 {
