@@ -141,9 +141,9 @@ func (f *fastInflate) member(data []byte, copyIn bool) (int, bool) {
 		}
 		w = lim
 	}
-	if w == lim || need > fastOutCap {
-		need = fastOutCap
-	}
+	// (A member that ends the input has its ISIZE there too; a wrong
+	// guess only costs the fast path.)
+	need = min(need, fastOutCap)
 	for {
 		in := data[:w]
 		if copyIn {
