@@ -73,4 +73,15 @@
 // mapping, which saves about a tenth of the CPU of a full scan; the reader
 // behaves exactly as it does buffered, and a file truncated underneath it
 // gives an *Error rather than a crash.
+//
+// Inflation: each gzip member, once the gzip reader (klauspost/compress)
+// has parsed its header, is inflated whole by libdeflate (package
+// internal/libdeflate, cgo) when its stored bytes are at hand — in memory
+// for a mapped file (copied first, so a truncated mapping still faults in
+// Go), or wholly in the reader's buffer — and inflates to at most 4 MiB;
+// its bytes are then served from that buffer exactly as the gzip reader
+// would serve them. Every other member (damaged, cut, larger; every member
+// of a build without cgo) is read by the gzip reader, so what the reader
+// returns does not depend on which inflater ran (fastinflate.go; tests
+// compare the two).
 package warcio

@@ -11,29 +11,33 @@ import (
 	"github.com/wayside-archive/wayside/internal/mapfile"
 )
 
-// The fast path: an input held in memory (Options.Map) has each gzip
-// member inflated whole, in one call, by libdeflate (about 2-3x faster
-// than the streaming inflater) into a reused buffer, which then serves the
-// member's bytes exactly as the gzip reader would have: the same bytes,
-// the same end of member, the same stored length (the raw position moves
-// to the member's end). The gzip reader still parses every member's header
-// first (Reset), so what opens a member and the errors for a bad header
-// are unchanged; whatever libdeflate does not inflate completely and
-// verify (CRC-32 and ISIZE) — a damaged or cut member, one inflating to
-// more than fastOutCap — is read by the gzip reader from the byte after
-// its header, as without the fast path, so errors, lenient reading and
-// offsets of damaged input stay the same. (libdeflate accepts a few
-// Huffman codes Go's inflater rejects — hand-made incomplete codes — so a
-// member made that way, with a matching CRC-32, reads on this path where
-// the streaming one reports it corrupt.)
+// The fast path: a gzip member of an input held in memory (Options.Map),
+// or wholly in the reader's buffer, is inflated whole, in one call, by
+// libdeflate (about 2-3x faster than the streaming inflater) into a reused
+// buffer, which then serves the member's bytes exactly as the gzip reader
+// would have: the same bytes, the same end of member, the same stored
+// length (the raw position moves to the member's end). The gzip reader
+// still parses every member's header first (Reset), so what opens a member
+// and the errors for a bad header are unchanged; whatever libdeflate does
+// not inflate completely and verify (CRC-32 and ISIZE) — a damaged or cut
+// member, one inflating to more than fastOutCap — is read by the gzip
+// reader from the byte after its header, as without the fast path, so
+// errors, lenient reading and offsets of damaged input stay the same.
+// (libdeflate accepts a few Huffman codes Go's inflater rejects —
+// hand-made incomplete codes — so a member made that way, with a matching
+// CRC-32, reads on this path where the streaming one reports it corrupt.)
 //
-// libdeflate never reads the mapping itself: the member's stored bytes
-// are first copied into a buffer by Go code, under the fault guard of
-// Next, so a file truncated under its mapping still gives ErrFault, not a
-// crash in C. The member's end is found by looking for the next member's
-// magic bytes (1f 8b 08); a false match (those bytes inside compressed
-// data) fails verification and is retried with all the bytes up to
-// fastInCap.
+// A buffered input's member is read by libdeflate straight from the
+// reader's buffer (for a file, filled once more when a member straddles
+// its end: I/O
+// errors may then surface a little earlier, within the buffer's
+// read-ahead). libdeflate never reads a mapping itself: the member's
+// stored bytes are first copied into a buffer by Go code, under the fault
+// guard of Next, so a file truncated under its mapping still gives
+// ErrFault, not a crash in C. The member's end is found by looking for the
+// next member's magic bytes (1f 8b 08); a false match (those bytes inside
+// compressed data) fails verification and is retried with all the bytes up
+// to fastInCap.
 
 const (
 	// fastOutCap bounds the inflated size of a member the fast path takes,
@@ -49,13 +53,16 @@ const (
 var gzipMagic = []byte{0x1f, 0x8b, 0x08}
 
 // fastInflate holds the fast path's decompressor and buffers (kept by
-// Reset) and the member it serves. Its buffers are one anonymous mapping
-// outside the Go heap (so they do not raise the collector's heap goal,
-// and only the pages a member touches are resident), unmapped by
-// Reader.Close.
+// Reset) and the member it serves. For a mapped input its buffers are one
+// anonymous mapping outside the Go heap (so they do not raise the
+// collector's heap goal, and only the pages a member touches are
+// resident), unmapped by Reader.Close; for a buffered input (whose Reader
+// may never be closed) the output buffer is on the Go heap, sized to the
+// members read, and libdeflate reads the member straight from the
+// reader's buffer.
 type fastInflate struct {
 	d        *libdeflate.Decompressor
-	mem      []byte // the mapping: in, then out
+	mem      []byte // the mapping: in, then out (nil: heap buffers)
 	in, out  []byte
 	pos, end int  // out[pos:end] is still to be read
 	on       bool // the open member is served from out
@@ -76,6 +83,10 @@ func newFastInflate() *fastInflate {
 	return &fastInflate{d: libdeflate.New(), mem: mem, in: mem[:fastInCap:fastInCap], out: mem[fastInCap:]}
 }
 
+// newHeapFastInflate has its buffers on the Go heap, allocated as members
+// need them.
+func newHeapFastInflate() *fastInflate { return &fastInflate{d: libdeflate.New()} }
+
 // free unmaps the buffers.
 func (f *fastInflate) free() {
 	f.on = false
@@ -86,32 +97,66 @@ func (f *fastInflate) free() {
 	}
 }
 
+// heapBuf returns b with room for n bytes (at most limit), reallocated
+// when it has less.
+func heapBuf(b []byte, n, limit int) []byte {
+	if cap(b) < n {
+		b = make([]byte, min((n+4095)&^4095, limit))
+	}
+	return b[:cap(b)]
+}
+
+// memberEnd returns where the member at the start of data ends if the
+// next member's magic bytes are the first found after its smallest size,
+// and whether they were found (else len(data)).
+func memberEnd(data []byte) (int, bool) {
+	if len(data) > minGzipMember {
+		if i := bytes.Index(data[minGzipMember:], gzipMagic); i >= 0 {
+			return minGzipMember + i, true
+		}
+	}
+	return len(data), false
+}
+
 // member inflates the gzip member at the start of data (the input from
-// the member's first byte). It reports the member's stored length, or
-// false when the member is to be read by the gzip reader.
-func (f *fastInflate) member(data []byte) (int, bool) {
+// the member's first byte; all of it when the window ends before the
+// input does). It reports the member's stored length, or false when the
+// member is to be read by the gzip reader. copyIn: data is a mapping,
+// copied before libdeflate reads it.
+func (f *fastInflate) member(data []byte, copyIn bool) (int, bool) {
 	f.on = false
 	if len(data) < minGzipMember {
 		return 0, false
 	}
 	lim := min(len(data), fastInCap)
-	w := lim
-	if i := bytes.Index(data[minGzipMember:lim], gzipMagic); i >= 0 {
-		w = minGzipMember + i
-	}
+	w, _ := memberEnd(data[:lim])
 	// The trailer's ISIZE, if the member ends at w: a member too large
 	// for the buffer goes to the gzip reader at once, when what follows
 	// looks like the next member's header (else the magic is taken for
 	// bytes inside this member).
-	if w < lim && int64(binary.LittleEndian.Uint32(data[w-4:w])) > fastOutCap {
+	need := int64(binary.LittleEndian.Uint32(data[w-4 : w]))
+	if w < lim && need > fastOutCap {
 		if gzipHeaderAt(data, w) {
 			return 0, false
 		}
 		w = lim
 	}
+	// (A member that ends the input has its ISIZE there too; a wrong
+	// guess only costs the fast path.)
+	need = min(need, fastOutCap)
 	for {
-		copy(f.in, data[:w])
-		inLen, outLen, err := f.d.Gzip(f.in[:w], f.out)
+		in := data[:w]
+		if copyIn {
+			if f.mem == nil {
+				f.in = heapBuf(f.in, w, fastInCap)
+			}
+			copy(f.in, in)
+			in = f.in[:w]
+		}
+		if f.mem == nil {
+			f.out = heapBuf(f.out, int(need), fastOutCap)
+		}
+		inLen, outLen, err := f.d.Gzip(in, f.out)
 		if err == nil {
 			f.pos, f.end, f.on = 0, outLen, true
 			f.served++
@@ -122,7 +167,7 @@ func (f *fastInflate) member(data []byte) (int, bool) {
 		}
 		// The magic found was inside this member (or it is damaged):
 		// once more with all the bytes there may be.
-		w = lim
+		w, need = lim, fastOutCap
 	}
 }
 
@@ -158,14 +203,47 @@ func (r *Reader) inflated(p []byte) (int, error) {
 
 // openFast tries the fast path on the member at raw offset start, whose
 // header the gzip reader has just read; on success the raw position moves
-// to the member's end.
-func (r *Reader) openFast(start int64) {
+// to the member's end. pre is what peekMember returned before the header
+// was read (a buffered input).
+func (r *Reader) openFast(start int64, pre []byte) {
 	if r.fast == nil || !r.useFast {
+		return
+	}
+	if r.mem == nil {
+		if n, ok := r.fast.member(pre, false); ok {
+			r.raw.Discard(int(start + int64(n) - r.rawPos()))
+		}
 		return
 	}
 	if n, ok, err := r.fastMember(start); ok && err == nil {
 		r.mem.r.Seek(start+int64(n), io.SeekStart)
 	}
+}
+
+// peekMember returns, for the fast path over a buffered input, the
+// buffered stored bytes from the current position when they hold the
+// whole member there (up to the next member's magic bytes, or to the end
+// of the input), filling the buffer once if need be; nil when they do
+// not. The gzip reader then reads the member's header from the buffer
+// without reading the input (the bytes stay valid).
+func (r *Reader) peekMember() []byte {
+	if r.fast == nil || !r.useFast || r.mem != nil {
+		return nil
+	}
+	b, _ := r.rawBuf.Peek(r.rawBuf.Buffered())
+	if _, found := memberEnd(b); found {
+		return b
+	}
+	if r.size < 0 {
+		// Not a file (a pipe, a socket): filling the buffer could wait
+		// for input the gzip reader would not need yet.
+		return nil
+	}
+	b, err := r.rawBuf.Peek(r.rawBuf.Size())
+	if _, found := memberEnd(b); found || err != nil {
+		return b // or the input ends (or fails) in this member
+	}
+	return nil
 }
 
 // fastMember runs the fast path on the member at start. Looking for the
@@ -176,6 +254,6 @@ func (r *Reader) fastMember(start int64) (n int, ok bool, err error) {
 	if r.mapping != nil {
 		defer mapfile.Recover(&err, mapfile.Guard(), r.mapping)
 	}
-	n, ok = r.fast.member(r.mem.data[start:])
+	n, ok = r.fast.member(r.mem.data[start:], true)
 	return n, ok, nil
 }

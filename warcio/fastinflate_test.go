@@ -54,15 +54,27 @@ type fastRun struct {
 	Served int
 }
 
-// readFastOrSlow reads data from memory (as Options.Map does) with the
-// fast path on or off.
-func readFastOrSlow(t *testing.T, data []byte, name string, slow bool) fastRun {
+// readFastOrSlow reads data from memory (as Options.Map does) or through
+// the reader's buffer (buffered), with the fast path on or off.
+func readFastOrSlow(t *testing.T, data []byte, name string, buffered, slow bool) fastRun {
+	return readFastOrSlowFrom(t, data, name, buffered, false, slow)
+}
+
+// readFastOrSlowFrom is readFastOrSlow; stream: data is read as a stream
+// (no size, no seeking: a pipe).
+func readFastOrSlowFrom(t *testing.T, data []byte, name string, buffered, stream, slow bool) fastRun {
 	t.Helper()
 	var run fastRun
 	tap := &eventTap{}
 	opts := Options{KeepHTTPHead: true, BlockDigest: true, KeepPayload: 64, Tap: tap, slowInflate: slow,
 		OnSpan: func(s Span) { run.Spans = append(run.Spans, s) }}
 	r := newMemReader(data, name, opts)
+	if buffered {
+		r = NewReader(bytes.NewReader(data), name, opts)
+	}
+	if stream {
+		r = NewReader(struct{ io.Reader }{bytes.NewReader(data)}, name, opts)
+	}
 	for i := 0; ; i++ {
 		if i > 100000 {
 			t.Fatalf("%s: reader does not end", name)
@@ -88,11 +100,19 @@ func readFastOrSlow(t *testing.T, data []byte, name string, slow bool) fastRun {
 }
 
 // checkFastSameAsSlow fails unless the fast path reads data exactly as
-// the gzip reader does, and returns the members the fast path served.
-func checkFastSameAsSlow(t *testing.T, data []byte, name string) int {
+// the gzip reader does, from memory and through the reader's buffer, and
+// returns the members the fast path served (in memory, buffered).
+func checkFastSameAsSlow(t *testing.T, data []byte, name string) (int, int) {
 	t.Helper()
-	slow := readFastOrSlow(t, data, name, true)
-	fast := readFastOrSlow(t, data, name, false)
+	mem := checkFastSameAsSlowMode(t, data, name, false)
+	buf := checkFastSameAsSlowMode(t, data, name+" (buffered)", true)
+	return mem, buf
+}
+
+func checkFastSameAsSlowMode(t *testing.T, data []byte, name string, buffered bool) int {
+	t.Helper()
+	slow := readFastOrSlow(t, data, name, buffered, true)
+	fast := readFastOrSlow(t, data, name, buffered, false)
 	if slow.Served != 0 {
 		t.Fatalf("%s: the fast path served %d members with it turned off", name, slow.Served)
 	}
@@ -173,17 +193,18 @@ func TestFastInflateSameAsSlow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		served := checkFastSameAsSlow(t, data, filepath.Base(path))
-		if gz := len(data) > 2 && data[0] == 0x1f && data[1] == 0x8b; gz && served == 0 {
-			t.Errorf("%s: the fast path served no member", filepath.Base(path))
+		mem, buf := checkFastSameAsSlow(t, data, filepath.Base(path))
+		if gz := len(data) > 2 && data[0] == 0x1f && data[1] == 0x8b; gz && (mem == 0 || buf == 0) {
+			t.Errorf("%s: the fast path served %d members in memory, %d buffered", filepath.Base(path), mem, buf)
 		}
 	}
-	served := 0
+	var mem, buf int
 	for name, data := range generatedCases() {
-		served += checkFastSameAsSlow(t, data, name)
+		m, b := checkFastSameAsSlow(t, data, name)
+		mem, buf = mem+m, buf+b
 	}
-	if served < 300 {
-		t.Errorf("the fast path served only %d members of the generated files", served)
+	if mem < 300 || buf < 300 {
+		t.Errorf("the fast path served only %d members of the generated files in memory, %d buffered", mem, buf)
 	}
 }
 
@@ -221,25 +242,27 @@ func TestFastInflateLimits(t *testing.T) {
 		name  string
 		recs  []warcgen.Rec
 		level int
-		want  int // members served by the fast path
+		// members served by the fast path, in memory and buffered (a
+		// member stored larger than the reader's buffer is not)
+		want, wantBuf int
 	}{
-		{"compressible over the cap", []warcgen.Rec{warcgen.WARCRecord(1, "small"), warcgen.WARCRecord(2, over), warcgen.WARCRecord(3, "after")}, kgzip.DefaultCompression, 2},
-		{"incompressible over the cap", []warcgen.Rec{warcgen.WARCRecord(1, random(fastOutCap+100)), warcgen.WARCRecord(2, "after")}, kgzip.BestSpeed, 1},
-		{"just under the cap", []warcgen.Rec{warcgen.WARCRecord(1, random(fastOutCap-4096)), warcgen.WARCRecord(2, "after")}, kgzip.BestSpeed, 2},
-		{"the magic inside a member", []warcgen.Rec{warcgen.WARCRecord(1, "x\x1f\x8b\x08\xff y"), warcgen.WARCRecord(2, "after\x1f\x8b\x08")}, kgzip.NoCompression, 2},
+		{"compressible over the cap", []warcgen.Rec{warcgen.WARCRecord(1, "small"), warcgen.WARCRecord(2, over), warcgen.WARCRecord(3, "after")}, kgzip.DefaultCompression, 2, 2},
+		{"incompressible over the cap", []warcgen.Rec{warcgen.WARCRecord(1, random(fastOutCap+100)), warcgen.WARCRecord(2, "after")}, kgzip.BestSpeed, 1, 1},
+		{"just under the cap", []warcgen.Rec{warcgen.WARCRecord(1, random(fastOutCap-4096)), warcgen.WARCRecord(2, "after")}, kgzip.BestSpeed, 2, 1},
+		{"the magic inside a member", []warcgen.Rec{warcgen.WARCRecord(1, "x\x1f\x8b\x08\xff y"), warcgen.WARCRecord(2, "after\x1f\x8b\x08")}, kgzip.NoCompression, 2, 2},
 		// A false match followed by what looks like a gzip header, with
 		// a small "ISIZE" before it: tried there, failed, tried again.
-		{"a header-like magic inside a member", []warcgen.Rec{warcgen.WARCRecord(1, "x\x00\x00\x00\x00\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03 y"), warcgen.WARCRecord(2, "after")}, kgzip.NoCompression, 2},
+		{"a header-like magic inside a member", []warcgen.Rec{warcgen.WARCRecord(1, "x\x00\x00\x00\x00\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03 y"), warcgen.WARCRecord(2, "after")}, kgzip.NoCompression, 2, 2},
 	}
 	for _, c := range cases {
 		var data []byte
 		for _, r := range c.recs {
 			data = append(data, gzipLevel(t, r.B, c.level)...)
 		}
-		if served := checkFastSameAsSlow(t, data, c.name); served != c.want {
-			t.Errorf("%s: the fast path served %d members, want %d", c.name, served, c.want)
+		if mem, buf := checkFastSameAsSlow(t, data, c.name); mem != c.want || buf != c.wantBuf {
+			t.Errorf("%s: the fast path served %d members in memory, %d buffered, want %d and %d", c.name, mem, buf, c.want, c.wantBuf)
 		}
-		fast := readFastOrSlow(t, data, c.name, false)
+		fast := readFastOrSlow(t, data, c.name, false, false)
 		if len(fast.Recs) != len(c.recs) || len(fast.Steps) != len(c.recs)+1 {
 			t.Fatalf("%s: %q", c.name, fast.Steps)
 		}
@@ -248,6 +271,43 @@ func TestFastInflateLimits(t *testing.T) {
 				t.Errorf("%s: record %d is %s (payload %s), want %s", c.name, i, rec.RecordID, rec.PayloadDigest, c.recs[i].Key)
 			}
 		}
+	}
+}
+
+// TestFastInflateBufferEdges: through the reader's buffer (1 MiB), members
+// that straddle its end (the buffer is filled once more for them), one
+// larger than it (read by the gzip reader) and a file cut in its last
+// member read as without the fast path, which serves all the others.
+func TestFastInflateBufferEdges(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	var data []byte
+	n := 0
+	for i := 0; len(data) < 3*rawBufSize; i++ {
+		size := 1 + rng.Intn(60_000)
+		if i == 20 {
+			size = rawBufSize + 1000 // stored larger than the buffer
+		}
+		body := make([]byte, size)
+		rng.Read(body)
+		data = append(data, warcgen.Gzip(warcgen.WARCRecord(i, string(body)).B)...)
+		n++
+	}
+	if _, buf := checkFastSameAsSlow(t, data, "straddling"); buf != n-1 {
+		t.Errorf("buffered: the fast path served %d of %d members, want all but the one larger than the buffer", buf, n)
+	}
+	// A stream (a pipe) is not read ahead for a member: only members
+	// already in the buffer take the fast path.
+	slow := readFastOrSlowFrom(t, data, "stream", true, true, true)
+	fast := readFastOrSlowFrom(t, data, "stream", true, true, false)
+	if !reflect.DeepEqual(fast.Steps, slow.Steps) || !reflect.DeepEqual(fast.Recs, slow.Recs) || !reflect.DeepEqual(fast.Tap, slow.Tap) {
+		t.Fatalf("stream: the fast path read differently:\nfast %q\nslow %q", fast.Steps, slow.Steps)
+	}
+	if fast.Served == 0 || fast.Served >= n-1 {
+		t.Errorf("stream: the fast path served %d of %d members, want some but not those straddling the buffer's end", fast.Served, n)
+	}
+	cut := data[:len(data)-7]
+	if _, buf := checkFastSameAsSlow(t, cut, "cut"); buf != n-2 {
+		t.Errorf("cut file, buffered: the fast path served %d of %d members, want all but the large and the cut one", buf, n)
 	}
 }
 

@@ -463,9 +463,11 @@ func (r *Reader) start() {
 			r.gz = new(gzip.Reader)
 		}
 		r.dcnt.r = r.gz
-		if r.mem != nil && fastAvailable && !r.opts.slowInflate {
-			if r.fast == nil {
+		if fastAvailable && !r.opts.slowInflate {
+			if r.fast == nil && r.mem != nil {
 				r.fast = newFastInflate()
+			} else if r.fast == nil {
+				r.fast = newHeapFastInflate()
 			}
 			r.useFast = r.fast != nil
 		}
@@ -562,9 +564,10 @@ func (r *Reader) openMember() error {
 	if r.fast != nil {
 		r.fast.on = false
 	}
+	pre := r.peekMember()
 	err := r.gz.Reset(src)
 	if err == nil {
-		r.openFast(start)
+		r.openFast(start, pre)
 		if r.opts.Tap != nil {
 			r.tapOpen, r.tapStart = true, start
 			r.opts.Tap.Member(start)
