@@ -304,8 +304,8 @@ func compareMapped(ctx context.Context, in, out *os.File, l Layout, copies []*Co
 			return "", err
 		}
 		o := ob[s.Out : s.Out+s.OutLen]
+		h.Write(o)
 		if s.Revisit {
-			h.Write(o)
 			c := copies[ci]
 			ci++
 			if msg := rc.check(o, f.Compressed, name, c); msg != "" {
@@ -314,21 +314,13 @@ func compareMapped(ctx context.Context, in, out *os.File, l Layout, copies []*Co
 			st.Revisits++
 			continue
 		}
-		// Compared and hashed a piece at a time, so that the hash reads
-		// the output bytes from the cache the comparison brought them to.
-		// (Their lengths are equal: validateFile checked the layout.)
-		i := ib[s.In : s.In+s.InLen]
-		for k := 0; k < len(o); k += comparePiece {
-			e := min(k+comparePiece, len(o))
-			if !bytes.Equal(i[k:e], o[k:e]) {
-				at := int64(k)
-				for at < s.InLen && i[at] == o[at] {
-					at++
-				}
-				st.fail("%s offset %d: differs from %s offset %d, which it must copy", outPath, s.Out+at, f.Path, s.In+at)
-				return "", nil
+		if i := ib[s.In : s.In+s.InLen]; !bytes.Equal(i, o) {
+			at := int64(0)
+			for at < s.InLen && i[at] == o[at] {
+				at++
 			}
-			h.Write(o[k:e])
+			st.fail("%s offset %d: differs from %s offset %d, which it must copy", outPath, s.Out+at, f.Path, s.In+at)
+			return "", nil
 		}
 		st.CopiedBytes += s.InLen
 		im.Release(s.In + s.InLen)
@@ -336,10 +328,6 @@ func compareMapped(ctx context.Context, in, out *os.File, l Layout, copies []*Co
 	}
 	return strconv.FormatUint(h.Sum64(), 16), nil
 }
-
-// comparePiece is how many bytes compareMapped compares and hashes at a
-// time: small enough to stay in the CPU's cache between the two.
-const comparePiece = 32 << 10
 
 // revisitChecker reads revisits back, one after the other, reusing its
 // inflater, buffers and reader.
