@@ -34,7 +34,7 @@ func reference(in []byte, want int) ([]byte, bool) {
 // (klauspost/compress and the standard library) at every level, stored
 // and Huffman-only blocks among them, of text-like and random data,
 // flushed mid-stream (empty stored blocks) or not.
-func deflateCases(t *testing.T) [][]byte {
+func deflateCases(t testing.TB) [][]byte {
 	rng := rand.New(rand.NewSource(1))
 	words := []string{"WARC/1.1\r\n", "WARC-Type: response\r\n", "WARC-Record-ID: <urn:uuid:", "Content-Type: text/html\r\n",
 		"<html>", "the ", "archive ", "\x00\x01", "HTTP/1.1 200 OK\r\n", "2026-11-27T12:00:00Z"}
@@ -252,4 +252,25 @@ func TestHeadInflaterTakesCorpusMembers(t *testing.T) {
 		t.Fatalf("only %d corpus members", members)
 	}
 	t.Logf("%d members", members)
+}
+
+// FuzzHeadInflater: on any input the head inflater does not panic, and
+// whatever it makes klauspost/compress makes of the same bytes. (go test
+// runs the seeds; go test -fuzz=FuzzHeadInflater searches further.)
+func FuzzHeadInflater(f *testing.F) {
+	for i, in := range deflateCases(f) {
+		if i%10 == 0 {
+			f.Add(in)
+		}
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var d headInflater
+		got, ok := d.inflate(in, nil, proveHead)
+		if !ok {
+			return
+		}
+		if ref, failed := reference(in, len(got)); failed || !bytes.Equal(got, ref) {
+			t.Fatalf("made %d bytes the reference does not (it made %d, failed %v)", len(got), len(ref), failed)
+		}
+	})
 }
