@@ -310,6 +310,7 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies *fileCopies, entries *
 	if err != nil {
 		return l, fmt.Errorf("postdedup: rewrite: %w", err)
 	}
+	enc := &revisitEncoder{mw: mw}
 	var pos, out int64
 	var buf []byte
 	// indexEntries relocates the CDXJ lines of the input records in
@@ -360,11 +361,11 @@ func rewriteFile(ctx context.Context, fi FileInfo, copies *fileCopies, entries *
 		if err := copyTo(c.Offset); err != nil {
 			return l, err
 		}
-		plain, member, err := encodeRevisit(c, fi.Compressed, mw)
+		plain, member, err := enc.encode(c, fi.Compressed)
 		if err != nil {
 			return l, err
 		}
-		capt, err := revisitCapture(plain, name, out, int64(len(member)), fi.Compressed)
+		capt, err := enc.capture(plain, name, out, int64(len(member)), fi.Compressed)
 		if err != nil {
 			return l, fmt.Errorf("postdedup: rewrite %s offset %d: the revisit does not read back: %w", fi.Path, c.Offset, err)
 		}
@@ -470,32 +471,46 @@ func revisitRecord(c *Copy) *warcio.Draft {
 	return r
 }
 
-// encodeRevisit serialises c's revisit with the one record encoder and
-// returns it plain and as stored (one gzip member when the input is
-// compressed).
-func encodeRevisit(c *Copy, compressed bool, mw *warcio.MemberWriter) (plain, stored []byte, err error) {
-	var b bytes.Buffer
-	revisitRecord(c).Marshal(&b, c.Version)
-	if !compressed {
-		return b.Bytes(), b.Bytes(), nil
-	}
-	var z bytes.Buffer
-	if _, err := mw.WriteMember(&z, b.Bytes()); err != nil {
-		return nil, nil, fmt.Errorf("postdedup: gzip revisit: %w", err)
-	}
-	return b.Bytes(), z.Bytes(), nil
+// revisitEncoder serialises revisits and reads them back, one file's
+// after the other: its buffers and reader are reused from one revisit to
+// the next (the bytes it returns are valid until its next call).
+type revisitEncoder struct {
+	mw        *warcio.MemberWriter
+	plain, gz bytes.Buffer
+	br        bytes.Reader
+	rd        *warcio.Reader
 }
 
-// revisitCapture reads an encoded revisit (plain) back with warcio, the
-// one converter, as it will sit in the output at offset out with stored
+// encode serialises c's revisit with the one record encoder and returns
+// it plain and as stored (one gzip member when the input is compressed).
+func (e *revisitEncoder) encode(c *Copy, compressed bool) (plain, stored []byte, err error) {
+	e.plain.Reset()
+	revisitRecord(c).Marshal(&e.plain, c.Version)
+	if !compressed {
+		return e.plain.Bytes(), e.plain.Bytes(), nil
+	}
+	e.gz.Reset()
+	if _, err := e.mw.WriteMember(&e.gz, e.plain.Bytes()); err != nil {
+		return nil, nil, fmt.Errorf("postdedup: gzip revisit: %w", err)
+	}
+	return e.plain.Bytes(), e.gz.Bytes(), nil
+}
+
+// capture reads an encoded revisit (plain) back with warcio, the one
+// converter, as it will sit in the output at offset out with stored
 // length n.
-func revisitCapture(plain []byte, name string, out, n int64, compressed bool) (capture, error) {
-	r := warcio.NewReader(bytes.NewReader(plain), name)
-	rec, err := r.Next()
+func (e *revisitEncoder) capture(plain []byte, name string, out, n int64, compressed bool) (capture, error) {
+	e.br.Reset(plain)
+	if e.rd == nil {
+		e.rd = warcio.NewReader(&e.br, name)
+	} else {
+		e.rd.Reset(&e.br, name)
+	}
+	rec, err := e.rd.Next()
 	if err != nil {
 		return capture{}, err
 	}
-	if _, err := r.Next(); err != io.EOF {
+	if _, err := e.rd.Next(); err != io.EOF {
 		return capture{}, errors.New("more than one record")
 	}
 	if rec.Type != "revisit" || len(rec.Anomalies) > 0 {

@@ -304,7 +304,7 @@ func compareMapped(ctx context.Context, in, out *os.File, l Layout, copies *file
 	}
 	name := filepath.Base(f.Path)
 	h := xxhash.New()
-	zr := new(gzip.Reader)
+	var rc revisitChecker
 	copies.rewind()
 	for _, s := range l.Segments {
 		if err := ctx.Err(); err != nil {
@@ -317,7 +317,7 @@ func compareMapped(ctx context.Context, in, out *os.File, l Layout, copies *file
 			if c == nil { // the layout check passed them: a read error
 				return "", copies.failed()
 			}
-			if msg := checkRevisit(o, f.Compressed, zr, name, c); msg != "" {
+			if msg := rc.check(o, f.Compressed, name, c); msg != "" {
 				st.fail("%s offset %d (revisit of %s offset %d): %s", outPath, s.Out, f.Path, c.Offset, msg)
 			}
 			st.Revisits++
@@ -338,27 +338,43 @@ func compareMapped(ctx context.Context, in, out *os.File, l Layout, copies *file
 	return strconv.FormatUint(h.Sum64(), 16), nil
 }
 
-// checkRevisit checks one revisit (as stored: a gzip member when the file
-// is compressed) against the copy it replaces.
-func checkRevisit(member []byte, compressed bool, zr *gzip.Reader, name string, c *Copy) string {
+// revisitChecker reads revisits back, one after the other, reusing its
+// inflater, buffers and reader.
+type revisitChecker struct {
+	zr    gzip.Reader
+	br    bytes.Reader
+	plain bytes.Buffer
+	rd    *warcio.Reader
+}
+
+// check checks one revisit (as stored: a gzip member when the file is
+// compressed) against the copy it replaces.
+func (k *revisitChecker) check(member []byte, compressed bool, name string, c *Copy) string {
 	plain := member
 	if compressed {
 		// Exactly one complete gzip member, then the record inside it.
-		br := bytes.NewReader(member)
-		if err := zr.Reset(br); err != nil {
+		k.br.Reset(member)
+		if err := k.zr.Reset(&k.br); err != nil {
 			return "not a gzip member: " + err.Error()
 		}
-		zr.Multistream(false)
-		b, err := io.ReadAll(zr)
-		if err != nil {
+		k.zr.Multistream(false)
+		k.plain.Reset()
+		if _, err := k.plain.ReadFrom(&k.zr); err != nil {
 			return "bad gzip member: " + err.Error()
 		}
-		if br.Len() != 0 {
+		if k.br.Len() != 0 {
 			return "bytes after the revisit's gzip member"
 		}
-		plain = b
+		plain = k.plain.Bytes()
 	}
-	r := warcio.NewReader(bytes.NewReader(plain), name, warcio.Options{BlockDigest: true, KeepHTTPHead: true})
+	k.br.Reset(plain)
+	opts := warcio.Options{BlockDigest: true, KeepHTTPHead: true}
+	if k.rd == nil {
+		k.rd = warcio.NewReader(&k.br, name, opts)
+	} else {
+		k.rd.Reset(&k.br, name, opts)
+	}
+	r := k.rd
 	rec, err := r.Next()
 	if err != nil {
 		return "unreadable: " + err.Error()

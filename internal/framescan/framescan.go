@@ -434,7 +434,7 @@ func (s *scanner) http(line []byte, at int64) {
 		if !bytes.HasPrefix(line, []byte("HTTP/")) {
 			s.head = 0
 		}
-	case len(bytes.TrimRight(line, "\r\n")) == 0:
+	case len(trimEOL(line)) == 0:
 		if s.headCL >= 0 {
 			s.httpEnd = at + int64(len(line)) + s.headCL
 		}
@@ -522,7 +522,7 @@ func (s *scanner) header(line []byte, at, member int64, br *bufio.Reader) {
 			}
 			n += int64(len(l))
 			s.data += int64(len(l))
-			t := bytes.TrimRight(l, "\r\n")
+			t := trimEOL(l)
 			if len(t) == 0 {
 				break
 			}
@@ -571,7 +571,7 @@ func (s *scanner) header(line []byte, at, member int64, br *bufio.Reader) {
 // IP DATE TYPE RESULT CHECKSUM LOCATION OFFSET FILENAME LENGTH (v2), the
 // URL possibly holding spaces (fields are taken from the right).
 func (s *scanner) arcLine(line []byte) (Record, bool) {
-	b := bytes.TrimRight(line, "\r\n")
+	b := trimEOL(line)
 	// Cheap tests first (this runs on every line of every payload): a
 	// letter first, a digit last, a colon early, at least four spaces.
 	if len(b) < 16 || len(b) > maxHead || !(b[0] >= 'a' && b[0] <= 'z' || b[0] >= 'A' && b[0] <= 'Z') ||
@@ -604,6 +604,16 @@ func (s *scanner) arcLine(line []byte) (Record, bool) {
 		return Record{ARC: true, Type: typ, URI: url, Date: date, Length: l}, true
 	}
 	return Record{}, false
+}
+
+// trimEOL is bytes.TrimRight(b, "\r\n") without the cutset's set built
+// on every call (arcLine looks at every line of every payload). warcio
+// has its own; this package does not use warcio's code.
+func trimEOL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 func (s *scanner) arcCounts() []int {
