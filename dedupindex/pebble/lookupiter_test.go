@@ -20,7 +20,7 @@ import (
 // the steps too.
 func TestLookupSeesEveryWrite(t *testing.T) {
 	ctx := context.Background()
-	ix, err := Open(t.TempDir(), func(o *options) { o.idleFlush = 5 * time.Millisecond })
+	ix, err := Open(t.TempDir(), func(o *options) { o.idleFlush, o.idleFlushMin = 5*time.Millisecond, 0 })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,12 +188,14 @@ func TestLookupSeesEveryWrite(t *testing.T) {
 	wg.Wait()
 }
 
-// TestIdleFlush: once writes pause, the memtable is flushed into a table
-// (lookups then skip the skiplist search), once per pause, and the entry
-// is still found.
+// TestIdleFlush: once writes pause with at least idleFlushMin bytes
+// unflushed, the memtable is flushed into a table (lookups then skip the
+// skiplist search), once per pause, and the entry is still found; a pause
+// after a small write (a slow crawl's one record) flushes nothing.
 func TestIdleFlush(t *testing.T) {
 	ctx := context.Background()
-	ix, err := Open(t.TempDir(), func(o *options) { o.idleFlush = 10 * time.Millisecond })
+	const min = 64 << 10
+	ix, err := Open(t.TempDir(), func(o *options) { o.idleFlush, o.idleFlushMin = 10*time.Millisecond, min })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,6 +206,22 @@ func TestIdleFlush(t *testing.T) {
 	f0 := flushes()
 	if _, err := ix.Put(ctx, k, o); err != nil {
 		t.Fatal(err)
+	}
+	// One small write, then a pause over many ticks: no flush (a window,
+	// not a synchronisation: nothing else writes to this index).
+	time.Sleep(200 * time.Millisecond)
+	if f := flushes(); f != f0 {
+		t.Fatalf("%d flushes after one small write, want 0 below %d bytes unflushed", f-f0, min)
+	}
+	var es []dedupindex.Entry
+	for i := 2; ix.db.Metrics().WAL.Size < min; i++ {
+		es = append(es[:0], dedupindex.Entry{Key: dedupindex.Key{Scope: "s", Digest: indextest.SyntheticDigest(i)}, Original: indextest.SyntheticOriginal(i)})
+		if _, err := ix.PutBatch(ctx, es); err != nil {
+			t.Fatal(err)
+		}
+		if i > 100000 {
+			t.Fatal("the write-ahead log did not grow")
+		}
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for flushes() == f0 {

@@ -71,15 +71,16 @@ var (
 )
 
 type options struct {
-	fs          vfs.FS // nil: the OS file system
-	noURLIdx    bool
-	compression pebble.Compression
-	log         *slog.Logger
-	urlKey      func(string) string
-	cacheSize   int64
-	blockSize   int
-	delBatch    int
-	idleFlush   time.Duration
+	fs           vfs.FS // nil: the OS file system
+	noURLIdx     bool
+	compression  pebble.Compression
+	log          *slog.Logger
+	urlKey       func(string) string
+	cacheSize    int64
+	blockSize    int
+	delBatch     int
+	idleFlush    time.Duration
+	idleFlushMin uint64
 }
 
 // Option configures Open.
@@ -133,11 +134,12 @@ const mergerName = "wayside.dedupindex.counter.v1"
 // Open opens or creates the index in dir.
 func Open(dir string, opts ...Option) (*Index, error) {
 	o := options{
-		log:         slog.New(slog.DiscardHandler),
-		urlKey:      dedupindex.URLKey,
-		blockSize:   16 << 10,
-		compression: pebble.ZstdCompression,
-		idleFlush:   defaultIdleFlush,
+		log:          slog.New(slog.DiscardHandler),
+		urlKey:       dedupindex.URLKey,
+		blockSize:    16 << 10,
+		compression:  pebble.ZstdCompression,
+		idleFlush:    defaultIdleFlush,
+		idleFlushMin: defaultIdleFlushMin,
 	}
 	for _, f := range opts {
 		f(&o)
@@ -218,7 +220,7 @@ func Open(dir string, opts ...Option) (*Index, error) {
 		return nil, fmt.Errorf("dedupindex/pebble: open %s: %w", dir, err)
 	}
 	ix.idleStop, ix.idleDone = make(chan struct{}), make(chan struct{})
-	go ix.flushIdle(o.idleFlush)
+	go ix.flushIdle(o.idleFlush, o.idleFlushMin)
 	return ix, nil
 }
 
