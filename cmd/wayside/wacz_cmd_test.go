@@ -335,7 +335,7 @@ func TestFixityVerifyWACZ(t *testing.T) {
 	if bytes.Equal(changed, b) {
 		t.Fatalf("root %s not in the manifest", root)
 	}
-	copyZipEdit(t, with, bad, "wayside/fixity-manifest.json", changed)
+	testenv.Rezip(t, with, bad, "wayside/fixity-manifest.json", func([]byte) []byte { return changed })
 	if _, _, err := runWACZCmd(t, "", "fixity", "verify", bad); err == nil {
 		t.Error("a changed manifest inside a WACZ verifies")
 	}
@@ -345,34 +345,5 @@ func TestFixityVerifyWACZ(t *testing.T) {
 	}
 	if _, _, err := runWACZCmd(t, "", "fixity", "verify", without); err == nil || !strings.Contains(err.Error(), "wayside/fixity-manifest.json") {
 		t.Errorf("a WACZ without a manifest: %v", err)
-	}
-}
-
-// copyZipEdit copies the zip src to dst with member name's bytes replaced.
-func copyZipEdit(t *testing.T, src, dst, name string, data []byte) {
-	t.Helper()
-	zr, err := zip.OpenReader(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	f, err := os.Create(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zw := zip.NewWriter(f)
-	for _, m := range zr.File {
-		rc, _ := m.Open()
-		b, _ := io.ReadAll(rc)
-		rc.Close()
-		if m.Name == name {
-			b = data
-		}
-		w, _ := zw.CreateHeader(&zip.FileHeader{Name: m.Name, Method: zip.Store})
-		w.Write(b)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
