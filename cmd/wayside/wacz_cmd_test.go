@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -233,17 +232,11 @@ func TestCrawlWACZ(t *testing.T) {
 	if stdout, stderr, err := runWACZCmd(t, cfg, "wacz", "verify", "--trust", strings.TrimSpace(pub), out); err != nil {
 		t.Fatalf("verify: %v\n%s%s", err, stdout, stderr)
 	}
-	zr, err := zip.OpenReader(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
+	members, files := testenv.ReadZip(t, out)
 	var dp, pages []byte
 	warcs := 0
-	for _, f := range zr.File {
-		rc, _ := f.Open()
-		b, _ := io.ReadAll(rc)
-		rc.Close()
+	for _, f := range files {
+		b := members[f.Name]
 		switch {
 		case f.Name == "datapackage.json":
 			dp = b
