@@ -203,8 +203,8 @@ func (d *daemon) term() error {
 	case err := <-d.done:
 		d.client.Close()
 		return err
-	case <-time.After(30 * time.Second):
-		d.t.Fatalf("daemon did not stop on SIGTERM\n%s", d.log())
+	case <-time.After(2 * time.Minute): // only catches a hang (30 s was missed on a loaded machine)
+		d.t.Fatalf("daemon did not stop on SIGTERM within 2 minutes\n%s", d.log())
 		return nil
 	}
 }
