@@ -376,7 +376,7 @@ func TestE2EPublicAccessRules(t *testing.T) {
 				c.Write([]byte(target.req))
 			}
 			for _, c := range conns {
-				c.SetReadDeadline(time.Now().Add(30 * time.Second))
+				c.SetReadDeadline(time.Now().Add(2 * time.Minute))
 				resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 				if err != nil {
 					t.Fatalf("%s: %v", target.req, err)
