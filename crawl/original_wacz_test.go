@@ -1,10 +1,8 @@
 package crawl
 
 import (
-	"archive/zip"
 	"bytes"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -19,24 +17,8 @@ import (
 // itself; a wrong digest is still refused.
 func TestReadPayloadWACZMember(t *testing.T) {
 	src := filepath.Join(testenv.SharedDir(t), "corpus", "warc", "aut-example.pdf.warc.gz")
-	data, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	f, err := os.Create(filepath.Join(dir, "c.wacz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	zw := zip.NewWriter(f)
-	pad, _ := zw.CreateHeader(&zip.FileHeader{Name: "datapackage.json", Method: zip.Deflate})
-	pad.Write([]byte("{}"))
-	sw, _ := zw.CreateHeader(&zip.FileHeader{Name: "archive/iana.warc.gz", Method: zip.Store})
-	sw.Write(data)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	testenv.WACZOfWARC(t, filepath.Join(dir, "c.wacz"), "iana.warc.gz", src)
 
 	r, err := warcio.Open(src, warcio.Options{KeepPayload: 1 << 22})
 	if err != nil {

@@ -1,10 +1,8 @@
 package postdedup
 
 import (
-	"archive/zip"
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -85,24 +83,8 @@ func TestResolveExternalWACZMember(t *testing.T) {
 func waczOfCorpus(t *testing.T) (string, []*warcio.Record) {
 	t.Helper()
 	src := filepath.Join(testenv.SharedDir(t), "corpus", "warc", "aut-example.pdf.warc.gz")
-	data, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	f, err := os.Create(filepath.Join(dir, "c.wacz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	zw := zip.NewWriter(f)
-	pad, _ := zw.CreateHeader(&zip.FileHeader{Name: "datapackage.json", Method: zip.Deflate})
-	pad.Write([]byte("{}"))
-	sw, _ := zw.CreateHeader(&zip.FileHeader{Name: "archive/pdf.warc.gz", Method: zip.Store})
-	sw.Write(data)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	testenv.WACZOfWARC(t, filepath.Join(dir, "c.wacz"), "pdf.warc.gz", src)
 
 	r, err := warcio.Open(src)
 	if err != nil {

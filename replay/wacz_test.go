@@ -1,10 +1,8 @@
 package replay
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
-	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/wayside-archive/wayside/cdxj"
+	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/wacz"
 )
 
@@ -54,17 +53,7 @@ func TestWACZRoute(t *testing.T) {
 	if len(want) < 3 {
 		t.Fatalf("CDX answer too small: %q", want)
 	}
-	zr, err := zip.OpenReader(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	members := map[string][]byte{}
-	for _, f := range zr.File {
-		rc, _ := f.Open()
-		members[f.Name], _ = io.ReadAll(rc)
-		rc.Close()
-	}
+	members := testenv.ZipMembers(t, p)
 	have := map[string]cdxj.Line{}
 	for _, s := range strings.Split(strings.TrimSpace(string(members[wacz.IndexCDXJPath])), "\n") {
 		l, err := cdxj.Parse(s)

@@ -28,16 +28,10 @@ work=$(mktemp -d)
 # summary: medians and ratios of the runs so far (also when stopped).
 summary() {
 	[ -s "$work/results" ] || { echo "bench-crawl ratio: nothing measured yet ($_bench_step)"; return; }
-	awk '
-	  { v[$1, ++n[$1]] = $2 }
-	  function median(name,   k, i, j, t, a) {
-	    k = n[name]; for (i = 1; i <= k; i++) a[i] = v[name, i];
-	    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-	    return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
-	  END {
-	    b = median("before"); a = median("after"); m = median("after+map");
-	    printf "median (%d runs): before %.1f, after %.1f, after+map %.1f raw MB per CPU-second\n", n["before"], b, a, m;
-	    if (b > 0) printf "ratio after/before %.3f, after+map/before %.3f\n", a / b, m / b }' "$work/results" | tee "$work/ratio"
+	awk -v n="$(grep -c '^before ' "$work/results")" -v b="$(bench_median "$work/results" before)" \
+		-v a="$(bench_median "$work/results" after)" -v m="$(bench_median "$work/results" after+map)" 'BEGIN {
+	    printf "median (%d runs): before %.1f, after %.1f, after+map %.1f raw MB per CPU-second\n", n, b, a, m;
+	    if (b > 0) printf "ratio after/before %.3f, after+map/before %.3f\n", a / b, m / b }' | tee "$work/ratio"
 	sed -n 's/^ratio /bench-crawl ratio: /p' "$work/ratio"
 }
 cleanup() { kill "${site_pid:-}" 2>/dev/null || true; rm -rf "$work"; }
@@ -47,33 +41,13 @@ go build -o "$work/after" ./cmd/wayside
 mkdir "$work/src-before"
 git archive "$BEFORE" | tar -x -C "$work/src-before"
 (cd "$work/src-before" && go build -o "$work/before" ./cmd/wayside)
-go build -o "$work/benchsite" ./crawl/sitetest/benchsite
-"$work/benchsite" -pages "$PAGES" -size "$SIZE" >"$work/url" &
-site_pid=$!
-for _ in $(seq 50); do [ -s "$work/url" ] && break; sleep 0.1; done
-url=$(head -1 "$work/url")
-TIMEFORMAT='%U %S'
-
-# crawl NAME BINARY [FLAGS...]: one crawl; appends "NAME MB/CPU-s" to results.
-crawl() {
-	local name=$1 bin=$2
-	shift 2
-	local dir="$work/warcs-$name"
-	rm -rf "$dir"
-	local cpu
-	cpu=$( { time "$bin" crawl --quiet --delay 0 --parallel "$PARALLEL" --max-pages 0 --warc-dir "$dir" "$@" "$url" >"$work/summary-$name" 2>"$work/log-$name"; } 2>&1 )
-	local raw
-	raw=$(cat "$dir"/*.warc.gz | gzip -dc | wc -c)
-	awk -v name="$name" -v cpu="$cpu" -v raw="$raw" 'BEGIN {
-	  split(cpu, t, " "); s = t[1] + t[2];
-	  printf "%-10s raw %.1f MB, CPU %.2f s (user %.2f + sys %.2f): %.1f raw MB per CPU-second\n", name, raw/1e6, s, t[1], t[2], raw/1e6/s }'
-	awk -v name="$name" -v cpu="$cpu" -v raw="$raw" 'BEGIN { split(cpu, t, " "); printf "%s %f\n", name, raw/1e6/(t[1]+t[2]) }' >>"$work/results"
-}
+bench_start_benchsite "$work" "$PAGES" "$SIZE"
+site_pid=$bench_site_pid url=$bench_site_url
 
 bench_step crawling
 echo "site: $PAGES resources of $SIZE bytes, --parallel $PARALLEL, $REPS runs each; before = $BEFORE"
 for i in $(seq "$REPS"); do
-	crawl before "$work/before"
-	crawl after "$work/after"
-	crawl after+map "$work/after" --live-map "$work/map-$i.ukvs"
+	bench_crawl "$work/results" before "$work/before" "$url" "$work/warcs-before"
+	bench_crawl "$work/results" after "$work/after" "$url" "$work/warcs-after"
+	bench_crawl "$work/results" after+map "$work/after" "$url" "$work/warcs-after+map" --live-map "$work/map-$i.ukvs"
 done

@@ -25,6 +25,7 @@ SIZE=${SIZE:-262144}
 PARALLEL=${PARALLEL:-4}
 REPS=${REPS:-3}
 weed=${WAYSIDE_SEAWEEDFS_BIN:-$(scripts/seaweedfs.sh)}
+. scripts/benchlib.sh
 work=$(mktemp -d)
 cleanup() {
 	kill "${site_pid:-}" 2>/dev/null || true
@@ -34,9 +35,8 @@ cleanup() {
 }
 trap cleanup EXIT
 go build -o "$work/wayside" ./cmd/wayside
-go build -o "$work/benchsite" ./crawl/sitetest/benchsite
-"$work/benchsite" -pages "$PAGES" -size "$SIZE" >"$work/url" &
-site_pid=$!
+bench_start_benchsite "$work" "$PAGES" "$SIZE"
+site_pid=$bench_site_pid url=$bench_site_url
 
 # A free loopback port (and +10000 free: SeaweedFS's gRPC port for it).
 port() {
@@ -62,8 +62,6 @@ setsid "$weed" server -dir="$work/weed" -ip=127.0.0.1 -ip.bind=127.0.0.1 -master
 	-filer.port="$fp" -s3 -s3.port="$s3p" -s3.config="$work/s3.json" -master.volumeSizeLimitMB=64 -volume.max=50 \
 	>"$work/weed.log" 2>&1 &
 weed_pid=$!
-for _ in $(seq 50); do [ -s "$work/url" ] && break; sleep 0.1; done
-url=$(head -1 "$work/url")
 ok=
 for _ in $(seq 300); do
 	if echo "s3.bucket.create -name wayside" | "$weed" shell -master="127.0.0.1:$mp" >>"$work/shell.log" 2>&1 &&
@@ -74,39 +72,14 @@ for _ in $(seq 300); do
 	sleep 0.5
 done
 [ -n "$ok" ] || { echo "bench-upload.sh: SeaweedFS did not come up" >&2; tail -20 "$work/weed.log" >&2; exit 1; }
-TIMEFORMAT='%U %S'
-
-# crawl NAME [FLAGS...]: one crawl; appends "NAME MB/CPU-s" to results.
-crawl() {
-	local name=$1
-	shift
-	local dir="$work/warcs-$name"
-	rm -rf "$dir"
-	local cpu
-	cpu=$( { time "$work/wayside" crawl --quiet --delay 0 --parallel "$PARALLEL" --max-pages 0 --warc-dir "$dir" "$@" "$url" >"$work/summary-$name" 2>"$work/log-$name"; } 2>&1 )
-	local raw
-	raw=$(cat "$dir"/*.warc.gz | gzip -dc | wc -c)
-	awk -v name="$name" -v cpu="$cpu" -v raw="$raw" 'BEGIN {
-	  split(cpu, t, " "); s = t[1] + t[2];
-	  printf "%-7s raw %.1f MB, CPU %.2f s (user %.2f + sys %.2f): %.1f raw MB per CPU-second\n", name, raw/1e6, s, t[1], t[2], raw/1e6/s }'
-	awk -v name="$name" -v cpu="$cpu" -v raw="$raw" 'BEGIN { split(cpu, t, " "); printf "%s %f\n", name, raw/1e6/(t[1]+t[2]) }' >>"$work/results"
-}
-
 echo "site: $PAGES resources of $SIZE bytes, --parallel $PARALLEL, $REPS runs each; S3: SeaweedFS on 127.0.0.1:$s3p"
 for i in $(seq "$REPS"); do
-	crawl local
-	crawl upload --upload "s3://wayside/run$i?endpoint=http://127.0.0.1:$s3p" --keep-local
+	bench_crawl "$work/results" local "$work/wayside" "$url" "$work/warcs-local"
+	bench_crawl "$work/results" upload "$work/wayside" "$url" "$work/warcs-upload" --upload "s3://wayside/run$i?endpoint=http://127.0.0.1:$s3p" --keep-local
 	n=$(ls "$work/warcs-upload"/*.warc.gz.uploaded 2>/dev/null | wc -l)
 	w=$(ls "$work/warcs-upload"/*.warc.gz | wc -l)
-	[ "$n" = "$w" ] || { echo "bench-upload.sh: only $n of $w WARC files proved uploaded" >&2; cat "$work/log-upload" >&2; exit 1; }
+	[ "$n" = "$w" ] || { echo "bench-upload.sh: only $n of $w WARC files proved uploaded" >&2; cat "$work/warcs-upload.log" >&2; exit 1; }
 done
-awk '
-  { v[$1, ++n[$1]] = $2 }
-  function median(name,   k, i, j, t, a) {
-    k = n[name]; for (i = 1; i <= k; i++) a[i] = v[name, i];
-    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-    return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
-  END {
-    l = median("local"); u = median("upload");
+awk -v l="$(bench_median "$work/results" local)" -v u="$(bench_median "$work/results" upload)" 'BEGIN {
     printf "median: local %.1f, upload %.1f raw MB per CPU-second\n", l, u;
-    printf "ratio upload/local %.3f\n", u / l }' "$work/results"
+    printf "ratio upload/local %.3f\n", u / l }'

@@ -291,15 +291,7 @@ func TestE2EAccess(t *testing.T) {
 		exe := chromium(t)
 		before := site.srv.Site.Requests()
 		urim := base + "/" + site.homes[2].UTC().Format("20060102150405") + "/" + home
-		actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Flag("user-data-dir", t.TempDir()),
-			// Sandboxed frames (the token listener's opaque-origin mementos) in
-			// the page's process, so the test reaches them in its frame tree;
-			// what the sandbox allows is the same.
-			chromedp.Flag("disable-features", "IsolateSandboxedIframes"))...)
-		defer cancel()
-		bctx, cancel := chromedp.NewContext(actx)
-		defer cancel()
+		bctx := newBrowser(t, exe)
 		var mu sync.Mutex
 		requested := map[string]string{}
 		status := map[string]int64{}

@@ -8,15 +8,21 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/wayside-archive/wayside/client"
 	"github.com/wayside-archive/wayside/sidecar"
@@ -197,8 +203,8 @@ func (d *daemon) term() error {
 	case err := <-d.done:
 		d.client.Close()
 		return err
-	case <-time.After(30 * time.Second):
-		d.t.Fatalf("daemon did not stop on SIGTERM\n%s", d.log())
+	case <-time.After(2 * time.Minute): // only catches a hang (30 s was missed on a loaded machine)
+		d.t.Fatalf("daemon did not stop on SIGTERM within 2 minutes\n%s", d.log())
 		return nil
 	}
 }
@@ -332,4 +338,81 @@ func httpGetRawUnix(t *testing.T, sock, path string) *http.Response {
 	}
 	resp.Body.Close()
 	return resp
+}
+
+// archiveDirs makes the directories of a daemon's test archive: dir (its
+// data and configuration), dir/warcs (the WARCs it ingests, returned) and
+// dir/rules (its access rules).
+func archiveDirs(t *testing.T) (dir, warcs string) {
+	t.Helper()
+	dir = t.TempDir()
+	warcs = filepath.Join(dir, "warcs")
+	for _, d := range []string{warcs, filepath.Join(dir, "rules")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, warcs
+}
+
+// outsideHost is a second loopback server standing for a host outside the
+// archive, which replayed pages must never reach: it answers every request
+// with body (allowing any origin to read it when cors, so a page's fetch
+// would succeed) and records the request.
+type outsideHost struct {
+	URL string
+	mu  sync.Mutex
+	got []string // "METHOD REQUEST-URI"
+}
+
+func newOutsideHost(t *testing.T, body string, cors bool) *outsideHost {
+	o := &outsideHost{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o.mu.Lock()
+		o.got = append(o.got, r.Method+" "+r.URL.RequestURI())
+		o.mu.Unlock()
+		if cors {
+			w.Header().Set("Access-Control-Allow-Origin", "*")
+		}
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	o.URL = srv.URL
+	return o
+}
+
+// requests returns the requests the host has had ("METHOD REQUEST-URI"),
+// but for those in except.
+func (o *outsideHost) requests(except ...string) []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []string
+	for _, r := range o.got {
+		if !slices.Contains(except, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// newBrowser starts headless Chromium with a profile of its own and
+// returns its first tab's context, closed with the test.
+func newBrowser(t *testing.T, exe string) context.Context {
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Flag("user-data-dir", t.TempDir()),
+		// Sandboxed frames (the token listener's opaque-origin mementos) in
+		// the page's process, so the test reaches them in its frame tree;
+		// what the sandbox allows is the same.
+		chromedp.Flag("disable-features", "IsolateSandboxedIframes"))...)
+	t.Cleanup(cancel)
+	bctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	return bctx
+}
+
+// browser is newBrowser's tab bounded to 90 s.
+func browser(t *testing.T, exe string) context.Context {
+	tctx, cancel := context.WithTimeout(newBrowser(t, exe), 90*time.Second)
+	t.Cleanup(cancel)
+	return tctx
 }

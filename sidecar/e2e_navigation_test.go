@@ -2,9 +2,6 @@ package sidecar_test
 
 import (
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,15 +33,7 @@ import (
 // the same way, from their own URL: the same holds there.
 func TestE2ENavigationStaysInArchive(t *testing.T) {
 	exe := chromium(t)
-	var mu sync.Mutex
-	var outside []string
-	out := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		outside = append(outside, r.Method+" "+r.URL.RequestURI())
-		mu.Unlock()
-		io.WriteString(w, "<html><title>outside</title></html>")
-	}))
-	defer out.Close()
+	out := newOutsideHost(t, "<html><title>outside</title></html>", false)
 	O := out.URL
 	when := time.Date(2021, 3, 4, 5, 6, 7, 0, time.UTC)
 	ts := when.Format("20060102150405")
@@ -67,10 +56,7 @@ func TestE2ENavigationStaysInArchive(t *testing.T) {
 		{kind: "meta-archived", head: `<meta http-equiv="refresh" content="0;url=` + O + `/meta-archived">`, async: true},
 		{kind: "link-archived", script: `document.getElementById("a").click();`, async: true},
 	}
-	dir := t.TempDir()
-	warcs := filepath.Join(dir, "warcs")
-	os.MkdirAll(warcs, 0o755)
-	os.MkdirAll(filepath.Join(dir, "rules"), 0o755)
+	dir, warcs := archiveDirs(t)
 	var warc []byte
 	for i, c := range cases {
 		page := `<html><head><title>` + c.kind + `</title>` + c.head + `</head><body><a id="a" href="` + O + `/link-archived">out</a>
@@ -175,15 +161,7 @@ func TestE2ENavigationStaysInArchive(t *testing.T) {
 			})
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	var got []string
-	for _, r := range outside {
-		if r != "GET /favicon.ico" {
-			got = append(got, r)
-		}
-	}
-	if len(got) > 0 {
+	if got := out.requests("GET /favicon.ico"); len(got) > 0 {
 		t.Errorf("archived pages reached the outside host: %v", got)
 	}
 }

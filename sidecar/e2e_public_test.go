@@ -11,12 +11,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -378,7 +376,7 @@ func TestE2EPublicAccessRules(t *testing.T) {
 				c.Write([]byte(target.req))
 			}
 			for _, c := range conns {
-				c.SetReadDeadline(time.Now().Add(30 * time.Second))
+				c.SetReadDeadline(time.Now().Add(2 * time.Minute))
 				resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 				if err != nil {
 					t.Fatalf("%s: %v", target.req, err)
@@ -410,21 +408,8 @@ func TestE2EPublicAccessRules(t *testing.T) {
 // API, no Service Worker is registered and no cookie is set.
 func TestE2EPublicChromiumSecurity(t *testing.T) {
 	exe := chromium(t)
-	var mu sync.Mutex
-	var outside []string
-	out := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		outside = append(outside, r.Method+" "+r.URL.RequestURI())
-		mu.Unlock()
-		w.Header().Set("Access-Control-Allow-Origin", "*")
-		io.WriteString(w, "<html><title>outside</title></html>")
-	}))
-	defer out.Close()
-
-	dir := t.TempDir()
-	warcs := filepath.Join(dir, "warcs")
-	os.MkdirAll(warcs, 0o755)
-	os.MkdirAll(filepath.Join(dir, "rules"), 0o755)
+	out := newOutsideHost(t, "<html><title>outside</title></html>", true)
+	dir, warcs := archiveDirs(t)
 	d := startDaemon(t, dir, publicConfig)
 	var st sidecar.AccessState
 	if err := d.client.GetJSON(context.Background(), "/v1/access", &st); err != nil {
@@ -541,15 +526,7 @@ function xhr(u) {
 	if err := chromedp.Do(tctx, chromedp.Navigate(out.URL+"/end")); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	var got []string
-	for _, r := range outside {
-		if r != "GET /end" && r != "GET /favicon.ico" {
-			got = append(got, r)
-		}
-	}
-	if len(got) > 0 {
+	if got := out.requests("GET /end", "GET /favicon.ico"); len(got) > 0 {
 		t.Errorf("the archived page reached the outside host: %v", got)
 	}
 }
@@ -630,21 +607,4 @@ fetch("/data.json?id=7&" + bust).then(r => r.json()).then(j => { window.data = j
 	if err != nil || !ok {
 		t.Fatalf("the page did not replay complete in its frame: %v", err)
 	}
-}
-
-// browser starts headless Chromium with a profile of its own and returns a
-// tab's context, bounded to 90 s and closed with the test.
-func browser(t *testing.T, exe string) context.Context {
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Flag("user-data-dir", t.TempDir()),
-		// Sandboxed frames (the token listener's opaque-origin mementos) in
-		// the page's process, so the test reaches them in its frame tree;
-		// what the sandbox allows is the same.
-		chromedp.Flag("disable-features", "IsolateSandboxedIframes"))...)
-	t.Cleanup(cancel)
-	bctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	tctx, cancel := context.WithTimeout(bctx, 90*time.Second)
-	t.Cleanup(cancel)
-	return tctx
 }

@@ -269,7 +269,7 @@ func TestE2ENotifyReady(t *testing.T) {
 		}
 	}()
 	read := func(what string) string {
-		ln.SetReadDeadline(time.Now().Add(30 * time.Second))
+		ln.SetReadDeadline(time.Now().Add(2 * time.Minute))
 		buf := make([]byte, 4096)
 		n, err := ln.Read(buf)
 		if err != nil {

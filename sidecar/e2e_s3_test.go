@@ -70,15 +70,7 @@ ingest:
 	})
 
 	before := site.Site.Requests()
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Flag("user-data-dir", t.TempDir()),
-		// The token listener frames a memento in an opaque origin: keep
-		// that frame in the page's process so the test reaches it (what
-		// the sandbox allows is the same).
-		chromedp.Flag("disable-features", "IsolateSandboxedIframes"))...)
-	defer cancel()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	bctx := newBrowser(t, exe)
 	var mu sync.Mutex
 	urls := map[string]string{}
 	var failed []string

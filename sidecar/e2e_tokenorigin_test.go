@@ -4,11 +4,9 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,21 +29,8 @@ import (
 // redirect to that front's content origin instead.
 func TestE2ETokenListenerSandbox(t *testing.T) {
 	exe := chromium(t)
-	var mu sync.Mutex
-	var outside []string
-	out := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		outside = append(outside, r.Method+" "+r.URL.RequestURI())
-		mu.Unlock()
-		w.Header().Set("Access-Control-Allow-Origin", "*")
-		io.WriteString(w, "outside")
-	}))
-	defer out.Close()
-
-	dir := t.TempDir()
-	warcs := filepath.Join(dir, "warcs")
-	os.MkdirAll(warcs, 0o755)
-	os.MkdirAll(filepath.Join(dir, "rules"), 0o755)
+	out := newOutsideHost(t, "outside", true)
+	dir, warcs := archiveDirs(t)
 	when := time.Date(2021, 3, 4, 5, 6, 7, 0, time.UTC)
 	ts := when.Format("20060102150405")
 	page := `<html><head><title>archived</title></head><body>
@@ -143,11 +128,9 @@ function xhr(u) {
 	if top, kids := frameURLs(t, tctx); top != urim || len(kids) != 1 || kids[0] != framed {
 		t.Errorf("the page left for %s %v: the form was submitted", top, kids)
 	}
-	mu.Lock()
-	if len(outside) > 0 {
-		t.Errorf("the archived page reached the outside host: %v", outside)
+	if got := out.requests(); len(got) > 0 {
+		t.Errorf("the archived page reached the outside host: %v", got)
 	}
-	mu.Unlock()
 
 	// With listen.content_front, the token listener redirects mementos to
 	// that front's content origin.

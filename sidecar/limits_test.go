@@ -62,15 +62,15 @@ func dialRaw(t *testing.T, addr, s string) net.Conn {
 }
 
 // closedByServer reads conn until the server closes it and returns what
-// it sent. It fails the test if the connection is still open after 30 s
+// it sent. It fails the test if the connection is still open after 2 minutes
 // (a bound on the test, not a measure of the timeouts).
 func closedByServer(t *testing.T, conn net.Conn) string {
 	t.Helper()
-	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	conn.SetReadDeadline(time.Now().Add(2 * time.Minute))
 	b, err := io.ReadAll(conn)
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		t.Fatalf("connection %s still open after 30 s; read %q", conn.LocalAddr(), b)
+		t.Fatalf("connection %s still open after 2 minutes; read %q", conn.LocalAddr(), b)
 	}
 	// EOF (ReadAll returns nil) or a reset: either way the server closed it.
 	return string(b)

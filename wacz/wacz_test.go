@@ -83,30 +83,6 @@ func mustVerify(t testing.TB, p string, opts VerifyOptions) *Report {
 
 func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
 
-// readZip reads every member with archive/zip alone (not Archive).
-func readZip(t testing.TB, p string) (map[string][]byte, []*zip.File) {
-	t.Helper()
-	zr, err := zip.OpenReader(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	m := map[string][]byte{}
-	for _, f := range zr.File {
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", f.Name, err)
-		}
-		m[f.Name] = b
-	}
-	return m, zr.File
-}
-
 // TestCreateCorpus packages real WARCs of other tools and checks the
 // layout with archive/zip: WARCs stored byte for byte, every member
 // stored with its sizes in the local header, the datapackage hashes, the
@@ -120,7 +96,7 @@ func TestCreateCorpus(t *testing.T) {
 	if res.WARCs != 5 || res.IndexLines == 0 || res.Pages == 0 || !res.Signed || len(res.Problems) != 0 {
 		t.Fatalf("result %+v", res)
 	}
-	members, files := readZip(t, out)
+	members, files := testenv.ReadZip(t, out)
 	for _, f := range files {
 		if f.Method != zip.Store || f.Flags&0x8 != 0 {
 			t.Errorf("%s: method %d flags %#x, want stored with sizes in the local header", f.Name, f.Method, f.Flags)
@@ -182,8 +158,8 @@ func TestZipNum(t *testing.T) {
 	if !res.ZipNum {
 		t.Fatal("no ZipNum index")
 	}
-	pm, _ := readZip(t, plain)
-	zm, _ := readZip(t, zn)
+	pm, _ := testenv.ReadZip(t, plain)
+	zm, _ := testenv.ReadZip(t, zn)
 	if _, ok := zm[IndexCDXJPath]; ok {
 		t.Fatal("both indexes written")
 	}
@@ -295,7 +271,7 @@ func TestVerifyCatchesFlippedByte(t *testing.T) {
 // rewrite copies the zip src to a new file with some members replaced.
 func rewrite(t testing.TB, src string, replace map[string][]byte) string {
 	t.Helper()
-	members, files := readZip(t, src)
+	members, files := testenv.ReadZip(t, src)
 	dst := filepath.Join(t.TempDir(), "rewritten.wacz")
 	f, _ := os.Create(dst)
 	zw := zip.NewWriter(f)
@@ -331,7 +307,7 @@ func TestForgedSignature(t *testing.T) {
 	key := testKey(t)
 	pub, _ := PublicKey(key)
 	src, _ := create(t, corpusNamed(t, "pywb-iana.warc.gz"), Options{Key: key})
-	members, _ := readZip(t, src)
+	members, _ := testenv.ReadZip(t, src)
 	var dp Datapackage
 	json.Unmarshal(members[DatapackagePath], &dp)
 	var dg DigestFile
@@ -396,7 +372,7 @@ func TestForgedSignature(t *testing.T) {
 // the datapackage are each caught.
 func TestVerifyIndexAndPages(t *testing.T) {
 	src, _ := create(t, corpusNamed(t, "pywb-iana.warc.gz"), Options{})
-	members, _ := readZip(t, src)
+	members, _ := testenv.ReadZip(t, src)
 	idx := string(members[IndexCDXJPath])
 	lines := strings.SplitAfter(idx, "\n")
 	// The digest of the first line replaced by another line's.
@@ -486,7 +462,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("bomb extracted: %v", err)
 	}
 
-	members, _ := readZip(t, src)
+	members, _ := testenv.ReadZip(t, src)
 	var dp Datapackage
 	json.Unmarshal(members[DatapackagePath], &dp)
 	dp.Resources[0].Hash = "sha256:" + strings.Repeat("0", 64)

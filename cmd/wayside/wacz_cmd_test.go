@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -233,17 +232,11 @@ func TestCrawlWACZ(t *testing.T) {
 	if stdout, stderr, err := runWACZCmd(t, cfg, "wacz", "verify", "--trust", strings.TrimSpace(pub), out); err != nil {
 		t.Fatalf("verify: %v\n%s%s", err, stdout, stderr)
 	}
-	zr, err := zip.OpenReader(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
+	members, files := testenv.ReadZip(t, out)
 	var dp, pages []byte
 	warcs := 0
-	for _, f := range zr.File {
-		rc, _ := f.Open()
-		b, _ := io.ReadAll(rc)
-		rc.Close()
+	for _, f := range files {
+		b := members[f.Name]
 		switch {
 		case f.Name == "datapackage.json":
 			dp = b
@@ -335,7 +328,7 @@ func TestFixityVerifyWACZ(t *testing.T) {
 	if bytes.Equal(changed, b) {
 		t.Fatalf("root %s not in the manifest", root)
 	}
-	copyZipEdit(t, with, bad, "wayside/fixity-manifest.json", changed)
+	testenv.Rezip(t, with, bad, "wayside/fixity-manifest.json", func([]byte) []byte { return changed })
 	if _, _, err := runWACZCmd(t, "", "fixity", "verify", bad); err == nil {
 		t.Error("a changed manifest inside a WACZ verifies")
 	}
@@ -345,34 +338,5 @@ func TestFixityVerifyWACZ(t *testing.T) {
 	}
 	if _, _, err := runWACZCmd(t, "", "fixity", "verify", without); err == nil || !strings.Contains(err.Error(), "wayside/fixity-manifest.json") {
 		t.Errorf("a WACZ without a manifest: %v", err)
-	}
-}
-
-// copyZipEdit copies the zip src to dst with member name's bytes replaced.
-func copyZipEdit(t *testing.T, src, dst, name string, data []byte) {
-	t.Helper()
-	zr, err := zip.OpenReader(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	f, err := os.Create(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zw := zip.NewWriter(f)
-	for _, m := range zr.File {
-		rc, _ := m.Open()
-		b, _ := io.ReadAll(rc)
-		rc.Close()
-		if m.Name == name {
-			b = data
-		}
-		w, _ := zw.CreateHeader(&zip.FileHeader{Name: m.Name, Method: zip.Store})
-		w.Write(b)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

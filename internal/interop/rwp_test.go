@@ -164,7 +164,7 @@ func TestWACZReplayWebPage(t *testing.T) {
 	warcs := glob(t, filepath.Join(dir, "*.warc.gz"))
 	w := filepath.Join(t.TempDir(), "coll.wacz")
 	wayside(t, "wacz", "create", "-q", "--key", filepath.Join(t.TempDir(), "key.pem"), "-o", w, dir)
-	members := zipMembers(t, w)
+	members := testenv.ZipMembers(t, w)
 	qs, _ := waczQueries(t, members, warcs)
 	nPages := 0
 	for _, q := range qs {

@@ -1,10 +1,8 @@
 package interop_test
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/json"
-	"hash/crc32"
 	"io"
 	"os"
 	"os/exec"
@@ -42,30 +40,6 @@ type waczQuery struct {
 	URL  string `json:"url"`
 	TS   int64  `json:"ts"`
 	Kind string `json:"kind"`
-}
-
-// zipMembers reads every member of a zip with archive/zip.
-func zipMembers(t testing.TB, p string) map[string][]byte {
-	t.Helper()
-	zr, err := zip.OpenReader(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	m := map[string][]byte{}
-	for _, f := range zr.File {
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		m[f.Name] = b
-	}
-	return m
 }
 
 // waczQueries lists a replay request for every page of a WACZ and every
@@ -144,11 +118,11 @@ func TestWACZReplay(t *testing.T) {
 		t.Fatal("wacz verify did not say OK")
 	}
 	wayside(t, "wacz", "verify", "--trust", pub, zipnum)
-	if _, ok := zipMembers(t, zipnum)["indexes/index.idx"]; !ok {
+	if _, ok := testenv.ZipMembers(t, zipnum)["indexes/index.idx"]; !ok {
 		t.Fatal("no ZipNum index")
 	}
 
-	members := zipMembers(t, plain)
+	members := testenv.ZipMembers(t, plain)
 	qs, exact := waczQueries(t, members, warcs)
 	nPages, nRevisits := 0, 0
 	for _, q := range qs {
@@ -269,7 +243,7 @@ func TestWACZAgainstJSWACZ(t *testing.T) {
 	run(t, js.node, filepath.Join(js.dir, "node_modules", "@harvard-lil", "js-wacz", "bin", "cli.js"),
 		"create", "--log-level", "error", "-f", filepath.Join(dir, "*.warc.gz"), "-o", theirs)
 
-	om, tm := zipMembers(t, ours), zipMembers(t, theirs)
+	om, tm := testenv.ZipMembers(t, ours), testenv.ZipMembers(t, theirs)
 	for _, w := range warcs {
 		name := "archive/" + filepath.Base(w)
 		in, _ := os.ReadFile(w)
@@ -407,39 +381,6 @@ func runAllowFail(t testing.TB, args ...string) string {
 	return stdout.String()
 }
 
-// rezip copies the zip src to dst with member name's bytes changed by
-// edit (stored, sizes and CRC recomputed: only the content differs).
-func rezip(t testing.TB, src, dst, name string, edit func([]byte) []byte) {
-	t.Helper()
-	zr, err := zip.OpenReader(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	f, err := os.Create(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zw := zip.NewWriter(f)
-	for _, m := range zr.File {
-		rc, _ := m.Open()
-		b, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m.Name == name {
-			b = edit(bytes.Clone(b))
-		}
-		w, _ := zw.CreateRaw(&zip.FileHeader{Name: m.Name, Method: zip.Store, CRC32: crc32.ChecksumIEEE(b), CompressedSize64: uint64(len(b)), UncompressedSize64: uint64(len(b))})
-		w.Write(b)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestWACZCheckersCatchBrokenOutput: the independent checker
 // (js/check-wacz.mjs) names a WARC member whose bytes changed, a page
 // missing from the index and a forged signature, and wabac.js finds the
@@ -458,13 +399,13 @@ func TestWACZCheckersCatchBrokenOutput(t *testing.T) {
 		t.Fatalf("good file: %+v", chk)
 	}
 	flipped := filepath.Join(dir, "flipped.wacz")
-	rezip(t, good, flipped, "archive/pywb-iana.warc.gz", func(b []byte) []byte { b[len(b)/2] ^= 1; return b })
+	testenv.Rezip(t, good, flipped, "archive/pywb-iana.warc.gz", func(b []byte) []byte { b[len(b)/2] ^= 1; return b })
 	js.nodeJSON(t, &chk, "check-wacz.mjs", flipped)
 	if !anyContains(chk.Problems, "archive/pywb-iana.warc.gz: sha256") {
 		t.Errorf("flipped WARC byte: %v", chk.Problems)
 	}
 	page := filepath.Join(dir, "page.wacz")
-	rezip(t, good, page, "pages/pages.jsonl", func(b []byte) []byte {
+	testenv.Rezip(t, good, page, "pages/pages.jsonl", func(b []byte) []byte {
 		return append(b, `{"id":"x","url":"http://nowhere.example/","ts":"2020-01-01T00:00:00Z"}`+"\n"...)
 	})
 	js.nodeJSON(t, &chk, "check-wacz.mjs", page)
@@ -472,7 +413,7 @@ func TestWACZCheckersCatchBrokenOutput(t *testing.T) {
 		t.Errorf("page not in the index: %v", chk.Problems)
 	}
 	forged := filepath.Join(dir, "forged.wacz")
-	rezip(t, good, forged, "datapackage-digest.json", func(b []byte) []byte {
+	testenv.Rezip(t, good, forged, "datapackage-digest.json", func(b []byte) []byte {
 		var d map[string]any
 		json.Unmarshal(b, &d)
 		sd := d["signedData"].(map[string]any)
