@@ -33,7 +33,7 @@ func runCDXJ(ctx context.Context, e *env, args []string) error {
 	jobs := fs.Int("j", runtime.NumCPU(), "index `N` files in parallel")
 	all := fs.Bool("all", false, "index every record with a target URI (request, warcinfo and warc-fields metadata too)")
 	unique := fs.Bool("unique", false, "drop duplicate lines")
-	memMB := fs.Int("mem-mb", 8, "`MB` of index lines held in memory (outside the collected heap) before a sorted run is spilled to a temporary file; the runs are merged at the end")
+	memMB := fs.Int("mem-mb", 4, "`MB` of index lines held in memory (outside the collected heap) before a sorted run is spilled to a temporary file; the runs are merged at the end")
 	tmpDir := fs.String("tmpdir", "", "`DIR` for sort runs (default: the system temporary directory)")
 	quiet := fs.quietFlag()
 	verify := fs.Bool("verify", false, "check WARC-Block-Digest of every record (damaged records fail the run) and count payload digests that disagree with the de-chunked payload")
