@@ -8,6 +8,7 @@ import (
 	"iter"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"unsafe"
 
@@ -55,6 +56,7 @@ type Sorter struct {
 	// mapped on the first Add.
 	mem     []byte
 	unmap   func()
+	cleanup runtime.Cleanup // unmaps mem should the Sorter be dropped unclosed
 	used, n int
 	runs    []*os.File
 	spilled int
@@ -84,6 +86,7 @@ func (s *Sorter) Add(line []byte) error {
 	}
 	if s.mem == nil {
 		s.mem, s.unmap = mapMemory(int(s.opts.MaxMemory &^ 7))
+		s.cleanup = runtime.AddCleanup(s, func(unmap func()) { unmap() }, s.unmap)
 	}
 	need := len(line) + 8
 	if s.used+need > len(s.mem)-8*s.n {
@@ -236,6 +239,7 @@ func (s *Sorter) Close() error {
 	}
 	s.runs = nil
 	if s.unmap != nil {
+		s.cleanup.Stop()
 		s.unmap()
 	}
 	s.mem, s.unmap, s.used, s.n = nil, nil, 0, 0
