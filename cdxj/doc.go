@@ -9,6 +9,12 @@
 // value is empty or "-" left out. Lines sort in plain byte order, as
 // `LC_ALL=C sort` sorts them.
 //
+// Sorter sorts lines with bounded memory: it holds up to MaxMemory of
+// them outside the collected heap (an anonymous mapping: held lines do not
+// raise the collector's goal, which GOGC makes a multiple of the live
+// heap), spills sorted runs to temporary files beyond that and merges them,
+// at most 64 at a time.
+//
 // # The side file
 //
 // The CDXJ side file (the catch-up log) of a WARC file is written here
