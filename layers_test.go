@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -113,6 +114,17 @@ func TestDependencyRules(t *testing.T) {
 			"github.com/redis/go-redis/v9", "github.com/cockroachdb/pebble"},
 		"ingest":    {module + "/api", module + "/client", module + "/sidecar"},
 		"aggregate": {module + "/api", module + "/client", module + "/sidecar"},
+	}
+	// Test support (internal/testenv, which arms failpoints in crash
+	// children, and the internal/*test packages built on it) is linked by
+	// tests only: no program or library depends on it.
+	testSupport := func(r string) bool {
+		return r == "internal/testenv" || (under(r, "internal") && strings.HasSuffix(r, "test"))
+	}
+	for path, p := range pkgs {
+		if r := rel(path); !testSupport(r) && slices.Contains(p.Deps, module+"/internal/testenv") {
+			t.Errorf("%s depends on internal/testenv: test support is linked by tests only", r)
+		}
 	}
 	for r, bad := range forbid {
 		p, ok := pkgs[module+"/"+r]
