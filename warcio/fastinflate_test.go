@@ -135,40 +135,18 @@ func checkFastSameAsSlowMode(t *testing.T, data []byte, name string, buffered bo
 	return fast.Served
 }
 
-// generatedCases returns warcgen files of every layout (plain, member per
-// record, multi-record members, one stream), WARC and ARC, sound and
-// damaged (damaged records, stored bytes damaged, cut files), copies with
-// random stored damage (bytes flipped, garbage between members, bytes
-// cut out), and concatenations of two files.
+// generatedCases returns warcgen.Cases (every layout, WARC and ARC, sound
+// and damaged, some with random stored damage on top) and concatenations
+// of two of them.
 func generatedCases() map[string][]byte {
-	rng := rand.New(rand.NewSource(27))
 	cases := map[string][]byte{}
 	var prev []byte
-	for it := range 96 {
-		arc := it%2 == 1
-		layout := []string{"plain", "member", "multi", "stream"}[(it/2)%4]
-		f := warcgen.Case(rng, arc, layout, 4+rng.Intn(14), it%3 != 0)
-		data := f.Data
-		if it%5 == 4 && len(data) > 64 {
-			data = append([]byte(nil), data...)
-			switch rng.Intn(3) {
-			case 0:
-				for range 1 + rng.Intn(4) {
-					data[rng.Intn(len(data))] ^= byte(1 + rng.Intn(255))
-				}
-			case 1:
-				at := rng.Intn(len(data))
-				data = append(data[:at:at], append([]byte("garbage \x1f\x8b\x08 between\n"), data[at:]...)...)
-			case 2:
-				at := rng.Intn(len(data) - 16)
-				data = append(data[:at:at], data[at+1+rng.Intn(15):]...)
-			}
-		}
-		cases[fmt.Sprintf("%02d-%s", it, f.Name)] = data
+	for it, c := range warcgen.Cases(27, 96) {
+		cases[c.Name] = c.Data
 		if it%7 == 6 {
-			cases[fmt.Sprintf("%02d-%s+previous", it, f.Name)] = append(append([]byte(nil), prev...), data...)
+			cases[c.Name+"+previous"] = append(append([]byte(nil), prev...), c.Data...)
 		}
-		prev = data
+		prev = c.Data
 	}
 	return cases
 }

@@ -3,7 +3,6 @@ package framescan_test
 import (
 	"fmt"
 	"io"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -82,37 +81,14 @@ func sameAsFile(t *testing.T, name, path string, got *framescan.Result) {
 	}
 }
 
-// generated writes warcgen's damaged layouts (WARC and ARC, plain, gzip
-// per record, multi-record members, one stream; damaged records, stored
-// bytes damaged, cut files) and copies with random stored damage (bytes
-// flipped, garbage between members, cut members) to dir.
+// generated writes warcgen.Cases (every layout, sound and damaged, some
+// with random stored damage on top) to dir.
 func generated(t *testing.T, dir string) []string {
 	t.Helper()
-	rng := rand.New(rand.NewSource(27))
 	var paths []string
-	for it := 0; it < 48; it++ {
-		arc := it%2 == 1
-		layout := []string{"plain", "member", "multi", "stream"}[(it/2)%4]
-		f := warcgen.Case(rng, arc, layout, 4+rng.Intn(14), it%3 != 0)
-		data := f.Data
-		if it%5 == 4 && len(data) > 64 {
-			// Random stored damage on top.
-			data = append([]byte(nil), data...)
-			switch rng.Intn(3) {
-			case 0:
-				for k := 0; k < 1+rng.Intn(4); k++ {
-					data[rng.Intn(len(data))] ^= byte(1 + rng.Intn(255))
-				}
-			case 1:
-				at := rng.Intn(len(data))
-				data = append(data[:at:at], append([]byte("garbage \x1f\x8b\x08 between\n"), data[at:]...)...)
-			case 2:
-				at := rng.Intn(len(data) - 16)
-				data = append(data[:at:at], data[at+1+rng.Intn(15):]...)
-			}
-		}
-		p := filepath.Join(dir, fmt.Sprintf("%02d-%s", it, f.Name))
-		if err := os.WriteFile(p, data, 0o644); err != nil {
+	for _, c := range warcgen.Cases(27, 48) {
+		p := filepath.Join(dir, c.Name)
+		if err := os.WriteFile(p, c.Data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		paths = append(paths, p)

@@ -243,3 +243,43 @@ func Case(rng *rand.Rand, arc bool, layout string, n int, damage bool) File {
 	}
 	return f
 }
+
+// Named is a generated file's name and stored bytes.
+type Named struct {
+	Name string
+	Data []byte
+}
+
+// Cases returns n files of every layout (plain, member per record,
+// multi-record members, one stream), WARC and ARC in turn, sound and
+// damaged (damaged records, stored bytes damaged, cut files), every fifth
+// with random stored damage on top (bytes flipped, garbage with a false
+// gzip magic between members, bytes cut out), named "NN-name". The same
+// seed gives the same files, and a shorter n a prefix of a longer one's.
+func Cases(seed int64, n int) []Named {
+	rng := rand.New(rand.NewSource(seed))
+	var out []Named
+	for it := range n {
+		arc := it%2 == 1
+		layout := []string{"plain", "member", "multi", "stream"}[(it/2)%4]
+		f := Case(rng, arc, layout, 4+rng.Intn(14), it%3 != 0)
+		data := f.Data
+		if it%5 == 4 && len(data) > 64 {
+			data = append([]byte(nil), data...)
+			switch rng.Intn(3) {
+			case 0:
+				for range 1 + rng.Intn(4) {
+					data[rng.Intn(len(data))] ^= byte(1 + rng.Intn(255))
+				}
+			case 1:
+				at := rng.Intn(len(data))
+				data = append(data[:at:at], append([]byte("garbage \x1f\x8b\x08 between\n"), data[at:]...)...)
+			case 2:
+				at := rng.Intn(len(data) - 16)
+				data = append(data[:at:at], data[at+1+rng.Intn(15):]...)
+			}
+		}
+		out = append(out, Named{Name: fmt.Sprintf("%02d-%s", it, f.Name), Data: data})
+	}
+	return out
+}
