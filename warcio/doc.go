@@ -69,19 +69,26 @@
 // revisits and characterization metadata write with it.
 //
 // Open with Options.Map reads a complete .warc.gz file mapped into memory
-// (package internal/mapfile): gzip members are inflated straight from the
-// mapping, which saves about a tenth of the CPU of a full scan; the reader
+// (package internal/mapfile): gzip members are read from the mapping (by
+// the fast path below through a window copied out of it), without a
+// read(2) per buffer; the reader
 // behaves exactly as it does buffered, and a file truncated underneath it
 // gives an *Error rather than a crash.
 //
 // Inflation: each gzip member, once the gzip reader (klauspost/compress)
 // has parsed its header, is inflated whole by libdeflate (package
-// internal/libdeflate, cgo) when its stored bytes are at hand — in memory
-// for a mapped file (copied first, so a truncated mapping still faults in
-// Go), or wholly in the reader's buffer — and inflates to at most 4 MiB;
-// its bytes are then served from that buffer exactly as the gzip reader
-// would serve them. Every other member (damaged, cut, larger; every member
-// of a build without cgo) is read by the gzip reader, so what the reader
+// internal/libdeflate, cgo) when its stored bytes are at hand and it
+// inflates to at most 4 MiB; its bytes are then served from that buffer
+// exactly as the gzip reader would serve them. libdeflate is handed the
+// stored bytes at hand from the member's first and finds the member's end
+// itself (nothing scans for it): for a mapped file, a read-ahead window of
+// about 8 MiB copied out of the mapping under the fault guard (libdeflate
+// never reads a mapping, so a file truncated under it still gives an
+// *Error, not a crash in C), filled again from a member's first byte when
+// the member runs past its end; for a buffered input, the reader's buffer
+// (filled once more for a member that runs past its end, when the input
+// is a file). Every other member (damaged, cut, larger; every member of a
+// build without cgo) is read by the gzip reader, so what the reader
 // returns does not depend on which inflater ran (fastinflate.go; tests
 // compare the two).
 package warcio

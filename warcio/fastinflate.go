@@ -2,7 +2,7 @@ package warcio
 
 import (
 	"bytes"
-	"encoding/binary"
+	"errors"
 	"io"
 
 	"golang.org/x/sys/unix"
@@ -11,90 +11,139 @@ import (
 	"github.com/wayside-archive/wayside/internal/mapfile"
 )
 
-// The fast path: a gzip member of an input held in memory (Options.Map),
-// or wholly in the reader's buffer, is inflated whole, in one call, by
-// libdeflate (about 2-3x faster than the streaming inflater) into a reused
-// buffer, which then serves the member's bytes exactly as the gzip reader
-// would have: the same bytes, the same end of member, the same stored
-// length (the raw position moves to the member's end). The gzip reader
-// still parses every member's header first (Reset), so what opens a member
-// and the errors for a bad header are unchanged; whatever libdeflate does
-// not inflate completely and verify (CRC-32 and ISIZE) — a damaged or cut
-// member, one inflating to more than fastOutCap — is read by the gzip
-// reader from the byte after its header, as without the fast path, so
-// errors, lenient reading and offsets of damaged input stay the same.
-// (libdeflate accepts a few Huffman codes Go's inflater rejects —
-// hand-made incomplete codes — so a member made that way, with a matching
-// CRC-32, reads on this path where the streaming one reports it corrupt.)
+// The fast path: a gzip member whose stored bytes are at hand is inflated
+// whole, in one call, by libdeflate (about 2-3x faster than the streaming
+// inflater) into a reused buffer, which then serves the member's bytes
+// exactly as the gzip reader would have: the same bytes, the same end of
+// member, the same stored length (the raw position moves to the member's
+// end). The gzip reader still parses every member's header first (Reset),
+// so what opens a member and the errors for a bad header are unchanged;
+// whatever libdeflate does not inflate completely and verify (CRC-32 and
+// ISIZE) — a damaged or cut member, one inflating to more than fastOutCap
+// — is read by the gzip reader from the byte after its header, as without
+// the fast path, so errors, lenient reading and offsets of damaged input
+// stay the same. (libdeflate accepts a few Huffman codes Go's inflater
+// rejects — hand-made incomplete codes — so a member made that way, with a
+// matching CRC-32, reads on this path where the streaming one reports it
+// corrupt.)
 //
-// A buffered input's member is read by libdeflate straight from the
-// reader's buffer (for a file, filled once more when a member straddles
-// its end: I/O
-// errors may then surface a little earlier, within the buffer's
-// read-ahead). libdeflate never reads a mapping itself: the member's
-// stored bytes are first copied into a buffer by Go code, under the fault
-// guard of Next, so a file truncated under its mapping still gives
-// ErrFault, not a crash in C. The member's end is found by looking for the
-// next member's magic bytes (1f 8b 08); a false match (those bytes inside
-// compressed data) fails verification and is retried with all the bytes up
-// to fastInCap.
+// Nothing looks for a member's end: libdeflate is handed all the stored
+// bytes at hand from the member's first (at most fastInCap), stops at the
+// member's end and reports its stored length. A false success is
+// impossible (the trailer's CRC-32 and ISIZE are checked); a failure with
+// fewer bytes at hand than the input still has is retried with more, and
+// then left to the gzip reader. (A member inflating to more than
+// fastOutCap is known only once libdeflate has filled its buffer: that
+// try is wasted, on such members only.) Where the bytes come from:
+//
+//   - A mapped file (Options.Map): libdeflate never reads the mapping (a
+//     file cut under it would raise SIGBUS in C, which no guard turns into
+//     an error). The fast path has its own read-ahead window outside the
+//     Go heap, copied out of the mapping by Go code under the fault guard
+//     (fill), fastFill bytes at a time. When a member is not wholly in it
+//     (libdeflate fails with the window ending before the mapped input
+//     does), the window is filled again from the member's first byte and
+//     the member tried once more — and, for a member larger than
+//     fastFill, once more with all the window holds (fastWindow, more
+//     than fastInCap). A file cut while read leaves the window ending
+//     before the page that faulted: the cut member fails and goes to the
+//     gzip reader, which reads the mapping under Next's fault guard and
+//     meets ErrFault where it would without the fast path. A member
+//     served from the window is checked against the mapping first: its
+//     last 8 bytes (the trailer) must read the same there, under the
+//     guard, so a file cut before a member's end after the window was
+//     filled reads as without the fast path too (ErrFault for a page
+//     gone, the gzip reader on the zeros of a cut last page). Each stored
+//     byte is copied about once, as when each member was copied out on
+//     its own.
+//   - Other input in memory (tests' in-memory readers): libdeflate reads
+//     it in place.
+//   - A buffered input: libdeflate reads the member straight from the
+//     reader's buffer, before the gzip reader parses its header (which
+//     then reads it from the buffer without reading the input). A member
+//     not wholly buffered fails; for a file (not a pipe or socket, where
+//     filling could wait for input the gzip reader would not need yet) the
+//     buffer is filled once more and the member tried again. I/O errors
+//     may then surface a little earlier, within the buffer's read-ahead.
 
 const (
 	// fastOutCap bounds the inflated size of a member the fast path takes,
 	// and so the buffer it keeps.
 	fastOutCap = 4 << 20
-	// fastInCap bounds the stored bytes it copies for one member.
+	// fastInCap bounds the stored bytes handed to libdeflate for one
+	// member (a member inflating to fastOutCap is smaller).
 	fastInCap = fastOutCap + 64<<10
-	// minGzipMember is the size of the smallest gzip member (header,
-	// empty final block, trailer).
-	minGzipMember = 20
+	// fastWindow is the size of a mapped file's read-ahead window: large
+	// enough for the largest member taken and then some. Only members
+	// that do not fit fastFill make it fill (and keep resident) more.
+	fastWindow = fastInCap + 1<<20
+	// fastFill is what the window is usually filled with: a refill
+	// (wasting a failed try on the member that straddles its end) about
+	// once per fastFill.
+	fastFill = 2 << 20
+	// minHeapOut is the smallest output buffer of a buffered input.
+	minHeapOut = 4 << 10
+	// fillChunk is what the window's fill copies between two notes of
+	// how far it got, aligned in the file (a page: a cut file leaves the
+	// window ending where its pages do).
+	fillChunk = 4 << 10
 )
 
-var gzipMagic = []byte{0x1f, 0x8b, 0x08}
-
 // fastInflate holds the fast path's decompressor and buffers (kept by
-// Reset) and the member it serves. For a mapped input its buffers are one
-// anonymous mapping outside the Go heap (so they do not raise the
-// collector's heap goal, and only the pages a member touches are
+// Reset) and the member it serves. For a mapped input its buffers (window
+// and output) are one anonymous mapping outside the Go heap (so they do
+// not raise the collector's heap goal, and only the pages used are
 // resident), unmapped by Reader.Close; for a buffered input (whose Reader
-// may never be closed) the output buffer is on the Go heap, sized to the
-// members read, and libdeflate reads the member straight from the
+// may never be closed) the output buffer is on the Go heap, grown as
+// members need it, and libdeflate reads the member straight from the
 // reader's buffer.
 type fastInflate struct {
-	d        *libdeflate.Decompressor
-	mem      []byte // the mapping: in, then out (nil: heap buffers)
-	in, out  []byte
-	pos, end int  // out[pos:end] is still to be read
-	on       bool // the open member is served from out
-	served   int  // members served (tests)
+	d   *libdeflate.Decompressor
+	mem []byte // the mapping: win, then out (nil: heap buffers)
+	// win[:winLen] holds the file's bytes from winOff (a mapped file).
+	win    []byte
+	winOff int64
+	winLen int
+	out    []byte
+	pos    int  // out[pos:end] is still to be read
+	end    int  // (see pos)
+	on     bool // the open member is served from out
+	served int  // members served (tests)
+	fills  int  // window fills (tests)
 }
 
 // fastAvailable says whether readers take the fast path (libdeflate built
 // in).
 var fastAvailable = libdeflate.Available()
 
-// newFastInflate maps the buffers; nil if that fails (the gzip reader
-// then reads every member).
-func newFastInflate() *fastInflate {
-	mem, err := unix.Mmap(-1, 0, fastInCap+fastOutCap, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+// newFastInflate maps the buffers, with a window of win bytes; nil if
+// that fails (the gzip reader then reads every member).
+func newFastInflate(win int) *fastInflate {
+	mem, err := unix.Mmap(-1, 0, win+fastOutCap, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
 	if err != nil {
 		return nil
 	}
-	return &fastInflate{d: libdeflate.New(), mem: mem, in: mem[:fastInCap:fastInCap], out: mem[fastInCap:]}
+	return &fastInflate{d: libdeflate.New(), mem: mem, win: mem[:win:win], out: mem[win:]}
 }
 
-// newHeapFastInflate has its buffers on the Go heap, allocated as members
-// need them.
+// newHeapFastInflate has its output buffer on the Go heap, allocated as
+// members need it.
 func newHeapFastInflate() *fastInflate { return &fastInflate{d: libdeflate.New()} }
 
 // free unmaps the buffers.
 func (f *fastInflate) free() {
 	f.on = false
-	f.in, f.out = nil, nil
+	f.win, f.out, f.winLen = nil, nil, 0
 	if f.mem != nil {
 		unix.Munmap(f.mem)
 		f.mem = nil
 	}
+}
+
+// reset forgets the member served and the window's bytes (a new input).
+func (f *fastInflate) reset() {
+	f.on = false
+	f.winOff, f.winLen = 0, 0
 }
 
 // heapBuf returns b with room for n bytes (at most limit), reallocated
@@ -106,79 +155,62 @@ func heapBuf(b []byte, n, limit int) []byte {
 	return b[:cap(b)]
 }
 
-// memberEnd returns where the member at the start of data ends if the
-// next member's magic bytes are the first found after its smallest size,
-// and whether they were found (else len(data)).
-func memberEnd(data []byte) (int, bool) {
-	if len(data) > minGzipMember {
-		if i := bytes.Index(data[minGzipMember:], gzipMagic); i >= 0 {
-			return minGzipMember + i, true
-		}
+// inflate inflates the gzip member at the start of in (the stored bytes at
+// hand from its first; only fastInCap of them are used) into out and
+// returns its stored length. It returns libdeflate.ErrBadData when the
+// member is damaged or not wholly in in, ErrInsufficientSpace when it
+// inflates to more than fastOutCap. A heap output buffer grows (fourfold,
+// the member inflated again) until the member fits.
+func (f *fastInflate) inflate(in []byte) (int, error) {
+	in = in[:min(len(in), fastInCap)]
+	if f.mem == nil && len(f.out) < minHeapOut {
+		f.out = heapBuf(f.out, min(max(8*len(in), minHeapOut), 64<<10), fastOutCap)
 	}
-	return len(data), false
-}
-
-// member inflates the gzip member at the start of data (the input from
-// the member's first byte; all of it when the window ends before the
-// input does). It reports the member's stored length, or false when the
-// member is to be read by the gzip reader. copyIn: data is a mapping,
-// copied before libdeflate reads it.
-func (f *fastInflate) member(data []byte, copyIn bool) (int, bool) {
-	f.on = false
-	if len(data) < minGzipMember {
-		return 0, false
-	}
-	lim := min(len(data), fastInCap)
-	w, _ := memberEnd(data[:lim])
-	// The trailer's ISIZE, if the member ends at w: a member too large
-	// for the buffer goes to the gzip reader at once, when what follows
-	// looks like the next member's header (else the magic is taken for
-	// bytes inside this member).
-	need := int64(binary.LittleEndian.Uint32(data[w-4 : w]))
-	if w < lim && need > fastOutCap {
-		if gzipHeaderAt(data, w) {
-			return 0, false
-		}
-		w = lim
-	}
-	// (A member that ends the input has its ISIZE there too; a wrong
-	// guess only costs the fast path.)
-	need = min(need, fastOutCap)
 	for {
-		in := data[:w]
-		if copyIn {
-			if f.mem == nil {
-				f.in = heapBuf(f.in, w, fastInCap)
-			}
-			copy(f.in, in)
-			in = f.in[:w]
-		}
-		if f.mem == nil {
-			f.out = heapBuf(f.out, int(need), fastOutCap)
-		}
 		inLen, outLen, err := f.d.Gzip(in, f.out)
-		if err == nil {
-			f.pos, f.end, f.on = 0, outLen, true
-			f.served++
-			return inLen, true
+		if errors.Is(err, libdeflate.ErrInsufficientSpace) && f.mem == nil && len(f.out) < fastOutCap {
+			f.out = heapBuf(nil, 4*len(f.out), fastOutCap)
+			continue
 		}
-		if w == lim {
-			return 0, false
+		if err != nil {
+			return 0, err
 		}
-		// The magic found was inside this member (or it is damaged):
-		// once more with all the bytes there may be.
-		w, need = lim, fastOutCap
+		f.pos, f.end = 0, outLen
+		return inLen, nil
 	}
 }
 
-// gzipHeaderAt reports whether data holds a plausible gzip header at i
-// (magic, no reserved flag bits, a known OS byte).
-func gzipHeaderAt(data []byte, i int) bool {
-	if len(data)-i < 10 || !bytes.Equal(data[i:i+3], gzipMagic) {
-		return false
+// serve makes out the open member's bytes.
+func (f *fastInflate) serve() {
+	f.on = true
+	f.served++
+}
+
+// ahead returns the window's bytes from file offset off (none when off is
+// outside it).
+func (f *fastInflate) ahead(off int64) []byte {
+	if off < f.winOff || off >= f.winOff+int64(f.winLen) {
+		return nil
 	}
-	os := data[i+9]
-	return data[i+3]&0xe0 == 0 && (os <= 13 || os == 255)
+	return f.win[off-f.winOff : f.winLen]
+}
+
+// fill copies n bytes (fewer at the end of data) of data, the mapped
+// file, from offset off into the window, a fillChunk at a time, under the
+// fault guard: a file cut under the mapping leaves the window ending
+// before the page that faulted (shorter than asked), and the member cut
+// there goes to the gzip reader, which meets the fault where it would
+// without the fast path.
+func (f *fastInflate) fill(data []byte, off int64, n int, m *mapfile.File) (err error) {
+	f.fills++
+	f.winOff, f.winLen = off, 0
+	src := data[off:min(int64(len(data)), off+int64(min(n, len(f.win))))]
+	defer mapfile.Recover(&err, mapfile.Guard(), m)
+	for f.winLen < len(src) {
+		next := (off+int64(f.winLen))/fillChunk*fillChunk + fillChunk - off
+		f.winLen += copy(f.win[f.winLen:], src[f.winLen:min(int64(len(src)), next)])
+	}
+	return nil
 }
 
 // Read serves the inflated member, returning io.EOF with its last bytes
@@ -203,57 +235,92 @@ func (r *Reader) inflated(p []byte) (int, error) {
 
 // openFast tries the fast path on the member at raw offset start, whose
 // header the gzip reader has just read; on success the raw position moves
-// to the member's end. pre is what peekMember returned before the header
-// was read (a buffered input).
-func (r *Reader) openFast(start int64, pre []byte) {
+// to the member's end. pre is the stored length peekMember found
+// (buffered input; 0: none).
+func (r *Reader) openFast(start int64, pre int) {
 	if r.fast == nil || !r.useFast {
 		return
 	}
 	if r.mem == nil {
-		if n, ok := r.fast.member(pre, false); ok {
-			r.raw.Discard(int(start + int64(n) - r.rawPos()))
+		if pre > 0 {
+			r.fast.serve()
+			r.raw.Discard(int(start + int64(pre) - r.rawPos()))
 		}
 		return
 	}
 	if n, ok, err := r.fastMember(start); ok && err == nil {
+		r.fast.serve()
 		r.mem.r.Seek(start+int64(n), io.SeekStart)
 	}
 }
 
-// peekMember returns, for the fast path over a buffered input, the
-// buffered stored bytes from the current position when they hold the
-// whole member there (up to the next member's magic bytes, or to the end
-// of the input), filling the buffer once if need be; nil when they do
-// not. The gzip reader then reads the member's header from the buffer
-// without reading the input (the bytes stay valid).
-func (r *Reader) peekMember() []byte {
+// peekMember inflates, for the fast path over a buffered input, the member
+// at the current position from the buffered bytes (filling the buffer
+// once more when they do not hold it and the input is a file), and
+// returns its stored length; 0 when it is left to the gzip reader. The
+// gzip reader then reads the member's header from the buffer without
+// reading the input (the bytes stay valid).
+func (r *Reader) peekMember() int {
 	if r.fast == nil || !r.useFast || r.mem != nil {
-		return nil
+		return 0
 	}
 	b, _ := r.rawBuf.Peek(r.rawBuf.Buffered())
-	if _, found := memberEnd(b); found {
-		return b
+	n, err := r.fast.inflate(b)
+	if err == nil {
+		return n
 	}
-	if r.size < 0 {
-		// Not a file (a pipe, a socket): filling the buffer could wait
-		// for input the gzip reader would not need yet.
-		return nil
+	if r.size < 0 || !errors.Is(err, libdeflate.ErrBadData) || len(b) >= fastInCap || len(b) >= r.rawBuf.Size() {
+		// Not a file (a pipe, a socket: filling the buffer could wait
+		// for input the gzip reader would not need yet), or more bytes
+		// cannot help.
+		return 0
 	}
-	b, err := r.rawBuf.Peek(r.rawBuf.Size())
-	if _, found := memberEnd(b); found || err != nil {
-		return b // or the input ends (or fails) in this member
+	more, _ := r.rawBuf.Peek(r.rawBuf.Size())
+	if len(more) <= len(b) {
+		return 0 // the input ends (or fails) in this member
 	}
-	return nil
+	if n, err = r.fast.inflate(more); err != nil {
+		return 0
+	}
+	return n
 }
 
-// fastMember runs the fast path on the member at start. Looking for the
-// member's end reads a few bytes past it (the next member's magic): a
-// mapping cut short there faults here, and the gzip reader then reads the
-// member and meets the fault where it would have without the fast path.
+// fastMember inflates the member at start of an input in memory: from the
+// window for a mapped file (checking the member's trailer against the
+// mapping, under the fault guard: a fault there sends the member to the
+// gzip reader, which meets it where it would have without the fast path),
+// in place otherwise.
 func (r *Reader) fastMember(start int64) (n int, ok bool, err error) {
-	if r.mapping != nil {
-		defer mapfile.Recover(&err, mapfile.Guard(), r.mapping)
+	f, data := r.fast, r.mem.data
+	if r.mapping == nil {
+		n, err := f.inflate(data[start:])
+		return n, err == nil, nil
 	}
-	n, ok = r.fast.member(r.mem.data[start:], true)
-	return n, ok, nil
+	in := f.ahead(start)
+	if len(in) == 0 {
+		f.fill(data, start, fastFill, r.mapping)
+		in = f.ahead(start)
+	}
+	n, err = f.inflate(in)
+	for errors.Is(err, libdeflate.ErrBadData) && len(in) < fastInCap && f.winOff+int64(f.winLen) < int64(len(data)) {
+		// The window may end inside the member: again from the member's
+		// first byte, as much as usual, then as much as the window holds
+		// (unless the file was cut short there).
+		want := fastFill
+		if f.winOff == start {
+			if f.winLen != min(fastFill, len(f.win)) || fastFill >= len(f.win) {
+				break
+			}
+			want = len(f.win)
+		}
+		f.fill(data, start, want, r.mapping)
+		in = f.ahead(start)
+		n, err = f.inflate(in)
+	}
+	if err != nil {
+		return 0, false, nil
+	}
+	defer mapfile.Recover(&err, mapfile.Guard(), r.mapping)
+	end := start + int64(n)
+	return n, bytes.Equal(data[end-8:end], f.win[end-8-f.winOff:end-f.winOff]), nil
 }

@@ -52,6 +52,9 @@ type fastRun struct {
 	Spans  []Span
 	Tap    []string
 	Served int
+	// Fills and Win: the fast path's window fills and size (a mapped
+	// file).
+	Fills, Win int
 }
 
 // readFastOrSlow reads data from memory (as Options.Map does) or through
@@ -75,7 +78,42 @@ func readFastOrSlowFrom(t *testing.T, data []byte, name string, buffered, stream
 	if stream {
 		r = NewReader(struct{ io.Reader }{bytes.NewReader(data)}, name, opts)
 	}
+	return readRun(t, r, name, &run, tap, nil)
+}
+
+// readFastOrSlowOpen reads the file at path as Open does it, mapped
+// (Options.Map) or not, with the fast path's window of win bytes (0: the
+// default); change, when set, is called after the reader is opened and
+// after each call to Next with how many calls were made (it may cut or
+// grow the file).
+func readFastOrSlowOpen(t *testing.T, path string, mapped bool, win int, slow bool, change func(calls int)) fastRun {
+	t.Helper()
+	var run fastRun
+	tap := &eventTap{}
+	opts := Options{KeepHTTPHead: true, BlockDigest: true, KeepPayload: 64, Tap: tap, slowInflate: slow,
+		OnSpan: func(s Span) { run.Spans = append(run.Spans, s) }, Map: mapped, fastWindow: win}
+	r, err := Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if change != nil {
+		change(0)
+	}
+	run = readRun(t, r, path, &run, tap, change)
+	if mapped && win > 0 && run.Fills > 0 && run.Win != win {
+		t.Fatalf("%s: window of %d bytes, want %d", path, run.Win, win)
+	}
+	return run
+}
+
+// readRun reads r to its end (closing it) into *run, calling after (when
+// set) after each call to Next.
+func readRun(t *testing.T, r *Reader, name string, run *fastRun, tap *eventTap, after func(calls int)) fastRun {
+	t.Helper()
 	for i := 0; ; i++ {
+		if after != nil && i > 0 {
+			after(i)
+		}
 		if i > 100000 {
 			t.Fatalf("%s: reader does not end", name)
 		}
@@ -93,19 +131,39 @@ func readFastOrSlowFrom(t *testing.T, data []byte, name string, buffered, stream
 	}
 	run.Tap = tap.ev
 	if r.fast != nil {
-		run.Served = r.fast.served
+		run.Served, run.Fills, run.Win = r.fast.served, r.fast.fills, len(r.fast.win)
 	}
 	r.Close()
-	return run
+	return *run
 }
 
+// smallWindow is the fast path's window in tests of its edges: most
+// members of the generated files straddle its end, some are larger.
+const smallWindow = 1500
+
 // checkFastSameAsSlow fails unless the fast path reads data exactly as
-// the gzip reader does, from memory and through the reader's buffer, and
-// returns the members the fast path served (in memory, buffered).
+// the gzip reader does, from memory, through the reader's buffer and
+// from a mapped file (with the default window and a small one), and
+// returns the members the fast path served (in memory, buffered). From
+// a mapped file with the default window it serves what it serves from
+// memory.
 func checkFastSameAsSlow(t *testing.T, data []byte, name string) (int, int) {
 	t.Helper()
 	mem := checkFastSameAsSlowMode(t, data, name, false)
 	buf := checkFastSameAsSlowMode(t, data, name+" (buffered)", true)
+	path := filepath.Join(t.TempDir(), "x.warc.gz")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, win := range []int{0, smallWindow} {
+		slow := readFastOrSlowOpen(t, path, true, win, true, nil)
+		fast := readFastOrSlowOpen(t, path, true, win, false, nil)
+		fileName := fmt.Sprintf("%s (mapped file, window %d)", name, win)
+		sameRuns(t, fileName, fast, slow)
+		if win == 0 && fast.Served != mem {
+			t.Fatalf("%s: the fast path served %d members, %d from memory", fileName, fast.Served, mem)
+		}
+	}
 	return mem, buf
 }
 
@@ -113,6 +171,14 @@ func checkFastSameAsSlowMode(t *testing.T, data []byte, name string, buffered bo
 	t.Helper()
 	slow := readFastOrSlow(t, data, name, buffered, true)
 	fast := readFastOrSlow(t, data, name, buffered, false)
+	sameRuns(t, name, fast, slow)
+	return fast.Served
+}
+
+// sameRuns fails unless fast (a reading with the fast path) gave what
+// slow (without it) gave.
+func sameRuns(t *testing.T, name string, fast, slow fastRun) {
+	t.Helper()
 	if slow.Served != 0 {
 		t.Fatalf("%s: the fast path served %d members with it turned off", name, slow.Served)
 	}
@@ -132,7 +198,6 @@ func checkFastSameAsSlowMode(t *testing.T, data []byte, name string, buffered bo
 	if !reflect.DeepEqual(fast.Tap, slow.Tap) {
 		t.Fatalf("%s: Tap saw differently:\nfast %q\nslow %q", name, fast.Tap, slow.Tap)
 	}
-	return fast.Served
 }
 
 // generatedCases returns warcgen.Cases (every layout, WARC and ARC, sound
@@ -200,11 +265,11 @@ func gzipLevel(t *testing.T, b []byte, level int) []byte {
 }
 
 // TestFastInflateLimits: a member inflating to more than the buffer's cap
-// (compressible: found by its trailer's ISIZE; incompressible: stored
-// bytes past the copy's cap too) is read by the gzip reader, right; one
-// just under the cap takes the fast path; a member whose stored bytes
-// hold the gzip magic (so its end is first guessed wrong) is still served
-// by the fast path, on its second try.
+// (compressible; incompressible: its stored bytes over the output cap
+// too) is read by the gzip reader, right; one just under the cap takes
+// the fast path; a member whose stored bytes hold the gzip magic (even
+// followed by what looks like a gzip header) is served by the fast path
+// (libdeflate finds the member's end; nothing looks for the magic).
 func TestFastInflateLimits(t *testing.T) {
 	if !fastAvailable {
 		t.Fatal("libdeflate is not built in: this test needs cgo")
@@ -307,10 +372,12 @@ func TestFastInflateClose(t *testing.T) {
 }
 
 // TestFastInflateTruncatedMapping: a mapped file cut under the reader
-// exactly at the end of a member that ends on a page boundary (the fast
-// path reads a few bytes past a member to find its end, and faults there)
-// or inside a member reads with the fast path as with the gzip reader:
-// the same records, then the same ErrFault at the same offset; no crash.
+// exactly at the end of a member that ends on a page boundary, or inside
+// a member, reads with the fast path as with the gzip reader — with the
+// default window (filled before the cut: the members after it are caught
+// by the check of their trailer against the mapping) and a small one
+// (filled after it: cut short) — the same records, then the same
+// ErrFault at the same offset; no crash.
 func TestFastInflateTruncatedMapping(t *testing.T) {
 	const page = 4096
 	a := warcgen.Gzip(warcgen.WARCRecord(1, "first").B)
@@ -336,13 +403,14 @@ func TestFastInflateTruncatedMapping(t *testing.T) {
 		data = append(data, warcgen.Gzip(warcgen.WARCRecord(i, Body(i)).B)...)
 	}
 	path := filepath.Join(t.TempDir(), "x.warc.gz") // the same name in both runs' errors
-	for _, cut := range []int64{2 * page, 4 * page} {
+	for _, c := range []struct{ cut, win int64 }{{2 * page, 0}, {4 * page, 0}, {2 * page, smallWindow}, {4 * page, smallWindow}} {
+		cut := c.cut
 		var runs [2][]string
 		for i, slow := range []bool{true, false} {
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			r, err := Open(path, Options{Map: true, slowInflate: slow})
+			r, err := Open(path, Options{Map: true, slowInflate: slow, fastWindow: int(c.win)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -367,17 +435,205 @@ func TestFastInflateTruncatedMapping(t *testing.T) {
 			r.Close()
 			runs[i] = steps
 			if len(steps) < 2 || !strings.Contains(steps[len(steps)-1], "mapped file could not be read") {
-				t.Fatalf("cut at %d (slow %v): want records then a fault: %q", cut, slow, steps)
+				t.Fatalf("cut at %d, window %d (slow %v): want records then a fault: %q", cut, c.win, slow, steps)
 			}
 		}
 		if !reflect.DeepEqual(runs[0], runs[1]) {
-			t.Fatalf("cut at %d: fast path %q, gzip reader %q", cut, runs[1], runs[0])
+			t.Fatalf("cut at %d, window %d: fast path %q, gzip reader %q", cut, c.win, runs[1], runs[0])
 		}
-		t.Logf("cut at %d: %q", cut, runs[1])
+		t.Logf("cut at %d, window %d: %q", cut, c.win, runs[1])
 	}
 }
 
 // Body is a record body of a few hundred varied bytes.
 func Body(i int) string {
 	return strings.Repeat(fmt.Sprintf("line %d of a body\n", i), 20+i%30)
+}
+
+// randomMembers returns n gzip members, one WARC record each, with
+// incompressible bodies of 1 to maxBody bytes (so a member's stored
+// length is about its body's), and the members' ends.
+func randomMembers(rng *rand.Rand, n, maxBody int) ([]byte, []int) {
+	var data []byte
+	var ends []int
+	for i := range n {
+		body := make([]byte, 1+rng.Intn(maxBody))
+		rng.Read(body)
+		data = append(data, warcgen.Gzip(warcgen.WARCRecord(i, string(body)).B)...)
+		ends = append(ends, len(data))
+	}
+	return data, ends
+}
+
+// TestFastInflateWindow: from a mapped file, through a window smaller
+// than many members (one ends exactly at the first window's end, some
+// straddle its later ends, some are larger than it, the last ends the
+// file), the fast path reads as the gzip reader does, serving exactly
+// the members no larger than the window (a straddling one after filling
+// the window again from its first byte); with the default window it
+// serves every member, filling the window once, and a member larger than
+// the window's usual fill after filling it with more.
+func TestFastInflateWindow(t *testing.T) {
+	rng := rand.New(rand.NewSource(31))
+	data, ends := randomMembers(rng, 60, 12_000)
+	var win int // a member ends where the first window does
+	for _, e := range ends {
+		if e >= 7000 {
+			win = e
+			break
+		}
+	}
+	fits := 0
+	for i, end := range ends {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		if end-start <= win {
+			fits++
+		}
+	}
+	if fits == len(ends) || fits < len(ends)/2 {
+		t.Fatalf("%d of %d members fit a window of %d: want most but not all", fits, len(ends), win)
+	}
+	path := filepath.Join(t.TempDir(), "w.warc.gz")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	slow := readFastOrSlowOpen(t, path, true, win, true, nil)
+	fast := readFastOrSlowOpen(t, path, true, win, false, nil)
+	sameRuns(t, "small window", fast, slow)
+	if len(fast.Recs) != len(ends) || fast.Served != fits || fast.Fills < len(data)/win {
+		t.Fatalf("small window: %d records, %d members served (want %d), %d fills", len(fast.Recs), fast.Served, fits, fast.Fills)
+	}
+	fast = readFastOrSlowOpen(t, path, true, 0, false, nil)
+	sameRuns(t, "default window", fast, slow)
+	if fast.Served != len(ends) || fast.Fills != 1 {
+		t.Fatalf("default window: %d of %d members served, %d fills", fast.Served, len(ends), fast.Fills)
+	}
+	// A member larger than the window's usual fill, straddling its end:
+	// filled again from its first byte, as usual (still too short), then
+	// with all the window holds.
+	big := make([]byte, fastFill+fastFill/2)
+	rng.Read(big)
+	data = append(data, warcgen.Gzip(warcgen.WARCRecord(len(ends), string(big)).B)...)
+	more, _ := randomMembers(rng, 20, 12_000)
+	data = append(data, more...)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	slow = readFastOrSlowOpen(t, path, true, 0, true, nil)
+	fast = readFastOrSlowOpen(t, path, true, 0, false, nil)
+	sameRuns(t, "a large member", fast, slow)
+	if n := len(ends) + 1 + 20; len(fast.Recs) != n || fast.Served != n || fast.Fills != 3 {
+		t.Fatalf("a large member: %d records, %d served (want %d), %d fills (want 3)", len(fast.Recs), fast.Served, n, fast.Fills)
+	}
+}
+
+// TestFastInflateFileChanges: a mapped file cut (at a page boundary, at a
+// member's end, inside a member) before reading starts or after its first
+// record, or grown after it was opened, reads with the fast path (small
+// window and default) exactly as with the gzip reader: the same records,
+// errors (ErrFault where a page is gone) and offsets.
+func TestFastInflateFileChanges(t *testing.T) {
+	const page = 4096
+	rng := rand.New(rand.NewSource(41))
+	data, ends := randomMembers(rng, 40, 1500)
+	if len(data) < 8*page {
+		t.Fatalf("%d bytes: want more than 8 pages", len(data))
+	}
+	var boundary int // a member's end past the first member and page 2
+	for _, e := range ends {
+		if e > 2*page+100 {
+			boundary = e
+			break
+		}
+	}
+	path := filepath.Join(t.TempDir(), "c.warc.gz")
+	cuts := []int{2 * page, 5 * page, boundary, boundary + 1, 5*page + 100, len(data) - 3}
+	faults := 0
+	for _, cut := range cuts {
+		for _, when := range []int{0, 1} {
+			for _, win := range []int{0, 2000} {
+				runs := slowAndFastChanged(t, path, data, win, func(calls int) {
+					if calls == when {
+						if err := os.Truncate(path, int64(cut)); err != nil {
+							t.Fatal(err)
+						}
+					}
+				})
+				name := fmt.Sprintf("cut at %d after %d records, window %d", cut, when, win)
+				sameRuns(t, name, runs[1], runs[0])
+				if runs[1].Served == 0 || len(runs[1].Recs) == 0 {
+					t.Fatalf("%s: %d records, %d served: %q", name, len(runs[1].Recs), runs[1].Served, runs[1].Steps)
+				}
+				if last := runs[1].Steps[len(runs[1].Steps)-2]; strings.Contains(last, "mapped file could not be read") {
+					faults++
+				}
+			}
+		}
+	}
+	if faults == 0 {
+		t.Fatal("no cut faulted: the cuts do not test the fault path")
+	}
+	// Grown after it was opened: only what was mapped is read.
+	more, _ := randomMembers(rng, 5, 1500)
+	for _, win := range []int{0, 2000} {
+		runs := slowAndFastChanged(t, path, data, win, func(calls int) {
+			if calls == 1 {
+				f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.Write(more)
+				f.Close()
+			}
+		})
+		sameRuns(t, fmt.Sprintf("grown, window %d", win), runs[1], runs[0])
+		if len(runs[1].Recs) != len(ends) || runs[1].Served != len(ends) {
+			t.Fatalf("grown, window %d: %d records, %d served, want %d", win, len(runs[1].Recs), runs[1].Served, len(ends))
+		}
+	}
+}
+
+// slowAndFastChanged writes data to path and reads it mapped (window of
+// win bytes) without the fast path, then with it, calling change as
+// readFastOrSlowOpen does.
+func slowAndFastChanged(t *testing.T, path string, data []byte, win int, change func(calls int)) [2]fastRun {
+	t.Helper()
+	var runs [2]fastRun
+	for i, slow := range []bool{true, false} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runs[i] = readFastOrSlowOpen(t, path, true, win, slow, change)
+	}
+	return runs
+}
+
+// shortReader reads at most 777 bytes a call, as a file on a slow device
+// or network file system may; it keeps bytes.Reader's Size and Seek, so
+// the reader takes it for a file.
+type shortReader struct{ *bytes.Reader }
+
+func (s shortReader) Read(p []byte) (int, error) { return s.Reader.Read(p[:min(len(p), 777)]) }
+
+// TestFastInflateShortReads: a buffered file whose reads return few bytes
+// reads as with the gzip reader, every member served by the fast path
+// (the buffer is filled again for a member not wholly in it).
+func TestFastInflateShortReads(t *testing.T) {
+	rng := rand.New(rand.NewSource(43))
+	data, ends := randomMembers(rng, 300, 9000)
+	var runs [2]fastRun
+	for i, slow := range []bool{true, false} {
+		var run fastRun
+		tap := &eventTap{}
+		opts := Options{KeepHTTPHead: true, BlockDigest: true, KeepPayload: 64, Tap: tap, slowInflate: slow,
+			OnSpan: func(s Span) { run.Spans = append(run.Spans, s) }}
+		runs[i] = readRun(t, NewReader(shortReader{bytes.NewReader(data)}, "short", opts), "short", &run, tap, nil)
+	}
+	sameRuns(t, "short reads", runs[1], runs[0])
+	if len(runs[1].Recs) != len(ends) || runs[1].Served != len(ends) {
+		t.Fatalf("short reads: %d records, %d served, want %d", len(runs[1].Recs), runs[1].Served, len(ends))
+	}
 }

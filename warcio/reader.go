@@ -58,9 +58,10 @@ type Options struct {
 	// wrapping mapfile.ErrFault instead of the process crashing. Ignored
 	// for uncompressed files, files that are not regular (pipes) and by
 	// NewReader. Members are inflated whole by libdeflate where it is
-	// built in (cgo) into buffers outside the Go heap (about 8 MiB of
-	// address space, resident only as far as members use them) that
-	// Close releases.
+	// built in (cgo), from a read-ahead window copied out of the mapping
+	// into buffers outside the Go heap (about 12 MiB of address space,
+	// resident as far as the window and members use them) that Close
+	// releases.
 	Map bool
 	// OnSpan, when set, is called for every stretch of the input the
 	// reader did not turn into a record (see Span), in input order, once
@@ -81,6 +82,9 @@ type Options struct {
 	// slowInflate turns the fast path off (see fastinflate.go): tests
 	// compare the two.
 	slowInflate bool
+	// fastWindow, when set, is the size of a mapped file's read-ahead
+	// window for the fast path instead of fastWindow (tests).
+	fastWindow int
 }
 
 // MemberTap sees the gzip members of a compressed input as the reader
@@ -362,7 +366,7 @@ func (r *Reader) reset(rd io.Reader, name string, opts []Options, old *Reader) {
 		r.rawHash, r.teeBR = old.rawHash, old.teeBR
 		r.fast = old.fast
 		if r.fast != nil {
-			r.fast.on = false
+			r.fast.reset()
 		}
 	}
 	// rawBuf is made by start, once it is known to be needed (a mapped
@@ -465,7 +469,11 @@ func (r *Reader) start() {
 		r.dcnt.r = r.gz
 		if fastAvailable && !r.opts.slowInflate {
 			if r.fast == nil && r.mem != nil {
-				r.fast = newFastInflate()
+				win := fastWindow
+				if r.opts.fastWindow > 0 {
+					win = r.opts.fastWindow
+				}
+				r.fast = newFastInflate(win)
 			} else if r.fast == nil {
 				r.fast = newHeapFastInflate()
 			}
