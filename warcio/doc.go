@@ -82,7 +82,7 @@
 // exactly as the gzip reader would serve them. libdeflate is handed the
 // stored bytes at hand from the member's first and finds the member's end
 // itself (nothing scans for it): for a mapped file, a read-ahead window of
-// about 8 MiB copied out of the mapping under the fault guard (libdeflate
+// 2 to 5 MiB copied out of the mapping under the fault guard (libdeflate
 // never reads a mapping, so a file truncated under it still gives an
 // *Error, not a crash in C), filled again from a member's first byte when
 // the member runs past its end; for a buffered input, the reader's buffer

@@ -59,9 +59,9 @@ type Options struct {
 	// for uncompressed files, files that are not regular (pipes) and by
 	// NewReader. Members are inflated whole by libdeflate where it is
 	// built in (cgo), from a read-ahead window copied out of the mapping
-	// into buffers outside the Go heap (about 12 MiB of address space,
-	// resident as far as the window and members use them) that Close
-	// releases.
+	// into buffers outside the Go heap (about 9 MiB of address space,
+	// resident as far as the window and members use them: about 2 MiB of
+	// window, more only for larger members) that Close releases.
 	Map bool
 	// OnSpan, when set, is called for every stretch of the input the
 	// reader did not turn into a record (see Span), in input order, once
