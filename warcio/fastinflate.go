@@ -31,8 +31,9 @@ import (
 // bytes at hand from the member's first (at most fastInCap), stops at the
 // member's end and reports its stored length. A false success is
 // impossible (the trailer's CRC-32 and ISIZE are checked); a failure with
-// fewer bytes at hand than the input still has is retried with more, and
-// then left to the gzip reader. (A member inflating to more than
+// fewer bytes at hand than the input still has is retried with more —
+// unless they hold what looks like the next member's header (damaged: a
+// failure alone scans for one) — and then left to the gzip reader. (A member inflating to more than
 // fastOutCap is known only once libdeflate has filled its buffer: that
 // try is wasted, on such members only.) Where the bytes come from:
 //
@@ -81,6 +82,9 @@ const (
 	// (wasting a failed try on the member that straddles its end) about
 	// once per fastFill.
 	fastFill = 2 << 20
+	// minGzipMember is the size of the smallest gzip member (header,
+	// empty final block, trailer).
+	minGzipMember = 20
 	// minHeapOut is the smallest output buffer of a buffered input.
 	minHeapOut = 4 << 10
 	// fillChunk is what the window's fill copies between two notes of
@@ -180,6 +184,39 @@ func (f *fastInflate) inflate(in []byte) (int, error) {
 	}
 }
 
+// gzipMagic opens every gzip member (with the deflate method).
+var gzipMagic = []byte{0x1f, 0x8b, 0x08}
+
+// damaged reports whether in, the stored bytes at hand from a member's
+// first byte that libdeflate could not inflate, hold what looks like the
+// next member's header (past the smallest member): the member then ended
+// in them and is damaged, so more bytes would not help. Only failures
+// scan (a damaged member, one straddling the end of the bytes at hand),
+// and only as far as the first such header.
+func damaged(in []byte) bool {
+	for i := minGzipMember; i < len(in); {
+		j := bytes.Index(in[i:], gzipMagic)
+		if j < 0 {
+			return false
+		}
+		if gzipHeaderAt(in, i+j) {
+			return true
+		}
+		i += j + 1
+	}
+	return false
+}
+
+// gzipHeaderAt reports whether data holds a plausible gzip header at i
+// (magic, no reserved flag bits, a known OS byte).
+func gzipHeaderAt(data []byte, i int) bool {
+	if len(data)-i < 10 || !bytes.Equal(data[i:i+3], gzipMagic) {
+		return false
+	}
+	os := data[i+9]
+	return data[i+3]&0xe0 == 0 && (os <= 13 || os == 255)
+}
+
 // serve makes out the open member's bytes.
 func (f *fastInflate) serve() {
 	f.on = true
@@ -269,10 +306,12 @@ func (r *Reader) peekMember() int {
 	if err == nil {
 		return n
 	}
-	if r.size < 0 || !errors.Is(err, libdeflate.ErrBadData) || len(b) >= fastInCap || len(b) >= r.rawBuf.Size() {
+	if r.size < 0 || !errors.Is(err, libdeflate.ErrBadData) || len(b) >= fastInCap || len(b) >= r.rawBuf.Size() ||
+		r.rawPos()+int64(len(b)) >= r.size || damaged(b) {
 		// Not a file (a pipe, a socket: filling the buffer could wait
 		// for input the gzip reader would not need yet), or more bytes
-		// cannot help.
+		// cannot help (the buffer holds the rest of the file, or the
+		// member is damaged).
 		return 0
 	}
 	more, _ := r.rawBuf.Peek(r.rawBuf.Size())
@@ -302,7 +341,7 @@ func (r *Reader) fastMember(start int64) (n int, ok bool, err error) {
 		in = f.ahead(start)
 	}
 	n, err = f.inflate(in)
-	for errors.Is(err, libdeflate.ErrBadData) && len(in) < fastInCap && f.winOff+int64(f.winLen) < int64(len(data)) {
+	for errors.Is(err, libdeflate.ErrBadData) && len(in) < fastInCap && f.winOff+int64(f.winLen) < int64(len(data)) && !damaged(in) {
 		// The window may end inside the member: again from the member's
 		// first byte, as much as usual, then as much as the window holds
 		// (unless the file was cut short there).

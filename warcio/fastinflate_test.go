@@ -637,3 +637,65 @@ func TestFastInflateShortReads(t *testing.T) {
 		t.Fatalf("short reads: %d records, %d served, want %d", len(runs[1].Recs), runs[1].Served, len(ends))
 	}
 }
+
+// readCounter counts the reads of a file-like input (keeping
+// bytes.Reader's Size and Seek).
+type readCounter struct {
+	*bytes.Reader
+	n *int
+}
+
+func (c readCounter) Read(p []byte) (int, error) {
+	*c.n++
+	return c.Reader.Read(p)
+}
+
+// TestFastInflateDamagedNoRefill: a member that fails with the next
+// member's header in the bytes at hand is damaged, not cut by their end:
+// the fast path does not fill its window (mapped) or the reader's buffer
+// (buffered) again for it — a file with a damaged member every few reads
+// with as many fills and reads as the sound file, plus one — and reads
+// as the gzip reader does.
+func TestFastInflateDamagedNoRefill(t *testing.T) {
+	rng := rand.New(rand.NewSource(47))
+	sound, ends := randomMembers(rng, 1200, 9000)
+	if len(sound) < 2*fastFill {
+		t.Fatalf("%d bytes: want more than two window fills", len(sound))
+	}
+	bad := append([]byte(nil), sound...)
+	for i := 1; i < len(ends); i += 3 {
+		bad[(ends[i-1]+ends[i])/2] ^= 0x55
+	}
+	dir := t.TempDir()
+	// fills: window fills; reads[file][slow]: reads of the buffered input.
+	var fills [2]int
+	var reads [2][2]int
+	for i, data := range [][]byte{sound, bad} {
+		path := filepath.Join(dir, fmt.Sprint(i))
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		slow := readFastOrSlowOpen(t, path, true, 0, true, nil)
+		fast := readFastOrSlowOpen(t, path, true, 0, false, nil)
+		sameRuns(t, path, fast, slow)
+		fills[i] = fast.Fills
+		var runs [2]fastRun
+		for k, slow := range []bool{false, true} {
+			var run fastRun
+			tap := &eventTap{}
+			r := NewReader(readCounter{bytes.NewReader(data), &reads[i][k]}, path, Options{Tap: tap, slowInflate: slow})
+			runs[k] = readRun(t, r, path, &run, tap, nil)
+		}
+		sameRuns(t, path+" (buffered)", runs[0], runs[1])
+		if i == 1 && (len(runs[0].Recs) >= len(ends) || runs[0].Served == 0) {
+			t.Fatalf("damaged, buffered: %d records, %d served", len(runs[0].Recs), runs[0].Served)
+		}
+	}
+	// (The gzip reader itself reads a damaged file's buffer again where
+	// it resynchronises.)
+	if fills[1] > fills[0]+1 || reads[1][0]-reads[1][1] > reads[0][0]-reads[0][1]+1 {
+		t.Fatalf("damaged members: %d window fills and %d reads (%d without the fast path), sound file %d and %d (%d)",
+			fills[1], reads[1][0], reads[1][1], fills[0], reads[0][0], reads[0][1])
+	}
+	t.Logf("window fills %v, buffered reads %v", fills, reads)
+}
