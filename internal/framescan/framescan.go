@@ -530,8 +530,12 @@ func (s *scanner) header(line []byte, at, member int64, br *bufio.Reader) {
 			if !ok {
 				continue
 			}
+			f := fieldName(bytes.TrimSpace(name))
+			if f == "" {
+				continue // a field the framing does not keep: nothing allocated
+			}
 			v := strings.TrimSpace(string(val))
-			switch strings.ToLower(strings.TrimSpace(string(name))) {
+			switch f {
 			case "warc-type":
 				rec.Type = strings.ToLower(v)
 			case "warc-record-id":
@@ -565,6 +569,49 @@ func (s *scanner) header(line []byte, at, member int64, br *bufio.Reader) {
 		}
 		s.add(rec)
 	}
+}
+
+// headerFields are the WARC header fields header keeps, lower case.
+var headerFields = [...]string{"warc-type", "warc-record-id", "warc-target-uri", "warc-date", "content-length"}
+
+// fieldName returns which of headerFields the (trimmed) field name is,
+// as strings.ToLower would find it, or "". An ASCII name (every name
+// seen in practice) is compared without a copy; any other is lowered as
+// a string, so that the Unicode case mappings ToLower applies match as
+// they did.
+func fieldName(name []byte) string {
+	for _, c := range name {
+		if c >= 0x80 {
+			low := strings.ToLower(string(name))
+			for _, f := range headerFields {
+				if low == f {
+					return f
+				}
+			}
+			return ""
+		}
+	}
+	for _, f := range headerFields {
+		if len(name) == len(f) && asciiEqualFold(name, f) {
+			return f
+		}
+	}
+	return ""
+}
+
+// asciiEqualFold reports whether the ASCII bytes b equal the lower-case
+// ASCII string low, ignoring case.
+func asciiEqualFold(b []byte, low string) bool {
+	for i := range len(b) {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != low[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // arcLine parses an ARC header line: URL IP DATE TYPE LENGTH (v1) or URL
