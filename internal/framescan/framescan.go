@@ -325,8 +325,9 @@ type scanner struct {
 	head            int
 	headCL, httpEnd int64
 	// br reads the data of the stream being scanned (kept between
-	// members).
+	// members); sl reads a member passed as slices (Tap).
 	br *bufio.Reader
+	sl sliceLines
 	// done is called every doneStep data bytes (the source may release
 	// what lies behind); nextDone is the data offset of the next call.
 	done     func()
@@ -452,11 +453,21 @@ func (s *scanner) http(line []byte, at int64) {
 // stream scans one member's (or a plain file's) data.
 func (s *scanner) stream(rd io.Reader, member int64) error {
 	if s.br == nil {
-		s.br = bufio.NewReaderSize(rd, 64<<10)
+		s.br = bufio.NewReaderSize(rd, lineBuf)
 	} else {
 		s.br.Reset(rd)
 	}
-	br := s.br
+	return s.streamLines(s.br, member)
+}
+
+// streamSlices scans one member's data passed as slices (see sliceLines).
+func (s *scanner) streamSlices(src sliceSource, member int64) error {
+	s.sl.reset(src)
+	return s.streamLines(&s.sl, member)
+}
+
+// streamLines scans the data br reads.
+func (s *scanner) streamLines(br lineReader, member int64) error {
 	atLineStart := true
 	for {
 		line, err := br.ReadSlice('\n')
@@ -509,7 +520,7 @@ func (s *scanner) stream(rd io.Reader, member int64) error {
 
 // header looks at a complete line at data offset at for a record header,
 // reading the rest of a WARC header block from br.
-func (s *scanner) header(line []byte, at, member int64, br *bufio.Reader) {
+func (s *scanner) header(line []byte, at, member int64, br lineReader) {
 	// (The first byte is tested first: this runs on every line.)
 	if len(line) >= 7 && line[0]|0x20 == 'w' && strings.EqualFold(string(line[:5]), "WARC/") && line[5] >= '0' && line[5] <= '9' && line[6] == '.' {
 		rec := Record{Member: member, DataOffset: at, Length: -1}

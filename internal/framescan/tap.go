@@ -339,7 +339,7 @@ func (fr *tapFramer) member(off int64) {
 	snap := s.snapshot()
 	in := &fr.in // reused: a file of many small members would allocate one per member
 	*in = tapInput{fr: fr}
-	serr := s.stream(in, off)
+	serr := s.streamSlices(in, off)
 	if serr != nil {
 		in.drain()
 	}
@@ -518,9 +518,9 @@ func gzipHeaderLen(src source, off, limit int64, b *[10]byte) (int64, bool) {
 	return p - off, true
 }
 
-// tapInput reads the bytes the reader passes for the member being framed,
-// up to its End (kept in end) or the next member (left in peek), and
-// computes their CRC-32 and count.
+// tapInput passes the bytes the reader passes for the member being
+// framed, up to its End (kept in end) or the next member (left in peek),
+// and computes their CRC-32 and count.
 type tapInput struct {
 	fr    *tapFramer
 	data  []byte   // the bytes being read
@@ -534,15 +534,18 @@ type tapInput struct {
 	headN int
 }
 
-func (in *tapInput) Read(p []byte) (int, error) {
+// next passes the next slice of the member's bytes (sliceSource), valid
+// until it is called again, counting them into the CRC-32, the count and
+// the head; ok is false once the member's bytes end (and stays so).
+func (in *tapInput) next() ([]byte, bool) {
 	for len(in.data) == 0 {
 		if in.over {
-			return 0, io.EOF
+			return nil, false
 		}
 		e, ok := in.fr.nextEvent()
 		if !ok {
 			in.over = true
-			return 0, io.EOF
+			return nil, false
 		}
 		switch e.kind {
 		case evData:
@@ -553,21 +556,20 @@ func (in *tapInput) Read(p []byte) (int, error) {
 			in.over, in.fr.peek, in.fr.hasPeek = true, e, true
 		}
 	}
-	n := copy(p, in.data)
+	d := in.data
+	in.data = nil
 	if in.headN < proveHead {
-		in.headN += copy(in.head[in.headN:], in.data[:n])
+		in.headN += copy(in.head[in.headN:], d)
 	}
-	in.crc = crc32.Update(in.crc, crc32.IEEETable, in.data[:n])
-	in.count += int64(n)
-	in.data = in.data[n:]
-	return n, nil
+	in.crc = crc32.Update(in.crc, crc32.IEEETable, d)
+	in.count += int64(len(d))
+	return d, true
 }
 
 // drain reads the rest of the member's bytes.
 func (in *tapInput) drain() {
-	var b [4096]byte
 	for {
-		if _, err := in.Read(b[:]); err != nil {
+		if _, ok := in.next(); !ok {
 			return
 		}
 	}
