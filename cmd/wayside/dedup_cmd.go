@@ -117,41 +117,20 @@ func (m *manifestFlags) options(fs *flagSet) (postdedup.ManifestOptions, error) 
 
 // limitHeap makes --mem-mb (plus the compare cache when it has its own
 // budget) the Go runtime's soft memory limit, unless GOMEMLIMIT sets one, so that
-// garbage is collected before the heap outgrows the buffers it bounds;
-// and, unless GOGC is set, lets the heap grow to three times what is live
-// between collections (GOGC=200) instead of twice. The live heap is
-// bounded by the same budgets whatever the input's size (the compare
-// cache, a sort's lines, a few records in flight: about 35 MB at the
-// default --mem-mb), and most of what the scan allocates is payload
-// copies for that cache, so collecting half as often cut dedup run's CPU
-// by about 4% for about 20 MB more peak RSS (same-run, warcgen-192). It
-// returns the function that restores the previous settings.
+// garbage is collected before the heap outgrows the buffers it bounds
+// (by default the heap may grow to twice what is live); it returns the
+// function that restores the previous limit.
 func (m *manifestFlags) limitHeap(e *env) (restore func()) {
-	pct := -2 // not changed
-	if e.getenv("GOGC") == "" {
-		pct = debug.SetGCPercent(dedupGCPercent)
-	}
-	restorePct := func() {
-		if pct != -2 {
-			debug.SetGCPercent(pct)
-		}
-	}
 	if e.getenv("GOMEMLIMIT") != "" {
-		return restorePct
+		return func() {}
 	}
 	lim := int64(m.memMB) << 20
 	if m.cacheMB > 0 {
 		lim += int64(m.cacheMB) << 20
 	}
 	old := debug.SetMemoryLimit(lim)
-	return func() {
-		debug.SetMemoryLimit(old)
-		restorePct()
-	}
+	return func() { debug.SetMemoryLimit(old) }
 }
-
-// dedupGCPercent is the GOGC the dedup commands run with (see limitHeap).
-const dedupGCPercent = 200
 
 func runDedupManifest(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "dedup manifest", "-o FILE [flags] WARC...\n\nWrite the hash manifest of WARC files: one line per record a CDXJ index lists\n(response, resource, revisit, metadata), sorted by payload digest, then date,\nfile and offset (the copy-numbering order).")

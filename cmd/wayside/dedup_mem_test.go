@@ -8,8 +8,7 @@ import (
 // TestDedupMemoryFlags: --mem-mb bounds the compare cache (an eighth of it by
 // default, --cache-mb alone when given, none with 0) and becomes the
 // runtime's soft memory limit for the command (restored after it),
-// unless GOMEMLIMIT sets one; GOGC is dedupGCPercent for the command
-// (restored after it) unless the GOGC variable is set.
+// unless GOMEMLIMIT sets one.
 func TestDedupMemoryFlags(t *testing.T) {
 	for _, c := range []struct {
 		mem, cache int
@@ -29,31 +28,14 @@ func TestDedupMemoryFlags(t *testing.T) {
 			t.Errorf("--mem-mb %d --cache-mb %d: MaxMemory %d CompareCache %d, want %d %d", c.mem, c.cache, o.MaxMemory, o.CompareCache, int64(c.mem)<<20, c.wantCache)
 		}
 		before := debug.SetMemoryLimit(-1)
-		beforePct := gcPercent()
 		restore := m.limitHeap(&env{getenv: func(string) string { return "" }})
 		if got := debug.SetMemoryLimit(-1); got != c.wantLimit {
 			t.Errorf("--mem-mb %d --cache-mb %d: memory limit %d, want %d", c.mem, c.cache, got, c.wantLimit)
-		}
-		if got := gcPercent(); got != dedupGCPercent {
-			t.Errorf("GOGC during the command: %d, want %d", got, dedupGCPercent)
 		}
 		restore()
 		if got := debug.SetMemoryLimit(-1); got != before {
 			t.Errorf("limit not restored: %d, want %d", got, before)
 		}
-		if got := gcPercent(); got != beforePct {
-			t.Errorf("GOGC not restored: %d, want %d", got, beforePct)
-		}
-		restore = m.limitHeap(&env{getenv: func(k string) string {
-			if k == "GOGC" {
-				return "50"
-			}
-			return ""
-		}})
-		if got := gcPercent(); got != beforePct {
-			t.Errorf("with GOGC set the GC percent changed to %d", got)
-		}
-		restore()
 		restore = m.limitHeap(&env{getenv: func(k string) string {
 			if k == "GOMEMLIMIT" {
 				return "1GiB"
@@ -65,11 +47,4 @@ func TestDedupMemoryFlags(t *testing.T) {
 		}
 		restore()
 	}
-}
-
-// gcPercent returns the current GC percent (setting it back).
-func gcPercent() int {
-	p := debug.SetGCPercent(100)
-	debug.SetGCPercent(p)
-	return p
 }
