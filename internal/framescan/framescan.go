@@ -52,6 +52,15 @@ func (r Record) Key() string {
 	return "uri " + r.URI + " " + r.Date
 }
 
+// AppendKey appends Key to b (for a caller that hashes many keys into a
+// reused buffer instead of making a string of each).
+func (r Record) AppendKey(b []byte) []byte {
+	if r.ID != "" {
+		return append(append(b, "id "...), r.ID...)
+	}
+	return append(append(append(append(b, "uri "...), r.URI...), ' '), r.Date...)
+}
+
 // Gap is a stretch of stored bytes that is no gzip data.
 type Gap struct {
 	Offset, Length int64

@@ -88,3 +88,17 @@ func TestSliceLinesSameAsBufio(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendKey: AppendKey appends what Key returns, for a record with an
+// ID and for one without (URI and date).
+func TestAppendKey(t *testing.T) {
+	for _, r := range []Record{
+		{ID: "<urn:uuid:1>", URI: "http://x/", Date: "2024"},
+		{URI: "http://x/ y", Date: "20240301080000"},
+		{},
+	} {
+		if got := string(r.AppendKey([]byte("prefix"))); got != "prefix"+r.Key() {
+			t.Errorf("%+v: AppendKey gives %q, Key %q", r, got, r.Key())
+		}
+	}
+}
