@@ -132,7 +132,7 @@ func CanonicalAlg(label string) string {
 func Parse(s string) (Digest, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return Digest{}, fmt.Errorf("%w: empty", ErrInvalid)
+		return Digest{}, errEmpty
 	}
 	label, val, hasLabel := strings.Cut(s, ":")
 	if !hasLabel {
@@ -154,6 +154,11 @@ func Parse(s string) (Digest, error) {
 	}
 	return Digest{Alg: alg, Sum: sum}, nil
 }
+
+// errEmpty is Parse's error for an empty value: made once, as records
+// without a digest (requests, metadata) are many and each would format
+// the same error again.
+var errEmpty = fmt.Errorf("%w: empty", ErrInvalid)
 
 // Normalize returns the canonical form of s.
 func Normalize(s string) (string, error) {

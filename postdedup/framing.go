@@ -390,6 +390,20 @@ func (l *recordLine) flag(i int) bool {
 // it in errors) line by line, passing each to fn, and refuses a record
 // that is empty, has a last line without a newline or no "#end" line (cut
 // short), or lines after "#end".
+// splitTabs appends the tab-separated fields of b to fields (as
+// bytes.Split(b, "\t") returns them, into a slice reused from line to
+// line: fn does not keep them).
+func splitTabs(fields [][]byte, b []byte) [][]byte {
+	for {
+		i := bytes.IndexByte(b, '\t')
+		if i < 0 {
+			return append(fields, b)
+		}
+		fields = append(fields, b[:i:i])
+		b = b[i+1:]
+	}
+}
+
 func readRecordLines(path, what string, fn func(*recordLine) error) error {
 	file, err := os.Open(path)
 	if err != nil {
@@ -422,7 +436,7 @@ func readRecordLines(path, what string, fn func(*recordLine) error) error {
 		if ended {
 			return l.bad("lines after #end")
 		}
-		l.fields = bytes.Split(b[:len(b)-1], []byte{'\t'})
+		l.fields = splitTabs(l.fields[:0], b[:len(b)-1])
 		if err := fn(l); err != nil {
 			return err
 		}

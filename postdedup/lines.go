@@ -36,10 +36,18 @@ func errOldFormat(what string, format int) error {
 }
 
 // appendEscaped appends s with backslash, tab, newline and carriage return
-// escaped.
+// escaped, copying the stretches between them whole.
 func appendEscaped[S string | []byte](b []byte, s S) []byte {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
+	for len(s) > 0 {
+		i := 0
+		for i < len(s) && !escaped[s[i]] {
+			i++
+		}
+		b = append(b, s[:i]...)
+		if i == len(s) {
+			break
+		}
+		switch s[i] {
 		case '\\':
 			b = append(b, '\\', '\\')
 		case '\t':
@@ -48,12 +56,14 @@ func appendEscaped[S string | []byte](b []byte, s S) []byte {
 			b = append(b, '\\', 'n')
 		case '\r':
 			b = append(b, '\\', 'r')
-		default:
-			b = append(b, c)
 		}
+		s = s[i+1:]
 	}
 	return b
 }
+
+// escaped tells the bytes appendEscaped escapes.
+var escaped = [256]bool{'\\': true, '\t': true, '\n': true, '\r': true}
 
 func escapeField(s string) string {
 	if !strings.ContainsAny(s, "\\\t\n\r") {
@@ -66,26 +76,32 @@ func unescapeField(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
+	return string(appendUnescaped(make([]byte, 0, len(s)), s))
+}
+
+// appendUnescaped appends s with the escapes appendEscaped writes undone
+// (a backslash before any other byte stands for that byte; a backslash
+// at the end for itself), copying the stretches between backslashes
+// whole.
+func appendUnescaped(b []byte, s string) []byte {
+	for {
+		i := strings.IndexByte(s, '\\')
+		if i < 0 || i+1 == len(s) {
+			return append(b, s...)
 		}
-		i++
-		switch s[i] {
+		b = append(b, s[:i]...)
+		switch c := s[i+1]; c {
 		case 't':
-			b.WriteByte('\t')
+			b = append(b, '\t')
 		case 'n':
-			b.WriteByte('\n')
+			b = append(b, '\n')
 		case 'r':
-			b.WriteByte('\r')
+			b = append(b, '\r')
 		default:
-			b.WriteByte(s[i])
+			b = append(b, c)
 		}
+		s = s[i+2:]
 	}
-	return b.String()
 }
 
 // fieldCodec writes the fields of a line (lineWriter) or reads them
@@ -178,8 +194,8 @@ func (r *lineReader) fail(what, f string) {
 func (r *lineReader) str(p *string) { *p = unescapeField(r.raw()) }
 
 func (r *lineReader) bytes(p *[]byte) {
-	if f := unescapeField(r.raw()); f != "" {
-		*p = []byte(f)
+	if f := r.raw(); f != "" {
+		*p = appendUnescaped(make([]byte, 0, len(f)), f)
 	}
 }
 

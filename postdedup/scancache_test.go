@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/wayside-archive/wayside/digest"
 
@@ -118,6 +119,52 @@ func TestScanCacheReadsBack(t *testing.T) {
 	}
 	if e := got[id(3)]; e == nil || e.SameAs != entryID(in, offs[0]) {
 		t.Errorf("the copy: %+v, want SameAs %s", e, entryID(in, offs[0]))
+	}
+}
+
+// TestScanCacheKeepsLocations: locations may fill half the budget, so
+// that a scan of more distinct payloads than the payload bytes hold
+// still compares every later copy itself (by reading its original back)
+// instead of leaving copies to Resolve: here 100 payloads of 2 KiB pass a
+// 64 KiB budget, whose eighth held only 32 locations, and each one's
+// copy comes after all 100.
+func TestScanCacheKeepsLocations(t *testing.T) {
+	const n = 100
+	var recs []testRecord
+	for i := range n {
+		recs = append(recs, testRecord{id: id(100 + i), uri: fmt.Sprintf("http://o.example/%d", i), date: t0, payload: bytes.Repeat([]byte(fmt.Sprintf("payload %d ", i)), 200)})
+	}
+	for i := range n {
+		recs = append(recs, testRecord{id: id(300 + i), uri: fmt.Sprintf("http://c.example/%d", i), date: t0.Add(time.Hour), payload: recs[i].payload})
+	}
+	in := filepath.Join(t.TempDir(), "l.warc.gz")
+	offs := writeWARC(t, in, recs, nil)
+	const budget = 64 << 10
+	if n*locCost <= budget/8 || n*locCost > budget/locShare {
+		t.Fatalf("the test needs more locations than an eighth of the budget holds and no more than its share: %d", n)
+	}
+	c := newScanCache(budget)
+	defer c.close()
+	opts := ManifestOptions{}
+	if err := opts.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*Entry{}
+	if _, _, err := scanFile(context.Background(), in, opts, c, nil, func(e *Entry) {
+		got[e.RecordID] = e
+		if c.size > budget {
+			t.Fatalf("after %s the cache holds %d bytes, budget %d", e.RecordID, c.size, budget)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if c.loads == 0 {
+		t.Fatal("no payload was read back: the payloads all fit, the test shows nothing")
+	}
+	for i := range n {
+		if e := got[id(300+i)]; e == nil || e.SameAs != entryID(in, offs[i]) {
+			t.Errorf("copy %d: %+v, want SameAs %s (compared during the scan)", i, e, entryID(in, offs[i]))
+		}
 	}
 }
 

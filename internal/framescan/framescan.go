@@ -52,6 +52,15 @@ func (r Record) Key() string {
 	return "uri " + r.URI + " " + r.Date
 }
 
+// AppendKey appends Key to b (for a caller that hashes many keys into a
+// reused buffer instead of making a string of each).
+func (r Record) AppendKey(b []byte) []byte {
+	if r.ID != "" {
+		return append(append(b, "id "...), r.ID...)
+	}
+	return append(append(append(append(b, "uri "...), r.URI...), ' '), r.Date...)
+}
+
 // Gap is a stretch of stored bytes that is no gzip data.
 type Gap struct {
 	Offset, Length int64
@@ -325,8 +334,9 @@ type scanner struct {
 	head            int
 	headCL, httpEnd int64
 	// br reads the data of the stream being scanned (kept between
-	// members).
+	// members); sl reads a member passed as slices (Tap).
 	br *bufio.Reader
+	sl sliceLines
 	// done is called every doneStep data bytes (the source may release
 	// what lies behind); nextDone is the data offset of the next call.
 	done     func()
@@ -452,11 +462,21 @@ func (s *scanner) http(line []byte, at int64) {
 // stream scans one member's (or a plain file's) data.
 func (s *scanner) stream(rd io.Reader, member int64) error {
 	if s.br == nil {
-		s.br = bufio.NewReaderSize(rd, 64<<10)
+		s.br = bufio.NewReaderSize(rd, lineBuf)
 	} else {
 		s.br.Reset(rd)
 	}
-	br := s.br
+	return s.streamLines(s.br, member)
+}
+
+// streamSlices scans one member's data passed as slices (see sliceLines).
+func (s *scanner) streamSlices(src sliceSource, member int64) error {
+	s.sl.reset(src)
+	return s.streamLines(&s.sl, member)
+}
+
+// streamLines scans the data br reads.
+func (s *scanner) streamLines(br lineReader, member int64) error {
 	atLineStart := true
 	for {
 		line, err := br.ReadSlice('\n')
@@ -509,7 +529,7 @@ func (s *scanner) stream(rd io.Reader, member int64) error {
 
 // header looks at a complete line at data offset at for a record header,
 // reading the rest of a WARC header block from br.
-func (s *scanner) header(line []byte, at, member int64, br *bufio.Reader) {
+func (s *scanner) header(line []byte, at, member int64, br lineReader) {
 	// (The first byte is tested first: this runs on every line.)
 	if len(line) >= 7 && line[0]|0x20 == 'w' && strings.EqualFold(string(line[:5]), "WARC/") && line[5] >= '0' && line[5] <= '9' && line[6] == '.' {
 		rec := Record{Member: member, DataOffset: at, Length: -1}
@@ -530,8 +550,12 @@ func (s *scanner) header(line []byte, at, member int64, br *bufio.Reader) {
 			if !ok {
 				continue
 			}
+			f := fieldName(bytes.TrimSpace(name))
+			if f == "" {
+				continue // a field the framing does not keep: nothing allocated
+			}
 			v := strings.TrimSpace(string(val))
-			switch strings.ToLower(strings.TrimSpace(string(name))) {
+			switch f {
 			case "warc-type":
 				rec.Type = strings.ToLower(v)
 			case "warc-record-id":
@@ -565,6 +589,49 @@ func (s *scanner) header(line []byte, at, member int64, br *bufio.Reader) {
 		}
 		s.add(rec)
 	}
+}
+
+// headerFields are the WARC header fields header keeps, lower case.
+var headerFields = [...]string{"warc-type", "warc-record-id", "warc-target-uri", "warc-date", "content-length"}
+
+// fieldName returns which of headerFields the (trimmed) field name is,
+// as strings.ToLower would find it, or "". An ASCII name (every name
+// seen in practice) is compared without a copy; any other is lowered as
+// a string, so that the Unicode case mappings ToLower applies match as
+// they did.
+func fieldName(name []byte) string {
+	for _, c := range name {
+		if c >= 0x80 {
+			low := strings.ToLower(string(name))
+			for _, f := range headerFields {
+				if low == f {
+					return f
+				}
+			}
+			return ""
+		}
+	}
+	for _, f := range headerFields {
+		if len(name) == len(f) && asciiEqualFold(name, f) {
+			return f
+		}
+	}
+	return ""
+}
+
+// asciiEqualFold reports whether the ASCII bytes b equal the lower-case
+// ASCII string low, ignoring case.
+func asciiEqualFold(b []byte, low string) bool {
+	for i := range len(b) {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != low[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // arcLine parses an ARC header line: URL IP DATE TYPE LENGTH (v1) or URL

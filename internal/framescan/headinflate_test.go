@@ -229,7 +229,7 @@ func TestHeadInflaterTakesCorpusMembers(t *testing.T) {
 		}
 		src := &mappedSource{data: data, release: func(int64) {}}
 		for off := int64(0); off < int64(len(data)); {
-			h, ok := gzipHeaderLen(src, off, int64(len(data)))
+			h, ok := gzipHeaderLen(src, off, int64(len(data)), new([10]byte))
 			if !ok {
 				t.Fatalf("%s: no gzip member at %d", filepath.Base(p), off)
 			}

@@ -216,15 +216,20 @@ type tapFramer struct {
 	stopped bool
 	// peek is an event read but not yet handled; closed says the reader
 	// finished; chunk is the batch being read, next its next event.
-	peek   *tapEvent
-	closed bool
-	chunk  *tapChunk
-	next   int
+	peek    tapEvent
+	hasPeek bool
+	closed  bool
+	chunk   *tapChunk
+	next    int
 	// fl and headBuf inflate the first bytes of a member for prove.
 	fl      io.ReadCloser
 	hi      headInflater
 	headBuf [proveHead]byte
 	headIn  [proveInput]byte
+	// in reads the member being framed from the reader's bytes.
+	in tapInput
+	// scratch holds a member's gzip header or trailer for prove.
+	scratch [10]byte
 	// Tap statistics (for tests and measures).
 	proved, refused int
 }
@@ -232,10 +237,9 @@ type tapFramer struct {
 // nextEvent returns the next event; the bytes of a data event it
 // returned before are no longer used when it is called.
 func (fr *tapFramer) nextEvent() (tapEvent, bool) {
-	if fr.peek != nil {
-		e := *fr.peek
-		fr.peek = nil
-		return e, true
+	if fr.hasPeek {
+		fr.hasPeek = false
+		return fr.peek, true
 	}
 	for fr.chunk == nil || fr.next == len(fr.chunk.events) {
 		if fr.chunk != nil {
@@ -333,13 +337,14 @@ func (fr *tapFramer) member(off int64) {
 		return
 	}
 	snap := s.snapshot()
-	in := &tapInput{fr: fr}
-	serr := s.stream(in, off)
+	in := &fr.in // reused: a file of many small members would allocate one per member
+	*in = tapInput{fr: fr}
+	serr := s.streamSlices(in, off)
 	if serr != nil {
 		in.drain()
 	}
 	end := in.end
-	if serr == nil && end != nil && end.off == off && end.complete && fr.prove(off, end.n, in.crc, in.count, in.head[:in.headN]) {
+	if serr == nil && in.ended && end.off == off && end.complete && fr.prove(off, end.n, in.crc, in.count, in.head[:in.headN]) {
 		fr.proved++
 		s.res.Members++
 		s.ends = append(s.ends, s.data)
@@ -362,7 +367,7 @@ func (fr *tapFramer) skipMember() {
 		}
 		switch e.kind {
 		case evMember:
-			fr.peek = &e
+			fr.peek, fr.hasPeek = e, true
 			return
 		case evEnd:
 			return
@@ -387,12 +392,12 @@ func (fr *tapFramer) prove(off, n int64, sum uint32, count int64, head []byte) b
 	if n < 18 || off < 0 || off+n > fr.size {
 		return false
 	}
-	h, ok := gzipHeaderLen(src, off, off+n-8)
+	h, ok := gzipHeaderLen(src, off, off+n-8, &fr.scratch)
 	if !ok || h >= n-8 {
 		return false
 	}
-	var tr [8]byte
-	if src.readAt(tr[:], off+n-8) != 8 {
+	tr := fr.scratch[:8]
+	if src.readAt(tr, off+n-8) != 8 {
 		return false
 	}
 	if binary.LittleEndian.Uint32(tr[:4]) != sum || binary.LittleEndian.Uint32(tr[4:]) != uint32(count) {
@@ -452,9 +457,10 @@ func (fr *tapFramer) inflateHead(rd flate.Reader, got []byte) int {
 // gzipHeaderLen parses the gzip member header at off (RFC 1952; as
 // klauspost/compress's reader, the inflater File uses, takes it: reserved
 // flags zero, FNAME and FCOMMENT under 512 bytes, FHCRC checked) and
-// returns its length; the header must end before limit.
-func gzipHeaderLen(src source, off, limit int64) (int64, bool) {
-	var b [10]byte
+// returns its length; the header must end before limit. b is scratch
+// space (a local array would escape through src and be allocated for
+// every member).
+func gzipHeaderLen(src source, off, limit int64, b *[10]byte) (int64, bool) {
 	if off+10 > limit || src.readAt(b[:], off) != 10 || b[0] != 0x1f || b[1] != 0x8b || b[2] != 8 || b[3]>>5 != 0 {
 		return 0, false
 	}
@@ -512,13 +518,14 @@ func gzipHeaderLen(src source, off, limit int64) (int64, bool) {
 	return p - off, true
 }
 
-// tapInput reads the bytes the reader passes for the member being framed,
-// up to its End (kept in end) or the next member (left in peek), and
-// computes their CRC-32 and count.
+// tapInput passes the bytes the reader passes for the member being
+// framed, up to its End (kept in end) or the next member (left in peek),
+// and computes their CRC-32 and count.
 type tapInput struct {
 	fr    *tapFramer
-	data  []byte // the bytes being read
-	end   *tapEvent
+	data  []byte   // the bytes being read
+	end   tapEvent // the member's End (ended: seen)
+	ended bool
 	over  bool
 	crc   uint32
 	count int64
@@ -527,40 +534,42 @@ type tapInput struct {
 	headN int
 }
 
-func (in *tapInput) Read(p []byte) (int, error) {
+// next passes the next slice of the member's bytes (sliceSource), valid
+// until it is called again, counting them into the CRC-32, the count and
+// the head; ok is false once the member's bytes end (and stays so).
+func (in *tapInput) next() ([]byte, bool) {
 	for len(in.data) == 0 {
 		if in.over {
-			return 0, io.EOF
+			return nil, false
 		}
 		e, ok := in.fr.nextEvent()
 		if !ok {
 			in.over = true
-			return 0, io.EOF
+			return nil, false
 		}
 		switch e.kind {
 		case evData:
 			in.data = e.data
 		case evEnd:
-			in.over, in.end = true, &e
+			in.over, in.end, in.ended = true, e, true
 		case evMember:
-			in.over, in.fr.peek = true, &e
+			in.over, in.fr.peek, in.fr.hasPeek = true, e, true
 		}
 	}
-	n := copy(p, in.data)
+	d := in.data
+	in.data = nil
 	if in.headN < proveHead {
-		in.headN += copy(in.head[in.headN:], in.data[:n])
+		in.headN += copy(in.head[in.headN:], d)
 	}
-	in.crc = crc32.Update(in.crc, crc32.IEEETable, in.data[:n])
-	in.count += int64(n)
-	in.data = in.data[n:]
-	return n, nil
+	in.crc = crc32.Update(in.crc, crc32.IEEETable, d)
+	in.count += int64(len(d))
+	return d, true
 }
 
 // drain reads the rest of the member's bytes.
 func (in *tapInput) drain() {
-	var b [4096]byte
 	for {
-		if _, err := in.Read(b[:]); err != nil {
+		if _, ok := in.next(); !ok {
 			return
 		}
 	}
