@@ -106,7 +106,7 @@ func (ix *Index) claim(ctx context.Context, k dedupindex.Key, notBefore time.Tim
 			return dedupindex.ClaimResult{}, ctx.Err()
 		}
 	}
-	o, found, err := ix.get(primaryKey(id, pk), pk)
+	o, found, err := ix.get(nil, id, pk)
 	if err != nil {
 		return dedupindex.ClaimResult{}, err
 	}
@@ -362,7 +362,7 @@ func (w *batchWriter) add(pk parsedKey, o dedupindex.Original, notBefore time.Ti
 	if w.inBatch[string(key)] {
 		return false, nil
 	}
-	old, found, err := ix.get(key, pk)
+	old, found, err := ix.get(key, 0, pk)
 	if err != nil {
 		return false, err
 	}

@@ -34,6 +34,7 @@ const maxIdleIters = 8
 type lookupIter struct {
 	it  *pebble.Iterator
 	gen uint64
+	key []byte // the key sought, built here by get
 }
 
 // iterPool holds idle lookup iterators.
@@ -72,17 +73,19 @@ func (ix *Index) getIter() (*lookupIter, error) {
 		p.idle = p.idle[:n-1]
 	}
 	p.mu.Unlock()
+	var key []byte
 	if li != nil {
 		if li.gen == g {
 			return li, nil
 		}
 		li.it.Close() // its error was checked before it was kept
+		key = li.key
 	}
 	it, err := ix.db.NewIter(&lookupIterOpts)
 	if err != nil {
 		return nil, err
 	}
-	return &lookupIter{it: it, gen: g}, nil
+	return &lookupIter{it: it, gen: g, key: key}, nil
 }
 
 // putIter keeps li for a later lookup, or closes it when it is outdated,

@@ -322,7 +322,7 @@ func (ix *Index) Update(ctx context.Context, moves []dedupindex.Move) (int64, er
 		if done[string(key)] {
 			continue
 		}
-		old, found, err := ix.get(key, v.pk)
+		old, found, err := ix.get(key, 0, v.pk)
 		if err != nil {
 			return 0, err
 		}

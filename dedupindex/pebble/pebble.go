@@ -497,34 +497,40 @@ func (ix *Index) toOriginal(dig string, r record.Record) (dedupindex.Original, e
 }
 
 // get reads and decodes the primary entry at key, as committed when it is
-// called. It seeks with the bottom level's Bloom filters on (Pebble's Get
-// skips them, tuned for lookups that hit): most dedup lookups are for new
-// payloads, which the filters then answer without reading a data block.
-func (ix *Index) get(key []byte, pk parsedKey) (dedupindex.Original, bool, error) {
+// called; a nil key is pk's primary key in scope scopeID, built in the
+// iterator's buffer. It seeks with the bottom level's Bloom filters on
+// (Pebble's Get skips them, tuned for lookups that hit): most dedup lookups
+// are for new payloads, which the filters then answer without reading a
+// data block.
+func (ix *Index) get(key []byte, scopeID uint64, pk parsedKey) (dedupindex.Original, bool, error) {
 	li, err := ix.getIter()
 	if err != nil {
 		return dedupindex.Original{}, false, fmt.Errorf("dedupindex/pebble: get: %w", err)
 	}
-	var r record.Record
+	if key == nil {
+		li.key = appendPrimaryKey(li.key[:0], scopeID, pk)
+		key = li.key
+	}
+	// Decode before the iterator (and its key buffer) goes back.
+	var o dedupindex.Original
 	found := li.it.SeekPrefixGE(key) && bytes.Equal(li.it.Key(), key)
 	var derr error
 	if found {
-		r, derr = record.Decode(li.it.Value())
+		r, err := record.Decode(li.it.Value())
+		if err == nil {
+			o, err = ix.toOriginal(pk.digest(), r)
+		}
+		if err != nil {
+			derr = fmt.Errorf("dedupindex/pebble: entry %x: %w", key, err)
+		}
 	}
 	if err := ix.putIter(li); err != nil {
 		return dedupindex.Original{}, false, fmt.Errorf("dedupindex/pebble: get: %w", err)
 	}
-	if !found {
-		return dedupindex.Original{}, false, nil
-	}
 	if derr != nil {
-		return dedupindex.Original{}, false, fmt.Errorf("dedupindex/pebble: entry %x: %w", key, derr)
+		return dedupindex.Original{}, false, derr
 	}
-	o, err := ix.toOriginal(pk.digest(), r)
-	if err != nil {
-		return dedupindex.Original{}, false, fmt.Errorf("dedupindex/pebble: entry %x: %w", key, err)
-	}
-	return o, true, nil
+	return o, found, nil
 }
 
 // Lookup returns the committed original for k.
@@ -544,7 +550,7 @@ func (ix *Index) Lookup(ctx context.Context, k dedupindex.Key) (dedupindex.Origi
 	if err != nil || !ok {
 		return dedupindex.Original{}, false, err
 	}
-	return ix.get(primaryKey(id, pk), pk)
+	return ix.get(nil, id, pk)
 }
 
 // ByURL returns the originals in scope whose target URI has by-URL key
