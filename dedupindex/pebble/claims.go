@@ -175,7 +175,7 @@ func (ix *Index) Commit(ctx context.Context, t dedupindex.Ticket, o dedupindex.O
 	if err := w.finish(); err != nil {
 		return err
 	}
-	if err := ix.write(func() error { return ix.db.Apply(b, pebble.Sync) }); err != nil {
+	if err := ix.write(func() error { return ix.apply(b) }); err != nil {
 		return fmt.Errorf("dedupindex/pebble: commit %s: %w", pk.digest(), err)
 	}
 	return nil
@@ -296,7 +296,7 @@ func (ix *Index) putBatch(ctx context.Context, pks []parsedKey, os []dedupindex.
 		return nil, err
 	}
 	if b.Count() > 0 {
-		if err := ix.write(func() error { return ix.db.Apply(b, pebble.Sync) }); err != nil {
+		if err := ix.write(func() error { return ix.apply(b) }); err != nil {
 			return nil, fmt.Errorf("dedupindex/pebble: put: %w", err)
 		}
 	}

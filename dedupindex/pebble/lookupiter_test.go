@@ -32,7 +32,7 @@ func TestLookupSeesEveryWrite(t *testing.T) {
 	idle := func() []*lookupIter {
 		ix.iters.mu.Lock()
 		defer ix.iters.mu.Unlock()
-		return append([]*lookupIter(nil), ix.iters.idle...)
+		return append(append([]*lookupIter(nil), ix.iters.idle[0]...), ix.iters.idle[1]...)
 	}
 	var warmOnce func()
 	key := func(i int) dedupindex.Key {
@@ -243,5 +243,69 @@ func TestIdleFlush(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if f := flushes(); f != f1 {
 		t.Errorf("%d flushes during a pause with nothing written, want 0", f-f1)
+	}
+}
+
+// TestTablesOnlyLookupsUnderWrites: while a writer puts originals
+// continuously into a small memtable (a flush every few hundred writes),
+// a lookup started after a put returned finds it, and lookups of earlier
+// puts (flushed meanwhile, or still in a memtable being flushed) find
+// theirs. Most lookups read the tables alone (unflushed.go), and flushes
+// happened during the run, so the test crossed the boundary it is about
+// many times.
+func TestTablesOnlyLookupsUnderWrites(t *testing.T) {
+	ctx := context.Background()
+	ix, err := Open(t.TempDir(), func(o *options) { o.memTableSize = 64 << 10 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	key := func(i int) dedupindex.Key { return dedupindex.Key{Scope: "s", Digest: indextest.SyntheticDigest(i)} }
+	orig := indextest.SyntheticOriginal
+	flushes0 := ix.db.Metrics().Flush.Count
+	const n = 3000
+	done := make(chan int, 16)
+	errs := make(chan error, 1)
+	go func() {
+		defer close(errs)
+		var fail error
+		for i := range done {
+			if fail != nil {
+				continue
+			}
+			// The put that just returned, one a little older (maybe in
+			// the memtable being flushed), one long flushed, and a
+			// digest never written.
+			for _, j := range []int{i, max(i-37, 0), i / 2} {
+				o, ok, err := ix.Lookup(ctx, key(j))
+				if err == nil && (!ok || o.RecordID != orig(j).RecordID) {
+					err = fmt.Errorf("put %d returned (put %d the last), then a lookup found=%v %q", j, i, ok, o.RecordID)
+				}
+				if err != nil {
+					fail = err
+				}
+			}
+			if _, ok, err := ix.Lookup(ctx, key(-1-i)); err != nil || ok {
+				fail = fmt.Errorf("lookup of a digest never written: found=%v, %v", ok, err)
+			}
+		}
+		if fail != nil {
+			errs <- fail
+		}
+	}()
+	for i := range n {
+		if _, err := ix.Put(ctx, key(i), orig(i)); err != nil {
+			t.Fatal(err)
+		}
+		done <- i
+	}
+	close(done)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	flushes := ix.db.Metrics().Flush.Count - flushes0
+	skipped := ix.mem.skipped.Load()
+	if flushes < 5 || skipped < n {
+		t.Errorf("%d flushes and %d of %d lookups from the tables alone during the writes; want several flushes and most lookups", flushes, skipped, 4*n)
 	}
 }

@@ -215,7 +215,7 @@ func (ix *Index) deleteSome(ctx context.Context, sel dedupindex.Selector, vs []v
 	if n == 0 {
 		return 0, nil
 	}
-	err = ix.db.Apply(b, pebble.Sync)
+	err = ix.apply(b)
 	ix.iters.changed()
 	if err != nil {
 		return 0, fmt.Errorf("dedupindex/pebble: delete: %w", err)
@@ -358,7 +358,7 @@ func (ix *Index) Update(ctx context.Context, moves []dedupindex.Move) (int64, er
 	if n == 0 {
 		return 0, nil
 	}
-	err = ix.db.Apply(b, pebble.Sync)
+	err = ix.apply(b)
 	ix.iters.changed()
 	if err != nil {
 		return 0, fmt.Errorf("dedupindex/pebble: update: %w", err)
