@@ -1,8 +1,7 @@
 package pebble
 
 import (
-	"math"
-	"sync"
+	"hash/maphash"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble"
@@ -16,101 +15,91 @@ import (
 // iterators. But a lookup only needs the memtable for a key written since
 // its memtable was flushed, and the index knows which keys it wrote.
 //
-// unflushed maps every key a batch wrote (apply) to the largest sequence
-// number of that batch, and flushed is a sequence number every write at or
-// below which is in the tables: after a flush (FlushEnd, called once the
-// flushed tables are installed and visible to new iterators) the largest
-// sequence number in its output. Memtables are flushed oldest first and
-// Pebble assigns sequence numbers in memtable order, so the memtable of
-// that number and every older one are flushed. Open leaves the memtable
-// empty (Pebble flushes a replayed write-ahead log into tables when it
-// opens a directory for writing), so at the start nothing is unflushed.
+// unflushed is a filter over the primary keys written: each key hashes to
+// a bucket holding the largest sequence number of a batch that wrote a key
+// of that bucket (apply, after the batch is applied), and flushed is a
+// sequence number every write at or below which is in the tables: after a
+// flush (FlushEnd, called once the flushed tables are installed and
+// visible to new iterators) the largest sequence number in its output.
+// Memtables are flushed oldest first and Pebble assigns sequence numbers in
+// memtable order, so the memtable of that number and every older one are
+// flushed. Bucket numbers only grow, and a bucket at or below flushed
+// holds nothing unflushed: no entry is ever removed. Open leaves the
+// memtable empty (Pebble flushes a replayed write-ahead log into tables
+// when it opens a directory for writing), so at the start nothing is
+// unflushed.
 //
-// A lookup of a key not in unflushed, or whose number is at or below
-// flushed, reads the tables only: an iterator with
-// OnlyReadGuaranteedDurable, tagged with the table generation (bumped by
-// flushes and compactions, not by writes, which do not change the tables).
-// Any other lookup reads the memtable too, as before (lookupiter.go).
+// A lookup of a primary key whose bucket is at or below flushed reads the
+// tables only: an iterator with OnlyReadGuaranteedDurable, tagged with the
+// table generation (bumped by flushes and compactions, not by writes,
+// which do not change the tables). Any other lookup (another key of its
+// bucket unflushed: a few per cent while a full memtable waits) reads the
+// memtable too, as before (lookupiter.go).
 //
-// Why no lookup misses a write that returned: apply records the batch's
-// keys (first as pending, then with the batch's number) before the write
-// returns. A lookup that starts later either finds the key unflushed and
-// reads the memtable with an iterator newer than the write; or finds its
-// number at or below flushed, stored by a FlushEnd after the flush's tables
-// were installed and after it bumped the table generation, so the lookup,
-// reading that generation afterwards, gets a tables iterator created after
-// the install, which holds the write (TestLookupSeesEveryWrite,
-// TestTablesOnlyLookupsUnderWrites).
+// Why no lookup misses a write that returned: apply raises the buckets of
+// the batch's keys to its number before the write returns. A lookup that
+// starts later either finds the bucket above flushed and reads the
+// memtable with an iterator newer than the write; or finds it at or below
+// flushed, stored by a FlushEnd after the flush's tables were installed and
+// after it bumped the table generation, so the lookup, reading that
+// generation afterwards, gets a tables iterator created after the install,
+// which holds the write (TestLookupSeesEveryWrite,
+// TestTablesOnlyLookupsUnderWrites). A batch whose Apply failed or panicked
+// (a fatal write) may be in the memtable without its number: the filter is
+// then off for good, and every lookup reads the memtable.
 type unflushed struct {
-	mu      sync.RWMutex
-	keys    map[string]uint64 // key → largest sequence number that wrote it (pending: math.MaxUint64)
-	pruneAt int
+	seed    maphash.Seed
+	buckets []atomic.Uint64
 	flushed atomic.Uint64
+	off     atomic.Bool
 	// skipped counts lookups answered from the tables alone (tests).
 	skipped atomic.Uint64
 }
 
-const minPruneAt = 4096
+// filterBuckets is the filter's size: 2 MiB, a few per cent of false
+// "unflushed" answers with a full 4 MiB memtable of originals (~10,000
+// primary keys) waiting.
+const filterBuckets = 1 << 18
 
 func newUnflushed() *unflushed {
-	return &unflushed{keys: map[string]uint64{}, pruneAt: minPruneAt}
+	return &unflushed{seed: maphash.MakeSeed(), buckets: make([]atomic.Uint64, filterBuckets)}
 }
 
-// pending records b's keys before b is applied: until apply has its
-// sequence number, a lookup of them reads the memtable.
-func (u *unflushed) pending(b *pebble.Batch) {
-	r := b.Reader()
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for {
-		_, k, _, ok, err := r.Next()
-		if !ok || err != nil {
-			break
-		}
-		u.keys[string(k)] = math.MaxUint64
-	}
+func (u *unflushed) bucket(key []byte) *atomic.Uint64 {
+	return &u.buckets[maphash.Bytes(u.seed, key)&(filterBuckets-1)]
 }
 
-// applied records b's keys with b's largest sequence number once b is
-// applied, and drops keys flushed since (when the table has grown).
+// applied raises the buckets of b's primary keys to b's largest sequence
+// number once b is applied.
 func (u *unflushed) applied(b *pebble.Batch) {
 	if b.Count() == 0 {
 		return
 	}
 	top := b.SeqNum() + uint64(b.Count()) - 1
 	r := b.Reader()
-	u.mu.Lock()
-	defer u.mu.Unlock()
 	for {
 		_, k, _, ok, err := r.Next()
 		if !ok || err != nil {
-			break
+			return
 		}
-		// A concurrent batch's pending mark is replaced by this number:
-		// that batch has not returned yet, and its own applied call
-		// raises the number again.
-		if cur, ok := u.keys[string(k)]; !ok || cur == math.MaxUint64 || cur < top {
-			u.keys[string(k)] = top
+		if len(k) == 0 || k[0] != tagPrimary {
+			continue
 		}
-	}
-	if len(u.keys) >= u.pruneAt {
-		f := u.flushed.Load()
-		for k, s := range u.keys {
-			if s <= f {
-				delete(u.keys, k)
+		for bk := u.bucket(k); ; {
+			cur := bk.Load()
+			if cur >= top || bk.CompareAndSwap(cur, top) {
+				break
 			}
 		}
-		u.pruneAt = max(2*len(u.keys), minPruneAt)
 	}
 }
 
-// holds reports whether key may be in a memtable: written, and not known
-// to be flushed.
+// holds reports whether key may be in a memtable.
 func (u *unflushed) holds(key []byte) bool {
-	u.mu.RLock()
-	s, ok := u.keys[string(key)]
-	u.mu.RUnlock()
-	return ok && s > u.flushed.Load()
+	if len(key) == 0 || key[0] != tagPrimary || u.off.Load() {
+		return true
+	}
+	return u.bucket(key).Load() > u.flushed.Load()
 }
 
 // flushEnd records a finished flush; the caller has bumped the table
@@ -134,11 +123,17 @@ func (u *unflushed) flushEnd(info pebble.FlushInfo) {
 // apply commits b durably, recording its keys in ix.mem. Every write to
 // the database goes through it.
 func (ix *Index) apply(b *pebble.Batch) error {
-	ix.mem.pending(b)
+	ok := false
+	defer func() {
+		if !ok {
+			ix.mem.off.Store(true) // b may be in the memtable, unrecorded
+		}
+	}()
 	if err := ix.db.Apply(b, pebble.Sync); err != nil {
 		return err
 	}
 	ix.mem.applied(b)
+	ok = true
 	return nil
 }
 
