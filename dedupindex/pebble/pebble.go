@@ -518,12 +518,13 @@ func (ix *Index) toOriginal(dig string, r record.Record) (dedupindex.Original, e
 // data block.
 func (ix *Index) get(key []byte, scopeID uint64, pk parsedKey) (dedupindex.Original, bool, error) {
 	var kb [96]byte
-	if key == nil {
-		key = appendPrimaryKey(kb[:0], scopeID, pk)
+	k := key
+	if k == nil {
+		k = appendPrimaryKey(kb[:0], scopeID, pk)
 	}
 	// Whether the key may be in a memtable, asked before the iterator's
 	// generation is read (unflushed.go).
-	tables := !ix.mem.holds(key)
+	tables := !ix.mem.holds(k)
 	li, err := ix.getIter(tables)
 	if err != nil {
 		return dedupindex.Original{}, false, fmt.Errorf("dedupindex/pebble: get: %w", err)
@@ -532,7 +533,7 @@ func (ix *Index) get(key []byte, scopeID uint64, pk parsedKey) (dedupindex.Origi
 		ix.mem.skipped.Add(1)
 	}
 	// The iterator keeps the key it seeks: a copy in its own buffer.
-	li.key = append(li.key[:0], key...)
+	li.key = append(li.key[:0], k...)
 	key = li.key
 	// Decode before the iterator (and its key buffer) goes back.
 	var o dedupindex.Original

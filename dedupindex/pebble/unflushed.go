@@ -34,7 +34,9 @@ import (
 // table generation (bumped by flushes and compactions, not by writes,
 // which do not change the tables). Any other lookup (another key of its
 // bucket unflushed: a few per cent while a full memtable waits) reads the
-// memtable too, as before (lookupiter.go).
+// memtable too, as before (lookupiter.go). While top, the largest number
+// applied, is at or below flushed, nothing is unflushed and no bucket is
+// read (a read-mostly index, after the idle flush).
 //
 // Why no lookup misses a write that returned: apply raises the buckets of
 // the batch's keys to its number before the write returns. A lookup that
@@ -51,6 +53,7 @@ type unflushed struct {
 	seed    maphash.Seed
 	buckets []atomic.Uint64
 	flushed atomic.Uint64
+	top     atomic.Uint64 // the largest number applied: nothing is unflushed while it is at or below flushed
 	off     atomic.Bool
 	// skipped counts lookups answered from the tables alone (tests).
 	skipped atomic.Uint64
@@ -80,16 +83,22 @@ func (u *unflushed) applied(b *pebble.Batch) {
 	for {
 		_, k, _, ok, err := r.Next()
 		if !ok || err != nil {
-			return
+			break
 		}
 		if len(k) == 0 || k[0] != tagPrimary {
 			continue
 		}
-		for bk := u.bucket(k); ; {
-			cur := bk.Load()
-			if cur >= top || bk.CompareAndSwap(cur, top) {
-				break
-			}
+		raise(u.bucket(k), top)
+	}
+	raise(&u.top, top)
+}
+
+// raise sets v to n unless it is larger already.
+func raise(v *atomic.Uint64, n uint64) {
+	for {
+		cur := v.Load()
+		if cur >= n || v.CompareAndSwap(cur, n) {
+			return
 		}
 	}
 }
@@ -99,7 +108,11 @@ func (u *unflushed) holds(key []byte) bool {
 	if len(key) == 0 || key[0] != tagPrimary || u.off.Load() {
 		return true
 	}
-	return u.bucket(key).Load() > u.flushed.Load()
+	f := u.flushed.Load()
+	if u.top.Load() <= f {
+		return false // all flushed (a read-mostly index): no probe
+	}
+	return u.bucket(key).Load() > f
 }
 
 // flushEnd records a finished flush; the caller has bumped the table
@@ -112,12 +125,7 @@ func (u *unflushed) flushEnd(info pebble.FlushInfo) {
 	for _, t := range info.Output {
 		top = max(top, t.LargestSeqNum)
 	}
-	for {
-		cur := u.flushed.Load()
-		if top <= cur || u.flushed.CompareAndSwap(cur, top) {
-			return
-		}
-	}
+	raise(&u.flushed, top)
 }
 
 // apply commits b durably, recording its keys in ix.mem. Every write to
