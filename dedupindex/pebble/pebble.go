@@ -206,6 +206,11 @@ func Open(dir string, opts ...Option) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dedupindex/pebble: open %s: %w", dir, err)
 	}
+	if m := db.Metrics(); m.WAL.Size > 0 || m.MemTable.Count > 1 {
+		// Pebble kept replayed writes in a memtable instead of flushing
+		// them into tables: the filter does not know them (unflushed.go).
+		mem.off.Store(true)
+	}
 	var inst [8]byte
 	if _, err := rand.Read(inst[:]); err != nil {
 		db.Close()
