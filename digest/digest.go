@@ -130,6 +130,18 @@ func CanonicalAlg(label string) string {
 // index files. A value without a label is taken as SHA-1 when its length fits
 // SHA-1 in Base32 or hex, else as SHA-256 when it fits SHA-256.
 func Parse(s string) (Digest, error) {
+	if IsCanonicalSHA1(s) {
+		// What almost every WARC declares and Normalize returns: decoded
+		// without the general path's case folding and copies.
+		sum := make([]byte, sha1.Size)
+		b32.Decode(sum, []byte(s[len(SHA1)+1:])) // 32 digits checked: 20 bytes, no error
+		return Digest{Alg: SHA1, Sum: sum}, nil
+	}
+	return parse(s)
+}
+
+// parse is Parse's general path.
+func parse(s string) (Digest, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return Digest{}, errEmpty
@@ -162,7 +174,7 @@ var errEmpty = fmt.Errorf("%w: empty", ErrInvalid)
 
 // Normalize returns the canonical form of s.
 func Normalize(s string) (string, error) {
-	if isCanonicalSHA1(s) {
+	if IsCanonicalSHA1(s) {
 		return s, nil // what almost every WARC declares: nothing to redo
 	}
 	d, err := Parse(s)
@@ -201,10 +213,10 @@ func decode(v string, size int) ([]byte, bool) {
 	return nil, false
 }
 
-// isCanonicalSHA1 reports whether s is a SHA-1 digest in canonical form
-// ("sha1:" and 32 upper-case Base32 digits, which encode 160 bits exactly),
-// the form Normalize would give it.
-func isCanonicalSHA1(s string) bool {
+// IsCanonicalSHA1 reports whether s is a SHA-1 digest in the canonical
+// form ("sha1:" and 32 upper-case Base32 digits): Normalize returns it
+// unchanged and Digest.String of its Parse gives it back.
+func IsCanonicalSHA1(s string) bool {
 	const prefix = SHA1 + ":"
 	if len(s) != len(prefix)+32 || s[:len(prefix)] != prefix {
 		return false

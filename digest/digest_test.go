@@ -50,8 +50,8 @@ func TestParseErrors(t *testing.T) {
 }
 
 // TestNormalizeCanonicalSHA1FastPath: Normalize returns an already
-// canonical SHA-1 digest as it is; the result is always what parsing and
-// formatting give (random strings near the canonical form, lower case,
+// canonical SHA-1 digest as it is, and Parse decodes it as its general
+// path does; the result is always what parsing and formatting give (random strings near the canonical form, lower case,
 // padding and digits outside Base32 included).
 func TestNormalizeCanonicalSHA1FastPath(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 2))
@@ -78,7 +78,10 @@ func TestNormalizeCanonicalSHA1FastPath(t *testing.T) {
 		}
 		got, gerr := Normalize(s)
 		var want string
-		d, werr := Parse(s)
+		d, werr := parse(s) // the general path
+		if fd, ferr := Parse(s); !fd.Equal(d) || fd.Alg != d.Alg || (ferr == nil) != (werr == nil) {
+			t.Fatalf("Parse(%q) = %v, %v; the general path gives %v, %v", s, fd, ferr, d, werr)
+		}
 		if werr == nil {
 			want = d.String()
 		}

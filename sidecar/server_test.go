@@ -397,6 +397,31 @@ func BenchmarkLookupOverSocket(b *testing.B) {
 	})
 }
 
+// TestLoadgenWrites: the bench's writer (bench-sidecar.sh WRITES=N) commits
+// originals through claims while the lookups run; every write it counts is
+// in the index, each answered by a lookup, and nothing failed.
+func TestLoadgenWrites(t *testing.T) {
+	c, _, _ := runInProcess(t, nil)
+	ctx := context.Background()
+	if err := loadgen.Seed(ctx, c, "", 100); err != nil {
+		t.Fatal(err)
+	}
+	r, err := loadgen.Run(ctx, c, loadgen.Options{Keys: 100, Workers: 2, Duration: 2 * time.Second, HitRatio: 0.5, WriteRate: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Errors != 0 || r.WriteErrors != 0 || r.Writes == 0 || r.Lookups == 0 || r.Hits == 0 {
+		t.Fatalf("bench with writes: %v (first error %q), want lookups, hits and writes without errors", r, r.FirstError)
+	}
+	var st Status
+	if err := c.Status(ctx, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Index.Originals != 100+r.Writes || st.Claims < r.Writes {
+		t.Errorf("index holds %d originals after %d claims, want 100 seeded + %d written", st.Index.Originals, st.Claims, r.Writes)
+	}
+}
+
 // TestCrawlLogTail follows a Heritrix crawl.log that grows (including a
 // line written in two pieces) and reports status codes and duplicates.
 func TestCrawlLogTail(t *testing.T) {

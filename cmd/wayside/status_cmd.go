@@ -41,11 +41,14 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	seed := fs.Int("seed", 100000, "bench: originals to store before measuring")
 	keys := fs.Int("keys", 0, "bench: seeded digests to draw hits from (default -seed; set with -seed 0 to reuse an earlier seeding)")
 	hit := fs.Float64("hit-ratio", 0.5, "bench: share of lookups for seeded digests")
+	writeRate := fs.Int("write-rate", 0, "bench: also claim and commit this many new originals per second while looking up (a crawl writing)")
+	writeAddr := fs.String("write-addr", "", "bench: daemon the -write-rate writer writes to (default -addr)")
 	fs.atLeast("duration", float64(time.Millisecond))
 	fs.atLeast("workers", 1)
 	fs.atLeast("seed", 0)
 	fs.atLeast("keys", 0)
 	fs.within("hit-ratio", 0, 1)
+	fs.atLeast("write-rate", 0)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -216,7 +219,16 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return nil
 	case "bench":
 		fmt.Fprintf(e.stderr, "bench: seeding %d originals, then %d workers look digests up for %s\n", *seed, *workers, *duration)
-		r, err := loadgen.Run(ctx, c, loadgen.Options{Seed: *seed, Keys: *keys, Workers: *workers, Duration: *duration, Scope: *scope, HitRatio: *hit, Progress: e.stderr})
+		o := loadgen.Options{Seed: *seed, Keys: *keys, Workers: *workers, Duration: *duration, Scope: *scope, HitRatio: *hit, Progress: e.stderr, WriteRate: *writeRate}
+		if *writeAddr != "" {
+			wc, err := dialDaemon(e, *writeAddr, *tokenFile, client.WithTimeout(10*time.Second))
+			if err != nil {
+				return fmt.Errorf("status: bench: -write-addr: %w", err)
+			}
+			defer wc.Close()
+			o.WriteTo = wc
+		}
+		r, err := loadgen.Run(ctx, c, o)
 		if err != nil {
 			return fmt.Errorf("status: %w", err)
 		}

@@ -106,7 +106,7 @@ func (ix *Index) claim(ctx context.Context, k dedupindex.Key, notBefore time.Tim
 			return dedupindex.ClaimResult{}, ctx.Err()
 		}
 	}
-	o, found, err := ix.get(primaryKey(id, pk), pk)
+	o, found, err := ix.get(nil, id, pk)
 	if err != nil {
 		return dedupindex.ClaimResult{}, err
 	}
@@ -175,7 +175,7 @@ func (ix *Index) Commit(ctx context.Context, t dedupindex.Ticket, o dedupindex.O
 	if err := w.finish(); err != nil {
 		return err
 	}
-	if err := ix.write(func() error { return ix.db.Apply(b, pebble.Sync) }); err != nil {
+	if err := ix.write(func() error { return ix.apply(b) }); err != nil {
 		return fmt.Errorf("dedupindex/pebble: commit %s: %w", pk.digest(), err)
 	}
 	return nil
@@ -296,7 +296,7 @@ func (ix *Index) putBatch(ctx context.Context, pks []parsedKey, os []dedupindex.
 		return nil, err
 	}
 	if b.Count() > 0 {
-		if err := ix.write(func() error { return ix.db.Apply(b, pebble.Sync) }); err != nil {
+		if err := ix.write(func() error { return ix.apply(b) }); err != nil {
 			return nil, fmt.Errorf("dedupindex/pebble: put: %w", err)
 		}
 	}
@@ -362,7 +362,7 @@ func (w *batchWriter) add(pk parsedKey, o dedupindex.Original, notBefore time.Ti
 	if w.inBatch[string(key)] {
 		return false, nil
 	}
-	old, found, err := ix.get(key, pk)
+	old, found, err := ix.get(key, 0, pk)
 	if err != nil {
 		return false, err
 	}

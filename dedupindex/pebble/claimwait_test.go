@@ -55,7 +55,7 @@ func TestClaimWaitsForSeedingPut(t *testing.T) {
 	if err := w.finish(); err != nil {
 		t.Fatal(err)
 	}
-	if err := ix.db.Apply(b, nil); err != nil {
+	if err := ix.apply(b); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()

@@ -47,9 +47,13 @@
 // the Bloom filters. Lookups reuse Pebble iterators while nothing was
 // written since they were created (a write generation bumped after every
 // write, flush and compaction), so a lookup never answers from a state
-// older than the last write that returned. When writes pause for a second
-// the memtable is flushed into a table (once per pause), so a read-mostly
-// index answers from Bloom filters instead of searching a skiplist. The default cache is three times the index's size on
+// older than the last write that returned. A lookup of a key not written
+// since the last flush reads the tables alone (unflushed.go: the index
+// records the keys each write holds until a flush covers them), with
+// iterators that writes do not outdate, so a crawl writing does not make
+// every lookup search the memtable's skiplist. When writes pause for a
+// second the memtable is flushed into a table (once per pause), so a
+// read-mostly index answers from Bloom filters. The default cache is three times the index's size on
 // disk when opened (about 300 MB per million originals, capped at 4 GiB);
 // see WithCacheSize.
 package pebble

@@ -78,6 +78,7 @@ type parsedKey struct {
 	sum     []byte
 	hasURL  bool
 	urlHash [hashLen]byte
+	canon   string // the key's digest when it was given in canonical form
 }
 
 func parseKey(k dedupindex.Key) (parsedKey, error) {
@@ -89,6 +90,9 @@ func parseKey(k dedupindex.Key) (parsedKey, error) {
 		return parsedKey{}, fmt.Errorf("dedupindex/pebble: key digest: %w", err)
 	}
 	pk := parsedKey{scope: k.Scope, alg: algCode(d.Alg), sum: d.Sum}
+	if digest.IsCanonicalSHA1(k.Digest) {
+		pk.canon = k.Digest // what digest() would build again
+	}
 	if pk.alg == 0 {
 		return parsedKey{}, fmt.Errorf("dedupindex/pebble: unsupported digest algorithm %q", d.Alg)
 	}
@@ -100,6 +104,9 @@ func parseKey(k dedupindex.Key) (parsedKey, error) {
 }
 
 func (pk parsedKey) digest() string {
+	if pk.canon != "" {
+		return pk.canon
+	}
 	return digest.Digest{Alg: algName(pk.alg), Sum: pk.sum}.String()
 }
 
@@ -128,7 +135,11 @@ func (pk parsedKey) appendSuffix(b []byte) []byte {
 }
 
 func primaryKey(scopeID uint64, pk parsedKey) []byte {
-	b := make([]byte, 0, 1+binary.MaxVarintLen64+1+len(pk.sum)+hashLen)
+	return appendPrimaryKey(make([]byte, 0, 1+binary.MaxVarintLen64+1+len(pk.sum)+hashLen), scopeID, pk)
+}
+
+// appendPrimaryKey appends the primary key of pk in scope scopeID to b.
+func appendPrimaryKey(b []byte, scopeID uint64, pk parsedKey) []byte {
 	b = append(b, tagPrimary)
 	b = binary.AppendUvarint(b, scopeID)
 	return pk.appendSuffix(b)

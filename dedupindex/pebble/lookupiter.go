@@ -25,64 +25,95 @@ import (
 // Flushes and compactions do not change what an iterator answers, but an
 // iterator pins the tables and memtables it reads: they bump the generation
 // too, so a kept iterator holds obsolete files only until the next lookup.
+//
+// Iterators over the tables alone (unflushed.go) have a generation of their
+// own, tableGen, which only flushes and compactions bump: a write changes
+// the memtable, not what they read, so under continuous writes they are
+// reused.
 
-// maxIdleIters bounds the iterators kept between lookups.
+// maxIdleIters bounds the iterators of each kind kept between lookups.
 const maxIdleIters = 8
 
-// lookupIter is a reusable point-lookup iterator and the write generation
-// it reads.
+// lookupIter is a reusable point-lookup iterator and the generation it
+// reads.
 type lookupIter struct {
-	it  *pebble.Iterator
-	gen uint64
+	it     *pebble.Iterator
+	gen    uint64
+	tables bool   // reads the tables only (OnlyReadGuaranteedDurable)
+	key    []byte // the key sought, built here by get
 }
 
 // iterPool holds idle lookup iterators.
 type iterPool struct {
-	gen    atomic.Uint64
-	writes atomic.Uint64 // writes only (flushIdle)
-	mu     sync.Mutex
-	idle   []*lookupIter
-	closed bool
+	gen      atomic.Uint64
+	tableGen atomic.Uint64 // flushes and compactions only
+	writes   atomic.Uint64 // writes only (flushIdle)
+	mu       sync.Mutex
+	idle     [2][]*lookupIter // [0]: memtables and tables; [1]: tables only
+	closed   bool
 }
 
-// changed records a write: iterators created before it are not used
-// again.
+// changed records a write: iterators over the memtables created before it
+// are not used again.
 func (p *iterPool) changed() { p.gen.Add(1); p.writes.Add(1) }
 
 // reorganised records a flush or compaction: iterators created before it
-// answer the same but pin obsolete tables and memtables.
-func (p *iterPool) reorganised() { p.gen.Add(1) }
+// answer the same (unless they read the tables only, and it was a flush)
+// but pin obsolete tables and memtables.
+func (p *iterPool) reorganised() { p.gen.Add(1); p.tableGen.Add(1) }
+
+func (p *iterPool) genOf(tables bool) uint64 {
+	if tables {
+		return p.tableGen.Load()
+	}
+	return p.gen.Load()
+}
 
 // lookupIterOpts: point lookups use the bottom level's Bloom filters too
 // (Pebble skips them by default, tuned for lookups that hit): most dedup
 // lookups are for new payloads, which the filters answer without reading a
 // data block.
-var lookupIterOpts = pebble.IterOptions{UseL6Filters: true}
+var (
+	lookupIterOpts = pebble.IterOptions{UseL6Filters: true}
+	tablesIterOpts = pebble.IterOptions{UseL6Filters: true, OnlyReadGuaranteedDurable: true}
+)
 
 // getIter returns an iterator that sees every write that returned before
-// the call. The caller holds ix.begin and gives it back with putIter.
-func (ix *Index) getIter() (*lookupIter, error) {
+// the call, of the tables only when tables is set (the caller has checked
+// with ix.mem.holds before the call that the key it seeks is not in a
+// memtable). The caller holds ix.begin and gives it back with putIter.
+func (ix *Index) getIter(tables bool) (*lookupIter, error) {
 	p := ix.iters
-	g := p.gen.Load()
+	g := p.genOf(tables)
+	k := 0
+	if tables {
+		k = 1
+	}
 	var li *lookupIter
 	p.mu.Lock()
-	if n := len(p.idle); n > 0 {
-		li = p.idle[n-1]
-		p.idle[n-1] = nil
-		p.idle = p.idle[:n-1]
+	if n := len(p.idle[k]); n > 0 {
+		li = p.idle[k][n-1]
+		p.idle[k][n-1] = nil
+		p.idle[k] = p.idle[k][:n-1]
 	}
 	p.mu.Unlock()
+	var key []byte
 	if li != nil {
 		if li.gen == g {
 			return li, nil
 		}
 		li.it.Close() // its error was checked before it was kept
+		key = li.key
 	}
-	it, err := ix.db.NewIter(&lookupIterOpts)
+	opts := &lookupIterOpts
+	if tables {
+		opts = &tablesIterOpts
+	}
+	it, err := ix.db.NewIter(opts)
 	if err != nil {
 		return nil, err
 	}
-	return &lookupIter{it: it, gen: g}, nil
+	return &lookupIter{it: it, gen: g, tables: tables, key: key}, nil
 }
 
 // putIter keeps li for a later lookup, or closes it when it is outdated,
@@ -93,10 +124,14 @@ func (ix *Index) putIter(li *lookupIter) error {
 		return err
 	}
 	p := ix.iters
-	if li.gen == p.gen.Load() {
+	if li.gen == p.genOf(li.tables) {
+		k := 0
+		if li.tables {
+			k = 1
+		}
 		p.mu.Lock()
-		if !p.closed && len(p.idle) < maxIdleIters {
-			p.idle = append(p.idle, li)
+		if !p.closed && len(p.idle[k]) < maxIdleIters {
+			p.idle[k] = append(p.idle[k], li)
 			li = nil
 		}
 		p.mu.Unlock()
@@ -112,9 +147,11 @@ func (ix *Index) putIter(li *lookupIter) error {
 func (p *iterPool) closeIters() {
 	p.mu.Lock()
 	idle := p.idle
-	p.idle, p.closed = nil, true
+	p.idle, p.closed = [2][]*lookupIter{}, true
 	p.mu.Unlock()
-	for _, li := range idle {
-		li.it.Close()
+	for _, l := range idle {
+		for _, li := range l {
+			li.it.Close()
+		}
 	}
 }

@@ -32,7 +32,7 @@ func TestLookupSeesEveryWrite(t *testing.T) {
 	idle := func() []*lookupIter {
 		ix.iters.mu.Lock()
 		defer ix.iters.mu.Unlock()
-		return append([]*lookupIter(nil), ix.iters.idle...)
+		return append(append([]*lookupIter(nil), ix.iters.idle[0]...), ix.iters.idle[1]...)
 	}
 	var warmOnce func()
 	key := func(i int) dedupindex.Key {
@@ -243,5 +243,106 @@ func TestIdleFlush(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if f := flushes(); f != f1 {
 		t.Errorf("%d flushes during a pause with nothing written, want 0", f-f1)
+	}
+}
+
+// TestTablesOnlyLookupsUnderWrites: while a writer puts originals
+// continuously into a small memtable (a flush every few hundred writes),
+// a lookup started after a put returned finds it, and lookups of earlier
+// puts (flushed meanwhile, or still in a memtable being flushed) find
+// theirs. Most lookups read the tables alone (unflushed.go), and flushes
+// happened during the run, so the test crossed the boundary it is about
+// many times.
+func TestTablesOnlyLookupsUnderWrites(t *testing.T) {
+	ctx := context.Background()
+	ix, err := Open(t.TempDir(), func(o *options) { o.memTableSize = 64 << 10 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	key := func(i int) dedupindex.Key { return dedupindex.Key{Scope: "s", Digest: indextest.SyntheticDigest(i)} }
+	orig := indextest.SyntheticOriginal
+	flushes0 := ix.db.Metrics().Flush.Count
+	const n = 3000
+	done := make(chan int, 16)
+	errs := make(chan error, 1)
+	go func() {
+		defer close(errs)
+		var fail error
+		for i := range done {
+			if fail != nil {
+				continue
+			}
+			// The put that just returned, one a little older (maybe in
+			// the memtable being flushed), one long flushed, and a
+			// digest never written.
+			for _, j := range []int{i, max(i-37, 0), i / 2} {
+				o, ok, err := ix.Lookup(ctx, key(j))
+				if err == nil && (!ok || o.RecordID != orig(j).RecordID) {
+					err = fmt.Errorf("put %d returned (put %d the last), then a lookup found=%v %q", j, i, ok, o.RecordID)
+				}
+				if err != nil {
+					fail = err
+				}
+			}
+			if _, ok, err := ix.Lookup(ctx, key(-1-i)); err != nil || ok {
+				fail = fmt.Errorf("lookup of a digest never written: found=%v, %v", ok, err)
+			}
+		}
+		if fail != nil {
+			errs <- fail
+		}
+	}()
+	for i := range n {
+		if _, err := ix.Put(ctx, key(i), orig(i)); err != nil {
+			t.Fatal(err)
+		}
+		done <- i
+	}
+	close(done)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	flushes := ix.db.Metrics().Flush.Count - flushes0
+	skipped := ix.mem.skipped.Load()
+	if flushes < 5 || skipped < n {
+		t.Errorf("%d flushes and %d of %d lookups from the tables alone during the writes; want several flushes and most lookups", flushes, skipped, 4*n)
+	}
+}
+
+// TestTablesOnlyLookupsAfterReopen: a reopened index whose last writes were
+// only in the write-ahead log (Close does not flush) answers them, and its
+// lookups read the tables alone: Pebble flushed the replayed log into
+// tables, which Open checks before it trusts the filter (unflushed.go).
+func TestTablesOnlyLookupsAfterReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(i int) dedupindex.Key { return dedupindex.Key{Scope: "s", Digest: indextest.SyntheticDigest(i)} }
+	for i := range 50 {
+		if _, err := ix.Put(ctx, key(i), indextest.SyntheticOriginal(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ix, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if ix.mem.off.Load() {
+		t.Fatal("the filter is off after a reopen: Pebble left the replayed log in a memtable")
+	}
+	for i := range 50 {
+		if o, ok, err := ix.Lookup(ctx, key(i)); err != nil || !ok || o.RecordID != indextest.SyntheticOriginal(i).RecordID {
+			t.Fatalf("lookup %d after reopen: %v %v %v", i, o.RecordID, ok, err)
+		}
+	}
+	if n := ix.mem.skipped.Load(); n != 50 {
+		t.Errorf("%d of 50 lookups after reopen read the tables alone, want all", n)
 	}
 }

@@ -215,7 +215,7 @@ func (ix *Index) deleteSome(ctx context.Context, sel dedupindex.Selector, vs []v
 	if n == 0 {
 		return 0, nil
 	}
-	err = ix.db.Apply(b, pebble.Sync)
+	err = ix.apply(b)
 	ix.iters.changed()
 	if err != nil {
 		return 0, fmt.Errorf("dedupindex/pebble: delete: %w", err)
@@ -322,7 +322,7 @@ func (ix *Index) Update(ctx context.Context, moves []dedupindex.Move) (int64, er
 		if done[string(key)] {
 			continue
 		}
-		old, found, err := ix.get(key, v.pk)
+		old, found, err := ix.get(key, 0, v.pk)
 		if err != nil {
 			return 0, err
 		}
@@ -358,7 +358,7 @@ func (ix *Index) Update(ctx context.Context, moves []dedupindex.Move) (int64, er
 	if n == 0 {
 		return 0, nil
 	}
-	err = ix.db.Apply(b, pebble.Sync)
+	err = ix.apply(b)
 	ix.iters.changed()
 	if err != nil {
 		return 0, fmt.Errorf("dedupindex/pebble: update: %w", err)

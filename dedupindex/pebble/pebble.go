@@ -52,6 +52,9 @@ type Index struct {
 	// iters holds reusable point-lookup iterators (lookupiter.go). Every
 	// write to db calls iters.changed after it returns.
 	iters *iterPool
+	// mem holds the keys written and maybe not yet flushed; every write
+	// goes through apply (unflushed.go).
+	mem *unflushed
 
 	idleStop, idleDone chan struct{} // flushIdle
 
@@ -81,6 +84,7 @@ type options struct {
 	delBatch     int
 	idleFlush    time.Duration
 	idleFlushMin uint64
+	memTableSize uint64 // 0: Pebble's default (tests set a small one)
 }
 
 // Option configures Open.
@@ -180,9 +184,18 @@ func Open(dir string, opts ...Option) (*Index, error) {
 	if o.fs != nil {
 		popts.FS = o.fs
 	}
+	if o.memTableSize > 0 {
+		popts.MemTableSize = o.memTableSize
+	}
 	iters := &iterPool{}
+	mem := newUnflushed()
 	popts.AddEventListener(pebble.EventListener{
-		FlushEnd:      func(pebble.FlushInfo) { iters.reorganised() },
+		// Pebble calls FlushEnd once the flushed tables are installed:
+		// iterators created after it read them (unflushed.go).
+		FlushEnd: func(info pebble.FlushInfo) {
+			iters.reorganised()
+			mem.flushEnd(info)
+		},
 		CompactionEnd: func(pebble.CompactionInfo) { iters.reorganised() },
 	})
 	popts.EnsureDefaults()
@@ -192,6 +205,11 @@ func Open(dir string, opts ...Option) (*Index, error) {
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
 		return nil, fmt.Errorf("dedupindex/pebble: open %s: %w", dir, err)
+	}
+	if m := db.Metrics(); m.WAL.Size > 0 || m.MemTable.Count > 1 {
+		// Pebble kept replayed writes in a memtable instead of flushing
+		// them into tables: the filter does not know them (unflushed.go).
+		mem.off.Store(true)
 	}
 	var inst [8]byte
 	if _, err := rand.Read(inst[:]); err != nil {
@@ -206,6 +224,7 @@ func Open(dir string, opts ...Option) (*Index, error) {
 		instance:   hex.EncodeToString(inst[:]),
 		delBatch:   o.delBatch,
 		iters:      iters,
+		mem:        mem,
 		seed:       maphash.MakeSeed(),
 		scopeIDs:   map[string]uint64{},
 		scopeNames: map[uint64]string{},
@@ -285,7 +304,7 @@ func (ix *Index) load(byURL bool) error {
 			flag = 1
 		}
 		b.Set(byURLKey, []byte{flag}, nil)
-		if err := b.Commit(pebble.Sync); err != nil {
+		if err := ix.apply(b); err != nil {
 			return err
 		}
 	case err != nil:
@@ -421,7 +440,7 @@ func (ix *Index) scopeID(name string, create bool) (id uint64, ok bool, err erro
 		return id, true, nil
 	}
 	id = n + 1
-	if err := ix.write(func() error { return ix.db.Set(scopeKey(name), binary.AppendUvarint(nil, id), pebble.Sync) }); err != nil {
+	if err := ix.write(func() error { return ix.setOne(scopeKey(name), binary.AppendUvarint(nil, id)) }); err != nil {
 		return 0, false, fmt.Errorf("dedupindex/pebble: add scope %q: %w", name, err)
 	}
 	ix.namesMu.Lock()
@@ -456,7 +475,7 @@ func (ix *Index) intern(kind byte, s string) (uint64, error) {
 		return id, nil
 	}
 	id = n + 1
-	if err := ix.write(func() error { return ix.db.Set(internKey(kind, id), []byte(s), pebble.Sync) }); err != nil {
+	if err := ix.write(func() error { return ix.setOne(internKey(kind, id), []byte(s)) }); err != nil {
 		return 0, fmt.Errorf("dedupindex/pebble: intern %q: %w", s, err)
 	}
 	ix.namesMu.Lock()
@@ -497,34 +516,50 @@ func (ix *Index) toOriginal(dig string, r record.Record) (dedupindex.Original, e
 }
 
 // get reads and decodes the primary entry at key, as committed when it is
-// called. It seeks with the bottom level's Bloom filters on (Pebble's Get
-// skips them, tuned for lookups that hit): most dedup lookups are for new
-// payloads, which the filters then answer without reading a data block.
-func (ix *Index) get(key []byte, pk parsedKey) (dedupindex.Original, bool, error) {
-	li, err := ix.getIter()
+// called; a nil key is pk's primary key in scope scopeID, built in the
+// iterator's buffer. It seeks with the bottom level's Bloom filters on
+// (Pebble's Get skips them, tuned for lookups that hit): most dedup lookups
+// are for new payloads, which the filters then answer without reading a
+// data block.
+func (ix *Index) get(key []byte, scopeID uint64, pk parsedKey) (dedupindex.Original, bool, error) {
+	var kb [96]byte
+	k := key
+	if k == nil {
+		k = appendPrimaryKey(kb[:0], scopeID, pk)
+	}
+	// Whether the key may be in a memtable, asked before the iterator's
+	// generation is read (unflushed.go).
+	tables := !ix.mem.holds(k)
+	li, err := ix.getIter(tables)
 	if err != nil {
 		return dedupindex.Original{}, false, fmt.Errorf("dedupindex/pebble: get: %w", err)
 	}
-	var r record.Record
+	if tables {
+		ix.mem.skipped.Add(1)
+	}
+	// The iterator keeps the key it seeks: a copy in its own buffer.
+	li.key = append(li.key[:0], k...)
+	key = li.key
+	// Decode before the iterator (and its key buffer) goes back.
+	var o dedupindex.Original
 	found := li.it.SeekPrefixGE(key) && bytes.Equal(li.it.Key(), key)
 	var derr error
 	if found {
-		r, derr = record.Decode(li.it.Value())
+		r, err := record.Decode(li.it.Value())
+		if err == nil {
+			o, err = ix.toOriginal(pk.digest(), r)
+		}
+		if err != nil {
+			derr = fmt.Errorf("dedupindex/pebble: entry %x: %w", key, err)
+		}
 	}
 	if err := ix.putIter(li); err != nil {
 		return dedupindex.Original{}, false, fmt.Errorf("dedupindex/pebble: get: %w", err)
 	}
-	if !found {
-		return dedupindex.Original{}, false, nil
-	}
 	if derr != nil {
-		return dedupindex.Original{}, false, fmt.Errorf("dedupindex/pebble: entry %x: %w", key, derr)
+		return dedupindex.Original{}, false, derr
 	}
-	o, err := ix.toOriginal(pk.digest(), r)
-	if err != nil {
-		return dedupindex.Original{}, false, fmt.Errorf("dedupindex/pebble: entry %x: %w", key, err)
-	}
-	return o, true, nil
+	return o, found, nil
 }
 
 // Lookup returns the committed original for k.
@@ -544,7 +579,7 @@ func (ix *Index) Lookup(ctx context.Context, k dedupindex.Key) (dedupindex.Origi
 	if err != nil || !ok {
 		return dedupindex.Original{}, false, err
 	}
-	return ix.get(primaryKey(id, pk), pk)
+	return ix.get(nil, id, pk)
 }
 
 // ByURL returns the originals in scope whose target URI has by-URL key

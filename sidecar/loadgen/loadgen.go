@@ -6,6 +6,7 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
@@ -40,6 +41,15 @@ type Options struct {
 	HitRatio float64
 	// Progress receives one line per 10 s when not nil.
 	Progress io.Writer
+	// WriteRate, when above 0, runs a writer alongside the lookups for the
+	// whole run: WriteRate new originals per second, each claimed and
+	// committed (a crawler's path; every commit a durable write), as a
+	// crawl ingesting while others look digests up.
+	WriteRate int
+	// WriteTo is the daemon the writer writes to. Default: the lookups'
+	// client (another daemon keeps the machine's load the same while the
+	// lookups measure something else, such as a floor).
+	WriteTo *client.Client
 }
 
 // Result is what a run measured.
@@ -56,11 +66,19 @@ type Result struct {
 	// ClientCPU is the CPU time the generator itself used (user+system).
 	ClientCPU  time.Duration
 	FirstError string
+	// Writes is how many originals the writer committed (WriteRate), and
+	// WriteErrors how many claims or commits failed.
+	Writes      int64
+	WriteErrors int64
 }
 
 func (r Result) String() string {
-	return fmt.Sprintf("lookups=%d hits=%d errors=%d elapsed=%s rate=%.0f/s p50=%s p99=%s p99.9=%s max=%s client_cpu=%s",
+	s := fmt.Sprintf("lookups=%d hits=%d errors=%d elapsed=%s rate=%.0f/s p50=%s p99=%s p99.9=%s max=%s client_cpu=%s",
 		r.Lookups, r.Hits, r.Errors, r.Elapsed.Round(time.Millisecond), r.PerSecond, r.P50, r.P99, r.P999, r.Max, r.ClientCPU.Round(time.Millisecond))
+	if r.Writes > 0 || r.WriteErrors > 0 {
+		s += fmt.Sprintf(" writes=%d write_errors=%d", r.Writes, r.WriteErrors)
+	}
+	return s
 }
 
 // SeedDigest returns the i-th deterministic seed digest.
@@ -161,6 +179,19 @@ func Run(ctx context.Context, c *client.Client, o Options) (Result, error) {
 			lat[w] = ls
 		}(w)
 	}
+	var writes, writeErrs atomic.Int64
+	var wgw sync.WaitGroup // the writer: its last writes finish after the lookups
+	if o.WriteRate > 0 {
+		wc := o.WriteTo
+		if wc == nil {
+			wc = c
+		}
+		wgw.Add(1)
+		go func() {
+			defer wgw.Done()
+			write(ctx, runCtx, wc, o, &writes, &writeErrs, &firstErr)
+		}()
+	}
 	if o.Progress != nil {
 		go func() {
 			t := time.NewTicker(10 * time.Second)
@@ -181,6 +212,7 @@ func Run(ctx context.Context, c *client.Client, o Options) (Result, error) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	clientCPU := processCPU() - cpu0
+	wgw.Wait()
 	var all []time.Duration
 	for _, l := range lat {
 		all = append(all, l...)
@@ -196,6 +228,7 @@ func Run(ctx context.Context, c *client.Client, o Options) (Result, error) {
 		Lookups: lookups.Load(), Hits: hits.Load(), Errors: errs.Load(), Elapsed: elapsed,
 		PerSecond: float64(lookups.Load()) / elapsed.Seconds(),
 		P50:       q(0.50), P99: q(0.99), P999: q(0.999), ClientCPU: clientCPU,
+		Writes: writes.Load(), WriteErrors: writeErrs.Load(),
 	}
 	if len(all) > 0 {
 		r.Max = all[len(all)-1]
@@ -204,6 +237,82 @@ func Run(ctx context.Context, c *client.Client, o Options) (Result, error) {
 		r.FirstError = v
 	}
 	return r, nil
+}
+
+// writeConns is how many claim-commit sequences the writer runs at once
+// (a crawler's fetch threads: a commit waits for its durable write, and
+// concurrent ones share a sync).
+const writeConns = 8
+
+// write claims and commits o.WriteRate new originals per second until run
+// ends, from writeConns goroutines taking the next due original in turn
+// (paced in ticks of 10 ms); a claim and commit started before run ended
+// finish under ctx (no claim left pending, every commit counted). Its
+// digests are new to the index: a random 62-bit base per run, so runs
+// against the same daemon do not collide.
+func write(ctx, run context.Context, c *client.Client, o Options, writes, errs *atomic.Int64, firstErr *atomic.Value) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		firstErr.CompareAndSwap(nil, "writer: "+err.Error())
+		errs.Add(1)
+		return
+	}
+	base := int(binary.BigEndian.Uint64(b[:]) >> 2)
+	date := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	fail := func(err error) {
+		errs.Add(1)
+		firstErr.CompareAndSwap(nil, "writer: "+err.Error())
+	}
+	start := time.Now()
+	var next atomic.Int64
+	one := func(n int) {
+		d := SeedDigest(base + n)
+		cr, err := c.Claim(ctx, api.Key{Scope: o.Scope, Digest: d})
+		if err != nil {
+			fail(err)
+			return
+		}
+		if cr.State != dedupindex.Claimed.String() || cr.Ticket == nil {
+			return // a digest committed before: nothing to write
+		}
+		err = c.Commit(ctx, *cr.Ticket, dedupindex.Original{
+			Digest: d, TargetURI: fmt.Sprintf("http://write.bench.example/%d", n), Date: date.Add(time.Duration(n) * time.Millisecond),
+			RecordID: fmt.Sprintf("<urn:uuid:00000000-0000-4000-9000-%012d>", n), File: "bench-write.warc.gz",
+			Offset: int64(n) * 1000, Length: 1000, PayloadLength: 5000, Status: 200, MIME: "text/html",
+		})
+		if err != nil {
+			fail(err)
+			return
+		}
+		writes.Add(1)
+	}
+	var wg sync.WaitGroup
+	for range writeConns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.NewTicker(10 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-run.Done():
+					return
+				case <-t.C:
+				}
+				due := int64(time.Since(start) * time.Duration(o.WriteRate) / time.Second)
+				for run.Err() == nil && ctx.Err() == nil {
+					n := next.Load()
+					if n >= due {
+						break
+					}
+					if next.CompareAndSwap(n, n+1) {
+						one(int(n))
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 var foundTrue = []byte(`"found":true`)
