@@ -66,7 +66,7 @@ func (r *Reader) readBlock(rec *Record) error {
 	}
 	var perr error
 	if isHTTP {
-		info, err := parseHTTPHead(r.hbr, r.opts.KeepHTTPHead)
+		info, err := parseHTTPHead(r.hbr, r.opts.KeepHTTPHead, true)
 		r.blk.headStep = false
 		if err == nil {
 			rec.HTTP = info
