@@ -34,7 +34,7 @@ import (
 //     algorithm than SHA-1 are not re-computed and so not checked.
 func (r *Record) Capture(file string) wayside.Capture {
 	var h [len(captureNames)]string
-	r.Headers.getEach(captureNames[:], h[:])
+	r.Headers.getEach(captureSet, h[:])
 	c := wayside.Capture{
 		URI:           r.TargetURI,
 		Date:          r.Date,
@@ -53,7 +53,7 @@ func (r *Record) Capture(file string) wayside.Capture {
 	// The HTTP fields Capture reads, in one pass over the HTTP head.
 	var hv [len(captureHTTPNames)]string
 	if r.HTTP != nil {
-		r.HTTP.Header.getEach(captureHTTPNames[:], hv[:])
+		r.HTTP.Header.getEach(captureHTTPSet, hv[:])
 		c.ETag, c.LastModified = hv[1], hv[2]
 	}
 	c.MIME = r.indexMIME(hv[0])
@@ -92,6 +92,11 @@ func (r *Record) Capture(file string) wayside.Capture {
 
 // captureHTTPNames are the HTTP fields Capture reads.
 var captureHTTPNames = [...]string{"Content-Type", "ETag", "Last-Modified"}
+
+var (
+	captureSet     = newFieldSet(captureNames[:]...)
+	captureHTTPSet = newFieldSet(captureHTTPNames[:]...)
+)
 
 // captureNames are the WARC fields Capture reads (one pass over the
 // head), in the order it indexes them.

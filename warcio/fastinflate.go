@@ -265,6 +265,31 @@ func (f *fastInflate) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// fastAhead returns the open member's next inflated bytes (at most max)
+// when the fast path serves it and the data buffer is empty: they are
+// read where they are, and fastTake consumes them as if read through the
+// data buffer. nil otherwise.
+func (r *Reader) fastAhead(max int64) []byte {
+	f := r.fast
+	if f == nil || !f.on || f.pos >= f.end || r.br.Buffered() > 0 {
+		return nil
+	}
+	return f.out[f.pos : f.pos+int(min(max, int64(f.end-f.pos)))]
+}
+
+// fastTake consumes the first n bytes fastAhead returned, as reading them
+// through tapReader and the data buffer would: counted in the data
+// offset, seen by Options.Tap.
+func (r *Reader) fastTake(n int) {
+	f := r.fast
+	p := f.out[f.pos : f.pos+n]
+	f.pos += n
+	r.dcnt.n += int64(n)
+	if r.tapOpen {
+		r.opts.Tap.Write(p)
+	}
+}
+
 // inflated reads the open member's inflated bytes: from the fast path's
 // buffer, or from the gzip reader.
 func (r *Reader) inflated(p []byte) (int, error) {

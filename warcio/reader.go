@@ -808,7 +808,7 @@ func (r *Reader) readWARCHead(rec *Record) error {
 		}
 	}
 	var v [len(warcHeadNames)]string
-	rec.Headers.getEach(warcHeadNames[:], v[:])
+	rec.Headers.getEach(warcHeadSet, v[:])
 	rec.Type = strings.ToLower(v[0])
 	rec.TargetURI = strings.Trim(v[1], "<>")
 	rec.RecordID = v[2]
@@ -849,6 +849,8 @@ func (r *Reader) readWARCHead(rec *Record) error {
 // order it uses them.
 var warcHeadNames = [...]string{"WARC-Type", "WARC-Target-URI", "WARC-Record-ID", "Content-Type",
 	"WARC-Date", "WARC-Block-Digest", "WARC-Payload-Digest", "Content-Length"}
+
+var warcHeadSet = newFieldSet(warcHeadNames[:]...)
 
 // warcHeadAhead is how far readWARCHead looks ahead for the end of a head
 // it reads as one string.
