@@ -80,7 +80,19 @@ func canonicalOr(d string) string {
 }
 
 // Timestamp formats t as a 14-digit UTC timestamp.
-func timestamp14(c wayside.Capture) string { return c.Date.UTC().Format("20060102150405") }
+func timestamp14(c wayside.Capture) string {
+	t := c.Date.UTC()
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
+		return t.Format("20060102150405")
+	}
+	h, mi, s := t.Clock()
+	var b [14]byte
+	for i, v := range [...]int{y / 100, y % 100, int(mo), d, h, mi, s} {
+		b[2*i], b[2*i+1] = byte('0'+v/10), byte('0'+v%10)
+	}
+	return string(b[:])
+}
 
 // FromCapture returns the index line of a capture, as pywb's cdxj-indexer
 // writes it for the same record (the capture must come from
@@ -195,6 +207,17 @@ func appendJSONString(dst []byte, s string) []byte {
 	const hexdig = "0123456789abcdef"
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {
+		// A run of bytes that need no escaping is appended whole.
+		j := i
+		for j < len(s) && jsonPlain(s[j]) {
+			j++
+		}
+		if j > i {
+			dst = append(dst, s[i:j]...)
+			if i = j; i == len(s) {
+				break
+			}
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
@@ -233,6 +256,9 @@ func appendJSONString(dst []byte, s string) []byte {
 	}
 	return append(dst, '"')
 }
+
+// jsonPlain reports whether appendJSONString writes c as it is.
+func jsonPlain(c byte) bool { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' }
 
 // Parse parses one CDXJ line (a trailing newline is allowed).
 func Parse(s string) (Line, error) {

@@ -138,3 +138,41 @@ func TestFromCaptureNormalisesDigest(t *testing.T) {
 		t.Errorf("digest %q", l.Digest)
 	}
 }
+
+// TestAppendJSONStringEscapes checks the escapes Python's json.dumps
+// (ensure_ascii) writes, with plain runs before, between and after them.
+func TestAppendJSONStringEscapes(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                           `""`,
+		"plain text/html":            `"plain text/html"`,
+		`a"b\c`:                      `"a\"b\\c"`,
+		"x\ny\tz\r\b\f\x01\x1f\x7f.": `"x\ny\tz\r\b\f\u0001\u001f\u007f."`,
+		"é€😀":                        `"\u00e9\u20ac\ud83d\ude00"`,
+		"ab\xffcd\xe2\x82":           `"ab\ufffdcd\ufffd\ufffd"`,
+		"http://x/?q=1&r=<2>":        `"http://x/?q=1&r=<2>"`,
+	} {
+		if got := string(appendJSONString([]byte("pre"), in)); got != "pre"+want {
+			t.Errorf("appendJSONString(%q) = %s, want pre%s", in, got, want)
+		}
+	}
+}
+
+// TestTimestamp14MatchesFormat compares the hand-made 14-digit timestamp
+// with time.Format's, in and out of the four-digit years.
+func TestTimestamp14MatchesFormat(t *testing.T) {
+	dates := []time.Time{
+		time.Date(2024, 3, 1, 8, 0, 0, 329000000, time.UTC),
+		time.Date(1996, 12, 31, 23, 59, 59, 0, time.UTC),
+		time.Date(2000, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 5*3600+1800)),
+		time.Date(9, 7, 8, 9, 10, 11, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-5, 1, 1, 0, 0, 0, 0, time.UTC),
+		{},
+	}
+	for _, d := range dates {
+		if got, want := timestamp14(wayside.Capture{Date: d}), d.UTC().Format("20060102150405"); got != want {
+			t.Errorf("timestamp14(%v) = %s, want %s", d, got, want)
+		}
+	}
+}

@@ -10,12 +10,16 @@
 #              ($WARCHAEOLOGY, a built `warc`: `go build` in a checkout of
 #              github.com/nlnwa/warchaeology; its HEAD, on gowarc v3.1.0,
 #              builds from the module proxy) |
-#              floor: gunzip + SHA-1 in Go (scripts/dedupbench)
+#              floors: gunzip + SHA-1 (scripts/dedupbench floor), with
+#              libdeflate ("ld", the inflater Wayside uses) and with
+#              klauspost/compress ("go", the pure-Go floor issue 27 set its
+#              targets against): the floor cell gives both, the ratios
+#              cell Wayside's ratio to each ("floor ld X go Y")
 #   cdxj       `wayside cdxj -j 1` | warcio.js `cdx-index` (installed by
-#              scripts/interop-js.sh) | the same floor
+#              scripts/interop-js.sh) | the same floors
 # and, for each, a growth row from the same figures: CPU-seconds at 4× over
 # 1× (target: the input ratio ±10%) and max RSS at 4× over 1× (target: flat,
-# ≤ 1.20), Wayside's beside the peer's and the floor's.
+# ≤ 1.20), Wayside's beside the peer's and the libdeflate floor's.
 # Then every other bench script, each bounded by `timeout SCRIPT_TIMEOUT`
 # (default 300 s) in its short form (LONG=1 is passed on for the long
 # forms); the table gives its status and wall time, and its ratio line:
@@ -57,12 +61,12 @@ cleanup() {
 print_table() {
 	echo
 	echo "CPU: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ)"
-	printf '%-28s | %-26s | %-30s | %-24s | %-30s | %s\n' task wayside peer floor ratios "max RSS MB (wayside/peer)"
-	printf -- '-%.0s' {1..170}
+	printf '%-28s | %-26s | %-30s | %-24s | %-34s | %s\n' task wayside peer "floor (ld, go)" ratios "max RSS MB (wayside/peer)"
+	printf -- '-%.0s' {1..174}
 	echo
 	while IFS=$'\t' read -r task w p f r rss; do
 		if [ -n "$rss" ]; then
-			printf '%-28s | %-26s | %-30s | %-24s | %-30s | %s\n' "$task" "$w" "$p" "$f" "$r" "$rss"
+			printf '%-28s | %-26s | %-30s | %-24s | %-34s | %s\n' "$task" "$w" "$p" "$f" "$r" "$rss"
 		else # a script's row: its ratio line is long, and last
 			printf '%-28s | %-26s | %-30s | %-24s | %s\n' "$task" "$w" "$p" "$f" "$r"
 		fi
@@ -158,7 +162,9 @@ for scale in 1 4; do
 	raws[$scale]=$raw
 	label="$((raw / 1000000)) MB raw"
 	floor=$(measure "$logs/floor-$scale.log" "$work/dedupbench" floor "$w")
+	floorgo=$(measure "$logs/floor-go-$scale.log" "$work/dedupbench" floor -inflater klauspost "$w")
 	keep floor $scale "$floor"
+	fcell="ld ${floor% *} go ${floorgo% *}"
 	if want dedup; then
 		rm -rf "$work/out"
 		ws=$(measure "$logs/dedup-$scale.log" "$work/wayside" dedup run -q -j 1 -o "$work/out" "$w")
@@ -172,8 +178,8 @@ for scale in 1 4; do
 		fi
 		keep dedup $scale "$ws"
 		keep dedup-peer $scale "$ps"
-		row "dedup run ${scale}× ($label)" "${ws% *} MB/CPU-s" "$pn" "gunzip+sha1 ${floor% *}" \
-			"peer $(ratio "${ws% *}" "${ps% *}") floor $(ratio "${ws% *}" "${floor% *}")" "$(rss "$ws")/$(rss "$ps")"
+		row "dedup run ${scale}× ($label)" "${ws% *} MB/CPU-s" "$pn" "$fcell" \
+			"peer $(ratio "${ws% *}" "${ps% *}") floor ld $(ratio "${ws% *}" "${floor% *}") go $(ratio "${ws% *}" "${floorgo% *}")" "$(rss "$ws")/$(rss "$ps")"
 		rm -rf "$work/out" "$work/wa" "$work/widx"
 	fi
 	if want cdxj; then
@@ -188,8 +194,8 @@ for scale in 1 4; do
 		fi
 		keep cdxj $scale "$ws"
 		keep cdxj-peer $scale "$ps"
-		row "cdxj ${scale}× ($label)" "${ws% *} MB/CPU-s" "$pn" "gunzip+sha1 ${floor% *}" \
-			"peer $(ratio "${ws% *}" "${ps% *}") floor $(ratio "${ws% *}" "${floor% *}")" "$(rss "$ws")/$(rss "$ps")"
+		row "cdxj ${scale}× ($label)" "${ws% *} MB/CPU-s" "$pn" "$fcell" \
+			"peer $(ratio "${ws% *}" "${ps% *}") floor ld $(ratio "${ws% *}" "${floor% *}") go $(ratio "${ws% *}" "${floorgo% *}")" "$(rss "$ws")/$(rss "$ps")"
 		rm -f "$work/idx.cdxj"
 	fi
 done

@@ -85,7 +85,7 @@ func hasScheme(s string) bool {
 	return false
 }
 
-func parse(s string) (*url, error) {
+func parse(s string) (url, error) {
 	if !hasScheme(s) {
 		s = "http://" + s
 	}
@@ -104,7 +104,7 @@ func parse(s string) (*url, error) {
 		s = s[n:]
 	}
 	colon := strings.IndexByte(s, ':')
-	u := &url{scheme: strings.ToLower(s[:colon])}
+	u := url{scheme: strings.ToLower(s[:colon])}
 	rest := s[colon+1:]
 	if i := strings.IndexByte(rest, '#'); i >= 0 {
 		rest = rest[:i]
@@ -125,7 +125,7 @@ func parse(s string) (*url, error) {
 	}
 	host, port, ipv6, err := splitNetloc(netloc)
 	if err != nil {
-		return nil, err
+		return url{}, err
 	}
 	if host == "" && strings.HasPrefix(u.scheme, "http") && path != "" {
 		// "http:////host/path": the host hides in the path.
@@ -136,11 +136,11 @@ func parse(s string) (*url, error) {
 		}
 		host, port, ipv6, err = splitNetloc(host)
 		if err != nil {
-			return nil, err
+			return url{}, err
 		}
 	}
 	if host == "" && (u.scheme == "http" || u.scheme == "https") {
-		return nil, errors.New("no host")
+		return url{}, errors.New("no host")
 	}
 	u.port = port
 	u.ipv6 = ipv6
@@ -447,15 +447,22 @@ func reverseHost(h string) string {
 	if strings.IndexByte(h, '.') < 0 {
 		return h
 	}
-	// The labels in reverse order, joined by commas, in one allocation.
-	b := make([]byte, 0, len(h))
+	var b strings.Builder
+	b.Grow(len(h))
+	writeReversedHost(&b, h)
+	return b.String()
+}
+
+// writeReversedHost writes the labels of h in reverse order, joined by
+// commas.
+func writeReversedHost(b *strings.Builder, h string) {
 	for end := len(h); ; {
 		i := strings.LastIndexByte(h[:end], '.')
-		b = append(b, h[i+1:end]...)
+		b.WriteString(h[i+1 : end])
 		if i < 0 {
-			return string(b)
+			return
 		}
-		b = append(b, ',')
+		b.WriteByte(',')
 		end = i
 	}
 }
@@ -467,7 +474,7 @@ func (u *url) key() string {
 		b.WriteString(u.scheme)
 		b.WriteByte(':')
 	} else {
-		b.WriteString(reverseHost(u.host))
+		writeReversedHost(&b, u.host)
 		if u.port != 0 {
 			b.WriteByte(':')
 			b.WriteString(strconv.Itoa(u.port))

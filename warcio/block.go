@@ -66,7 +66,7 @@ func (r *Reader) readBlock(rec *Record) error {
 	}
 	var perr error
 	if isHTTP {
-		info, err := parseHTTPHead(r.hbr, r.opts.KeepHTTPHead)
+		info, err := parseHTTPHead(r.hbr, r.opts.KeepHTTPHead, true)
 		r.blk.headStep = false
 		if err == nil {
 			rec.HTTP = info
@@ -279,15 +279,22 @@ func (b *blockReader) WriteTo(w io.Writer) (int64, error) {
 		if b.err != nil {
 			return total, io.ErrUnexpectedEOF
 		}
-		if br.Buffered() == 0 {
-			if _, err := br.Peek(1); err != nil && br.Buffered() == 0 {
-				if !b.atEnd(err) {
-					return total, io.ErrUnexpectedEOF
+		// With the data buffer empty, the bytes of a member the fast
+		// path serves are taken straight from its output (not copied
+		// into the data buffer first).
+		p := b.r.fastAhead(b.remaining)
+		direct := len(p) > 0
+		if !direct {
+			if br.Buffered() == 0 {
+				if _, err := br.Peek(1); err != nil && br.Buffered() == 0 {
+					if !b.atEnd(err) {
+						return total, io.ErrUnexpectedEOF
+					}
+					continue
 				}
-				continue
 			}
+			p, _ = br.Peek(int(min(int64(br.Buffered()), b.remaining)))
 		}
-		p, _ := br.Peek(int(min(int64(br.Buffered()), b.remaining)))
 		b.remaining -= int64(len(p))
 		if b.hash != nil {
 			b.hash.Write(p)
@@ -300,7 +307,11 @@ func (b *blockReader) WriteTo(w io.Writer) (int64, error) {
 		}
 		b.last = p[len(p)-1]
 		nw, werr := w.Write(p)
-		br.Discard(len(p))
+		if direct {
+			b.r.fastTake(len(p))
+		} else {
+			br.Discard(len(p))
+		}
 		total += int64(nw)
 		if werr == nil && nw < len(p) {
 			werr = io.ErrShortWrite

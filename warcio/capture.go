@@ -34,7 +34,7 @@ import (
 //     algorithm than SHA-1 are not re-computed and so not checked.
 func (r *Record) Capture(file string) wayside.Capture {
 	var h [len(captureNames)]string
-	r.Headers.getEach(captureNames[:], h[:])
+	r.Headers.getEach(captureSet, h[:])
 	c := wayside.Capture{
 		URI:           r.TargetURI,
 		Date:          r.Date,
@@ -50,7 +50,13 @@ func (r *Record) Capture(file string) wayside.Capture {
 	if c.URI == "" && r.Type == "warcinfo" {
 		c.URI = h[2]
 	}
-	c.MIME = r.indexMIME()
+	// The HTTP fields Capture reads, in one pass over the HTTP head.
+	var hv [len(captureHTTPNames)]string
+	if r.HTTP != nil {
+		r.HTTP.Header.getEach(captureHTTPSet, hv[:])
+		c.ETag, c.LastModified = hv[1], hv[2]
+	}
+	c.MIME = r.indexMIME(hv[0])
 	c.Status = r.indexStatus()
 	declared := r.DeclaredPayloadDigest
 	if declared == "" {
@@ -81,13 +87,16 @@ func (r *Record) Capture(file string) wayside.Capture {
 	if t := strings.TrimSpace(h[8]); t != "" && r.Type != "revisit" {
 		c.Truncated = t
 	}
-	if r.HTTP != nil {
-		var v [2]string
-		r.HTTP.Header.getEach([]string{"ETag", "Last-Modified"}, v[:])
-		c.ETag, c.LastModified = v[0], v[1]
-	}
 	return c
 }
+
+// captureHTTPNames are the HTTP fields Capture reads.
+var captureHTTPNames = [...]string{"Content-Type", "ETag", "Last-Modified"}
+
+var (
+	captureSet     = newFieldSet(captureNames[:]...)
+	captureHTTPSet = newFieldSet(captureHTTPNames[:]...)
+)
 
 // captureNames are the WARC fields Capture reads (one pass over the
 // head), in the order it indexes them.
@@ -110,16 +119,17 @@ func (r *Record) digestMismatch() bool {
 	return r.DeclaredPayloadDigest != r.PayloadDigest && r.DeclaredPayloadDigest != r.ChunkedPayloadDigest
 }
 
-// indexMIME is the media type as pywb's indexer writes it.
-func (r *Record) indexMIME() string {
+// indexMIME is the media type as pywb's indexer writes it; httpType is
+// the HTTP head's Content-Type.
+func (r *Record) indexMIME(httpType string) string {
 	switch {
 	case r.ARC != nil:
 		// pywb takes an ARC record's mime from its header line, HTTP or not.
 		return cutMIME(r.ARC.ContentType, "unk")
 	case r.HTTP != nil && r.Type == "request":
-		return cutMIME(r.HTTP.Header.Get("Content-Type"), "")
+		return cutMIME(httpType, "")
 	case r.HTTP != nil:
-		return cutMIME(r.HTTP.Header.Get("Content-Type"), "unk")
+		return cutMIME(httpType, "unk")
 	default:
 		return cutMIME(r.ContentType, "unk")
 	}

@@ -76,10 +76,13 @@
 // gives an *Error rather than a crash.
 //
 // Inflation: each gzip member, once the gzip reader (klauspost/compress)
-// has parsed its header, is inflated whole by libdeflate (package
-// internal/libdeflate, cgo) when its stored bytes are at hand and it
-// inflates to at most 4 MiB; its bytes are then served from that buffer
-// exactly as the gzip reader would serve them. libdeflate is handed the
+// has parsed its header (for a mapped file, before: a member libdeflate
+// inflates and verifies whole has a sound header, unless it declares a
+// header CRC-16, which only the gzip reader checks), is inflated whole by
+// libdeflate (package internal/libdeflate, cgo) when its stored bytes are
+// at hand and it inflates to at most 4 MiB; its bytes are then served from
+// that buffer exactly as the gzip reader would serve them (a payload the
+// data buffer has not taken yet is digested straight from it). libdeflate is handed the
 // stored bytes at hand from the member's first and finds the member's end
 // itself (nothing scans for it): for a mapped file, a read-ahead window of
 // 2 to 5 MiB copied out of the mapping under the fault guard (libdeflate

@@ -16,8 +16,12 @@ import (
 // inflater) into a reused buffer, which then serves the member's bytes
 // exactly as the gzip reader would have: the same bytes, the same end of
 // member, the same stored length (the raw position moves to the member's
-// end). The gzip reader still parses every member's header first (Reset),
-// so what opens a member and the errors for a bad header are unchanged;
+// end). The gzip reader parses a member's header first (Reset), so what
+// opens a member and the errors for a bad header are unchanged — except
+// for a member of an input in memory that libdeflate inflates and
+// verifies whole before that (openFastFirst): its header is sound, as
+// libdeflate parses it as the gzip reader would (a header CRC-16, which
+// libdeflate skips, sends a member to the usual order);
 // whatever libdeflate does not inflate completely and verify (CRC-32 and
 // ISIZE) — a damaged or cut member, one inflating to more than fastOutCap
 // — is read by the gzip reader from the byte after its header, as without
@@ -261,6 +265,31 @@ func (f *fastInflate) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// fastAhead returns the open member's next inflated bytes (at most max)
+// when the fast path serves it and the data buffer is empty: they are
+// read where they are, and fastTake consumes them as if read through the
+// data buffer. nil otherwise.
+func (r *Reader) fastAhead(max int64) []byte {
+	f := r.fast
+	if f == nil || !f.on || f.pos >= f.end || r.br.Buffered() > 0 {
+		return nil
+	}
+	return f.out[f.pos : f.pos+int(min(max, int64(f.end-f.pos)))]
+}
+
+// fastTake consumes the first n bytes fastAhead returned, as reading them
+// through tapReader and the data buffer would: counted in the data
+// offset, seen by Options.Tap.
+func (r *Reader) fastTake(n int) {
+	f := r.fast
+	p := f.out[f.pos : f.pos+n]
+	f.pos += n
+	r.dcnt.n += int64(n)
+	if r.tapOpen {
+		r.opts.Tap.Write(p)
+	}
+}
+
 // inflated reads the open member's inflated bytes: from the fast path's
 // buffer, or from the gzip reader.
 func (r *Reader) inflated(p []byte) (int, error) {
@@ -273,7 +302,8 @@ func (r *Reader) inflated(p []byte) (int, error) {
 // openFast tries the fast path on the member at raw offset start, whose
 // header the gzip reader has just read; on success the raw position moves
 // to the member's end. pre is the stored length peekMember found
-// (buffered input; 0: none).
+// (buffered input; 0: none). A member of an input in memory openFastFirst
+// tried already is not tried again.
 func (r *Reader) openFast(start int64, pre int) {
 	if r.fast == nil || !r.useFast {
 		return
@@ -285,10 +315,44 @@ func (r *Reader) openFast(start int64, pre int) {
 		}
 		return
 	}
+	if r.fastTried {
+		r.fastTried = false
+		return
+	}
 	if n, ok, err := r.fastMember(start); ok && err == nil {
 		r.fast.serve()
 		r.mem.r.Seek(start+int64(n), io.SeekStart)
 	}
+}
+
+// gzipFHCRC is the gzip header flag of a header CRC-16.
+const gzipFHCRC = 0x02
+
+// openFastFirst tries the fast path on the member at raw offset start of
+// an input in memory before the gzip reader parses its header, and
+// reports whether it serves the member (the raw position then at its
+// end). libdeflate parses the header as the gzip reader does, except for
+// a header CRC-16, which it skips: a member declaring one (FHCRC) is left
+// to the usual order (the gzip reader checks its header first). When it
+// fails, openFast does not try the member again.
+func (r *Reader) openFastFirst(start int64) bool {
+	r.fastTried = false
+	if r.fast == nil || !r.useFast || r.mem == nil {
+		return false
+	}
+	data := r.mem.data
+	if int64(len(data)) < start+minGzipMember || data[start+3]&gzipFHCRC != 0 {
+		return false
+	}
+	r.fastTried = true
+	n, ok, err := r.fastMember(start)
+	if !ok || err != nil {
+		return false
+	}
+	r.fastTried = false
+	r.fast.serve()
+	r.mem.r.Seek(start+int64(n), io.SeekStart)
+	return true
 }
 
 // peekMember inflates, for the fast path over a buffered input, the member

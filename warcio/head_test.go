@@ -131,7 +131,9 @@ func TestGetEachIsGet(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 9))
 	pool := []string{"WARC-Type", "warc-type", "WARC-TYPE", "WARC-Date", "WARC-Block-Digest",
 		"WARC-Bloc\u212a-Digest", "WARC-Block-Dige\u017ft", "Content-Length", "content-length",
-		"Content-Type", "WARC-Target-URI", "WARC-Record-ID", "WARC-Payload-Digest", "X-Other", "WARC-Typ", ""}
+		"Content-Type", "WARC-Target-URI", "WARC-Record-ID", "WARC-Payload-Digest", "X-Other", "WARC-Typ", "",
+		"WARC-Refers-To", "warc-truncated", "WARC-Profile", "ETag", "etag", "Last-Modified", "KTag",
+		"WARC-Identified-Payload-Type", "WARC-Json-Metadata", "WARC-Filename", "WARC-Refers-To-Date"}
 	for range 20000 {
 		var h Header
 		for range rng.IntN(12) {
@@ -141,11 +143,13 @@ func TestGetEachIsGet(t *testing.T) {
 			}
 			h = append(h, Field{Name: pool[rng.IntN(len(pool))], Value: v})
 		}
-		var got [len(warcHeadNames)]string
-		h.getEach(warcHeadNames[:], got[:])
-		for i, n := range warcHeadNames {
-			if want := h.Get(n); got[i] != want {
-				t.Fatalf("getEach(%q) = %q, Get gives %q (header %q)", n, got[i], want, h)
+		for _, set := range []*fieldSet{warcHeadSet, captureSet, captureHTTPSet} {
+			got := make([]string, len(set.names))
+			h.getEach(set, got)
+			for i, n := range set.names {
+				if want := h.Get(n); got[i] != want {
+					t.Fatalf("getEach(%q) = %q, Get gives %q (header %q)", n, got[i], want, h)
+				}
 			}
 		}
 	}

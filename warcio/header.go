@@ -3,6 +3,7 @@ package warcio
 import (
 	"bufio"
 	"bytes"
+	"math/bits"
 	"strings"
 	"time"
 )
@@ -28,18 +29,39 @@ func (h Header) Get(name string) string {
 	return ""
 }
 
-// getEach sets vals[i] to h.Get(names[i]) for every i (at most 64 names),
-// in one pass over h: a field is compared only with the names of its
-// length — strings.EqualFold can match strings of different lengths only
-// through a non-ASCII byte, and a field name holding one is compared with
-// every name.
-func (h Header) getEach(names, vals []string) {
+// fieldSet is a list of ASCII field names for getEach (at most 64), with
+// the names of each length.
+type fieldSet struct {
+	names []string
+	// byLen[n] has bit i set when names[i] is n bytes long (63 or more:
+	// byLen[63]).
+	byLen [64]uint64
+}
+
+func newFieldSet(names ...string) *fieldSet {
+	s := &fieldSet{names: names}
+	for i, n := range names {
+		s.byLen[min(len(n), 63)] |= 1 << i
+	}
+	return s
+}
+
+// getEach sets vals[i] to h.Get(s.names[i]) for every i, in one pass over
+// h: a field is compared only with the names of its length —
+// strings.EqualFold can match strings of different lengths only through
+// a non-ASCII byte, and a field name holding one is compared with every
+// name.
+func (h Header) getEach(s *fieldSet, vals []string) {
 	var found uint64
-	all := uint64(1)<<len(names) - 1
+	all := uint64(1)<<len(s.names) - 1
 	for _, f := range h {
-		ascii := isASCII(f.Name)
-		for i, n := range names {
-			if found&(1<<i) == 0 && (len(f.Name) == len(n) || !ascii) && strings.EqualFold(f.Name, n) {
+		cand := all
+		if isASCII(f.Name) {
+			cand = s.byLen[min(len(f.Name), 63)]
+		}
+		for cand &^= found; cand != 0; cand &= cand - 1 {
+			i := bits.TrailingZeros64(cand)
+			if strings.EqualFold(f.Name, s.names[i]) {
 				vals[i] = f.Value
 				found |= 1 << i
 			}

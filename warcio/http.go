@@ -79,7 +79,7 @@ func ParseHTTP(block io.Reader, payload io.Writer) (*HTTPInfo, error) {
 		br.Reset(nil)
 		httpReaders.Put(br)
 	}()
-	info, err := parseHTTPHead(br, false)
+	info, err := parseHTTPHead(br, false, false)
 	if err != nil {
 		return nil, err
 	}
@@ -125,8 +125,9 @@ func looksLikeHTTP(b []byte) bool {
 }
 
 // parseHTTPHead reads the start line and headers; keep keeps their bytes
-// in Head.
-func parseHTTPHead(br *bufio.Reader, keep bool) (*HTTPInfo, error) {
+// in Head. looked says the caller found that br starts with what
+// looksLikeHTTP takes for an HTTP message (it is not looked at again).
+func parseHTTPHead(br *bufio.Reader, keep, looked bool) (*HTTPInfo, error) {
 	first, err := br.Peek(16)
 	if len(first) == 0 {
 		if err == nil || err == io.EOF {
@@ -134,7 +135,7 @@ func parseHTTPHead(br *bufio.Reader, keep bool) (*HTTPInfo, error) {
 		}
 		return nil, err
 	}
-	if !looksLikeHTTP(first) {
+	if !looked && !looksLikeHTTP(first) {
 		// A request line may be longer than 16 bytes before " HTTP/".
 		more, _ := br.Peek(8192)
 		if !looksLikeHTTP(more) {
@@ -216,12 +217,54 @@ func (info *HTTPInfo) parseStartLine(l string) error {
 		info.Proto, info.Status, info.Reason = proto, st, strings.TrimSpace(reason)
 		return nil
 	}
-	f := strings.Fields(l)
-	if len(f) < 3 {
+	method, target, proto, ok := requestLine(l)
+	if !ok {
 		return fmt.Errorf("warcio: bad HTTP request line %s", excerpt.Quote(l, 80))
 	}
-	info.Method, info.Target, info.Proto = f[0], f[1], f[len(f)-1]
+	info.Method, info.Target, info.Proto = method, target, proto
 	return nil
+}
+
+// requestLine returns the first, second and last of the fields of l
+// (split as strings.Fields splits), and whether it has at least three. An
+// ASCII line, the usual one, is split without allocating.
+func requestLine(l string) (method, target, proto string, ok bool) {
+	if !isASCII(l) {
+		f := strings.Fields(l)
+		if len(f) < 3 {
+			return "", "", "", false
+		}
+		return f[0], f[1], f[len(f)-1], true
+	}
+	n := 0
+	for i := 0; i < len(l); {
+		for i < len(l) && asciiSpace(l[i]) {
+			i++
+		}
+		if i == len(l) {
+			break
+		}
+		j := i
+		for j < len(l) && !asciiSpace(l[j]) {
+			j++
+		}
+		switch n {
+		case 0:
+			method = l[i:j]
+		case 1:
+			target = l[i:j]
+		}
+		proto = l[i:j]
+		n++
+		i = j
+	}
+	return method, target, proto, n >= 3
+}
+
+// asciiSpace reports the ASCII bytes unicode.IsSpace (and so
+// strings.Fields) takes as white space.
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
 // readLine reads up to and including '\n', however long (bounded by the

@@ -127,3 +127,22 @@ func TestParseHTTPResponseFromRealServer(t *testing.T) {
 		t.Fatal("raw chunked body digests like the entity: the test does not exercise de-chunking")
 	}
 }
+
+// TestRequestLineMatchesFields compares the request line split without
+// allocating with strings.Fields, which it stands for.
+func TestRequestLineMatchesFields(t *testing.T) {
+	for _, l := range []string{
+		"GET / HTTP/1.1", "GET  /a?b=c   HTTP/1.0 ", "\tPOST\t/x\vHTTP/1.1\f", "GET /x", "GET", "", "   ",
+		"GET /x y HTTP/1.1", "GET\u00a0/x HTTP/1.1 z", "GET /caf\u00e9 HTTP/1.1", "GET /x\u0085HTTP/1.1 q",
+	} {
+		m, tg, p, ok := requestLine(l)
+		f := strings.Fields(l)
+		if ok != (len(f) >= 3) {
+			t.Errorf("requestLine(%q): ok %v, fields %q", l, ok, f)
+			continue
+		}
+		if ok && (m != f[0] || tg != f[1] || p != f[len(f)-1]) {
+			t.Errorf("requestLine(%q) = %q %q %q, fields %q", l, m, tg, p, f)
+		}
+	}
+}

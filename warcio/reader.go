@@ -203,6 +203,8 @@ type Reader struct {
 	// useFast: this input takes that path.
 	fast    *fastInflate
 	useFast bool
+	// fastTried: openFastFirst tried the member being opened and failed.
+	fastTried bool
 }
 
 // sizedFile lets NewReader size its buffer to small files.
@@ -573,14 +575,22 @@ func (r *Reader) openMember() error {
 		r.fast.on = false
 	}
 	pre := r.peekMember()
-	err := r.gz.Reset(src)
+	// A member of a mapped input that the fast path inflates and verifies
+	// whole has a sound header: the gzip reader need not parse it.
+	fast := r.openFastFirst(start)
+	var err error
+	if !fast {
+		err = r.gz.Reset(src)
+	}
 	if err == nil {
-		r.openFast(start, pre)
+		if !fast {
+			r.openFast(start, pre)
+			r.gz.Multistream(false)
+		}
 		if r.opts.Tap != nil {
 			r.tapOpen, r.tapStart = true, start
 			r.opts.Tap.Member(start)
 		}
-		r.gz.Multistream(false)
 		r.memberData, r.dcnt.err = r.dcnt.n, nil
 		r.memberStart = start
 		r.memberOpen = true
@@ -798,7 +808,7 @@ func (r *Reader) readWARCHead(rec *Record) error {
 		}
 	}
 	var v [len(warcHeadNames)]string
-	rec.Headers.getEach(warcHeadNames[:], v[:])
+	rec.Headers.getEach(warcHeadSet, v[:])
 	rec.Type = strings.ToLower(v[0])
 	rec.TargetURI = strings.Trim(v[1], "<>")
 	rec.RecordID = v[2]
@@ -839,6 +849,8 @@ func (r *Reader) readWARCHead(rec *Record) error {
 // order it uses them.
 var warcHeadNames = [...]string{"WARC-Type", "WARC-Target-URI", "WARC-Record-ID", "Content-Type",
 	"WARC-Date", "WARC-Block-Digest", "WARC-Payload-Digest", "Content-Length"}
+
+var warcHeadSet = newFieldSet(warcHeadNames[:]...)
 
 // warcHeadAhead is how far readWARCHead looks ahead for the end of a head
 // it reads as one string.

@@ -1,23 +1,26 @@
 // Command dedupbench is benchmark tooling for scripts/bench-dedup.sh, not
 // part of the product:
 //
-//	dedupbench floor IN.warc.gz   # gunzip + SHA-1 of every byte
+//	dedupbench floor [-inflater libdeflate|klauspost] IN.warc.gz   # gunzip + SHA-1 of every byte
 //
 // floor is the least work any deduplication of IN must do: inflate every
-// gzip member and hash every uncompressed byte with SHA-1. It inflates
-// with the fastest inflater Wayside has: libdeflate (internal/libdeflate,
-// one call per member, straight from the mapped file) when built with cgo,
-// else klauspost/compress reading the file mapped; a member libdeflate
-// cannot take (larger than maxOut inflated) is inflated by klauspost. It
-// prints the uncompressed size, the SHA-1 and the inflater used
-// ("inflater=libdeflate-bmi2", "inflater=klauspost", ...); scripts read
-// the first field.
+// gzip member and hash every uncompressed byte with SHA-1. By default
+// (-inflater libdeflate) it inflates with the fastest inflater Wayside
+// has: libdeflate (internal/libdeflate, one call per member, straight
+// from the mapped file) when built with cgo, else klauspost/compress
+// reading the file mapped; a member libdeflate cannot take (larger than
+// maxOut inflated) is inflated by klauspost. -inflater klauspost inflates
+// every member with klauspost/compress, the pure-Go floor issue 27 set
+// its targets against. It prints the uncompressed size, the SHA-1 and
+// the inflater used ("inflater=libdeflate-bmi2", "inflater=klauspost",
+// ...); scripts read the first field.
 package main
 
 import (
 	"bytes"
 	"crypto/sha1"
 	"errors"
+	"flag"
 	"fmt"
 	"hash"
 	"io"
@@ -30,11 +33,19 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 3 || os.Args[1] != "floor" {
-		fmt.Fprintln(os.Stderr, "usage: dedupbench floor IN.warc.gz")
+	const usage = "usage: dedupbench floor [-inflater libdeflate|klauspost] IN.warc.gz"
+	if len(os.Args) < 2 || os.Args[1] != "floor" {
+		fmt.Fprintln(os.Stderr, usage)
 		os.Exit(2)
 	}
-	if err := floor(os.Args[2]); err != nil {
+	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	inflater := fs.String("inflater", "libdeflate", "libdeflate (klauspost where cgo is off) or klauspost")
+	if err := fs.Parse(os.Args[2:]); err != nil || fs.NArg() != 1 || (*inflater != "libdeflate" && *inflater != "klauspost") {
+		fmt.Fprintln(os.Stderr, usage)
+		os.Exit(2)
+	}
+	if err := floor(fs.Arg(0), *inflater == "klauspost"); err != nil {
 		fmt.Fprintln(os.Stderr, "dedupbench:", err)
 		os.Exit(1)
 	}
@@ -43,7 +54,9 @@ func main() {
 // maxOut bounds libdeflate's output buffer.
 const maxOut = 256 << 20
 
-func floor(path string) (err error) {
+// floor inflates and hashes the file at path, with klauspost only when
+// goOnly is set.
+func floor(path string, goOnly bool) (err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -58,7 +71,7 @@ func floor(path string) (err error) {
 	h := sha1.New()
 	var n int64
 	inflater := "klauspost"
-	if libdeflate.Available() {
+	if libdeflate.Available() && !goOnly {
 		inflater = "libdeflate-" + libdeflate.Impl()
 		var slow int
 		n, slow, err = floorLibdeflate(m, h)
