@@ -60,7 +60,10 @@ func IndexFile(ctx context.Context, path string, opts IndexOptions, emit func(*L
 	// A complete file is read mapped (its gzip members inflate straight
 	// from the mapping: less CPU); a writer's ".open" file may still grow,
 	// so it is read through a buffer.
-	r, err := warcio.Open(path, warcio.Options{BlockDigest: opts.Verify, Map: !strings.HasSuffix(path, warcio.OpenSuffix)})
+	// Without Verify the declared payload digest is what the line carries:
+	// a payload is hashed only when its record declares none.
+	r, err := warcio.Open(path, warcio.Options{BlockDigest: opts.Verify, PayloadDigestIfUndeclared: !opts.Verify,
+		Map: !strings.HasSuffix(path, warcio.OpenSuffix)})
 	if err != nil {
 		return Stats{}, err // warcio's error names the file: no second prefix
 	}

@@ -282,3 +282,34 @@ func TestIndexPipeAndOpenFile(t *testing.T) {
 		t.Errorf("pipe: index differs:\n--- got\n%s--- want\n%s", got, want)
 	}
 }
+
+// TestIndexHashesOnlyUndeclared: IndexFile without Verify hashes only the
+// payloads of records that declare no digest, and writes exactly the lines
+// it writes from a reader that hashes every payload (corpus files with
+// declared digests the payload does not bear out included).
+func TestIndexHashesOnlyUndeclared(t *testing.T) {
+	for _, path := range testenv.CorpusWARCs(t) {
+		var got, want []string
+		if _, err := IndexFile(context.Background(), path, IndexOptions{}, func(l *Line) error {
+			got = append(got, l.String())
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		r, err := warcio.Open(path, warcio.Options{Map: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Index(context.Background(), r, IndexOptions{Filename: FileName(path)}, func(l *Line) error {
+			want = append(want, l.String())
+			return nil
+		})
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: lines differ from a reading that hashes every payload:\n%s\nwant:\n%s", filepath.Base(path), strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}

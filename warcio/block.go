@@ -28,7 +28,8 @@ func (r *Reader) readBlock(rec *Record) error {
 	}
 	r.hbr.Reset(&r.blk)
 	var sink io.Writer = io.Discard
-	if !r.opts.SkipPayloadDigest {
+	skipPayload := r.opts.SkipPayloadDigest || r.opts.PayloadDigestIfUndeclared && rec.DeclaredPayloadDigest != ""
+	if !skipPayload {
 		r.hash.Reset()
 		sink = r.hash
 	}
@@ -77,7 +78,7 @@ func (r *Reader) readBlock(rec *Record) error {
 			rec.PayloadLength, perr = r.hbr.WriteTo(sink)
 		} else {
 			body := r.hbr
-			if info.isChunked() && !r.opts.SkipPayloadDigest {
+			if info.isChunked() && !skipPayload {
 				// Some writers digested the body with its chunk framing:
 				// hash those bytes too, so Capture can tell that known
 				// writer bug from a damaged record.
@@ -122,7 +123,7 @@ func (r *Reader) readBlock(rec *Record) error {
 	if perr != nil && perr != io.EOF {
 		return r.fail(rec, false, "read block: %v", perr)
 	}
-	if !r.opts.SkipPayloadDigest {
+	if !skipPayload {
 		if rec.HTTP != nil {
 			rec.HTTP.PayloadDigest = r.sha1String(r.hash)
 			rec.PayloadDigest = rec.HTTP.PayloadDigest

@@ -265,3 +265,52 @@ func TestCaptureDigestRule(t *testing.T) {
 		}
 	}
 }
+
+// TestPayloadDigestIfUndeclared: with the option, every corpus record
+// (WARC and ARC) reads as it does by default, except that the payload of
+// a record declaring a parsable WARC-Payload-Digest is not hashed — and a
+// record declaring none is hashed exactly as by default.
+func TestPayloadDigestIfUndeclared(t *testing.T) {
+	paths := append(testenv.CorpusWARCs(t), testenv.CorpusARCs(t)...)
+	hashed, skipped := 0, 0
+	for _, path := range paths {
+		full := readAll(t, path, Options{Map: true})
+		some := readAll(t, path, Options{Map: true, PayloadDigestIfUndeclared: true})
+		if len(full) != len(some) {
+			t.Fatalf("%s: %d records by default, %d with the option", filepath.Base(path), len(full), len(some))
+		}
+		for i, f := range full {
+			s := some[i]
+			where := fmt.Sprintf("%s record %d at %d", filepath.Base(path), i, f.Offset)
+			if f.DeclaredPayloadDigest != "" {
+				skipped++
+				if s.PayloadDigest != "" || s.ChunkedPayloadDigest != "" || (s.HTTP != nil && s.HTTP.PayloadDigest != "") {
+					t.Errorf("%s: declares %s but its payload was hashed", where, f.DeclaredPayloadDigest)
+				}
+				if s.Capture("f").DigestMismatch {
+					t.Errorf("%s: a mismatch told without hashing", where)
+				}
+				// Blank what was skipped; the rest must be the same.
+				f.PayloadDigest, f.ChunkedPayloadDigest = "", ""
+				if f.HTTP != nil {
+					f.HTTP.PayloadDigest = ""
+				}
+			} else {
+				hashed++
+				if f.PayloadDigest == "" || s.PayloadDigest != f.PayloadDigest {
+					t.Errorf("%s: declares no digest: payload digest %q, default %q", where, s.PayloadDigest, f.PayloadDigest)
+				}
+			}
+			if fc, sc := f.Capture("f"), s.Capture("f"); fc.Digest != sc.Digest || fc.PayloadLength != sc.PayloadLength {
+				t.Errorf("%s: capture digest/length %q/%d, default %q/%d", where, sc.Digest, sc.PayloadLength, fc.Digest, fc.PayloadLength)
+			}
+			if f.Offset != s.Offset || f.Length != s.Length || f.PayloadLength != s.PayloadLength || f.MIME != s.MIME ||
+				f.PayloadDigest != s.PayloadDigest || f.ChunkedPayloadDigest != s.ChunkedPayloadDigest {
+				t.Errorf("%s: differs from the default reading:\n %+v\n %+v", where, s, f)
+			}
+		}
+	}
+	if hashed == 0 || skipped == 0 {
+		t.Errorf("corpus gave %d records hashed and %d skipped: both kinds are needed", hashed, skipped)
+	}
+}

@@ -24,6 +24,14 @@ type Options struct {
 	// SkipPayloadDigest skips hashing payloads (Record.PayloadDigest stays
 	// ""); records are still fully read to find their lengths.
 	SkipPayloadDigest bool
+	// PayloadDigestIfUndeclared hashes the payload only of records that
+	// declare no WARC-Payload-Digest that parses (and of ARC records);
+	// Record.PayloadDigest stays "" for the others, so Capture cannot
+	// tell a declared digest the payload does not bear out
+	// (DigestMismatch stays false). For readers that take the declared
+	// digest as it is, as pywb's and OutbackCDX's indexers do: cdxj
+	// without --verify.
+	PayloadDigestIfUndeclared bool
 	// KeepPayload keeps up to this many bytes of each record's payload in
 	// Record.Payload (0 keeps none).
 	KeepPayload int
