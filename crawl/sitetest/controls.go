@@ -31,7 +31,7 @@ func (l *RequestLog) Requests() []string {
 // StartWith listens on 127.0.0.1 first and then builds the site with
 // build(base), base being "http://127.0.0.1:PORT", so resources can hold
 // absolute URLs of the site (robots.txt Sitemap: lines, sitemaps). Every
-// request is logged.
+// request is logged (when it arrives, before a Hold may keep its answer).
 func StartWith(build func(base string) *Site) (*Server, *RequestLog, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -40,14 +40,15 @@ func StartWith(build func(base string) *Site) (*Server, *RequestLog, error) {
 	base := "http://" + ln.Addr().String()
 	site := build(base)
 	log := &RequestLog{}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s := &Server{Site: site, URL: base, ln: ln}
+	s.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		log.mu.Lock()
 		log.reqs = append(log.reqs, r.Host+" "+r.URL.RequestURI())
 		log.mu.Unlock()
-		site.ServeHTTP(w, r)
-	})
-	s := &Server{Site: site, URL: base, ln: ln,
-		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
+		if s.holds.wait(w, r) {
+			site.ServeHTTP(w, r)
+		}
+	})}
 	go s.srv.Serve(ln)
 	return s, log, nil
 }

@@ -261,6 +261,8 @@ type Server struct {
 	URL  string // "http://127.0.0.1:PORT"
 	srv  *http.Server
 	ln   net.Listener
+
+	holds holds
 }
 
 // Start serves site on 127.0.0.1 on a free port.
@@ -269,14 +271,21 @@ func Start(site *Site) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sitetest: listen: %w", err)
 	}
-	s := &Server{Site: site, URL: "http://" + ln.Addr().String(), ln: ln,
-		srv: &http.Server{Handler: site, ReadHeaderTimeout: 10 * time.Second}}
+	s := &Server{Site: site, URL: "http://" + ln.Addr().String(), ln: ln}
+	s.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.holds.wait(w, r) {
+			site.ServeHTTP(w, r)
+		}
+	})}
 	go s.srv.Serve(ln)
 	return s, nil
 }
 
-// Close stops the server.
-func (s *Server) Close() error { return s.srv.Close() }
+// Close stops the server (answers still held by Hold are not sent).
+func (s *Server) Close() error {
+	s.holds.close()
+	return s.srv.Close()
+}
 
 // URLs returns the absolute URL of every path of the site, in Paths order.
 func (s *Server) URLs() []string {

@@ -7,12 +7,16 @@ package s3test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -37,9 +41,13 @@ type Server struct {
 	dir      string
 	args     []string
 	bin      string
-	mu       sync.Mutex
-	cmd      *exec.Cmd
-	log      *bytes.Buffer
+	ports    []int
+	log      *logBuffer // all runs' output
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd     // nil when stopped
+	exited  chan struct{} // closed when the last process has exited
+	waitErr error         // how it exited
 }
 
 var (
@@ -73,32 +81,79 @@ func Binary(t testing.TB) string {
 	return binPath
 }
 
-// freePort returns a loopback port p such that p and p+10000 (SeaweedFS's
-// gRPC port for it) are free.
-func freePort(t testing.TB) int {
+// ephemeralRange returns the kernel's range for the local ports of
+// outgoing connections (Linux: /proc/sys/net/ipv4/ip_local_port_range;
+// elsewhere the widest common one, 32768-65535).
+func ephemeralRange() (lo, hi int) {
+	lo, hi = 32768, 65535
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return lo, hi
+	}
+	var l, h int
+	if n, _ := fmt.Sscan(string(b), &l, &h); n == 2 && l > 0 && h >= l {
+		return l, h
+	}
+	return lo, hi
+}
+
+// freePorts returns n distinct loopback ports p such that p and p+10000
+// (SeaweedFS's gRPC port for it) are free, all outside the ephemeral
+// range: a port from that range (as "127.0.0.1:0" gives) can be taken
+// by the local end of any outgoing connection, of this machine's other
+// tests or of weed itself, between the check here and weed's bind, and
+// weed then exits (bind: address already in use). Outside it only an
+// explicit bind can take the port.
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if p+10000 > 65535 {
-			continue
-		}
-		if l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+10000)); err == nil {
-			l2.Close()
-			return p
+	elo, ehi := ephemeralRange()
+	outside := func(p int) bool { return p < elo || p > ehi }
+	var cands []int
+	for p := 10000; p+10000 <= 65535; p++ {
+		if outside(p) && outside(p+10000) {
+			cands = append(cands, p)
 		}
 	}
-	t.Fatal("s3test: no free port pair")
-	return 0
+	if len(cands) == 0 {
+		t.Fatalf("s3test: no port p with p and p+10000 outside the ephemeral range %d-%d", elo, ehi)
+	}
+	free := func(p int) bool {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			return false
+		}
+		l.Close()
+		return true
+	}
+	var out []int
+	for range 1000 {
+		p := cands[rand.IntN(len(cands))]
+		if slices.Contains(out, p) || slices.Contains(out, p+10000) || slices.Contains(out, p-10000) || !free(p) || !free(p+10000) {
+			continue
+		}
+		if out = append(out, p); len(out) == n {
+			return out
+		}
+	}
+	t.Fatalf("s3test: no %d free port pairs among %d tries", n, 1000)
+	return nil
 }
+
+// startAttempts bounds the starts on fresh ports when weed exits because
+// a port was taken after freePorts found it free (another test binding
+// it explicitly in between).
+const startAttempts = 3
+
+// readyBound only keeps a test from hanging on a server that never
+// becomes ready; readiness itself is the bucket answering.
+const readyBound = 3 * time.Minute
 
 // Start starts a server with a fresh data directory and the bucket
 // "wayside", and sets AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY for the
-// test. The server is stopped at the end of the test.
+// test. The server is stopped at the end of the test. It is ready when
+// the bucket can be made (or exists); if weed exits first because one of
+// its ports was taken meanwhile, it is started again on other ports;
+// any other failure ends the test with weed's own log.
 func Start(t testing.TB) *Server {
 	t.Helper()
 	bin := Binary(t)
@@ -107,45 +162,111 @@ func Start(t testing.TB) *Server {
 	if err := os.WriteFile(conf, []byte(`{"identities":[{"name":"wayside","credentials":[{"accessKey":"`+AccessKey+`","secretKey":"`+SecretKey+`"}],"actions":["Admin","Read","Write","List","Tagging"]}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s3p, mp, vp, fp := freePort(t), freePort(t), freePort(t), freePort(t)
-	data := filepath.Join(dir, "data")
-	os.MkdirAll(data, 0o700)
-	s := &Server{
+	t.Setenv("AWS_ACCESS_KEY_ID", AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", SecretKey)
+	for attempt := 1; ; attempt++ {
+		s := newServer(t, bin, dir, conf, attempt, freePorts(t, 4))
+		s.start(t)
+		err := s.ready(t, makeBucket)
+		if err == nil {
+			t.Cleanup(s.cleanup)
+			return s
+		}
+		// Stop only: the sockets named by its ports may be another
+		// server's, the one that took a port.
+		s.Stop()
+		if !s.portTaken() || attempt == startAttempts {
+			t.Fatalf("s3test: the server did not become ready (attempt %d of %d): %v\nweed's log:\n%s", attempt, startAttempts, err, s.Log())
+		}
+		t.Logf("s3test: weed could not bind a port (%v), starting it again on others; its log:\n%s", err, s.Log())
+	}
+}
+
+// newServer returns the server of a start attempt on ports (S3, master,
+// volume, filer), not started, with its data in dir/dataN.
+func newServer(t testing.TB, bin, dir, conf string, attempt int, ports []int) *Server {
+	t.Helper()
+	data := filepath.Join(dir, "data"+strconv.Itoa(attempt))
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s3p, mp, vp, fp := ports[0], ports[1], ports[2], ports[3]
+	return &Server{
 		Endpoint: "http://127.0.0.1:" + strconv.Itoa(s3p),
 		dir:      dir,
 		bin:      bin,
+		ports:    ports,
+		log:      &logBuffer{},
 		args: []string{"server", "-dir=" + data, "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
 			"-master.port=" + strconv.Itoa(mp), "-volume.port=" + strconv.Itoa(vp), "-filer.port=" + strconv.Itoa(fp),
 			"-s3", "-s3.port=" + strconv.Itoa(s3p), "-s3.config=" + conf,
+			// No listeners on fixed default ports (two servers would
+			// contend for them) and no report to the Internet.
+			"-s3.port.iceberg=0", "-s3.port.lance=0", "-master.telemetry=false",
 			"-master.volumeSizeLimitMB=64", "-volume.max=20"},
 	}
-	t.Setenv("AWS_ACCESS_KEY_ID", AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", SecretKey)
-	s.start(t)
-	t.Cleanup(func() { s.Stop() })
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	c := s.Client(t)
-	for {
-		err := c.MakeBucket(ctx, "wayside", minio.MakeBucketOptions{})
-		if err == nil {
-			break
-		}
+}
+
+// makeBucket is Start's readiness probe: the bucket can be made (or
+// exists already).
+func makeBucket(ctx context.Context, c *minio.Client) error {
+	err := c.MakeBucket(ctx, "wayside", minio.MakeBucketOptions{})
+	if err != nil {
 		if ok, _ := c.BucketExists(ctx, "wayside"); ok {
-			break
+			return nil
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("s3test: the server did not become ready: %v\n%s", err, s.Log())
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
-	return s
+	return err
+}
+
+// ready waits until probe succeeds against the server, the weed process
+// exits (an error naming its exit status) or readyBound passes.
+func (s *Server) ready(t testing.TB, probe func(context.Context, *minio.Client) error) error {
+	t.Helper()
+	s.mu.Lock()
+	exited := s.exited
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), readyBound)
+	defer cancel()
+	// A probe in flight (minio retries refused connections) ends when weed
+	// exits.
+	go func() {
+		select {
+		case <-exited:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	c := s.Client(t)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := probe(ctx, c)
+		if err == nil {
+			return nil
+		}
+		exitedErr := func() error {
+			return fmt.Errorf("weed exited before it was ready (%v); last probe: %v", s.exitErr(), err)
+		}
+		select {
+		case <-exited:
+			return exitedErr()
+		case <-ctx.Done():
+			select {
+			case <-exited: // the watcher cancelled ctx
+				return exitedErr()
+			default:
+			}
+			return fmt.Errorf("not ready after %s; last probe: %v", readyBound, err)
+		case <-tick.C:
+		}
+	}
 }
 
 func (s *Server) start(t testing.TB) {
+	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.log = new(bytes.Buffer)
 	cmd := exec.Command(s.bin, s.args...)
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -153,48 +274,128 @@ func (s *Server) start(t testing.TB) {
 		t.Fatalf("s3test: %v", err)
 	}
 	s.cmd = cmd
+	exited := make(chan struct{})
+	s.exited = exited
+	go func() {
+		err := cmd.Wait()
+		s.mu.Lock()
+		s.waitErr = err
+		s.mu.Unlock()
+		close(exited)
+	}()
+}
+
+// exitErr is how the last weed process ended.
+func (s *Server) exitErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.waitErr == nil {
+		return errors.New("exit status 0")
+	}
+	return s.waitErr
+}
+
+// portTaken reports whether weed's log says a port it was to listen on
+// was in use.
+func (s *Server) portTaken() bool {
+	return strings.Contains(s.log.String(), "address already in use")
 }
 
 // Stop kills the server (SIGKILL to its process group) and waits for it.
 func (s *Server) Stop() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil {
+	cmd, exited := s.cmd, s.exited
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
 		return
 	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	_ = s.cmd.Wait()
-	s.cmd = nil
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-exited
+}
+
+// cleanup stops the server and removes the Unix sockets weed creates in
+// /tmp, named by its ports (its own: it was listening on them), which a
+// killed weed leaves behind.
+func (s *Server) cleanup() {
+	s.Stop()
+	for _, p := range s.ports {
+		for _, name := range []string{"master-grpc", "volume-grpc", "filer-grpc", "s3-grpc"} {
+			os.Remove(fmt.Sprintf("/tmp/seaweedfs-%s-%d.sock", name, p+10000))
+		}
+		os.Remove(fmt.Sprintf("/tmp/seaweedfs-filer-%d.sock", p))
+		os.Remove(fmt.Sprintf("/tmp/seaweedfs-s3-%d.sock", p))
+	}
 }
 
 // Restart starts the stopped server again on the same ports and data.
+// It is ready when the bucket exists; if weed exits first, or does not
+// become ready within readyBound, the test ends with weed's log.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
+	fmt.Fprintf(s.log, "\n--- s3test: restart ---\n")
 	s.start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	c := s.Client(t)
-	for {
-		if ok, err := c.BucketExists(ctx, "wayside"); ok && err == nil {
-			return
+	err := s.ready(t, func(ctx context.Context, c *minio.Client) error {
+		ok, err := c.BucketExists(ctx, "wayside")
+		if err == nil && !ok {
+			err = errors.New("bucket wayside does not exist")
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("s3test: the server did not come back:\n%s", s.Log())
-		}
-		time.Sleep(200 * time.Millisecond)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("s3test: the server did not come back: %v\nweed's log:\n%s", err, s.Log())
 	}
 }
 
-// Log returns the server's output so far (for failure messages).
-func (s *Server) Log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.log.Bytes()
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return string(b)
+// logBuffer collects weed's output; exec's copying goroutines write it
+// while a test may read it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
 }
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Log returns the server's output so far (for failure messages): its
+// error and fatal lines first (glog's "E…"/"F…" lines: a fatal one is
+// followed by every goroutine's stack, which would push it out of the
+// tail), then the end of the output.
+func (s *Server) Log() string {
+	all := s.log.String()
+	var b strings.Builder
+	for line := range strings.Lines(all) {
+		if len(line) > 5 && (line[0] == 'F' || line[0] == 'E') && strings.Trim(line[1:5], "0123456789") == "" {
+			if b.Len() == 0 {
+				b.WriteString("errors:\n")
+			}
+			if b.Len() < logTail {
+				b.WriteString(line)
+			}
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteString("output:\n")
+	}
+	if len(all) > logTail {
+		b.WriteString("[…]")
+		all = all[len(all)-logTail:]
+	}
+	b.WriteString(all)
+	return b.String()
+}
+
+// logTail bounds each part of what Log returns.
+const logTail = 16 << 10
 
 // Client returns a minio client of the test identity.
 func (s *Server) Client(t testing.TB) *minio.Client {
