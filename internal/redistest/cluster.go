@@ -158,24 +158,13 @@ func (c *Cluster) start(ctx context.Context) error {
 }
 
 // freePort returns a loopback port p with p+10000 (the cluster bus) free
-// too.
+// too, both outside the ephemeral range (testenv.FreePortPairs).
 func freePort() (int, error) {
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if p+10000 > 65535 {
-			continue
-		}
-		if lb, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+10000)); err == nil {
-			lb.Close()
-			return p, nil
-		}
+	ports, err := testenv.FreePortPairs(1, 10000)
+	if err != nil {
+		return 0, fmt.Errorf("redistest: %w", err)
 	}
-	return 0, errors.New("redistest: no free port pair")
+	return ports[0], nil
 }
 
 // newNode starts a redis-server in dir on a free port, retrying with

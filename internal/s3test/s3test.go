@@ -9,12 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,62 +78,17 @@ func Binary(t testing.TB) string {
 	return binPath
 }
 
-// ephemeralRange returns the kernel's range for the local ports of
-// outgoing connections (Linux: /proc/sys/net/ipv4/ip_local_port_range;
-// elsewhere the widest common one, 32768-65535).
-func ephemeralRange() (lo, hi int) {
-	lo, hi = 32768, 65535
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return lo, hi
-	}
-	var l, h int
-	if n, _ := fmt.Sscan(string(b), &l, &h); n == 2 && l > 0 && h >= l {
-		return l, h
-	}
-	return lo, hi
-}
-
 // freePorts returns n distinct loopback ports p such that p and p+10000
-// (SeaweedFS's gRPC port for it) are free, all outside the ephemeral
-// range: a port from that range (as "127.0.0.1:0" gives) can be taken
-// by the local end of any outgoing connection, of this machine's other
-// tests or of weed itself, between the check here and weed's bind, and
-// weed then exits (bind: address already in use). Outside it only an
-// explicit bind can take the port.
+// (SeaweedFS's gRPC port for it) are free, outside the ephemeral range (a
+// port from it can be taken by any outgoing connection's local end
+// between the check and weed's bind, and weed then exits).
 func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	elo, ehi := ephemeralRange()
-	outside := func(p int) bool { return p < elo || p > ehi }
-	var cands []int
-	for p := 10000; p+10000 <= 65535; p++ {
-		if outside(p) && outside(p+10000) {
-			cands = append(cands, p)
-		}
+	ports, err := testenv.FreePortPairs(n, 10000)
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
 	}
-	if len(cands) == 0 {
-		t.Fatalf("s3test: no port p with p and p+10000 outside the ephemeral range %d-%d", elo, ehi)
-	}
-	free := func(p int) bool {
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		if err != nil {
-			return false
-		}
-		l.Close()
-		return true
-	}
-	var out []int
-	for range 1000 {
-		p := cands[rand.IntN(len(cands))]
-		if slices.Contains(out, p) || slices.Contains(out, p+10000) || slices.Contains(out, p-10000) || !free(p) || !free(p+10000) {
-			continue
-		}
-		if out = append(out, p); len(out) == n {
-			return out
-		}
-	}
-	t.Fatalf("s3test: no %d free port pairs among %d tries", n, 1000)
-	return nil
+	return ports
 }
 
 // startAttempts bounds the starts on fresh ports when weed exits because
