@@ -23,6 +23,7 @@ import (
 	"github.com/wayside-archive/wayside/digest"
 	"github.com/wayside-archive/wayside/internal/framescan"
 	"github.com/wayside-archive/wayside/internal/fsutil"
+	"github.com/wayside-archive/wayside/internal/mapfile"
 	"github.com/wayside-archive/wayside/warcio"
 )
 
@@ -523,12 +524,23 @@ func scanFile(ctx context.Context, path string, opts ManifestOptions, cache *sca
 		// members the reader inflates (framescan proves each one), its
 		// records written as it decides them.
 		fw = newFramedWriter(fr.fw, info)
-		ftap, err = framescan.NewTap(path, fw.record)
+		// Both read one mapping of the input (each through a handle
+		// of its own), so its pages are faulted in and released once;
+		// the framing reads and frames the bytes on its own.
+		m := mapInput(path)
+		var tm *mapfile.File
+		if m != nil {
+			tm = m.Share()
+		}
+		ftap, err = framescan.NewTapMapped(path, tm, fw.record)
 		if err != nil {
+			if m != nil {
+				m.Close()
+			}
 			return info, nil, fmt.Errorf("postdedup: %w", err)
 		}
 		defer ftap.Close()
-		ropts.Tap = ftap
+		ropts.Tap, ropts.Mapping = ftap, m
 	}
 	r, err := warcio.Open(path, ropts)
 	if err != nil {
@@ -602,6 +614,21 @@ func scanFile(ctx context.Context, path string, opts ManifestOptions, cache *sca
 		}
 	}
 	return info, probs, nil
+}
+
+// mapInput maps the file at path, or returns nil when it cannot (its
+// readers then map it, or read it, themselves).
+func mapInput(path string) *mapfile.File {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close() // the mapping stays
+	m, err := mapfile.Map(f)
+	if err != nil {
+		return nil
+	}
+	return m
 }
 
 func isGzip(path string) bool {

@@ -79,39 +79,69 @@ func TestMappedReadsLikeBuffered(t *testing.T) {
 
 // TestMappedFileTruncatedWhileRead: a mapped file cut short under the
 // reader gives an *Error wrapping mapfile.ErrFault, then io.EOF; the
-// process does not crash.
+// process does not crash. So does a reader given a handle on a mapping
+// shared with another reader (Options.Mapping): it reads through that
+// mapping, not one of its own, and its Close leaves the other handle's
+// mapping readable.
 func TestMappedFileTruncatedWhileRead(t *testing.T) {
 	data := corpusFile(t, "aut-example.docs.warc.gz")
-	path := filepath.Join(t.TempDir(), "x.warc.gz")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := Open(path, Options{Map: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	first, err := r.Next()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(path, first.End()+100); err != nil {
-		t.Fatal(err)
-	}
-	var ferr error
-	for i := 0; i < 100000 && ferr == nil; i++ {
-		if _, err := r.Next(); err != nil {
-			ferr = err
+	for _, shared := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "x.warc.gz")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
 		}
+		opts := Options{Map: true}
+		var other *mapfile.File
+		if shared {
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := mapfile.Map(f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			other = m.Share()
+			defer other.Close()
+			opts.Mapping = m
+		}
+		r, err := Open(path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if shared && (r.mapping != opts.Mapping || &r.memData[0] != &other.Bytes()[0]) {
+			t.Fatal("the reader mapped the file again instead of reading the mapping it was given")
+		}
+		first, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(path, first.End()+100); err != nil {
+			t.Fatal(err)
+		}
+		var ferr error
+		for i := 0; i < 100000 && ferr == nil; i++ {
+			if _, err := r.Next(); err != nil {
+				ferr = err
+			}
+		}
+		var e *Error
+		if !errors.Is(ferr, mapfile.ErrFault) || !errors.As(ferr, &e) || e.File != path {
+			t.Fatalf("shared %v: reading the truncated mapping: %v, want an *Error wrapping mapfile.ErrFault", shared, ferr)
+		}
+		if _, err := r.Next(); err != io.EOF {
+			t.Errorf("shared %v: after the fault: %v, want io.EOF", shared, err)
+		}
+		if shared {
+			r.Close()
+			if !bytes.Equal(other.Bytes()[:first.End()], data[:first.End()]) {
+				t.Error("the other handle's mapping does not read as the file after the reader closed")
+			}
+		}
+		t.Log(ferr)
 	}
-	var e *Error
-	if !errors.Is(ferr, mapfile.ErrFault) || !errors.As(ferr, &e) || e.File != path {
-		t.Fatalf("reading the truncated mapping: %v, want an *Error wrapping mapfile.ErrFault", ferr)
-	}
-	if _, err := r.Next(); err != io.EOF {
-		t.Errorf("after the fault: %v, want io.EOF", err)
-	}
-	t.Log(ferr)
 }
 
 // checkMemMatches reads data from memory as Options.Map does and fails

@@ -71,6 +71,12 @@ type Options struct {
 	// resident as far as the window and members use them: about 2 MiB of
 	// window, more only for larger members) that Close releases.
 	Map bool
+	// Mapping, with Map, is a mapping of the file Open opens that Open
+	// reads through instead of mapping the file again (a handle of its
+	// own, from mapfile's Share: the reader closes it on Close, or when
+	// Open fails or the file is read through the buffer), so that other
+	// readers of the file in the process share its pages.
+	Mapping *mapfile.File
 	// OnSpan, when set, is called for every stretch of the input the
 	// reader did not turn into a record (see Span), in input order, once
 	// its end is known. Together with the records Next returns the spans
@@ -295,25 +301,44 @@ func Open(path string, opts ...Options) (*Reader, error) {
 	if isMember(path) {
 		return openMemberReader(path, opts)
 	}
+	var given *mapfile.File
+	if len(opts) > 0 {
+		given = opts[0].Mapping
+	}
 	f, err := os.Open(path)
 	if err != nil {
+		if given != nil {
+			given.Close()
+		}
 		return nil, fmt.Errorf("warcio: %w", err)
 	}
 	fi, err := f.Stat()
 	if err == nil && fi.IsDir() {
 		f.Close()
+		if given != nil {
+			given.Close()
+		}
 		return nil, fmt.Errorf("warcio: %s is a directory", path)
 	}
 	r := NewReader(sizedFile{f}, path, opts...) // errors name the path as given
 	r.closer = f
 	// Map is a way to read faster: a pipe or device (no size to map) is
 	// read through the buffer instead.
-	if r.opts.Map && err == nil && fi.Mode().IsRegular() {
+	switch {
+	case r.opts.Map && err == nil && fi.Mode().IsRegular() && given != nil && int64(len(given.Bytes())) == fi.Size():
+		r.mapping = given
+		r.memData = r.mapping.Bytes()
+	case r.opts.Map && err == nil && fi.Mode().IsRegular():
+		if given != nil {
+			given.Close()
+		}
 		if r.mapping, err = mapfile.Map(f); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("warcio: %w", err)
 		}
 		r.memData = r.mapping.Bytes()
+	case given != nil:
+		given.Close()
 	}
 	return r, nil
 }

@@ -88,6 +88,11 @@
 // framing has not passed (decided every 4 MiB inside a plain file or a
 // member of the walk too).
 //
+// NewTapMapped reads the file through a handle on a mapping the reader
+// it frames from also reads (the manifest scan does so): only the
+// kernel's pages are shared, so they are faulted in once for both; the
+// Tap still reads every byte it proves or walks itself.
+//
 // convert verify and dedup validate compare the records warcio reads, and
 // the records an output holds, with the records found here.
 package framescan

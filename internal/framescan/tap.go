@@ -80,20 +80,44 @@ type tapEvent struct {
 // whose declared end the framing has not passed yet (decided every 4 MiB
 // of data inside a member or a plain file, and after every member).
 func NewTap(path string, emit func(Record)) (*Tap, error) {
+	return NewTapMapped(path, nil, emit)
+}
+
+// NewTapMapped is NewTap reading the file through m, a handle on a
+// mapping of it (mapfile's Share) that the Tap closes when it is done,
+// instead of mapping it again: the reader the Tap frames from can read
+// the same mapping, so the file's pages are faulted in once for both.
+// Only the kernel's bytes are shared: the Tap reads, inflates and frames
+// them on its own. With m nil, or not of the file's size, the Tap maps
+// the file itself.
+func NewTapMapped(path string, m *mapfile.File, emit func(Record)) (*Tap, error) {
 	f, err := os.Open(path)
 	if err != nil {
+		if m != nil {
+			m.Close()
+		}
 		return nil, fmt.Errorf("framescan: %w", err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
+		if m != nil {
+			m.Close()
+		}
 		return nil, fmt.Errorf("framescan: %w", err)
+	}
+	if m != nil && (!fi.Mode().IsRegular() || int64(len(m.Bytes())) != fi.Size()) {
+		m.Close()
+		m = nil
 	}
 	t := &Tap{ev: make(chan *tapChunk, tapBufs), free: make(chan *tapChunk, tapBufs), done: make(chan struct{})}
 	for i := 0; i < tapBufs; i++ {
 		t.free <- &tapChunk{buf: make([]byte, 0, tapBufSize), events: make([]tapEvent, 0, tapEvents)}
 	}
-	m, merr := mapfile.Map(f)
+	var merr error
+	if m == nil {
+		m, merr = mapfile.Map(f)
+	}
 	if merr != nil && !fi.Mode().IsRegular() {
 		f.Close()
 		return nil, fmt.Errorf("framescan: %w", merr)

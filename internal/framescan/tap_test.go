@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wayside-archive/wayside/internal/framescan"
+	"github.com/wayside-archive/wayside/internal/mapfile"
 	"github.com/wayside-archive/wayside/internal/testenv"
 	"github.com/wayside-archive/wayside/internal/warcgen"
 	"github.com/wayside-archive/wayside/warcio"
@@ -18,15 +19,30 @@ import (
 // reader inflates while it reads the whole file (mapped or read through
 // its buffer), passed through wrap; it returns the Result and the members
 // proved and refused. With emit, the records are taken as the tap emits
-// them (as the manifest scan stores them) and put in the Result.
-func tapped(t *testing.T, path string, mapped, emit bool, wrap func(warcio.MemberTap) warcio.MemberTap) (*framescan.Result, int, int) {
+// them (as the manifest scan stores them) and put in the Result. With
+// shared, the tap and the reader read one mapping of the file, each
+// through a handle of its own (as the manifest scan reads its inputs).
+func tapped(t *testing.T, path string, mapped, emit, shared bool, wrap func(warcio.MemberTap) warcio.MemberTap) (*framescan.Result, int, int) {
 	t.Helper()
 	var emitted []framescan.Record
 	var collect func(framescan.Record)
 	if emit {
 		collect = func(r framescan.Record) { emitted = append(emitted, r) }
 	}
-	tap, err := framescan.NewTap(path, collect)
+	var m, tm *mapfile.File
+	if shared {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err = mapfile.Map(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm = m.Share()
+	}
+	tap, err := framescan.NewTapMapped(path, tm, collect)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +50,7 @@ func tapped(t *testing.T, path string, mapped, emit bool, wrap func(warcio.Membe
 	if wrap != nil {
 		mt = wrap(tap)
 	}
-	r, err := warcio.Open(path, warcio.Options{Map: mapped, SkipPayloadDigest: true, Tap: mt})
+	r, err := warcio.Open(path, warcio.Options{Map: mapped || shared, Mapping: m, SkipPayloadDigest: true, Tap: mt})
 	if err != nil {
 		tap.Close()
 		t.Fatal(err)
@@ -98,7 +114,8 @@ func generated(t *testing.T, dir string) []string {
 
 // TestTapSameAsFile: on every file of the shared corpus and on warcgen's
 // damaged layouts, framing the members warcio's reader inflates (mapped
-// and buffered; records held or emitted as they are decided) gives
+// and buffered; records held or emitted as they are decided; the tap and
+// the reader on one shared mapping) gives
 // exactly the Result File gives by inflating on its own, and on the compressed corpus most members are taken from the
 // reader (proved), not inflated again.
 func TestTapSameAsFile(t *testing.T) {
@@ -110,8 +127,8 @@ func TestTapSameAsFile(t *testing.T) {
 	files = append(files, generated(t, t.TempDir())...)
 	var proved, refused int
 	for i, p := range files {
-		for _, mode := range []struct{ mapped, emit bool }{{true, false}, {false, false}, {true, true}} {
-			res, pr, rf := tapped(t, p, mode.mapped, mode.emit, nil)
+		for _, mode := range []struct{ mapped, emit, shared bool }{{true, false, false}, {false, false, false}, {true, true, false}, {true, true, true}} {
+			res, pr, rf := tapped(t, p, mode.mapped, mode.emit, mode.shared, nil)
 			sameAsFile(t, fmt.Sprintf("%s (%+v)", filepath.Base(p), mode), p, res)
 			if i < corpus {
 				proved, refused = proved+pr, refused+rf
@@ -260,7 +277,7 @@ func TestTapFaults(t *testing.T) {
 		var injected, refused int
 		for _, p := range files {
 			var ft *faultTap
-			res, _, rf := tapped(t, p, true, true, func(next warcio.MemberTap) warcio.MemberTap {
+			res, _, rf := tapped(t, p, true, true, true, func(next warcio.MemberTap) warcio.MemberTap {
 				ft = &faultTap{next: next, kind: kind}
 				return ft
 			})
