@@ -344,7 +344,11 @@ func (s *rwpSession) start(t *testing.T, archive, startURL string) {
 	go srv.Serve(ln)
 	s.base = "http://" + ln.Addr().String()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	// A bound against a hang only: well above what the pages' scripts
+	// wait at most (rwpReady's and each test's own loops, ~4.5 minutes
+	// of waits on a loaded machine), so a script that gives up reports
+	// its own state instead of being cut off by this deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	tmp := t.TempDir()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(s.browser), chromedp.NoSandbox, chromedp.DisableGPU,
@@ -369,7 +373,7 @@ func (s *rwpSession) start(t *testing.T, archive, startURL string) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			s.mu.Lock()
-			t.Logf("requests to the server:\n%s", tail(strings.Join(s.reqLog, "\n"), 4000))
+			t.Logf("requests to the server (%d bytes of the archive sent):\n%s", s.archiveBytes.Load(), tail(strings.Join(s.reqLog, "\n"), 4000))
 			t.Logf("the page's console:\n%s", tail(s.console.String(), 4000))
 			s.mu.Unlock()
 		}
