@@ -96,21 +96,7 @@ func TestScanCacheReadsBack(t *testing.T) {
 	in := filepath.Join(t.TempDir(), "c.warc.gz")
 	offs := writeWARC(t, in, recs, nil)
 	const budget = 8 << 10
-	c := newScanCache(budget)
-	defer c.close()
-	opts := ManifestOptions{}
-	if err := opts.defaults(); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]*Entry{}
-	if _, _, err := scanFile(context.Background(), in, opts, c, nil, func(e *Entry) {
-		got[e.RecordID] = e
-		if c.size > budget {
-			t.Fatalf("after %s the cache holds %d bytes, budget %d", e.RecordID, c.size, budget)
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	c, got := scanWithBudget(t, in, budget)
 	if c.loads == 0 {
 		t.Fatal("no payload was read back: the test did not push the original out")
 	}
@@ -143,21 +129,7 @@ func TestScanCacheKeepsLocations(t *testing.T) {
 	if n*locCost <= budget/8 || n*locCost > budget/locShare {
 		t.Fatalf("the test needs more locations than an eighth of the budget holds and no more than its share: %d", n)
 	}
-	c := newScanCache(budget)
-	defer c.close()
-	opts := ManifestOptions{}
-	if err := opts.defaults(); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]*Entry{}
-	if _, _, err := scanFile(context.Background(), in, opts, c, nil, func(e *Entry) {
-		got[e.RecordID] = e
-		if c.size > budget {
-			t.Fatalf("after %s the cache holds %d bytes, budget %d", e.RecordID, c.size, budget)
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	c, got := scanWithBudget(t, in, budget)
 	if c.loads == 0 {
 		t.Fatal("no payload was read back: the payloads all fit, the test shows nothing")
 	}
@@ -206,4 +178,27 @@ func TestSmallCacheSamePlan(t *testing.T) {
 	if fmt.Sprint(revisits[-1]) != fmt.Sprint(revisits[256<<10]) {
 		t.Errorf("revisits differ: %d without a cache, %d with a small one", len(revisits[-1]), len(revisits[256<<10]))
 	}
+}
+
+// scanWithBudget scans in with a compare cache of budget bytes, failing
+// the test when the cache ever holds more, and returns the cache (closed
+// at the test's end) and the entries by record ID.
+func scanWithBudget(t *testing.T, in string, budget int64) (*scanCache, map[string]*Entry) {
+	t.Helper()
+	c := newScanCache(budget)
+	t.Cleanup(c.close)
+	opts := ManifestOptions{}
+	if err := opts.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*Entry{}
+	if _, _, err := scanFile(context.Background(), in, opts, c, nil, func(e *Entry) {
+		got[e.RecordID] = e
+		if c.size > budget {
+			t.Fatalf("after %s the cache holds %d bytes, budget %d", e.RecordID, c.size, budget)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return c, got
 }
