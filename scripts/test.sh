@@ -64,6 +64,10 @@ step "go vet"
 go vet ./...
 step "go build"
 go build ./...
+# Builds without cgo keep the pure-Go inflater (internal/libdeflate's
+# fallback): the code and every test must still compile there.
+step "go vet without cgo"
+CGO_ENABLED=0 go vet ./...
 report=$(mktemp -d)/testreport
 go build -o "$report" ./internal/testreport
 export WAYSIDE_REQUIRE_TOOLS=1
