@@ -48,6 +48,15 @@ const rwpPage = `<!doctype html>
 // its url attribute.
 const rwpCommonJS = `
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  // fetchBounded is win.fetch aborted (body included) after 60 s: a
+  // fetch the service worker never answers (it can be stopped and
+  // restarted by the browser under load) rejects instead of hanging the
+  // script until the harness's deadline.
+  const fetchBounded = (win, url, opts) => {
+    const ac = new win.AbortController();
+    setTimeout(() => ac.abort(), 60000);
+    return win.fetch(url, Object.assign({}, opts, { signal: ac.signal }));
+  };
   const rwpReady = async (out, needPages) => {
     const host = document.querySelector("replay-web-page");
     let win = null, state = "no embed", pages = null;
@@ -60,13 +69,13 @@ const rwpCommonJS = `
       state = "frame " + win.location.href + " not controlled";
       if (!win.navigator.serviceWorker || !win.navigator.serviceWorker.controller) continue;
       try {
-        const r = await win.fetch("/replay/w/api/c/wayside/pages");
+        const r = await fetchBounded(win, "/replay/w/api/c/wayside/pages");
         state = "pages API: " + r.status;
         if (r.ok) {
           const j = await r.json();
           if (j.pages && (j.pages.length || !needPages)) pages = j.pages.map((p) => ({ url: p.url, ts: p.ts, title: p.title }));
         }
-      } catch (e) { out.errors.push("pages: " + e); }
+      } catch (e) { state = "pages API: " + e; } // asked again (the worker may be restarting)
     }
     if (pages === null) out.errors.push("the collection never listed its pages: " + state);
     return { win, pages };
@@ -108,14 +117,14 @@ const rwpScript = `(async (queries) => {` + rwpCommonJS + `
   // those URLs gives the capture closest to the timestamp, unredirected.
   let file = "";
   try {
-    const r = await win.fetch("/replay/w/wayside/" + queries[0].ts14 + "id_/" + queries[0].url, { cache: "no-store" });
+    const r = await fetchBounded(win, "/replay/w/wayside/" + queries[0].ts14 + "id_/" + queries[0].url, { cache: "no-store" });
     const m = r.url.match(/\/replay\/w\/wayside\/(:[0-9a-f]+)\//);
     if (m) file = m[1] + "/";
     else out.errors.push("no WACZ file named in " + r.url);
   } catch (e) { out.errors.push("first fetch: " + e); }
   for (const q of queries) {
     try {
-      const r = await win.fetch("/replay/w/wayside/" + file + q.ts14 + "id_/" + q.url, { cache: "no-store", redirect: "manual" });
+      const r = await fetchBounded(win, "/replay/w/wayside/" + file + q.ts14 + "id_/" + q.url, { cache: "no-store", redirect: "manual" });
       const body = r.type === "opaqueredirect" ? new Uint8Array() : new Uint8Array(await r.arrayBuffer());
       out.answers.push({ status: r.status, url: r.url, type: r.type, body: b64(body), date: r.headers.get("date") || "" });
     } catch (e) { out.answers.push(null); out.errors.push(q.url + ": " + e); }
